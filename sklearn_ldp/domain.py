@@ -1,0 +1,566 @@
+"""The public, finite domain of record types and its flat (row-major) index.
+
+A :class:`Domain` is the product of the categories of a few chosen columns. Each record maps to
+one *cell* of that product, and each cell has a *flat index* in ``range(domain.size)``: the
+C-order (row-major) index of its category codes, first column slowest, exactly
+``np.ravel_multi_index(codes, domain.shape)``.
+
+The categories are public knowledge. They must be declared up front, never learned silently from
+the private data (:meth:`Domain.from_data` exists for exploration and warns).
+"""
+
+import math
+import numbers
+import warnings
+from collections.abc import Mapping, Set
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_positive_int
+
+__all__ = ["Domain", "as_domain"]
+
+# Enumerating a domain (cells(), cell_labels()) allocates one row per cell; refuse beyond this.
+MAX_ENUMERATED_CELLS = 2**22
+# How many distinct offending values an error message shows.
+_N_SHOWN = 5
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _is_missing(value):
+    """True for None, NaN, NaT, pd.NA (scalars only; containers are never "missing")."""
+    if value is None:
+        return True
+    try:
+        missing = pd.isna(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(missing, (bool, np.bool_)) and bool(missing)
+
+
+def _to_python(value):
+    """A numpy scalar as the matching python object; anything else unchanged."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _object_array(values):
+    """A 1-D object array holding ``values`` as they are (tuples are not unpacked)."""
+    array = np.empty(len(values), dtype=object)
+    for i, value in enumerate(values):
+        array[i] = value
+    return array
+
+
+def _shorten(values, limit=_N_SHOWN):
+    """A short text listing at most ``limit`` values."""
+    values = list(values)
+    text = ", ".join(repr(_to_python(v)) for v in values[:limit])
+    if len(values) > limit:
+        text += f", ... ({len(values)} in all)"
+    return f"[{text}]"
+
+
+def _product_strings(parts, sep):
+    """All combinations of strings from ``parts`` (1-D arrays), joined by ``sep``, in C order.
+
+    The first array varies slowest, like the rows of a Kronecker product or a flat index.
+    """
+    sizes = [len(p) for p in parts]
+    codes = np.unravel_index(np.arange(math.prod(sizes)), sizes)
+    result = np.asarray(parts[0], dtype=object)[codes[0]]
+    for part, code in zip(parts[1:], codes[1:], strict=True):
+        result = result + sep + np.asarray(part, dtype=object)[code]
+    return result.tolist()
+
+
+def _check_categories(column, categories):
+    """Validate one column's categories; return them as a list of python objects."""
+    if isinstance(categories, (str, bytes)) or isinstance(categories, Mapping):
+        raise ValueError(
+            f"Categories of column {column!r} must be a sequence of category values "
+            f"(list, tuple, range, pandas Index...), got {type(categories).__name__} "
+            f"{categories!r}."
+        )
+    if isinstance(categories, Set):
+        raise ValueError(
+            f"Categories of column {column!r} were given as a set, which has no order; the "
+            "order of the categories fixes the flat index, so pass a list or a tuple."
+        )
+    try:
+        cats = [_to_python(c) for c in categories]
+    except TypeError:
+        raise ValueError(
+            f"Categories of column {column!r} must be a sequence of category values, got "
+            f"{categories!r}."
+        ) from None
+    if not cats:
+        raise ValueError(f"Column {column!r} has no categories; give at least one.")
+    missing = [c for c in cats if _is_missing(c)]
+    if missing:
+        raise ValueError(
+            f"Column {column!r} has a missing value (NaN/None) among its categories; use an "
+            "explicit category such as 'missing' instead."
+        )
+    for c in cats:
+        try:
+            hash(c)
+        except TypeError:
+            raise ValueError(
+                f"Categories of column {column!r} must be hashable; {c!r} is not."
+            ) from None
+    return cats
+
+
+def _category_index(categories):
+    """A pandas Index over the categories, used for vectorized lookups (never a MultiIndex)."""
+    return pd.Index(_object_array(categories)).infer_objects()
+
+
+class Domain:
+    """A public, finite domain: the product of the categories of the chosen columns.
+
+    Parameters
+    ----------
+    categories : mapping or Domain
+        Column name (str) -> sequence of its categories (list, tuple, range, pandas Index...),
+        in the order that fixes the flat index. Another ``Domain`` is copied.
+
+    Attributes
+    ----------
+    columns : list of str
+        The column names, in mapping order.
+    categories : dict
+        Column name -> list of its categories (python objects, order kept).
+
+    Notes
+    -----
+    Cells are numbered by their C-order (row-major) flat index, first column slowest:
+    ``np.ravel_multi_index(codes, domain.shape)``.
+
+    Examples
+    --------
+    >>> dom = Domain({"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]})
+    >>> dom.shape, dom.size
+    ((3, 2), 6)
+    >>> dom.encode([["<30", "yes"], [">50", "no"]]).tolist()
+    [1, 4]
+    """
+
+    def __init__(self, categories):
+        if isinstance(categories, Domain):
+            categories = categories._categories
+        if not isinstance(categories, Mapping):
+            raise ValueError(
+                "categories must be a mapping column name -> sequence of categories, e.g. "
+                f"{{'smoker': ['no', 'yes']}}, got {type(categories).__name__}."
+            )
+        if not categories:
+            raise ValueError("categories is empty; a domain needs at least one column.")
+        self._columns = []
+        self._categories = {}
+        self._indexes = []
+        for column, cats in categories.items():
+            if not isinstance(column, str):
+                raise ValueError(f"Column names must be strings, got {column!r}.")
+            cats = _check_categories(column, cats)
+            index = _category_index(cats)
+            if not index.is_unique:
+                raise ValueError(
+                    f"Column {column!r} has duplicate categories: "
+                    f"{_shorten(index[index.duplicated()].unique())}."
+                )
+            self._columns.append(column)
+            self._categories[column] = cats
+            self._indexes.append(index)
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_size(cls, n, column="x"):
+        """A single-column domain with categories ``range(n)``.
+
+        Parameters
+        ----------
+        n : int
+            Number of cells (>= 1).
+        column : str, default="x"
+            Name of the column.
+
+        Returns
+        -------
+        Domain
+
+        Examples
+        --------
+        >>> Domain.from_size(4)
+        Domain({'x': [0, 1, 2, 3]})
+        """
+        n = check_positive_int(n, "n")
+        return cls({column: range(n)})
+
+    @classmethod
+    def from_data(cls, X, columns=None):
+        """Read the categories from data (sorted unique values per column). Leaks information.
+
+        Reading the categories from the private data reveals which values occur (rare values in
+        particular). Use it to explore; production code should pass the categories explicitly.
+        A column with a pandas categorical dtype keeps its declared categories and their order.
+
+        Parameters
+        ----------
+        X : DataFrame, 2-D array-like or 1-D array-like
+            The data. A 2-D numpy array gets the column names ``"x0", "x1", ...``.
+        columns : list of str, optional
+            For a DataFrame: the columns to use (default all). For an array: the column names.
+
+        Returns
+        -------
+        Domain
+
+        Warns
+        -----
+        UserWarning
+            Always: reading categories from the data leaks information about it.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     Domain.from_data(pd.DataFrame({"smoker": ["yes", "no", "no"]}))
+        Domain({'smoker': ['no', 'yes']})
+        """
+        warnings.warn(
+            "Domain.from_data reads the categories from the data, which leaks information "
+            "about the private data (for instance which rare values occur). Production code "
+            "should pass the categories explicitly, e.g. Domain({'smoker': ['no', 'yes']}).",
+            UserWarning,
+            stacklevel=2,
+        )
+        if isinstance(X, pd.DataFrame):
+            names = list(X.columns) if columns is None else list(columns)
+            missing = [c for c in names if c not in X.columns]
+            if missing:
+                raise ValueError(f"Columns {missing!r} are not in the data.")
+            series = {name: X[name] for name in names}
+        else:
+            if isinstance(X, pd.Series):
+                default = [X.name if isinstance(X.name, str) else "x0"]
+                array = X.to_numpy()[:, np.newaxis]
+            else:
+                array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+                if array.ndim == 1:
+                    array = array[:, np.newaxis]
+                if array.ndim != 2:
+                    raise ValueError(f"X must be 1-D or 2-D, got {array.ndim} dimensions.")
+                default = [f"x{j}" for j in range(array.shape[1])]
+            names = default if columns is None else list(columns)
+            if len(names) != array.shape[1]:
+                raise ValueError(
+                    f"columns has {len(names)} names but the data has {array.shape[1]} columns."
+                )
+            series = {name: pd.Series(array[:, j]) for j, name in enumerate(names)}
+        if not series:
+            raise ValueError("The data has no columns.")
+        categories = {}
+        for name, values in series.items():
+            if isinstance(values, pd.DataFrame):
+                raise ValueError(f"Column {name!r} appears more than once in the data.")
+            if len(values) == 0:
+                raise ValueError("The data has no rows; cannot read categories from it.")
+            n_missing = int(values.isna().sum())
+            if n_missing:
+                raise ValueError(
+                    f"Column {name!r} has {n_missing} missing values (NaN/None); fill or drop "
+                    "them explicitly first."
+                )
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                categories[name] = list(values.cat.categories)
+                continue
+            uniques = [_to_python(v) for v in values.unique()]
+            try:
+                uniques = sorted(uniques)
+            except TypeError:  # mixed types: sort by their text, deterministically
+                uniques = sorted(uniques, key=lambda v: (type(v).__name__, str(v)))
+            categories[name] = uniques
+        return cls(categories)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def columns(self):
+        """List of the column names (a copy)."""
+        return list(self._columns)
+
+    @property
+    def categories(self):
+        """Dict column name -> list of categories (a copy)."""
+        return {c: list(self._categories[c]) for c in self._columns}
+
+    @property
+    def shape(self):
+        """Tuple of the number of categories of each column."""
+        return tuple(len(self._categories[c]) for c in self._columns)
+
+    @property
+    def size(self):
+        """Number of cells (python int; may be huge, nothing is allocated)."""
+        return math.prod(self.shape)
+
+    @property
+    def n_columns(self):
+        """Number of columns."""
+        return len(self._columns)
+
+    # ------------------------------------------------------------------ encoding
+    def _columns_of(self, X):
+        """Split ``X`` into one 1-D array of values per domain column."""
+        if isinstance(X, pd.DataFrame):
+            missing = [c for c in self._columns if c not in X.columns]
+            if missing:
+                raise ValueError(
+                    f"The data is missing the domain column(s) {missing!r}; it has columns "
+                    f"{_shorten(X.columns, 10)}."
+                )
+            values = []
+            for c in self._columns:
+                col = X[c]
+                if isinstance(col, pd.DataFrame):
+                    raise ValueError(f"Column {c!r} appears more than once in the data.")
+                values.append(col.to_numpy())
+            return values
+        if isinstance(X, pd.Series):
+            array = X.to_numpy()
+        elif isinstance(X, np.ndarray):
+            array = X
+        else:
+            try:
+                array = np.asarray(X, dtype=object)
+            except ValueError as exc:
+                raise ValueError(f"Cannot read the data as a 1-D or 2-D array: {exc}") from None
+        if array.ndim == 0:
+            raise ValueError("X must be 1-D or 2-D data, got a scalar.")
+        if array.ndim == 1:
+            if self.n_columns != 1:
+                raise ValueError(
+                    f"1-D data can only be encoded over a single-column domain, but the domain "
+                    f"has {self.n_columns} columns {self._columns!r}; pass a DataFrame or a "
+                    "2-D array."
+                )
+            return [array]
+        if array.ndim != 2:
+            raise ValueError(f"X must be 1-D or 2-D, got {array.ndim} dimensions.")
+        if array.shape[1] != self.n_columns:
+            raise ValueError(
+                f"X has {array.shape[1]} columns but the domain has {self.n_columns} columns "
+                f"{self._columns!r}."
+            )
+        return [array[:, j] for j in range(array.shape[1])]
+
+    def encode(self, X):
+        """Flat cell indices of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame, 2-D array-like, or 1-D array-like / Series
+            A DataFrame must hold every domain column (extra columns are ignored). A 2-D array
+            must have exactly ``n_columns`` columns, in domain order. 1-D data is accepted when
+            the domain has a single column.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_rows,)
+            ``np.ravel_multi_index(codes, self.shape)``, first column slowest.
+
+        Raises
+        ------
+        ValueError
+            Missing columns, wrong number of columns, no rows, missing values (NaN/None), or
+            values that are not among the declared categories. Nothing is silently dropped.
+
+        Examples
+        --------
+        >>> dom = Domain({"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]})
+        >>> df = pd.DataFrame({"smoker": ["yes", "no"], "age": ["30-50", "<30"]})
+        >>> dom.encode(df).tolist()
+        [3, 0]
+        """
+        if self.size > _INT64_MAX:
+            raise ValueError(
+                f"The domain has {self.size} cells, too many for int64 flat indices."
+            )
+        values = self._columns_of(X)
+        n_rows = len(values[0])
+        if n_rows == 0:
+            raise ValueError("X has no rows; there is nothing to encode.")
+        codes = []
+        for column, index, vals in zip(self._columns, self._indexes, values, strict=True):
+            code = index.get_indexer(vals)
+            bad = code < 0
+            if bad.any():
+                vals = np.asarray(vals, dtype=object)
+                missing = bad & pd.isna(vals)
+                if missing.any():
+                    raise ValueError(
+                        f"Column {column!r} has {int(missing.sum())} missing values "
+                        "(NaN/None). Every record needs a category: fill them with an explicit "
+                        "category (e.g. 'missing', declared in the domain) or drop those rows."
+                    )
+                offending = pd.unique(vals[bad])
+                raise ValueError(
+                    f"Column {column!r} has {int(bad.sum())} rows with values that are not "
+                    f"among its categories: {_shorten(offending)}. Declared categories: "
+                    f"{_shorten(self._categories[column], 10)}."
+                )
+            codes.append(code)
+        return np.ravel_multi_index(codes, self.shape).astype(np.int64, copy=False)
+
+    def _check_indices(self, indices):
+        indices = np.atleast_1d(np.asarray(indices))
+        if indices.ndim != 1:
+            raise ValueError(f"indices must be 1-D, got {indices.ndim} dimensions.")
+        if indices.size and not np.issubdtype(indices.dtype, np.integer):
+            raise ValueError(f"indices must be integers, got dtype {indices.dtype}.")
+        indices = indices.astype(np.int64, copy=False)
+        bad = (indices < 0) | (indices >= self.size)
+        if bad.any():
+            raise ValueError(
+                f"{int(bad.sum())} indices are outside [0, {self.size}): "
+                f"{_shorten(np.unique(indices[bad]))}."
+            )
+        return indices
+
+    def decode(self, indices):
+        """The rows (one per flat index) as a DataFrame with the domain columns.
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Flat cell indices in ``[0, size)``.
+
+        Returns
+        -------
+        DataFrame
+            One column per domain column, holding the category values (dtype inferred from the
+            categories, e.g. int64 for integer categories).
+
+        Examples
+        --------
+        >>> dom = Domain({"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]})
+        >>> dom.decode([3, 0]).values.tolist()
+        [['30-50', 'yes'], ['<30', 'no']]
+        """
+        indices = self._check_indices(indices)
+        codes = np.unravel_index(indices, self.shape)
+        data = {
+            column: index.take(code)
+            for column, index, code in zip(self._columns, self._indexes, codes, strict=True)
+        }
+        return pd.DataFrame(data, columns=self._columns)
+
+    def _check_enumerable(self):
+        if self.size > MAX_ENUMERATED_CELLS:
+            raise ValueError(
+                f"The domain is too large to enumerate: {self.size} cells (limit "
+                f"{MAX_ENUMERATED_CELLS}). Use fewer or coarser categories."
+            )
+
+    def cells(self):
+        """All cells as a DataFrame, one row per cell in flat-index order.
+
+        Returns
+        -------
+        DataFrame, shape (size, n_columns)
+
+        Raises
+        ------
+        ValueError
+            If the domain has more than ``2**22`` cells.
+
+        Examples
+        --------
+        >>> Domain({"a": [0, 1], "b": ["u", "v"]}).cells().values.tolist()
+        [[0, 'u'], [0, 'v'], [1, 'u'], [1, 'v']]
+        """
+        self._check_enumerable()
+        return self.decode(np.arange(self.size))
+
+    def cell_labels(self):
+        """One label per cell, in flat-index order, like ``"age=<30, smoker=no"``.
+
+        Returns
+        -------
+        list of str
+
+        Examples
+        --------
+        >>> Domain({"age": ["<30", ">=30"], "smoker": ["no", "yes"]}).cell_labels()[:2]
+        ['age=<30, smoker=no', 'age=<30, smoker=yes']
+        """
+        self._check_enumerable()
+        parts = [[f"{c}={v}" for v in self._categories[c]] for c in self._columns]
+        return _product_strings(parts, ", ")
+
+    # ------------------------------------------------------------------ misc
+    def to_dict(self):
+        """Plain dict column name -> list of categories (JSON-serializable if they are).
+
+        ``Domain(domain.to_dict()) == domain``.
+
+        Examples
+        --------
+        >>> Domain({"smoker": ("no", "yes")}).to_dict()
+        {'smoker': ['no', 'yes']}
+        """
+        return self.categories
+
+    def __eq__(self, other):
+        if not isinstance(other, Domain):
+            return NotImplemented
+        return self._columns == other._columns and self._categories == other._categories
+
+    def __hash__(self):
+        return hash(tuple((c, tuple(self._categories[c])) for c in self._columns))
+
+    def __repr__(self):
+        parts = []
+        for c in self._columns:
+            cats = self._categories[c]
+            if len(cats) > 6:
+                shown = ", ".join(repr(v) for v in cats[:3])
+                text = f"[{shown}, ..., {cats[-1]!r}] ({len(cats)} categories)"
+            else:
+                text = repr(cats)
+            parts.append(f"{c!r}: {text}")
+        return "Domain({" + ", ".join(parts) + "})"
+
+
+def as_domain(obj):
+    """Coerce ``obj`` to a :class:`Domain`.
+
+    Parameters
+    ----------
+    obj : Domain, mapping or int
+        A Domain is returned as is; a mapping column -> categories builds one; an int ``n``
+        gives ``Domain.from_size(n)``.
+
+    Returns
+    -------
+    Domain
+
+    Examples
+    --------
+    >>> as_domain(3)
+    Domain({'x': [0, 1, 2]})
+    >>> as_domain({"smoker": ["no", "yes"]}).size
+    2
+    """
+    if isinstance(obj, Domain):
+        return obj
+    if isinstance(obj, Mapping):
+        return Domain(obj)
+    if isinstance(obj, numbers.Integral) and not isinstance(obj, bool):
+        return Domain.from_size(obj)
+    raise ValueError(
+        "Expected a domain: a Domain, a mapping column -> categories (e.g. "
+        f"{{'smoker': ['no', 'yes']}}) or an int number of cells, got {type(obj).__name__}."
+    )
