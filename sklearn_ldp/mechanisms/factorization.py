@@ -1,0 +1,372 @@
+"""The LDP workload factorization mechanism (McKenna, Maity, Mazumdar, Miklau, PVLDB 2020).
+
+A strategy is a column-stochastic matrix ``Q`` (``m`` outputs x ``n`` user types) with
+``Q[o, u] = P(report o | type u)``. The server counts the reports, ``y[o]``, and answers a
+workload ``W`` with ``V y`` where ``V Q = W``. For a fixed ``Q`` the reconstruction with the
+least variance is (Theorem "optimal V")::
+
+    V* = W (Q^T D^-1 Q)^+ Q^T D^-1,        D = Diag(Q 1)   (row sums of Q)
+
+so every workload in the row space of ``Q`` is answered as ``W x_hat`` with the single
+unbiased data-vector estimate ``x_hat = (Q^T D^-1 Q)^+ Q^T D^-1 y``. Only the Gram matrix
+``W^T W`` is needed for the error formulas.
+
+This module is pure numpy/scipy; nothing here knows about scikit-learn or pandas.
+"""
+
+import json
+
+import numpy as np
+from scipy import linalg
+
+from .._validation import as_float_matrix, check_epsilon
+
+SPEC_VERSION = 1
+
+# Relative tolerance of the privacy check: the strategy ratios are floating-point numbers,
+# so a ratio of exactly e^eps may be computed a few ulps above it.
+PRIVACY_RTOL = 1e-9
+
+
+def privacy_ratio(Q):
+    """Largest ratio ``Q[o, u] / Q[o, u']`` over outputs ``o`` and user types ``u, u'``.
+
+    A strategy is epsilon-LDP exactly when this ratio is at most ``e^epsilon``. Rows that
+    are zero everywhere (outputs that never occur) are ignored; a row that is zero for some
+    but not all types has an infinite ratio.
+
+    Examples
+    --------
+    >>> from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+    >>> Q = randomized_response_strategy(4, 1.0)
+    >>> bool(np.isclose(np.log(privacy_ratio(Q)), 1.0))
+    True
+    """
+    Q = np.asarray(Q, dtype=float)
+    row_max = Q.max(axis=1)
+    row_min = Q.min(axis=1)
+    live = row_max > 0
+    if np.any(row_min[live] <= 0):
+        return np.inf
+    return float(np.max(row_max[live] / row_min[live]))
+
+
+def check_strategy(Q, epsilon, atol=1e-9):
+    """Validate a strategy matrix: finite, non-negative, columns summing to one, epsilon-LDP.
+
+    Returns the matrix as float64 with all-zero rows removed, or raises a ValueError that
+    says which condition fails.
+    """
+    epsilon = check_epsilon(epsilon)
+    Q = as_float_matrix(Q, "strategy matrix Q")
+    if np.any(Q < 0):
+        raise ValueError("strategy matrix Q has negative entries; it must hold probabilities.")
+    column_sums = Q.sum(axis=0)
+    worst = np.max(np.abs(column_sums - 1.0))
+    if worst > atol * Q.shape[0]:
+        raise ValueError(
+            f"every column of the strategy matrix Q must sum to 1 (largest deviation {worst:.3g})."
+        )
+    Q = Q[Q.max(axis=1) > 0]
+    ratio = privacy_ratio(Q)
+    if ratio > np.exp(epsilon) * (1 + PRIVACY_RTOL):
+        raise ValueError(
+            f"strategy matrix Q is not {epsilon}-LDP: its largest ratio Q[o,u]/Q[o,u'] is "
+            f"{ratio:.6g} > e^epsilon = {np.exp(epsilon):.6g}."
+        )
+    return Q
+
+
+class PseudoInverse:
+    """Solves with a symmetric positive semi-definite matrix ``M``, through its pseudo-inverse.
+
+    A Cholesky factorization is used when ``M`` is positive definite (the common case, and
+    the cheap one); otherwise an eigendecomposition drops the null space, so ``solve`` applies
+    ``M^+`` and ``null_space`` spans the directions a strategy cannot measure.
+    """
+
+    def __init__(self, M, rtol=1e-10):
+        M = np.asarray(M, dtype=float)
+        self.size = M.shape[0]
+        self._cholesky = None
+        try:
+            self._cholesky = linalg.cho_factor(M, lower=True, check_finite=False)
+            diag = np.diag(self._cholesky[0])
+            # Cholesky can "succeed" on a numerically singular matrix; fall back if so.
+            if diag.min() ** 2 < rtol * diag.max() ** 2:
+                self._cholesky = None
+        except linalg.LinAlgError:
+            self._cholesky = None
+        if self._cholesky is None:
+            eigenvalues, eigenvectors = linalg.eigh(M, check_finite=False)
+            keep = eigenvalues > rtol * max(eigenvalues.max(), np.finfo(float).tiny)
+            self._basis = eigenvectors[:, keep]
+            self._inverse_eigenvalues = 1.0 / eigenvalues[keep]
+            self.null_space = eigenvectors[:, ~keep]
+        else:
+            self.null_space = np.zeros((self.size, 0))
+
+    @property
+    def rank(self):
+        return self.size - self.null_space.shape[1]
+
+    def solve(self, B):
+        """``M^+ B`` for a vector or matrix ``B``."""
+        if self._cholesky is not None:
+            return linalg.cho_solve(self._cholesky, B, check_finite=False)
+        coefficients = self._basis.T @ B
+        if coefficients.ndim == 2:
+            return self._basis @ (self._inverse_eigenvalues[:, None] * coefficients)
+        return self._basis @ (self._inverse_eigenvalues * coefficients)
+
+
+def workload_in_row_space(workload_matrix, null_space, rtol=1e-8):
+    """Whether every query (row) is orthogonal to the given null space, up to ``rtol``."""
+    if null_space.shape[1] == 0:
+        return True
+    residual = np.linalg.norm(workload_matrix @ null_space)
+    return residual <= rtol * max(np.linalg.norm(workload_matrix), 1.0)
+
+
+class FactorizationMechanism:
+    """An epsilon-LDP mechanism given by a strategy matrix ``Q``.
+
+    Parameters
+    ----------
+    Q : array of shape (n_outputs, n_inputs)
+        Column-stochastic strategy, ``Q[o, u] = P(report o | type u)``. Checked to be
+        epsilon-LDP; outputs that never occur (zero rows) are removed.
+    epsilon : float
+        Privacy budget the strategy was built for.
+    name : str
+        The strategy's name (e.g. ``"hierarchical"``), kept for display and serialization.
+    params : dict, optional
+        The parameters the strategy was built with (plain values), kept for display.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+    >>> mech = FactorizationMechanism(randomized_response_strategy(3, 1.0), 1.0)
+    >>> reports = mech.randomize(np.array([0, 1, 2, 2]), np.random.default_rng(0))
+    >>> mech.estimate(mech.aggregate(reports)).shape
+    (3,)
+    """
+
+    kind = "factorization"
+
+    def __init__(self, Q, epsilon, name="custom", params=None):
+        self.epsilon = check_epsilon(epsilon)
+        self.Q = check_strategy(Q, self.epsilon)
+        self.Q.setflags(write=False)
+        self.name = str(name)
+        self.params = dict(params or {})
+        self.n_outputs, self.n_inputs = self.Q.shape
+        row_sums = self.Q.sum(axis=1)
+        self._scaled = self.Q / row_sums[:, None]  # D^-1 Q
+        self._gram_solver = PseudoInverse(self.Q.T @ self._scaled)  # Q^T D^-1 Q
+        # Column o of `_decoder` maps one report o to its contribution to x_hat.
+        self._decoder = self._gram_solver.solve(self._scaled.T)  # (n, m) = M^+ Q^T D^-1
+        # Inverse-CDF tables for sampling: cumulative probabilities down each column.
+        self._cumulative = np.cumsum(self.Q, axis=0)
+        self._cumulative[-1] = 1.0
+
+    # ------------------------------------------------------------------ client side
+    def randomize(self, indices, rng):
+        """Privatize user types ``indices`` (ints in [0, n_inputs)); one report per user.
+
+        Sampling is the inverse-CDF method, vectorized over users by a binary search run on
+        all users at once (``log2(n_outputs)`` numpy passes, no loop over users).
+        """
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.size and (indices.min() < 0 or indices.max() >= self.n_inputs):
+            raise ValueError(f"user types must be integers in [0, {self.n_inputs}).")
+        uniform = rng.random(indices.shape[0])
+        low = np.zeros(indices.shape[0], dtype=np.int64)
+        high = np.full(indices.shape[0], self.n_outputs - 1, dtype=np.int64)
+        # Invariant: the report is the first o in [low, high] with cumulative[o, u] > uniform.
+        while True:
+            active = low < high
+            if not active.any():
+                break
+            mid = (low + high) // 2
+            go_right = self._cumulative[mid, indices] <= uniform
+            low = np.where(go_right, mid + 1, low)
+            high = np.where(go_right, high, mid)
+        return low.astype(report_dtype(self.n_outputs))
+
+    # ------------------------------------------------------------------ server side
+    def check_reports(self, reports):
+        """Reports as a 1-D integer array, or a ValueError if they cannot come from here."""
+        reports = np.asarray(reports)
+        if reports.ndim != 1 or not np.issubdtype(reports.dtype, np.integer):
+            raise ValueError(
+                "reports of a factorization mechanism must be a 1-D array of output indices."
+            )
+        if reports.size and (reports.min() < 0 or reports.max() >= self.n_outputs):
+            raise ValueError(f"report indices must lie in [0, {self.n_outputs}).")
+        return reports
+
+    def aggregate(self, reports):
+        """Sufficient statistic: how many users sent each output (additive over chunks)."""
+        reports = self.check_reports(reports)
+        return np.bincount(reports, minlength=self.n_outputs).astype(np.int64)
+
+    def estimate(self, counts):
+        """Unbiased estimate of the data vector's projection on the row space of ``Q``.
+
+        For every workload ``W`` in the row space, ``W @ estimate(y)`` equals ``V* y``.
+        """
+        return self._decoder @ np.asarray(counts, dtype=float)
+
+    def sum_of_squared_answers(self, counts, gram):
+        """``sum_i ||W x_i||^2`` over users, ``x_i`` the one-report estimate of user ``i``.
+
+        With the total this gives an unbiased estimate of the variance of the workload
+        answers from the reports alone (used by held-out scoring).
+        """
+        return float(self._output_norms(gram) @ np.asarray(counts, dtype=float))
+
+    # ------------------------------------------------------------------ analysis
+    def supports(self, workload_matrix):
+        """Whether the workload lies in the row space of ``Q`` (so it can be answered)."""
+        return workload_in_row_space(np.atleast_2d(workload_matrix), self._gram_solver.null_space)
+
+    def check_supports(self, workload_matrix):
+        if np.shape(workload_matrix)[-1] != self.n_inputs:
+            raise ValueError(
+                f"the workload has {np.shape(workload_matrix)[-1]} columns but the mechanism "
+                f"covers {self.n_inputs} cells."
+            )
+        if not self.supports(workload_matrix):
+            raise ValueError(
+                f"the {self.name!r} strategy cannot answer this workload without bias: the "
+                "queries are not in the row space of its strategy matrix. Choose a strategy "
+                "built for this workload (e.g. strategy='optimized' with workload=...)."
+            )
+
+    def reconstruction(self, workload_matrix):
+        """The optimal reconstruction ``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` (p x m)."""
+        return np.asarray(workload_matrix, dtype=float) @ self._decoder
+
+    def per_user_variance(self, gram):
+        """Total variance over the workload contributed by one user of each type.
+
+        ``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2``, computed from the Gram matrix
+        ``W^T W`` only.
+        """
+        return self._output_norms(gram) @ self.Q - np.diag(gram)
+
+    def _output_norms(self, gram):
+        """``||V*_{:,o}||^2`` for every output ``o``, from the Gram matrix ``W^T W``."""
+        return np.sum((gram @ self._decoder) * self._decoder, axis=0)
+
+    def query_variance(self, workload_matrix):
+        """Per-user variance of each query for each type: ``(p, n)`` matrix ``z[i, u]``."""
+        W = np.asarray(workload_matrix, dtype=float)
+        V = W @ self._decoder
+        return (V * V) @ self.Q - W * W
+
+    def expected_error(self, gram, n_users=1):
+        """Worst-case and average-case total variance of the workload for ``n_users``."""
+        z = self.per_user_variance(gram)
+        return {"worst_case": n_users * float(z.max()), "average_case": n_users * float(z.mean())}
+
+    # ------------------------------------------------------------------ serialization
+    def to_dict(self):
+        return {
+            "version": SPEC_VERSION,
+            "mechanism": self.kind,
+            "strategy": self.name,
+            "params": self.params,
+            "epsilon": self.epsilon,
+            "Q": self.Q.tolist(),
+        }
+
+    def to_json(self):
+        """A JSON string from which :meth:`from_json` rebuilds the same mechanism exactly."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, spec):
+        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind:
+            raise ValueError(f"not a {cls.kind!r} mechanism specification: {str(spec)[:80]!r}.")
+        if spec.get("version") != SPEC_VERSION:
+            raise ValueError(
+                f"unsupported specification version {spec.get('version')!r}; "
+                f"this sklearn_ldp reads version {SPEC_VERSION}."
+            )
+        return cls(spec["Q"], spec["epsilon"], spec.get("strategy", "custom"), spec.get("params"))
+
+    @classmethod
+    def from_json(cls, text):
+        return cls.from_dict(json.loads(text))
+
+    def fingerprint(self):
+        """A value equal for two mechanisms exactly when their reports are interchangeable."""
+        return (self.kind, self.epsilon, self.Q.shape, hash(self.Q.tobytes()))
+
+    def __eq__(self, other):
+        return isinstance(other, FactorizationMechanism) and (
+            self.fingerprint() == other.fingerprint() and np.array_equal(self.Q, other.Q)
+        )
+
+    def __hash__(self):
+        return hash(self.fingerprint())
+
+    def __repr__(self):
+        return (
+            f"FactorizationMechanism(strategy={self.name!r}, epsilon={self.epsilon}, "
+            f"n_outputs={self.n_outputs}, n_inputs={self.n_inputs})"
+        )
+
+
+def report_dtype(n_outputs):
+    """The smallest unsigned integer type that holds every output index."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if n_outputs <= np.iinfo(dtype).max + 1:
+            return dtype
+    return np.uint64
+
+
+# ---------------------------------------------------------------------- error analysis
+def optimal_reconstruction(Q, workload_matrix):
+    """``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` for an arbitrary strategy ``Q`` (no privacy check)."""
+    Q = np.asarray(Q, dtype=float)
+    scaled = Q / Q.sum(axis=1)[:, None]
+    solver = PseudoInverse(Q.T @ scaled)
+    return np.asarray(workload_matrix, dtype=float) @ solver.solve(scaled.T)
+
+
+def per_user_variance(V, Q, workload_matrix):
+    """``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2`` for any reconstruction ``V`` with VQ=W."""
+    W = np.asarray(workload_matrix, dtype=float)
+    return np.sum(V * V, axis=0) @ np.asarray(Q, dtype=float) - np.sum(W * W, axis=0)
+
+
+def average_case_objective(Q, gram):
+    """``L(Q) = tr[(Q^T D^-1 Q)^+ W^T W]``, the quantity the optimizer minimizes."""
+    Q = np.asarray(Q, dtype=float)
+    solver = PseudoInverse(Q.T @ (Q / Q.sum(axis=1)[:, None]))
+    return float(np.trace(solver.solve(gram)))
+
+
+def svd_lower_bound(workload_matrix, epsilon):
+    """Lower bound on the worst-case per-user variance of any epsilon-LDP factorization.
+
+    ``(e^-eps ||W||_*^2 - ||W||_F^2) / n`` with ``||W||_*`` the nuclear norm (sum of
+    singular values): the average-case bound ``L(Q) >= e^-eps ||W||_*^2`` turned into a
+    per-user figure, which bounds the worst case from below too.
+    """
+    W = np.asarray(workload_matrix, dtype=float)
+    singular_values = linalg.svdvals(W)
+    nuclear = singular_values.sum()
+    return float((np.exp(-epsilon) * nuclear**2 - np.sum(W * W)) / W.shape[1])
+
+
+def sample_complexity(worst_case_per_user, n_queries, alpha=0.01):
+    """Users needed so that the normalized worst-case variance per query is ``alpha``.
+
+    ``N = max_u z_u / (p alpha)`` (MMMM20, corollary "sample complexity").
+    """
+    return float(worst_case_per_user) / (n_queries * alpha)

@@ -1,0 +1,46 @@
+"""Hierarchical strategy for range queries (Cormode, Kulkarni, Srivastava), as a matrix.
+
+A tree of fan-out ``B`` over the ordered domain: level ``L`` groups ``B^L`` consecutive cells
+into one node (level 0 = the leaves; the root, which every range knows to be the total, is not
+measured). Each user samples one level uniformly and reports their node at that level through
+Hadamard response with the full budget. Domains that are not a power of ``B`` are padded: the
+last node of a level simply covers fewer cells.
+"""
+
+import numpy as np
+
+from .._validation import check_dense_size, check_epsilon, check_positive_int
+from .hadamard import hadamard_strategy
+
+
+def hierarchical_levels(n, branching):
+    """Node counts per level, leaves first, for levels with ``branching^L < n``."""
+    levels = []
+    width = 1
+    while width < n:
+        levels.append(-(-n // width))  # ceil(n / width)
+        width *= branching
+    return levels or [1]
+
+
+def hierarchical_strategy(n, epsilon, branching=4):
+    """Stacked per-level Hadamard response strategies, divided by the number of levels.
+
+    Examples
+    --------
+    >>> hierarchical_strategy(128, 1.0).shape
+    (340, 128)
+    """
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    branching = check_positive_int(branching, "branching", minimum=2)
+    levels = hierarchical_levels(n, branching)
+    blocks = []
+    for level, n_nodes in enumerate(levels):
+        node_of_cell = np.arange(n) // branching**level
+        if n_nodes == 1:
+            blocks.append(np.ones((1, n)))  # a single node: the report carries nothing
+        else:
+            blocks.append(hadamard_strategy(n_nodes, epsilon)[:, node_of_cell])
+    check_dense_size(sum(block.shape[0] for block in blocks), n, "hierarchical")
+    return np.vstack(blocks) / len(levels)
