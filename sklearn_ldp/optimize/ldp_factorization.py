@@ -33,8 +33,6 @@ from .._validation import check_epsilon, check_positive_int
 from .projection import shift_rows_by_newton
 
 
-
-
 class OptimizationResult:
     """What :func:`optimize_strategy` returns.
 

@@ -1,0 +1,32 @@
+"""sklearn_ldp: workloads of counting queries under (local) differential privacy.
+
+Quick start::
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads
+
+    dom = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]}
+    W = workloads.marginals(dom, k=2)
+    pipe = make_pipeline(LDPEncoder(categories=dom, strategy="optimized", epsilon=1.0,
+                                    workload=W, random_state=0),
+                         WorkloadEstimator(workload=W))
+"""
+
+from . import mechanisms, workloads
+from .domain import Domain
+from .encoder import LDPEncoder
+from .estimators import WorkloadEstimator
+from .mechanisms import mechanism_from_json
+from .reports import LDPReports
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Domain",
+    "LDPEncoder",
+    "LDPReports",
+    "WorkloadEstimator",
+    "mechanism_from_json",
+    "mechanisms",
+    "workloads",
+]

@@ -1,0 +1,218 @@
+"""LDPEncoder: the client side of local differential privacy as a scikit-learn transformer."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from . import workloads
+from ._validation import check_epsilon, check_positive_int
+from .domain import Domain
+from .mechanisms.strategies import build_mechanism, check_strategy_name
+from .reports import LDPReports
+
+WORKLOAD_BY_NAME = {
+    "histogram": workloads.histogram,
+    "prefix": workloads.prefix,
+    "all_range": workloads.all_range,
+}
+
+
+def resolve_domain(categories, X):
+    """The public Domain: from ``categories``, or (with a warning) read from ``X``."""
+    if categories is None or (isinstance(categories, str) and categories == "auto"):
+        if X is None:
+            raise ValueError("categories must be given when there is no data to read them from.")
+        return Domain.from_data(X)
+    if isinstance(categories, str):
+        raise ValueError(f"categories must be a mapping column -> categories or 'auto', got "
+                         f"{categories!r}.")
+    return Domain(categories)
+
+
+def resolve_workload(workload, domain):
+    """A Workload over ``domain`` from a Workload, a matrix, a builder name or None (histogram)."""
+    if workload is None:
+        return workloads.histogram(domain)
+    if isinstance(workload, str):
+        if workload not in WORKLOAD_BY_NAME:
+            raise ValueError(
+                f"unknown workload name {workload!r}; use one of {sorted(WORKLOAD_BY_NAME)} or "
+                "pass a Workload built with sklearn_ldp.workloads."
+            )
+        return WORKLOAD_BY_NAME[workload](domain)
+    result = workloads.as_workload(workload)
+    result.check_width(domain.size)
+    return result
+
+
+def _feature_names(X):
+    if isinstance(X, pd.DataFrame):
+        return np.asarray(X.columns, dtype=object)
+    return None
+
+
+class LDPEncoder(TransformerMixin, BaseEstimator):
+    """Privatize categorical records with an epsilon-LDP strategy (the client side).
+
+    ``fit`` is data-independent: it reads the public domain and the workload and builds (or
+    optimizes) the strategy. ``transform`` privatizes every row and returns
+    :class:`~sklearn_ldp.reports.LDPReports`, which carry the mechanism so that any estimator
+    can decode them.
+
+    Parameters
+    ----------
+    categories : dict or "auto", default=None
+        The public domain: column -> list of categories. ``None``/``"auto"`` reads the
+        categories from the data passed to ``fit`` and warns that this leaks information
+        about the private data; production code passes them explicitly.
+    strategy : str, default="auto"
+        ``"randomized_response"``, ``"rappor"`` (exact, small domains), ``"hadamard"``,
+        ``"hierarchical"``, ``"fourier"``, ``"optimized"`` (optimized for ``workload``) or
+        ``"auto"`` (the candidate with the least analytic worst-case error on ``workload``).
+    epsilon : float, default=1.0
+        Privacy budget of every user's report (epsilon-LDP).
+    workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
+        Queries the strategy should serve (default: the histogram).
+    branching : int, default=4
+        Fan-out of the ``"hierarchical"`` strategy.
+    max_order : int, default=None
+        Largest marginal order the ``"fourier"`` strategy must answer (default: the least
+        order that supports the workload).
+    n_outputs : int, default=None
+        Number of outputs of the ``"optimized"`` strategy (default ``4 n``).
+    init : {"random", "baseline"}, default="random"
+        Start of the optimizer: a random feasible strategy, or the best baseline.
+    max_iter : int, default=500
+        Iteration cap of the optimizer.
+    tol : float, default=1e-5
+        Relative-improvement tolerance of the optimizer.
+    verbose : int, default=0
+        Optimizer progress printing.
+    random_state : int, numpy Generator or None, default=None
+        Seeds the optimizer and the randomization. A seeded generator is for reproducible
+        *simulation* only: a deployed client must use fresh operating-system entropy
+        (``random_state=None``), or its reports could be re-derived.
+
+    Attributes
+    ----------
+    domain_ : Domain
+    workload_ : Workload
+    mechanism_ : FactorizationMechanism
+    strategy_ : str
+        Name of the strategy built (the winner for ``"auto"``).
+    candidates_ : pandas.Series
+        Worst-case per-user variance on the workload of each candidate tried.
+    expected_error_ : dict
+        Worst-case and average-case per-user total variance on the workload.
+    n_iter_, history_ : int, list
+        Optimizer iterations and per-iteration record (optimized strategies only).
+    n_features_in_ : int
+    feature_names_in_ : ndarray (when fitted on a DataFrame)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"smoker": ["no", "yes", "no", "no"]})
+    >>> enc = LDPEncoder(categories={"smoker": ["no", "yes"]},
+    ...                  strategy="randomized_response", epsilon=1.0, random_state=0)
+    >>> reports = enc.fit_transform(df)
+    >>> len(reports)
+    4
+    """
+
+    def __init__(
+        self,
+        categories=None,
+        strategy="auto",
+        epsilon=1.0,
+        workload=None,
+        branching=4,
+        max_order=None,
+        n_outputs=None,
+        init="random",
+        max_iter=500,
+        tol=1e-5,
+        verbose=0,
+        random_state=None,
+    ):
+        self.categories = categories
+        self.strategy = strategy
+        self.epsilon = epsilon
+        self.workload = workload
+        self.branching = branching
+        self.max_order = max_order
+        self.n_outputs = n_outputs
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def fit(self, X=None, y=None):
+        """Build the strategy from the public domain and the workload (data-independent)."""
+        epsilon = check_epsilon(self.epsilon)
+        check_strategy_name(self.strategy)
+        check_positive_int(self.branching, "branching", minimum=2)
+        check_positive_int(self.max_iter, "max_iter")
+        self.domain_ = resolve_domain(self.categories, X)
+        self.workload_ = resolve_workload(self.workload, self.domain_)
+        rng = np.random.default_rng(self.random_state)
+        mechanism, report = build_mechanism(
+            self.strategy,
+            self.domain_.shape,
+            epsilon,
+            workload_matrix=self.workload_.matrix,
+            branching=self.branching,
+            max_order=self.max_order,
+            n_outputs=self.n_outputs,
+            init=self.init,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            random_state=rng,
+            verbose=self.verbose,
+        )
+        self.mechanism_ = mechanism
+        self.strategy_ = mechanism.name
+        self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance")
+        self.mechanism_.check_supports(self.workload_.matrix)
+        self.expected_error_ = mechanism.expected_error(self.workload_.gram())
+        if "n_iter" in report:
+            self.n_iter_ = report["n_iter"]
+            self.history_ = report["history"]
+            if not report["converged"] and self.strategy_ == "optimized":
+                warnings.warn(
+                    f"the strategy optimizer stopped at max_iter={self.max_iter} before "
+                    f"reaching tol={self.tol}; the strategy is usable but may improve with more "
+                    "iterations.",
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
+        self.n_features_in_ = self.domain_.n_columns
+        names = _feature_names(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        self._rng = rng
+        return self
+
+    def transform(self, X):
+        """Privatize every row of ``X``; returns LDPReports (one report per row)."""
+        check_is_fitted(self, "mechanism_")
+        indices = self.domain_.encode(X)
+        reports = self.mechanism_.randomize(indices, self._rng)
+        return LDPReports(reports, self.mechanism_, self.domain_, self.workload_)
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self, "mechanism_")
+        return np.asarray(["report"], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.non_deterministic = True
+        tags.requires_fit = True
+        return tags

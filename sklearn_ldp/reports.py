@@ -1,0 +1,82 @@
+"""LDPReports: what the server receives, together with the mechanism that produced it."""
+
+import numpy as np
+
+from .mechanisms import FactorizationMechanism
+
+
+class LDPReports:
+    """Privatized reports plus the mechanism (and domain) needed to decode them.
+
+    Parameters
+    ----------
+    reports : array-like of shape (n_users,)
+        One report per user, as the mechanism's ``randomize`` returns them (for factorization
+        mechanisms: the index of the output each user sent).
+    mechanism : FactorizationMechanism
+        The mechanism the clients ran. Reports from real clients are wrapped with the
+        mechanism rebuilt from its JSON: ``LDPReports(array, mechanism=mechanism_from_json(s))``.
+    domain : Domain, optional
+        The public domain the user types index into (for labelled answers).
+    workload : Workload, optional
+        The workload the strategy was built for; estimators use it when given none.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms import baseline_mechanism
+    >>> mech = baseline_mechanism("randomized_response", (3,), 1.0)
+    >>> reports = LDPReports(np.array([0, 2, 1, 1]), mech)
+    >>> len(reports), len(reports[:2]), len(LDPReports.concat([reports, reports]))
+    (4, 2, 8)
+    """
+
+    def __init__(self, reports, mechanism, domain=None, workload=None):
+        if not isinstance(mechanism, FactorizationMechanism):
+            raise ValueError(
+                f"mechanism must be a mechanism object (e.g. from mechanism_from_json), got "
+                f"{type(mechanism).__name__}."
+            )
+        self.reports = mechanism.check_reports(reports)
+        self.mechanism = mechanism
+        self.domain = domain
+        self.workload = workload
+
+    def __len__(self):
+        return self.reports.shape[0]
+
+    @property
+    def shape(self):
+        return self.reports.shape
+
+    def __getitem__(self, key):
+        """Row selection (slice, integer array or boolean mask) keeps the mechanism."""
+        if isinstance(key, (int, np.integer)):
+            key = slice(key, key + 1 if key != -1 else None)
+        return LDPReports(self.reports[key], self.mechanism, self.domain, self.workload)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.reports if dtype is None else self.reports.astype(dtype)
+
+    @classmethod
+    def concat(cls, parts):
+        """Concatenate reports produced by the same mechanism (else a ValueError)."""
+        parts = list(parts)
+        if not parts:
+            raise ValueError("concat needs at least one LDPReports.")
+        first = parts[0]
+        for part in parts[1:]:
+            if part.mechanism != first.mechanism:
+                raise ValueError(
+                    "cannot concatenate reports from different mechanisms "
+                    f"({first.mechanism!r} vs {part.mechanism!r})."
+                )
+        return cls(
+            np.concatenate([part.reports for part in parts]),
+            first.mechanism,
+            first.domain,
+            first.workload,
+        )
+
+    def __repr__(self):
+        return f"LDPReports(n_users={len(self)}, mechanism={self.mechanism!r})"
