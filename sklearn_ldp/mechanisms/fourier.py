@@ -26,7 +26,7 @@ def fourier_coefficients(shape, max_order):
     offsets = np.cumsum([0] + bits[::-1])[:-1][::-1]  # first attribute = most significant bits
     per_attribute = [
         [0] + [mask << int(offset) for mask in range(1, 2**n_bits)]
-        for n_bits, offset in zip(bits, offsets)
+        for n_bits, offset in zip(bits, offsets, strict=True)
     ]
     masks = []
     for combination in product(*per_attribute):
