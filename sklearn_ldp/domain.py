@@ -343,8 +343,8 @@ class Domain:
             if self.n_columns != 1:
                 raise ValueError(
                     f"1-D data can only be encoded over a single-column domain, but the domain "
-                    f"has {self.n_columns} columns {self._columns!r}; pass a DataFrame or a "
-                    "2-D array."
+                    f"has {self.n_columns} columns {self._columns!r}. Reshape your data: pass a "
+                    "DataFrame or a 2-D array with one column per domain column."
                 )
             return [array]
         if array.ndim != 2:

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import workloads
-from ._validation import check_epsilon, check_positive_int
+from ._validation import check_dense_size, check_epsilon, check_positive_int
 from .domain import Domain
 from .mechanisms.strategies import build_mechanism, check_strategy_name
 from .reports import LDPReports
@@ -49,10 +49,18 @@ def resolve_workload(workload, domain):
     return result
 
 
-def _feature_names(X):
-    if isinstance(X, pd.DataFrame):
-        return np.asarray(X.columns, dtype=object)
-    return None
+def validate_records(estimator, X, reset):
+    """scikit-learn's checks of a 2-D table of records (sparse, complex, empty, width).
+
+    Values are not converted: the Domain encodes them and names any bad column or value.
+    A 1-D input (a single column) is left to the Domain.
+    """
+    if isinstance(X, pd.Series) or (not hasattr(X, "tocsr") and np.ndim(X) == 1):
+        return
+    # DataFrames: the Domain reports NaN by column name. Plain numeric arrays: refuse NaN and
+    # inf here (inf would otherwise become a category when categories are read from data).
+    numeric = not isinstance(X, pd.DataFrame) and np.asarray(X).dtype.kind in "fc"
+    validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=numeric)
 
 
 class LDPEncoder(TransformerMixin, BaseEstimator):
@@ -84,8 +92,11 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         order that supports the workload).
     n_outputs : int, default=None
         Number of outputs of the ``"optimized"`` strategy (default ``4 n``).
-    init : {"random", "baseline"}, default="random"
-        Start of the optimizer: a random feasible strategy, or the best baseline.
+    init : {"best", "random", "baseline"}, default="best"
+        Start of the optimizer: a random feasible strategy, the best baseline for the
+        workload, or both, keeping the better result ("best": never worse than any
+        baseline; the random start wins in the medium-privacy regime, the baseline start
+        can win at large epsilon).
     max_iter : int, default=500
         Iteration cap of the optimizer.
     tol : float, default=1e-5
@@ -133,7 +144,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         branching=4,
         max_order=None,
         n_outputs=None,
-        init="random",
+        init="best",
         max_iter=500,
         tol=1e-5,
         verbose=0,
@@ -158,7 +169,11 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         check_strategy_name(self.strategy)
         check_positive_int(self.branching, "branching", minimum=2)
         check_positive_int(self.max_iter, "max_iter")
+        if X is not None:
+            validate_records(self, X, reset=True)
         self.domain_ = resolve_domain(self.categories, X)
+        # Every dense strategy has at least n outputs: refuse early with advice.
+        check_dense_size(self.domain_.size, self.domain_.size, self.strategy)
         self.workload_ = resolve_workload(self.workload, self.domain_)
         rng = np.random.default_rng(self.random_state)
         mechanism, report = build_mechanism(
@@ -180,9 +195,9 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance")
         self.mechanism_.check_supports(self.workload_.matrix)
         self.expected_error_ = mechanism.expected_error(self.workload_.gram())
+        self.n_iter_ = report.get("n_iter", 0)  # 0: no optimizer ran for this strategy
+        self.history_ = report.get("history", [])
         if "n_iter" in report:
-            self.n_iter_ = report["n_iter"]
-            self.history_ = report["history"]
             if not report["converged"] and self.strategy_ == "optimized":
                 warnings.warn(
                     f"the strategy optimizer stopped at max_iter={self.max_iter} before "
@@ -191,16 +206,16 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
                     ConvergenceWarning,
                     stacklevel=2,
                 )
-        self.n_features_in_ = self.domain_.n_columns
-        names = _feature_names(X)
-        if names is not None:
-            self.feature_names_in_ = names
+        if X is None:
+            self.n_features_in_ = self.domain_.n_columns
+            self.feature_names_in_ = np.asarray(self.domain_.columns, dtype=object)
         self._rng = rng
         return self
 
     def transform(self, X):
         """Privatize every row of ``X``; returns LDPReports (one report per row)."""
         check_is_fitted(self, "mechanism_")
+        validate_records(self, X, reset=False)
         indices = self.domain_.encode(X)
         reports = self.mechanism_.randomize(indices, self._rng)
         return LDPReports(reports, self.mechanism_, self.domain_, self.workload_)

@@ -6,7 +6,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
-from ..encoder import LDPEncoder, resolve_workload
+from ..encoder import LDPEncoder, resolve_workload, validate_records
 from ..postprocess import POSTPROCESS, postprocess
 from ..reports import LDPReports
 
@@ -177,6 +177,8 @@ class WorkloadEstimator(BaseEstimator):
         if isinstance(queries, workloads.Workload):
             queries.check_width(self.mechanism_.n_inputs)
             return queries.matrix, queries.labels
+        if hasattr(self, "n_features_in_") and np.shape(queries)[-1] != self.mechanism_.n_inputs:
+            validate_records(self, queries, reset=False)  # records: check their width
         if isinstance(queries, pd.DataFrame) or (
             self.domain_ is not None
             and np.ndim(queries) == 2

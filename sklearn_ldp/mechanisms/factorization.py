@@ -232,6 +232,18 @@ class FactorizationMechanism:
         """Whether the workload lies in the row space of ``Q`` (so it can be answered)."""
         return workload_in_row_space(np.atleast_2d(workload_matrix), self._gram_solver.null_space)
 
+    def supports_gram(self, gram):
+        """Whether the workload with Gram matrix ``W^T W`` lies in the row space of ``Q``."""
+        null_space = self._gram_solver.null_space
+        if null_space.shape[1] == 0:
+            return True
+        return np.linalg.norm(gram @ null_space) <= 1e-8 * max(np.linalg.norm(gram), 1.0)
+
+    @property
+    def null_space_dim(self):
+        """Dimension of the data directions the strategy cannot measure (0: full rank)."""
+        return self._gram_solver.null_space.shape[1]
+
     def check_supports(self, workload_matrix):
         if np.shape(workload_matrix)[-1] != self.n_inputs:
             raise ValueError(

@@ -65,8 +65,7 @@ def worst_case_variance(mechanism, gram):
     """Worst-case per-user variance of the workload, or inf if the mechanism cannot answer it."""
     if gram is None:
         gram = np.eye(mechanism.n_inputs)
-    null_space = mechanism._gram_solver.null_space
-    if null_space.shape[1] and np.linalg.norm(gram @ null_space) > 1e-8 * np.linalg.norm(gram):
+    if not mechanism.supports_gram(gram):
         return np.inf
     return float(mechanism.per_user_variance(gram).max())
 
@@ -109,10 +108,13 @@ def build_mechanism(
         report["candidates"][name] = worst_case_variance(mechanism, gram)
         return mechanism, report
 
-    if name == "optimized" and isinstance(init, str) and init not in ("random", "baseline"):
-        raise ValueError(f"init must be 'random', 'baseline' or a strategy matrix, got {init!r}.")
+    if isinstance(init, str) and init not in ("random", "baseline", "best"):
+        raise ValueError(
+            f"init must be 'random', 'baseline', 'best' or a strategy matrix, got {init!r}."
+        )
+    from_baseline = isinstance(init, str) and init in ("baseline", "best")
     candidates = {}
-    if name == "auto" or (isinstance(init, str) and init == "baseline"):
+    if name == "auto" or from_baseline:
         for strategy in BASELINES:
             if strategy == "rappor" and n > min(AUTO_RAPPOR_MAX_CELLS, MAX_EXACT_RAPPOR_CELLS):
                 continue
@@ -121,14 +123,27 @@ def build_mechanism(
             except ValueError:
                 continue  # e.g. too large for a dense matrix at this domain size
             candidates[strategy] = (worst_case_variance(candidate, gram), candidate)
-    start = "random"
-    if isinstance(init, str) and init == "baseline":
-        start = min(candidates.values(), key=lambda item: item[0])[1].Q
-    elif not isinstance(init, str):
-        start = init
-    result = optimize_strategy(
-        gram, epsilon, n_outputs=n_outputs, init=start, max_iter=max_iter, tol=tol,
-        random_state=random_state, verbose=verbose,
+    if not isinstance(init, str):
+        starts = [init]
+    else:
+        starts = ["random"] if init in ("random", "best") else []
+        # The optimizer needs Q^T D^-1 Q invertible: start from the best full-rank baseline.
+        full_rank = [item for item in candidates.values() if item[1].null_space_dim == 0]
+        if from_baseline and full_rank:
+            starts.append(min(full_rank, key=lambda item: item[0])[1].Q)
+        if not starts:
+            starts = ["random"]
+    # Several starts: keep the run with the least worst-case variance. Starting from the best
+    # baseline guarantees the result is never worse than it (the start is a kept iterate).
+    result = min(
+        (
+            optimize_strategy(
+                gram, epsilon, n_outputs=n_outputs, init=start, max_iter=max_iter, tol=tol,
+                random_state=random_state, verbose=verbose,
+            )
+            for start in starts
+        ),
+        key=lambda run: run.worst_case,
     )
     optimized = FactorizationMechanism(result.Q, epsilon, "optimized")
     candidates["optimized"] = (worst_case_variance(optimized, gram), optimized)

@@ -219,7 +219,6 @@ def optimize_strategy(
     recent = [objective]  # objectives of accepted iterates, for the stopping rule
     step = 1e-3 / (Qt.shape[1] * max(np.abs(gradient).max(), 1e-300))
     converged = False
-    iteration = 0
     for iteration in range(1, max_iter + 1):
         # Monotone backtracking from the spectral step. With adaptive bounds the first tries
         # also move the row bounds z; then (or always, by default) a plain projected step with
@@ -235,7 +234,8 @@ def optimize_strategy(
                 break
             step *= 0.5
         else:
-            break  # no step makes progress: a (numerical) stationary point
+            converged = True  # no step makes progress: a (numerical) stationary point
+            break
         new_objective, new_gradient, per_user = new_evaluation
         # Barzilai-Borwein step for the next iteration (on the outputs that survived).
         difference = candidate - Qt[:, live]
@@ -269,5 +269,5 @@ def optimize_strategy(
         if max_seconds is not None and elapsed > max_seconds:
             break
     worst, Qt, average = best
-    return OptimizationResult(np.ascontiguousarray(Qt.T), worst, average, iteration, converged,
-                              history)
+    return OptimizationResult(np.ascontiguousarray(Qt.T), worst, average, len(history),
+                              converged, history)
