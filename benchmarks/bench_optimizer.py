@@ -1,0 +1,336 @@
+"""Benchmark of ``sklearn_ldp.optimize.optimize_strategy`` (speed and quality).
+
+Three modes:
+
+default
+    For each domain size ``n`` in ``--sizes``: optimize a strategy with ``m = 4n`` outputs
+    from a random start for the chosen workload, and print iterations, seconds per
+    iteration (total / n_iter and the median gap between ``history`` time stamps), total
+    seconds, the final worst-case and average-case per-user variance, the best baseline's
+    worst case and the SVD lower bound (all per user).
+``--prefix128``
+    The headline comparison: Prefix, n = 128, eps = 1 (unless overridden), random start,
+    seeds 0..4, fixed row bounds (the default) vs ``adaptive_bounds=True`` (the paper's
+    heuristic): best worst case within the first 2 s, final worst case, and time to first
+    reach a worst case <= 1911 and <= 1850.
+``--iteration-timing``
+    Seconds per iteration at the largest size only (default n = 1024, m = 4096) over 10
+    iterations, to keep the runtime bounded.
+
+The machine this was written for has 2 cores and other processes may run at the same time:
+timings are wall-clock and can be noisy. Every mode prints the BLAS thread configuration.
+
+Examples
+--------
+    python benchmarks/bench_optimizer.py --sizes 64,128 --max-iter 100
+    python benchmarks/bench_optimizer.py --prefix128
+    python benchmarks/bench_optimizer.py --iteration-timing
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import sklearn_ldp
+from sklearn_ldp import workloads
+from sklearn_ldp.mechanisms import baseline_mechanism, svd_lower_bound
+from sklearn_ldp.optimize import ldp_factorization, optimize_strategy
+
+BASELINE_NAMES = ("hierarchical", "hadamard", "randomized_response")
+
+
+# ---------------------------------------------------------------------------- helpers
+class EvaluationCounter:
+    """Counts calls to the optimizer's objective/gradient evaluation (monkeypatched in).
+
+    Each iteration costs one evaluation per line-search attempt, so evaluations per iteration
+    tells how much of the time goes to backtracking. The wrapper adds a function call only.
+    """
+
+    def __init__(self):
+        self.calls = 0
+        self._original = None
+
+    def __enter__(self):
+        self._original = ldp_factorization._evaluate
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return self._original(*args, **kwargs)
+
+        ldp_factorization._evaluate = counted
+        return self
+
+    def __exit__(self, *exc):
+        ldp_factorization._evaluate = self._original
+        return False
+
+
+def range_gram(n):
+    """Gram of the all-range workload without the dense ``n(n+1)/2 x n`` matrix.
+
+    ``(W^T W)[i, j]`` counts the ranges ``[a, b]`` holding both ``i`` and ``j``:
+    ``(min(i, j) + 1) * (n - max(i, j))``.
+    """
+    idx = np.arange(n)
+    low = np.minimum.outer(idx, idx)
+    high = np.maximum.outer(idx, idx)
+    return ((low + 1) * (n - high)).astype(float)
+
+
+def workload_gram(name, n):
+    """``(gram, W or None)``: ``W`` only where the dense matrix is allowed and small enough."""
+    if name == "prefix":
+        W = workloads.prefix(n).matrix
+    elif name == "histogram":
+        W = workloads.histogram(n).matrix
+    elif name == "all_range":
+        if n * (n + 1) // 2 * n <= 2**25:  # dense matrix only while it is cheap (n <= 512)
+            W = workloads.all_range(n).matrix
+        else:
+            return range_gram(n), None
+    else:
+        raise ValueError(name)
+    return W.T @ W, W
+
+
+def gram_lower_bound(gram, epsilon):
+    """SVD lower bound from the Gram alone: ``||W||_* = sum sqrt(eig(W^T W))``."""
+    eigenvalues = np.clip(np.linalg.eigvalsh(gram), 0.0, None)
+    nuclear = np.sqrt(eigenvalues).sum()
+    return float((np.exp(-epsilon) * nuclear**2 - np.trace(gram)) / gram.shape[0])
+
+
+def lower_bound(gram, W, epsilon):
+    return svd_lower_bound(W, epsilon) if W is not None else gram_lower_bound(gram, epsilon)
+
+
+def best_baseline(gram, n, epsilon):
+    """``(name, worst case)`` of the best baseline, plus every baseline's worst case."""
+    results = {}
+    for name in BASELINE_NAMES:
+        try:
+            mechanism = baseline_mechanism(name, (n,), epsilon)
+        except ValueError as error:  # e.g. too large for a dense matrix
+            results[name] = (np.nan, str(error))
+            continue
+        results[name] = (float(mechanism.per_user_variance(gram).max()), "")
+    finite = {k: v[0] for k, v in results.items() if np.isfinite(v[0])}
+    best = min(finite, key=finite.get) if finite else "none"
+    return best, finite.get(best, np.nan), results
+
+
+def step_seconds(history):
+    """Median gap between consecutive ``history`` time stamps (cumulative seconds)."""
+    stamps = [entry["seconds"] for entry in history]
+    gaps = np.diff(stamps)
+    return float(np.median(gaps)) if gaps.size else float("nan")
+
+
+def first_below(history, threshold):
+    """``(seconds, iteration)`` at which the worst case first reached ``threshold``."""
+    for iteration, entry in enumerate(history, start=1):
+        if entry["worst_case"] <= threshold:
+            return entry["seconds"], iteration
+    return None, None
+
+
+def best_within(history, seconds):
+    values = [entry["worst_case"] for entry in history if entry["seconds"] <= seconds]
+    return min(values) if values else None
+
+
+def fmt(value, spec=".1f", missing="-"):
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return missing
+    return format(value, spec)
+
+
+def print_table(headers, rows):
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+    line = "  ".join(str(h).rjust(w) for h, w in zip(headers, widths))
+    print(line)
+    print("-" * len(line))
+    for row in rows:
+        print("  ".join(str(c).rjust(w) for c, w in zip(row, widths)))
+    sys.stdout.flush()
+
+
+def environment():
+    print(f"# sklearn_ldp {getattr(sklearn_ldp, '__version__', '?')}, numpy {np.__version__}, "
+          f"python {platform.python_version()}, {platform.machine()}")
+    try:
+        import threadpoolctl
+
+        pools = threadpoolctl.threadpool_info()
+        print("# thread pools: " + "; ".join(
+            f"{p['internal_api']} {p.get('version')} x{p['num_threads']}" for p in pools))
+    except ImportError:
+        pass
+    print("# wall-clock timings on a shared 2-core machine: expect noise; load average at start "
+          + " ".join(f"{v:.2f}" for v in os.getloadavg()))
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------- modes
+def run_sizes(args):
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    max_iter = args.max_iter or 300
+    print(f"# mode: sizes, workload={args.workload}, epsilon={args.epsilon}, "
+          f"max_iter={max_iter}, seconds cap={args.seconds}, seed={args.seed}, m=4n, "
+          "init=random, adaptive_bounds=False")
+    headers = ["n", "m", "iters", "conv", "evals/it", "s/it(tot)", "s/it(med)", "total s",
+               "worst", "average", "best baseline", "base worst", "opt/base", "svd LB",
+               "opt/LB"]
+    rows = []
+    details = []
+    for n in sizes:
+        gram, W = workload_gram(args.workload, n)
+        with EvaluationCounter() as counter:
+            start = time.perf_counter()
+            result = optimize_strategy(gram, args.epsilon, n_outputs=4 * n, init="random",
+                                       max_iter=max_iter, max_seconds=args.seconds,
+                                       random_state=args.seed)
+            total = time.perf_counter() - start
+        base_name, base_worst, all_baselines = best_baseline(gram, n, args.epsilon)
+        bound = lower_bound(gram, W, args.epsilon)
+        iters = max(result.n_iter, 1)
+        n_out = result.history[-1]["n_outputs"] if result.history else 4 * n
+        rows.append([
+            n, n_out, result.n_iter, "yes" if result.converged else "no",
+            fmt((counter.calls - 1) / iters, ".2f"),
+            fmt(total / iters, ".4f"), fmt(step_seconds(result.history), ".4f"),
+            fmt(total, ".1f"), fmt(result.worst_case, ".5g"), fmt(result.average_case, ".5g"),
+            base_name, fmt(base_worst, ".5g"), fmt(result.worst_case / base_worst, ".3f"),
+            fmt(bound, ".5g"), fmt(result.worst_case / bound, ".3f"),
+        ])
+        details.append((n, all_baselines, result))
+        print(f"# n={n} done in {total:.1f}s "
+              f"(worst {result.worst_case:.6g}, {result.n_iter} iterations)", flush=True)
+    print()
+    print_table(headers, rows)
+    print()
+    print("# all baselines (worst-case per-user variance):")
+    for n, all_baselines, result in details:
+        parts = [f"{k}={fmt(v[0], '.5g')}{' (' + v[1] + ')' if v[1] else ''}"
+                 for k, v in all_baselines.items()]
+        finite = [h for h in result.history if np.isfinite(h["worst_case"])]
+        print(f"#   n={n}: " + ", ".join(parts)
+              + f"; history entries {len(result.history)} ({len(finite)} finite)")
+    print("# s/it(tot) = wall time of the optimize_strategy call / n_iter (includes the random "
+          "start and first evaluation); s/it(med) = median gap of history seconds; evals/it = "
+          "objective+gradient evaluations per iteration (line-search attempts).")
+
+
+def run_prefix128(args):
+    n = 128
+    max_iter = args.max_iter or 1000
+    seeds = range(5)
+    gram, W = workload_gram("prefix", n)
+    base_name, base_worst, _ = best_baseline(gram, n, args.epsilon)
+    bound = svd_lower_bound(W, args.epsilon)
+    print(f"# mode: prefix128, Prefix n={n}, m={4 * n}, epsilon={args.epsilon}, init=random, "
+          f"max_iter={max_iter}, seconds cap={args.seconds}")
+    print(f"# best baseline {base_name}: worst case {base_worst:.6g};  SVD lower bound "
+          f"{bound:.6g}")
+    headers = ["bounds", "seed", "iters", "conv", "total s", "s/it(med)", "best@2s",
+               "final worst", "t(<=1911) s", "it(<=1911)", "t(<=1850) s", "it(<=1850)"]
+    rows = []
+    summary = {}
+    for adaptive in (False, True):
+        label = "adaptive" if adaptive else "fixed"
+        for seed in seeds:
+            start = time.perf_counter()
+            result = optimize_strategy(gram, args.epsilon, n_outputs=4 * n, init="random",
+                                       max_iter=max_iter, max_seconds=args.seconds,
+                                       adaptive_bounds=adaptive, random_state=seed)
+            total = time.perf_counter() - start
+            at2 = best_within(result.history, 2.0)
+            t1911, i1911 = first_below(result.history, 1911.0)
+            t1850, i1850 = first_below(result.history, 1850.0)
+            rows.append([label, seed, result.n_iter, "yes" if result.converged else "no",
+                         fmt(total, ".2f"), fmt(step_seconds(result.history), ".4f"),
+                         fmt(at2, ".6g"), fmt(result.worst_case, ".6g"),
+                         fmt(t1911, ".2f", "never"), fmt(i1911, "d", "never"),
+                         fmt(t1850, ".2f", "never"), fmt(i1850, "d", "never")])
+            summary.setdefault(label, []).append((at2, result.worst_case, t1911, t1850,
+                                                  result.history[-1]["n_outputs"]))
+            print(f"# {label} seed {seed} done in {total:.1f}s", flush=True)
+    print()
+    print_table(headers, rows)
+    print()
+    for label, values in summary.items():
+        at2 = [v[0] for v in values if v[0] is not None]
+        final = [v[1] for v in values]
+        reached = [v[3] for v in values if v[3] is not None]
+        print(f"# {label}: best@2s median {fmt(statistics.median(at2) if at2 else None, '.6g')}, "
+              f"final median {statistics.median(final):.6g} (min {min(final):.6g}, "
+              f"max {max(final):.6g}), reached <=1850 in {len(reached)}/{len(values)} runs, "
+              f"final m {sorted(set(v[4] for v in values))}")
+
+
+def run_iteration_timing(args):
+    n = args.timing_n
+    iterations = 10
+    gram, _ = workload_gram(args.workload, n)
+    print(f"# mode: iteration-timing, workload={args.workload}, n={n}, m={4 * n}, "
+          f"epsilon={args.epsilon}, {iterations} iterations, seed={args.seed}")
+    with EvaluationCounter() as counter:
+        start = time.perf_counter()
+        result = optimize_strategy(gram, args.epsilon, n_outputs=4 * n, init="random",
+                                   max_iter=iterations, tol=0.0, random_state=args.seed)
+        total = time.perf_counter() - start
+    first = result.history[0]["seconds"] if result.history else float("nan")
+    # Time the pieces once outside the optimizer for reference: start + one evaluation.
+    rng = np.random.default_rng(args.seed)
+    t0 = time.perf_counter()
+    Qt, _ = ldp_factorization._random_start(n, 4 * n, args.epsilon, rng)
+    t1 = time.perf_counter()
+    ldp_factorization._evaluate(Qt, gram)
+    t2 = time.perf_counter()
+    headers = ["n", "m", "iters", "evals", "total s", "s/it(tot)", "s/it(med)", "1st it s",
+               "start s", "1 eval s", "worst"]
+    print()
+    print_table(headers, [[
+        n, 4 * n, result.n_iter, counter.calls, fmt(total, ".2f"),
+        fmt(total / max(result.n_iter, 1), ".3f"), fmt(step_seconds(result.history), ".3f"),
+        fmt(first, ".3f"), fmt(t1 - t0, ".3f"), fmt(t2 - t1, ".3f"),
+        fmt(result.worst_case, ".6g"),
+    ]])
+    print("# evals = objective+gradient evaluations in total (1 initial + line-search attempts); "
+          "'start s' = random start + projection; '1 eval s' = one evaluation, timed separately")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="64,128,256,512,1024")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--workload", choices=("prefix", "histogram", "all_range"),
+                        default="prefix")
+    parser.add_argument("--max-iter", type=int, default=None,
+                        help="iteration cap (default 300; 1000 with --prefix128)")
+    parser.add_argument("--seconds", type=float, default=120.0,
+                        help="wall-clock cap per optimization (max_seconds)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--prefix128", action="store_true",
+                        help="Prefix n=128 headline: fixed vs adaptive bounds, seeds 0..4")
+    parser.add_argument("--iteration-timing", action="store_true",
+                        help="seconds per iteration over 10 iterations at --timing-n")
+    parser.add_argument("--timing-n", type=int, default=1024)
+    args = parser.parse_args(argv)
+    environment()
+    if args.prefix128:
+        run_prefix128(args)
+    elif args.iteration_timing:
+        run_iteration_timing(args)
+    else:
+        run_sizes(args)
+
+
+if __name__ == "__main__":
+    main()
