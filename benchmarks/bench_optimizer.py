@@ -238,22 +238,24 @@ def run_prefix128(args):
           f"max_iter={max_iter}, seconds cap={args.seconds}")
     print(f"# best baseline {base_name}: worst case {base_worst:.6g};  SVD lower bound "
           f"{bound:.6g}")
-    headers = ["bounds", "seed", "iters", "conv", "total s", "s/it(med)", "best@2s",
+    headers = ["bounds", "seed", "iters", "conv", "evals/it", "total s", "s/it(med)", "best@2s",
                "final worst", "t(<=1911) s", "it(<=1911)", "t(<=1850) s", "it(<=1850)"]
     rows = []
     summary = {}
     for adaptive in (False, True):
         label = "adaptive" if adaptive else "fixed"
         for seed in seeds:
-            start = time.perf_counter()
-            result = optimize_strategy(gram, args.epsilon, n_outputs=4 * n, init="random",
-                                       max_iter=max_iter, max_seconds=args.seconds,
-                                       adaptive_bounds=adaptive, random_state=seed)
-            total = time.perf_counter() - start
+            with EvaluationCounter() as counter:
+                start = time.perf_counter()
+                result = optimize_strategy(gram, args.epsilon, n_outputs=4 * n, init="random",
+                                           max_iter=max_iter, max_seconds=args.seconds,
+                                           adaptive_bounds=adaptive, random_state=seed)
+                total = time.perf_counter() - start
             at2 = best_within(result.history, 2.0)
             t1911, i1911 = first_below(result.history, 1911.0)
             t1850, i1850 = first_below(result.history, 1850.0)
             rows.append([label, seed, result.n_iter, "yes" if result.converged else "no",
+                         fmt((counter.calls - 1) / max(result.n_iter, 1), ".2f"),
                          fmt(total, ".2f"), fmt(step_seconds(result.history), ".4f"),
                          fmt(at2, ".6g"), fmt(result.worst_case, ".6g"),
                          fmt(t1911, ".2f", "never"), fmt(i1911, "d", "never"),

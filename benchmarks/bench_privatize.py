@@ -75,7 +75,7 @@ def main(argv=None):
     parser.add_argument("--max-iter", type=int, default=100)
     parser.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of the types")
     parser.add_argument("--repeats", type=int, default=3, help="timing repeats (best of)")
-    parser.add_argument("--mse-reps", type=int, default=5)
+    parser.add_argument("--mse-reps", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
