@@ -35,6 +35,7 @@ import sys
 import time
 
 import numpy as np
+from _common import print_table  # noqa: E402  (benchmarks/ is on sys.path when run)
 
 import sklearn_ldp
 from sklearn_ldp import workloads
@@ -151,14 +152,6 @@ def fmt(value, spec=".1f", missing="-"):
     return format(value, spec)
 
 
-def print_table(headers, rows):
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
-    line = "  ".join(str(h).rjust(w) for h, w in zip(headers, widths))
-    print(line)
-    print("-" * len(line))
-    for row in rows:
-        print("  ".join(str(c).rjust(w) for c, w in zip(row, widths)))
-    sys.stdout.flush()
 
 
 def environment():

@@ -26,6 +26,7 @@ import sys
 import time
 
 import numpy as np
+from _common import print_table  # noqa: E402  (benchmarks/ is on sys.path when run)
 
 import sklearn_ldp
 from sklearn_ldp import workloads
@@ -55,14 +56,6 @@ def fmt(value, spec):
     return "-" if value is None or not np.isfinite(value) else format(value, spec)
 
 
-def print_table(headers, rows):
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
-    line = "  ".join(str(h).rjust(w) for h, w in zip(headers, widths))
-    print(line)
-    print("-" * len(line))
-    for row in rows:
-        print("  ".join(str(c).rjust(w) for c, w in zip(row, widths)))
-    sys.stdout.flush()
 
 
 def main(argv=None):
