@@ -106,13 +106,16 @@ def main(argv=None):
     rows = []
     for name, mechanism in mechanisms:
         timing_rng = np.random.default_rng(args.seed + 1)
-        t_rand, reports = best_of(lambda: mechanism.randomize(types, timing_rng), args.repeats)
-        t_server, _ = best_of(lambda: mechanism.estimate(mechanism.aggregate(reports)),
-                              args.repeats)
-        t_total, _ = best_of(
-            lambda: mechanism.estimate(mechanism.aggregate(mechanism.randomize(types,
-                                                                                timing_rng))),
-            args.repeats)
+
+        def privatize(mechanism=mechanism, rng=timing_rng):
+            return mechanism.randomize(types, rng)
+
+        def server(reports, mechanism=mechanism):
+            return mechanism.estimate(mechanism.aggregate(reports))
+
+        t_rand, reports = best_of(privatize, args.repeats)
+        t_server, _ = best_of(lambda reports=reports: server(reports), args.repeats)
+        t_total, _ = best_of(lambda: server(privatize()), args.repeats)
         z = mechanism.per_user_variance(identity)
         expected = N * float(p @ z)  # E ||x_hat - x||^2 with the exact Zipf probabilities
         expected_data = float(x @ z)  # the same with the realized counts (what is unbiased)

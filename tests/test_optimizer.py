@@ -5,10 +5,10 @@ import pytest
 
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms import baseline_mechanism, build_mechanism
-from sklearn_ldp.mechanisms.factorization import average_case_objective
+from sklearn_ldp.mechanisms.factorization import FactorizationMechanism, average_case_objective
 from sklearn_ldp.mechanisms.strategies import worst_case_variance
 from sklearn_ldp.optimize import optimize_strategy, project_bounded_simplex
-from sklearn_ldp.optimize.ldp_factorization import _evaluate
+from sklearn_ldp.optimize.ldp_factorization import AverageCaseObjective
 
 
 def _random_bounds(rng, m, epsilon):
@@ -56,14 +56,27 @@ def test_projection_rejects_infeasible_bounds():
         project_bounded_simplex(np.zeros((3, 1)), np.full(3, 0.5), np.ones(3))
 
 
-def test_analytic_gradient_matches_finite_differences():
+# A full-rank Gram (Cholesky factor) and a singular one (eigen-factor of the marginals).
+SMALL_GRAMS = {
+    "prefix": workloads.prefix(8).gram(),
+    "marginals": workloads.marginals({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, k=1).gram(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_GRAMS))
+def test_analytic_gradient_matches_finite_differences(name):
     rng = np.random.default_rng(0)
-    n, m = 5, 12
-    gram = workloads.prefix(n).gram()
+    gram = SMALL_GRAMS[name]
+    n, m = gram.shape[0], 20
     Q = rng.random((m, n)) + 0.1
     Q /= Q.sum(axis=0)
-    objective, gradient_t, per_user = _evaluate(np.ascontiguousarray(Q.T), gram)
+    function = AverageCaseObjective(gram)
+    evaluation = function.gradient(function.value(np.ascontiguousarray(Q.T)))
+    objective, gradient_t = evaluation.objective, evaluation.gradient
     assert objective == pytest.approx(average_case_objective(Q, gram))
+    np.testing.assert_allclose(
+        evaluation.per_user, FactorizationMechanism(Q, 50.0).per_user_variance(gram), rtol=1e-9
+    )
     numeric = np.zeros_like(Q)
     h = 1e-6
     for o in range(m):
@@ -92,11 +105,12 @@ def test_optimizer_is_reproducible():
     np.testing.assert_array_equal(first.Q, second.Q)
 
 
-def test_optimizer_with_adaptive_bounds_stays_private():
+def test_optimizer_result_is_private_and_column_stochastic():
     gram = workloads.prefix(16).gram()
-    result = optimize_strategy(gram, 1.0, max_iter=40, adaptive_bounds=True, random_state=0)
+    result = optimize_strategy(gram, 1.0, max_iter=40, random_state=0)
     ratio = (result.Q.max(axis=1) / result.Q.min(axis=1)).max()
     assert ratio <= np.exp(1.0) * (1 + 1e-9)
+    np.testing.assert_allclose(result.Q.sum(axis=0), 1.0, atol=1e-12)
 
 
 BINARY6 = {f"b{i}": [0, 1] for i in range(6)}
