@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .mechanisms import FactorizationMechanism
+from .mechanisms import Mechanism
 
 
 class LDPReports:
@@ -10,10 +10,11 @@ class LDPReports:
 
     Parameters
     ----------
-    reports : array-like of shape (n_users,)
-        One report per user, as the mechanism's ``randomize`` returns them (for factorization
-        mechanisms: the index of the output each user sent).
-    mechanism : FactorizationMechanism
+    reports : array-like with one row per user
+        The reports as the mechanism's ``randomize`` returns them: output indices (shape
+        ``(n_users,)``), packed bit vectors (``(n_users, n_bytes)`` uint8) or
+        ``(seed, value)`` pairs, depending on the mechanism.
+    mechanism : Mechanism
         The mechanism the clients ran. Reports from real clients are wrapped with the
         mechanism rebuilt from its JSON: ``LDPReports(array, mechanism=mechanism_from_json(s))``.
     domain : Domain, optional
@@ -32,7 +33,7 @@ class LDPReports:
     """
 
     def __init__(self, reports, mechanism, domain=None, workload=None):
-        if not isinstance(mechanism, FactorizationMechanism):
+        if not isinstance(mechanism, Mechanism):
             raise ValueError(
                 f"mechanism must be a mechanism object (e.g. from mechanism_from_json), got "
                 f"{type(mechanism).__name__}."

@@ -128,7 +128,7 @@ class WorkloadEstimator(BaseEstimator):
         if first_call:
             self.mechanism_ = reports.mechanism
             self.domain_ = reports.domain
-            self.counts_ = np.zeros(self.mechanism_.n_outputs, dtype=np.int64)
+            self.counts_ = 0  # the mechanism's additive statistic, summed over all reports
             self.n_users_ = 0
             self.workload_ = self._workload_for(reports)
             self.mechanism_.check_supports(self.workload_.matrix)

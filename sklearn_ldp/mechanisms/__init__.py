@@ -1,5 +1,6 @@
 """Mechanisms: the mathematics of each strategy family, one module per family (no sklearn)."""
 
+from .base import Mechanism, mechanism_from_dict, mechanism_from_json
 from .factorization import (
     FactorizationMechanism,
     check_strategy,
@@ -12,26 +13,23 @@ from .factorization import (
 from .fourier import fourier_strategy
 from .hadamard import hadamard_strategy
 from .hierarchical import hierarchical_strategy
-from .randomized_response import randomized_response_strategy
+from .randomized_response import RandomizedResponse, randomized_response_strategy
 from .strategies import BASELINES, STRATEGIES, baseline_mechanism, build_mechanism
 from .unary import rappor_strategy
-
-
-def mechanism_from_json(text):
-    """Rebuild a mechanism from the JSON its ``to_json()`` wrote."""
-    return FactorizationMechanism.from_json(text)
-
 
 __all__ = [
     "BASELINES",
     "STRATEGIES",
     "FactorizationMechanism",
+    "Mechanism",
+    "RandomizedResponse",
     "baseline_mechanism",
     "build_mechanism",
     "check_strategy",
     "fourier_strategy",
     "hadamard_strategy",
     "hierarchical_strategy",
+    "mechanism_from_dict",
     "mechanism_from_json",
     "optimal_reconstruction",
     "per_user_variance",

@@ -14,14 +14,19 @@ unbiased data-vector estimate ``x_hat = (Q^T D^-1 Q)^+ Q^T D^-1 y``. Only the Gr
 This module is pure numpy/scipy; nothing here knows about scikit-learn or pandas.
 """
 
-import json
-
 import numpy as np
 from scipy import linalg
 
 from .._validation import as_float_matrix, check_epsilon
-
-SPEC_VERSION = 1
+from .base import (
+    SPEC_VERSION,
+    Mechanism,
+    check_index_reports,
+    check_type_counts,
+    check_type_indices,
+    register,
+    report_dtype,
+)
 
 # Relative tolerance of the privacy check: the strategy ratios are floating-point numbers,
 # so a ratio of exactly e^eps may be computed a few ulps above it.
@@ -128,7 +133,8 @@ def workload_in_row_space(workload_matrix, null_space, rtol=1e-8):
     return residual <= rtol * max(np.linalg.norm(workload_matrix), 1.0)
 
 
-class FactorizationMechanism:
+@register
+class FactorizationMechanism(Mechanism):
     """An epsilon-LDP mechanism given by a strategy matrix ``Q``.
 
     Parameters
@@ -178,9 +184,7 @@ class FactorizationMechanism:
         Sampling is the inverse-CDF method, vectorized over users by a binary search run on
         all users at once (``log2(n_outputs)`` numpy passes, no loop over users).
         """
-        indices = np.asarray(indices, dtype=np.int64)
-        if indices.size and (indices.min() < 0 or indices.max() >= self.n_inputs):
-            raise ValueError(f"user types must be integers in [0, {self.n_inputs}).")
+        indices = check_type_indices(indices, self.n_inputs)
         uniform = rng.random(indices.shape[0])
         low = np.zeros(indices.shape[0], dtype=np.int64)
         high = np.full(indices.shape[0], self.n_outputs - 1, dtype=np.int64)
@@ -198,19 +202,23 @@ class FactorizationMechanism:
     # ------------------------------------------------------------------ server side
     def check_reports(self, reports):
         """Reports as a 1-D integer array, or a ValueError if they cannot come from here."""
-        reports = np.asarray(reports)
-        if reports.ndim != 1 or not np.issubdtype(reports.dtype, np.integer):
-            raise ValueError(
-                "reports of a factorization mechanism must be a 1-D array of output indices."
-            )
-        if reports.size and (reports.min() < 0 or reports.max() >= self.n_outputs):
-            raise ValueError(f"report indices must lie in [0, {self.n_outputs}).")
-        return reports
+        return check_index_reports(reports, self.n_outputs, self.name)
 
     def aggregate(self, reports):
         """Sufficient statistic: how many users sent each output (additive over chunks)."""
         reports = self.check_reports(reports)
         return np.bincount(reports, minlength=self.n_outputs).astype(np.int64)
+
+    def n_reports(self, statistic):
+        return int(np.sum(statistic))
+
+    def simulate_statistic(self, type_counts, rng):
+        """Exact draw of the output counts: one multinomial per user type (``O(n m)``)."""
+        counts = check_type_counts(type_counts, self.n_inputs)
+        return rng.multinomial(counts, self.Q.T).sum(axis=0).astype(np.int64)
+
+    def strategy_matrix(self):
+        return np.array(self.Q)
 
     def estimate(self, counts):
         """Unbiased estimate of the data vector's projection on the row space of ``Q``.
@@ -244,19 +252,6 @@ class FactorizationMechanism:
         """Dimension of the data directions the strategy cannot measure (0: full rank)."""
         return self._gram_solver.null_space.shape[1]
 
-    def check_supports(self, workload_matrix):
-        if np.shape(workload_matrix)[-1] != self.n_inputs:
-            raise ValueError(
-                f"the workload has {np.shape(workload_matrix)[-1]} columns but the mechanism "
-                f"covers {self.n_inputs} cells."
-            )
-        if not self.supports(workload_matrix):
-            raise ValueError(
-                f"the {self.name!r} strategy cannot answer this workload without bias: the "
-                "queries are not in the row space of its strategy matrix. Choose a strategy "
-                "built for this workload (e.g. strategy='optimized' with workload=...)."
-            )
-
     def reconstruction(self, workload_matrix):
         """The optimal reconstruction ``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` (p x m)."""
         return np.asarray(workload_matrix, dtype=float) @ self._decoder
@@ -279,11 +274,6 @@ class FactorizationMechanism:
         V = W @ self._decoder
         return (V * V) @ self.Q - W * W
 
-    def expected_error(self, gram, n_users=1):
-        """Worst-case and average-case total variance of the workload for ``n_users``."""
-        z = self.per_user_variance(gram)
-        return {"worst_case": n_users * float(z.max()), "average_case": n_users * float(z.mean())}
-
     # ------------------------------------------------------------------ serialization
     def to_dict(self):
         return {
@@ -295,24 +285,9 @@ class FactorizationMechanism:
             "Q": self.Q.tolist(),
         }
 
-    def to_json(self):
-        """A JSON string from which :meth:`from_json` rebuilds the same mechanism exactly."""
-        return json.dumps(self.to_dict())
-
     @classmethod
     def from_dict(cls, spec):
-        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind:
-            raise ValueError(f"not a {cls.kind!r} mechanism specification: {str(spec)[:80]!r}.")
-        if spec.get("version") != SPEC_VERSION:
-            raise ValueError(
-                f"unsupported specification version {spec.get('version')!r}; "
-                f"this sklearn_ldp reads version {SPEC_VERSION}."
-            )
         return cls(spec["Q"], spec["epsilon"], spec.get("strategy", "custom"), spec.get("params"))
-
-    @classmethod
-    def from_json(cls, text):
-        return cls.from_dict(json.loads(text))
 
     def fingerprint(self):
         """A value equal for two mechanisms exactly when their reports are interchangeable."""
@@ -333,15 +308,6 @@ class FactorizationMechanism:
         )
 
 
-def report_dtype(n_outputs):
-    """The smallest unsigned integer type that holds every output index."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if n_outputs <= np.iinfo(dtype).max + 1:
-            return dtype
-    return np.uint64
-
-
-# ---------------------------------------------------------------------- error analysis
 def optimal_reconstruction(Q, workload_matrix):
     """``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` for an arbitrary strategy ``Q`` (no privacy check)."""
     Q = np.asarray(Q, dtype=float)

@@ -1,4 +1,4 @@
-"""Randomized response (k-RR, direct encoding) as a strategy matrix.
+"""Randomized response (k-RR, direct encoding): the strategy matrix and the structured oracle.
 
 A user of type ``u`` reports ``u`` with probability ``e^eps / (e^eps + n - 1)`` and each other
 type with probability ``1 / (e^eps + n - 1)``.
@@ -7,6 +7,18 @@ type with probability ``1 / (e^eps + n - 1)``.
 import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
+from .base import (
+    check_index_reports,
+    check_type_counts,
+    check_type_indices,
+    chunks,
+    register,
+    report_dtype,
+)
+from .support import SupportOracle
+
+# Types whose users are spread at once by the exact simulation (memory O(n * block)).
+SIMULATION_BLOCK = 256
 
 
 def randomized_response_strategy(n, epsilon):
@@ -35,3 +47,83 @@ def randomized_response_histogram_variance(n, epsilon):
     """
     e = np.exp(epsilon)
     return (n - 1) * (n + 2 * e - 2) / (e - 1) ** 2
+
+
+@register
+class RandomizedResponse(SupportOracle):
+    """k-ary randomized response (direct encoding), structured: any domain size.
+
+    A user of type ``u`` reports ``u`` with probability ``p = e^eps / (e^eps + n - 1)`` and
+    each other type with probability ``q = 1 / (e^eps + n - 1)``; a report is one cell index
+    (the smallest unsigned integer type that holds it). The report supports its own cell
+    only, so ``r_own = r_other = 0``, and the estimate ``(C - q N) / (p - q)`` is the
+    inverse of the strategy matrix applied to the counts (the optimal reconstruction).
+
+    Parameters
+    ----------
+    n_inputs : int
+        Domain size ``n``.
+    epsilon : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mechanism = RandomizedResponse(4, 1.0)
+    >>> reports = mechanism.randomize(np.array([0, 1, 1, 3]), np.random.default_rng(0))
+    >>> mechanism.estimate(mechanism.aggregate(reports)).shape
+    (4,)
+    """
+
+    kind = "randomized_response"
+
+    def __init__(self, n_inputs, epsilon):
+        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
+        self.epsilon = check_epsilon(epsilon)
+        self.name = "randomized_response"
+        self.params = {}
+        e = np.exp(self.epsilon)
+        self.p = e / (e + self.n_inputs - 1)
+        self.q = 1.0 / (e + self.n_inputs - 1)
+        self.pair_own = 0.0  # a report supports a single cell
+        self.pair_other = 0.0
+
+    def randomize(self, indices, rng):
+        """One report per user: keep the type with probability ``p``, else a uniform other."""
+        indices = check_type_indices(indices, self.n_inputs)
+        if self.n_inputs == 1:
+            return np.zeros(indices.shape[0], dtype=np.uint8)
+        keep = rng.random(indices.shape[0]) < self.p
+        other = rng.integers(0, self.n_inputs - 1, size=indices.shape[0])
+        other += other >= indices  # uniform over the n - 1 cells other than the user's own
+        return np.where(keep, indices, other).astype(report_dtype(self.n_inputs))
+
+    def check_reports(self, reports):
+        return check_index_reports(reports, self.n_inputs, self.name)
+
+    def _support_counts(self, reports):
+        return np.bincount(reports, minlength=self.n_inputs).astype(np.int64)
+
+    def simulate_statistic(self, type_counts, rng):
+        """Exact draw of the counts: kept reports are binomial, the others multinomial.
+
+        ``O(n^2)`` time (users of each type spread over the other ``n - 1`` cells), in
+        blocks of types so that memory stays ``O(n * SIMULATION_BLOCK)``.
+        """
+        counts = check_type_counts(type_counts, self.n_inputs)
+        n = self.n_inputs
+        kept = rng.binomial(counts, self.p)
+        support = kept.astype(np.int64)
+        if n > 1:
+            moved = counts - kept
+            uniform = np.full(n - 1, 1.0 / (n - 1))
+            for block in chunks(n, SIMULATION_BLOCK):
+                types = np.arange(n)[block]
+                spread = rng.multinomial(moved[block], uniform)  # (block, n - 1)
+                slots = np.arange(n - 1)[None, :]
+                cells = slots + (slots >= types[:, None])  # skip each type's own cell
+                support += np.bincount(cells.ravel(), weights=spread.ravel(),
+                                       minlength=n).astype(np.int64)
+        return np.append(support, np.int64(counts.sum()))
+
+    def strategy_matrix(self):
+        return randomized_response_strategy(self.n_inputs, self.epsilon)
