@@ -11,8 +11,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import workloads
 from ._validation import check_dense_size, check_epsilon, check_positive_int
 from .domain import Domain
-from .mechanisms.strategies import build_mechanism, check_strategy_name
-from .reports import LDPReports
+from .mechanisms.strategies import FACTORIZATION_BASELINES, build_mechanism, check_strategy_name
+from .mechanisms.base import check_type_counts
+from .reports import AggregatedReports, LDPReports
+
+# Strategies stored as dense matrices (the others are structured).
+DENSE_STRATEGIES = FACTORIZATION_BASELINES + ("optimized",)
 
 WORKLOAD_BY_NAME = {
     "histogram": workloads.histogram,
@@ -78,11 +82,17 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         categories from the data passed to ``fit`` and warns that this leaks information
         about the private data; production code passes them explicitly.
     strategy : str, default="auto"
-        ``"randomized_response"``, ``"rappor"`` (exact, small domains), ``"hadamard"``,
-        ``"hierarchical"``, ``"fourier"``, ``"optimized"`` (optimized for ``workload``) or
-        ``"auto"`` (the candidate with the least analytic worst-case error on ``workload``).
+        Frequency oracles (structured, any domain size): ``"randomized_response"``,
+        ``"rappor"`` (symmetric unary encoding), ``"oue"``, ``"olh"``, ``"blh"``,
+        ``"hadamard"``, ``"hrr"``, ``"subset_selection"``. Factorization baselines:
+        ``"hierarchical"``, ``"fourier"``. Bassily's randomizers of the workload's columns:
+        ``"gaussian"`` ((epsilon, delta)-LDP, needs ``delta``) and ``"gaussian_pure"``.
+        ``"optimized"`` (optimized for ``workload``) or ``"auto"`` (the epsilon-LDP
+        candidate with the least analytic worst-case error on ``workload``).
     epsilon : float, default=1.0
         Privacy budget of every user's report (epsilon-LDP).
+    delta : float, default=None
+        Only for ``strategy="gaussian"``: the delta of (epsilon, delta)-LDP, in (0, 1).
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
         Queries the strategy should serve (default: the histogram).
     branching : int, default=4
@@ -112,7 +122,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
     ----------
     domain_ : Domain
     workload_ : Workload
-    mechanism_ : FactorizationMechanism
+    mechanism_ : Mechanism
     strategy_ : str
         Name of the strategy built (the winner for ``"auto"``).
     candidates_ : pandas.Series
@@ -141,6 +151,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         strategy="auto",
         epsilon=1.0,
         workload=None,
+        delta=None,
         branching=4,
         max_order=None,
         n_outputs=None,
@@ -154,6 +165,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         self.strategy = strategy
         self.epsilon = epsilon
         self.workload = workload
+        self.delta = delta
         self.branching = branching
         self.max_order = max_order
         self.n_outputs = n_outputs
@@ -172,8 +184,9 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         if X is not None:
             validate_records(self, X, reset=True)
         self.domain_ = resolve_domain(self.categories, X)
-        # Every dense strategy has at least n outputs: refuse early with advice.
-        check_dense_size(self.domain_.size, self.domain_.size, self.strategy)
+        if self.strategy in DENSE_STRATEGIES:
+            # A dense strategy has at least n outputs: refuse early with advice.
+            check_dense_size(self.domain_.size, self.domain_.size, self.strategy)
         self.workload_ = resolve_workload(self.workload, self.domain_)
         rng = np.random.default_rng(self.random_state)
         mechanism, report = build_mechanism(
@@ -189,6 +202,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
             tol=self.tol,
             random_state=rng,
             verbose=self.verbose,
+            delta=self.delta,
         )
         self.mechanism_ = mechanism
         self.strategy_ = mechanism.name
@@ -219,6 +233,31 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         indices = self.domain_.encode(X)
         reports = self.mechanism_.randomize(indices, self._rng)
         return LDPReports(reports, self.mechanism_, self.domain_, self.workload_)
+
+    def simulate(self, X):
+        """Simulate the clients of ``X`` and return only the server's aggregate.
+
+        Statistically identical to aggregating ``transform(X)`` (the aggregate is drawn from
+        its exact distribution given the number of users of each cell), but it costs
+        ``O(n^2)`` or less instead of one draw per user. Available for mechanisms whose
+        aggregate can be drawn exactly (randomized response, unary encoding, Hadamard
+        response and HRR, factorization strategies, Gaussian); the others raise
+        NotImplementedError. Returns :class:`~sklearn_ldp.reports.AggregatedReports`.
+        """
+        check_is_fitted(self, "mechanism_")
+        validate_records(self, X, reset=False)
+        counts = np.bincount(self.domain_.encode(X), minlength=self.domain_.size)
+        return self.simulate_counts(counts)
+
+    def simulate_counts(self, type_counts):
+        """Like :meth:`simulate`, from the number of users of each domain cell (flat order).
+
+        Use it for populations too large to hold as records (e.g. 10^9 users).
+        """
+        check_is_fitted(self, "mechanism_")
+        counts = check_type_counts(type_counts, self.domain_.size)
+        statistic = self.mechanism_.simulate_statistic(counts, self._rng)
+        return AggregatedReports(statistic, self.mechanism_, self.domain_, self.workload_)
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "mechanism_")

@@ -1,7 +1,15 @@
 """Post-processing of estimated data vectors (biased, lower variance; pure numpy/scipy).
 
-Only the raw estimate is unbiased; every method here trades bias for variance and is free in
-privacy terms (post-processing of private output).
+Only the raw estimate (``"none"``) is unbiased; every method here trades bias for variance
+and is free in privacy terms (post-processing of private output):
+
+* ``"clip"``: negative counts set to zero (the total then exceeds the number of users).
+* ``"norm_sub"`` (Wang et al., NDSS 2020): negatives set to zero and a common amount
+  subtracted from the positive counts until they sum to the number of users. Its fixed point
+  ``max(x - delta, 0)`` with ``sum = N`` is exactly the Euclidean projection onto the scaled
+  simplex, so it is computed by :func:`simplex_projection` (``"simplex"`` is the same method
+  under the name used by Bassily and by MMMM20).
+* ``"wnnls"``: non-negative least squares in the workload's metric (MMMM20, appendix A).
 """
 
 import numpy as np
@@ -9,7 +17,7 @@ from scipy import optimize
 
 from .optimize.projection import project_bounded_simplex
 
-POSTPROCESS = ("none", "wnnls", "simplex")
+POSTPROCESS = ("none", "clip", "norm_sub", "simplex", "wnnls")
 
 
 def simplex_projection(x_hat, total):
@@ -50,8 +58,10 @@ def postprocess(x_hat, method, gram, total):
     """Apply the named post-processing to the data-vector estimate ``x_hat``."""
     if method == "none":
         return x_hat
+    if method == "clip":
+        return np.clip(x_hat, 0.0, None)
+    if method in ("norm_sub", "simplex"):
+        return simplex_projection(x_hat, total)
     if method == "wnnls":
         return wnnls(x_hat, gram)
-    if method == "simplex":
-        return simplex_projection(x_hat, total)
     raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {method!r}.")

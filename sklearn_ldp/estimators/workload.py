@@ -8,12 +8,12 @@ from sklearn.utils.validation import check_is_fitted
 from .. import workloads
 from ..encoder import LDPEncoder, resolve_workload, validate_records
 from ..postprocess import POSTPROCESS, postprocess
-from ..reports import LDPReports
+from ..reports import AggregatedReports, LDPReports, statistic_of
 
 
 def _as_reports(estimator, X, first_call):
     """LDP reports from ``X``: passed through, or (raw records) privatized by the estimator."""
-    if isinstance(X, LDPReports):
+    if isinstance(X, LDPReports | AggregatedReports):
         return X
     if estimator.strategy is None:
         raise ValueError(
@@ -38,8 +38,9 @@ def _as_reports(estimator, X, first_call):
 class WorkloadEstimator(BaseEstimator):
     """Unbiased answers to a workload of linear queries from LDP reports.
 
-    ``fit`` aggregates the reports (a count per output) and reconstructs the data vector with
-    the optimal linear reconstruction of the mechanism; ``partial_fit`` adds reports (chunked
+    ``fit`` aggregates the reports (LDPReports, or an AggregatedReports from a simulation)
+    into the mechanism's sufficient statistic and reconstructs the unbiased data vector
+    (for factorization mechanisms with the optimal linear reconstruction); ``partial_fit`` adds reports (chunked
     fits equal one fit exactly); ``predict`` answers any linear queries in the strategy's row
     space; ``score`` estimates the workload error from held-out *reports* only.
 
@@ -48,10 +49,12 @@ class WorkloadEstimator(BaseEstimator):
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
         Queries to answer in ``answers_``. Default: the workload carried by the reports (the
         one the encoder optimized for), else the histogram.
-    postprocess : {"none", "wnnls", "simplex"}, default="none"
-        ``"none"`` is unbiased. ``"wnnls"`` (non-negative least squares on the workload) and
-        ``"simplex"`` (projection onto non-negative counts with the known total) lower the
-        variance at the price of bias.
+    postprocess : {"none", "clip", "norm_sub", "simplex", "wnnls"}, default="none"
+        Only ``"none"`` is unbiased. ``"clip"`` (negatives to zero), ``"norm_sub"`` /
+        ``"simplex"`` (the same projection onto non-negative counts with the known total;
+        Wang et al.'s Norm-Sub) and ``"wnnls"`` (non-negative least squares on the workload)
+        lower the variance at the price of bias; ``expected_error_`` describes the unbiased
+        estimate.
     normalize : bool, default=False
         Answer in fractions of users instead of counts.
     strategy, epsilon, categories : optional
@@ -70,7 +73,9 @@ class WorkloadEstimator(BaseEstimator):
         ``worst_case`` (all users of the worst type for that query) and ``average_case``
         (users spread uniformly over the domain). Same units as ``answers_``.
     counts_ : ndarray
-        Number of users who sent each report (the sufficient statistic).
+        The mechanism's sufficient statistic of all reports fitted (for factorization
+        mechanisms the number of users who sent each output; for frequency oracles the
+        support count of every cell followed by the number of reports).
     n_users_ : int
     data_vector_ : ndarray
         Estimated count of users per domain cell (post-processed if requested).
@@ -138,7 +143,7 @@ class WorkloadEstimator(BaseEstimator):
                 f"({reports.mechanism!r} vs {self.mechanism_!r}); a different strategy, epsilon "
                 "or domain cannot be mixed into one estimate."
             )
-        self.counts_ = self.counts_ + self.mechanism_.aggregate(reports.reports)
+        self.counts_ = self.counts_ + statistic_of(reports)
         self.n_users_ += len(reports)
         self._reconstruct()
         return self
@@ -226,13 +231,13 @@ class WorkloadEstimator(BaseEstimator):
         ``-(||a - b||^2 - tr Cov(b)) / p``; it may be slightly positive by chance.
         """
         check_is_fitted(self, "counts_")
-        reports = X if isinstance(X, LDPReports) else _as_reports(self, X, first_call=False)
+        reports = _as_reports(self, X, first_call=False)
         if reports.mechanism != self.mechanism_:
             raise ValueError("held-out reports must come from the mechanism that was fitted.")
         n_test = len(reports)
         if n_test < 2:
             raise ValueError("score needs at least 2 held-out reports.")
-        counts = self.mechanism_.aggregate(reports.reports)
+        counts = statistic_of(reports)
         W = self.workload_.matrix
         gram = self.workload_.gram()
         fitted = W @ self.data_vector_ / self.n_users_

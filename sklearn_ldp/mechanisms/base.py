@@ -17,6 +17,7 @@ A mechanism has a client side and a server side:
 Everything here is pure numpy; nothing knows about scikit-learn or pandas.
 """
 
+import importlib
 import json
 
 import numpy as np
@@ -35,8 +36,31 @@ def register(cls):
     return cls
 
 
+def mechanism_class(kind):
+    """The registered mechanism class of the given kind."""
+    _import_all_mechanisms()
+    if kind not in _REGISTRY:
+        raise ValueError(f"unknown mechanism {kind!r}; known: {sorted(_REGISTRY)}.")
+    return _REGISTRY[kind]
+
+
+# Modules that define registered mechanisms.
+MECHANISM_MODULES = ("factorization", "gaussian", "hadamard", "hadamard_coefficient",
+                     "local_hashing", "randomized_response", "subset_selection", "unary")
+
+
+def _import_all_mechanisms():
+    """Import every mechanism module once, so that all of them are registered."""
+    for module in MECHANISM_MODULES:
+        try:  # TEMPORARY while helpers write the modules
+            importlib.import_module(f"{__package__}.{module}")
+        except ModuleNotFoundError:
+            pass
+
+
 def mechanism_from_dict(spec):
     """Rebuild any registered mechanism from the dict its ``to_dict()`` returned."""
+    _import_all_mechanisms()
     if not isinstance(spec, dict) or spec.get("mechanism") not in _REGISTRY:
         raise ValueError(
             f"not a mechanism specification (known mechanisms: {sorted(_REGISTRY)}): "
@@ -101,8 +125,9 @@ def check_index_reports(reports, n_values, name):
     return reports
 
 
-def chunks(n_rows, chunk=AGGREGATE_CHUNK):
-    """Slices covering ``range(n_rows)`` in blocks of ``chunk`` rows."""
+def chunks(n_rows, chunk=None):
+    """Slices covering ``range(n_rows)`` in blocks of ``chunk`` rows (``AGGREGATE_CHUNK``)."""
+    chunk = AGGREGATE_CHUNK if chunk is None else chunk
     return [slice(start, min(start + chunk, n_rows)) for start in range(0, n_rows, chunk)]
 
 

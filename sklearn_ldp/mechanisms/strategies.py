@@ -1,25 +1,37 @@
-"""Build a factorization mechanism by strategy name (pure numpy; no scikit-learn here).
+"""Build a mechanism by strategy name (pure numpy; no scikit-learn here).
 
-Names: the baselines ``randomized_response``, ``rappor``, ``hadamard``, ``hierarchical``,
-``fourier``; ``optimized`` (strategy optimized for the workload); ``auto`` (the candidate with
-the least analytic worst-case error on the workload).
+Names:
+
+* frequency oracles (structured, any domain size): ``randomized_response``, ``rappor``
+  (symmetric unary encoding), ``oue``, ``olh``, ``blh``, ``hadamard``, ``hrr``,
+  ``subset_selection``;
+* factorization baselines (dense strategy matrices): ``hierarchical``, ``fourier``;
+* Bassily's randomizers for the workload's columns: ``gaussian`` ((epsilon, delta)-LDP) and
+  ``gaussian_pure`` (epsilon-LDP by rejection sampling);
+* ``optimized`` (strategy optimized for the workload) and ``auto`` (the candidate with the
+  least analytic worst-case error on the workload among the epsilon-LDP frequency oracles,
+  the factorization baselines and ``optimized``).
 """
 
 import numpy as np
 
+from .._validation import MAX_DENSE_ENTRIES
 from ..optimize.ldp_factorization import optimize_strategy
+from .base import mechanism_class
 from .factorization import FactorizationMechanism
 from .fourier import fourier_strategy
-from .hadamard import hadamard_strategy
 from .hierarchical import hierarchical_strategy
-from .randomized_response import randomized_response_strategy
-from .unary import MAX_EXACT_RAPPOR_CELLS, rappor_strategy
 
-BASELINES = ("randomized_response", "rappor", "hadamard", "hierarchical", "fourier")
-STRATEGIES = BASELINES + ("optimized", "auto")
+ORACLES = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",
+           "subset_selection")
+FACTORIZATION_BASELINES = ("hierarchical", "fourier")
+BASELINES = ORACLES + FACTORIZATION_BASELINES
+WORKLOAD_RANDOMIZERS = ("gaussian", "gaussian_pure")
+STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + ("optimized", "auto")
 
-# "auto" tries the exact RAPPOR matrix only where it is small (2^n outputs).
-AUTO_RAPPOR_MAX_CELLS = 10
+# A baseline strategy matrix may start the optimizer when it has at most this many outputs
+# per cell (unary encoding and subset selection have exponentially many).
+MAX_START_OUTPUTS_PER_CELL = 16
 
 
 def check_strategy_name(name):
@@ -44,21 +56,40 @@ def _fourier_for(shape, epsilon, workload_matrix, max_order):
 def baseline_mechanism(name, shape, epsilon, workload_matrix=None, branching=4, max_order=None):
     """The named baseline strategy over a domain of the given shape, as a mechanism."""
     n = int(np.prod(shape))
-    params = {}
-    if name == "randomized_response":
-        Q = randomized_response_strategy(n, epsilon)
-    elif name == "rappor":
-        Q = rappor_strategy(n, epsilon)
-    elif name == "hadamard":
-        Q = hadamard_strategy(n, epsilon)
-    elif name == "hierarchical":
-        Q = hierarchical_strategy(n, epsilon, branching)
-        params = {"branching": branching}
+    if name in ORACLES:
+        return mechanism_class(name)(n, epsilon)
+    if name == "hierarchical":
+        Q, params = hierarchical_strategy(n, epsilon, branching), {"branching": branching}
     elif name == "fourier":
         Q, params = _fourier_for(shape, epsilon, workload_matrix, max_order)
     else:
         raise ValueError(f"{name!r} is not a baseline strategy; choose one of {BASELINES}.")
     return FactorizationMechanism(Q, epsilon, name, params)
+
+
+def workload_randomizer(name, n, epsilon, workload_matrix, delta=None):
+    """Bassily's Gaussian randomizers, which privatize the workload's column of each user."""
+    if workload_matrix is None:
+        raise ValueError(f"the {name!r} strategy privatizes the workload's columns: pass a "
+                         "workload.")
+    matrix = np.asarray(workload_matrix, dtype=float)
+    if name == "gaussian":
+        if delta is None:
+            raise ValueError("the 'gaussian' strategy is (epsilon, delta)-LDP: pass delta, a "
+                             "probability in (0, 1) such as 1e-6.")
+        return mechanism_class("gaussian")(n, epsilon, delta, matrix)
+    return mechanism_class("gaussian_pure")(n, epsilon, matrix)
+
+
+def _start_matrix(mechanism):
+    """The mechanism's strategy matrix if it can start the optimizer, else None."""
+    if mechanism.null_space_dim != 0:
+        return None  # the optimizer needs Q^T D^-1 Q invertible
+    try:
+        Q = mechanism.strategy_matrix()
+    except ValueError:
+        return None
+    return Q if Q.shape[0] <= MAX_START_OUTPUTS_PER_CELL * Q.shape[1] else None
 
 
 def worst_case_variance(mechanism, gram):
@@ -83,15 +114,17 @@ def build_mechanism(
     tol=1e-6,
     random_state=None,
     verbose=0,
+    delta=None,
 ):
     """Build the named strategy for a domain of the given shape and an optional workload.
 
     Returns
     -------
-    mechanism : FactorizationMechanism
+    mechanism : Mechanism
     report : dict
         ``candidates`` (strategy name -> worst-case per-user variance; all tried candidates
-        for ``"auto"``), and for optimized strategies ``n_iter``, ``history``, ``converged``.
+        for ``"auto"``, ``inf`` for a candidate that cannot answer the workload), and for
+        optimized strategies ``n_iter``, ``history``, ``converged``.
     """
     check_strategy_name(name)
     shape = tuple(int(size) for size in shape)
@@ -103,8 +136,11 @@ def build_mechanism(
     def baseline(strategy):
         return baseline_mechanism(strategy, shape, epsilon, W, branching, max_order)
 
-    if name in BASELINES:
-        mechanism = baseline(name)
+    if name in BASELINES or name in WORKLOAD_RANDOMIZERS:
+        if name in BASELINES:
+            mechanism = baseline(name)
+        else:
+            mechanism = workload_randomizer(name, n, epsilon, W, delta)
         report["candidates"][name] = worst_case_variance(mechanism, gram)
         return mechanism, report
 
@@ -116,25 +152,31 @@ def build_mechanism(
     candidates = {}
     if name == "auto" or from_baseline:
         for strategy in BASELINES:
-            if strategy == "rappor" and n > min(AUTO_RAPPOR_MAX_CELLS, MAX_EXACT_RAPPOR_CELLS):
-                continue
             try:
                 candidate = baseline(strategy)
             except ValueError:
                 continue  # e.g. too large for a dense matrix at this domain size
             candidates[strategy] = (worst_case_variance(candidate, gram), candidate)
+    # The optimized strategy is a dense (4n x n) matrix: "auto" skips it past that size.
+    m = 4 * n if n_outputs is None else int(n_outputs)
+    if name == "auto" and m * n > MAX_DENSE_ENTRIES:
+        best = min(candidates, key=lambda key: candidates[key][0])
+        report["candidates"] = {key: value[0] for key, value in candidates.items()}
+        return candidates[best][1], report
     if not isinstance(init, str):
         starts = [init]
     else:
         starts = ["random"] if init in ("random", "best") else []
-        # The optimizer needs Q^T D^-1 Q invertible: start from the best full-rank baseline.
-        full_rank = [item for item in candidates.values() if item[1].null_space_dim == 0]
-        if from_baseline and full_rank:
-            starts.append(min(full_rank, key=lambda item: item[0])[1].Q)
+        # Start from the best baseline whose strategy matrix can seed the optimizer.
+        seeds = [(value[0], _start_matrix(value[1])) for value in candidates.values()]
+        seeds = [seed for seed in seeds if seed[1] is not None]
+        if from_baseline and seeds:
+            starts.append(min(seeds, key=lambda seed: seed[0])[1])
         if not starts:
             starts = ["random"]
     # Several starts: keep the run with the least worst-case variance. Starting from the best
-    # baseline guarantees the result is never worse than it (the start is a kept iterate).
+    # baseline guarantees the result is never worse than its strategy matrix with the optimal
+    # reconstruction (the start is a kept iterate).
     result = min(
         (
             optimize_strategy(
