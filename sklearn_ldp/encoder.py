@@ -11,8 +11,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import workloads
 from ._validation import check_dense_size, check_epsilon, check_positive_int
 from .domain import Domain
-from .mechanisms.strategies import FACTORIZATION_BASELINES, build_mechanism, check_strategy_name
 from .mechanisms.base import check_type_counts
+from .mechanisms.strategies import FACTORIZATION_BASELINES, build_mechanism, check_strategy_name
 from .reports import AggregatedReports, LDPReports
 
 # Strategies stored as dense matrices (the others are structured).

@@ -40,9 +40,10 @@ class WorkloadEstimator(BaseEstimator):
 
     ``fit`` aggregates the reports (LDPReports, or an AggregatedReports from a simulation)
     into the mechanism's sufficient statistic and reconstructs the unbiased data vector
-    (for factorization mechanisms with the optimal linear reconstruction); ``partial_fit`` adds reports (chunked
-    fits equal one fit exactly); ``predict`` answers any linear queries in the strategy's row
-    space; ``score`` estimates the workload error from held-out *reports* only.
+    (for factorization mechanisms with the optimal linear reconstruction); ``partial_fit``
+    adds reports (chunked fits equal one fit exactly); ``predict`` answers any linear queries
+    in the strategy's row space; ``score`` estimates the workload error from held-out
+    *reports* only.
 
     Parameters
     ----------

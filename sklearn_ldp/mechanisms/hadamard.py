@@ -98,7 +98,7 @@ class HadamardResponse(FactorizationMechanism):
     Parameters
     ----------
     n_inputs : int
-        Domain size ``n`` (the dense ``K x n`` strategy must fit in memory; ``K < 4n``).
+        Domain size ``n`` (the dense ``K x n`` strategy must fit in memory).
     epsilon : float
 
     Attributes
@@ -113,7 +113,7 @@ class HadamardResponse(FactorizationMechanism):
     >>> import numpy as np
     >>> mechanism = HadamardResponse(6, 1.0)
     >>> mechanism.n_outputs, mechanism.n_blocks, mechanism.block_size
-    (16, 2, 8)
+    (8, 2, 4)
     >>> reports = mechanism.randomize(np.array([0, 3, 5, 5]), np.random.default_rng(0))
     >>> mechanism.estimate(mechanism.aggregate(reports)).shape
     (6,)
