@@ -11,18 +11,25 @@ from .factorization import (
     svd_lower_bound,
 )
 from .fourier import fourier_strategy
-from .hadamard import hadamard_strategy
+from .hadamard import HadamardResponse, hadamard_strategy
+from .hadamard_coefficient import HadamardRandomizedResponse
 from .hierarchical import hierarchical_strategy
 from .randomized_response import RandomizedResponse, randomized_response_strategy
 from .strategies import BASELINES, STRATEGIES, baseline_mechanism, build_mechanism
-from .unary import rappor_strategy
+from .subset_selection import SubsetSelection
+from .unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding, rappor_strategy
 
 __all__ = [
     "BASELINES",
     "STRATEGIES",
     "FactorizationMechanism",
+    "HadamardRandomizedResponse",
+    "HadamardResponse",
     "Mechanism",
+    "OptimizedUnaryEncoding",
     "RandomizedResponse",
+    "SubsetSelection",
+    "SymmetricUnaryEncoding",
     "baseline_mechanism",
     "build_mechanism",
     "check_strategy",

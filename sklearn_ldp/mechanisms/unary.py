@@ -1,14 +1,62 @@
-"""Unary encoding (basic RAPPOR, symmetric) as an exact strategy matrix.
+"""Unary encoding: symmetric (basic one-time RAPPOR) and optimized (OUE) frequency oracles.
 
-Each user sends a bit vector of length ``n``: bit ``u`` (their type) is 1 with probability
-``p = e^{eps/2} / (1 + e^{eps/2})`` and every other bit is 1 with probability ``1 - p``. As a
-strategy matrix the outputs are all ``2^n`` bit vectors, so this exact form is only for small
-domains.
+Each user of type ``u`` sends ``n`` independent bits, packed (``np.packbits(..., axis=1,
+bitorder="little")``, ``ceil(n / 8)`` bytes per user): bit ``u`` is 1 with probability ``p``
+and every other bit with probability ``q``:
+
+* ``"rappor"`` (symmetric unary encoding, SUE): ``p = e^{eps/2} / (1 + e^{eps/2})``,
+  ``q = 1 - p``;
+* ``"oue"`` (optimized unary encoding, Wang et al. 2017): ``p = 1/2``, ``q = 1 / (e^eps + 1)``,
+  which minimizes ``q (1 - q) / (p - q)^2`` subject to ``p (1 - q) / (q (1 - p)) = e^eps``.
+
+Two outputs that differ only in bits ``u`` and ``u'`` have probability ratio at most
+``p (1 - q) / (q (1 - p))``, so the mechanism is exactly epsilon-LDP when that ratio is at most
+``e^eps``.
+
+Decision (exact sampling). The bits are drawn exactly (see :mod:`._bits`), which needs dyadic
+probabilities. The realized ``p`` is the nominal one rounded *down* and ``q`` rounded *up* to
+a multiple of ``2^-52`` (``_bits.PRECISION``): both moves lower ``p (1 - q) / (q (1 - p))``,
+so the realized mechanism is never less private than the nominal one (checked exactly in
+80-digit arithmetic at construction). For ``"rappor"`` the realized ``p + q`` is still exactly
+1. The estimator and the variance use the realized values ``self.p`` and ``self.q`` (exact
+float64 numbers), so rounding the probabilities biases nothing and the variance is exact.
+
+Estimator and variance: see :mod:`.support`. The server counts ``C_j``, the reports with bit
+``j`` set; ``(C - q N) / (p - q)`` is unbiased, followed by the known-total step. The bits
+are independent, so the pair probabilities are ``r_own = p q`` and ``r_other = q^2``, and
+the per-user variance of cell ``j`` before the known-total step is
+``(q (1 - q) + [j = u] (p - q)(1 - p - q)) / (p - q)^2``.
+
+Exact simulation. ``C_j`` is the sum of independent bits, ``Binomial(x_j, p) +
+Binomial(N - x_j, q)``, independently across ``j``: ``simulate_statistic`` draws it in
+``O(n)`` with no per-user randomness.
+
+The dense strategy matrix (:func:`rappor_strategy`, and ``strategy_matrix()`` with the
+realized probabilities) has all ``2^n`` bit vectors as outputs, so it is only for
+``n <= MAX_EXACT_RAPPOR_CELLS``.
+
+Pure numpy; no scikit-learn here.
 """
+
+import decimal
 
 import numpy as np
 
 from .._validation import check_epsilon, check_positive_int
+from ._bits import (
+    DECIMAL_CONTEXT,
+    PRECISION,
+    bernoulli_bits,
+    bernoulli_packed,
+    check_packed_reports,
+    column_counts,
+    decimal_exp,
+    dyadic_numerator,
+    ratio_at_most,
+    set_bits,
+)
+from .base import check_type_counts, check_type_indices, register
+from .support import SupportOracle
 
 MAX_EXACT_RAPPOR_CELLS = 16
 
@@ -38,3 +86,188 @@ def rappor_strategy(n, epsilon):
     ones = bits.sum(axis=1, keepdims=True)
     hamming = ones + 1 - 2 * bits  # distance from y to the one-hot vector e_u
     return p ** (n - hamming) * (1 - p) ** hamming
+
+def _unary_strategy(n, p, q):
+    """``2^n x n`` matrix: output ``y`` (bit ``j`` of ``y`` = bit ``j`` of the report)."""
+    outputs = np.arange(2**n)[:, None]
+    bits = (outputs >> np.arange(n)[None, :]) & 1  # bits[y, u] = bit u of output y
+    others = bits.sum(axis=1, keepdims=True) - bits  # ones among the bits other than u
+    own = np.where(bits == 1, p, 1 - p)
+    return own * q**others * (1 - q) ** (n - 1 - others)
+
+
+class UnaryEncoding(SupportOracle):
+    """Unary encoding frequency oracle (base of ``"rappor"`` and ``"oue"``), any domain size.
+
+    Use :class:`SymmetricUnaryEncoding` or :class:`OptimizedUnaryEncoding`; subclasses only
+    give the nominal ``(p, q)`` (see the module docstring for the mathematics).
+
+    Parameters
+    ----------
+    n_inputs : int
+        Domain size ``n`` (bits per report).
+    epsilon : float
+
+    Attributes
+    ----------
+    p, q : float
+        Realized probabilities (multiples of ``2^-52``) of bit ``u`` and of every other bit.
+    p_numerator, q_numerator : int
+        ``p = p_numerator / 2^52``, ``q = q_numerator / 2^52``.
+    pair_own, pair_other : float
+        ``p q`` and ``q^2`` (independent bits).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mechanism = OptimizedUnaryEncoding(4, 1.0)
+    >>> reports = mechanism.randomize(np.array([0, 1, 1, 3]), np.random.default_rng(0))
+    >>> reports.shape, reports.dtype
+    ((4, 1), dtype('uint8'))
+    >>> mechanism.estimate(mechanism.aggregate(reports)).shape
+    (4,)
+    """
+
+    kind = None
+
+    def __init__(self, n_inputs, epsilon):
+        if self.kind is None:
+            raise TypeError("UnaryEncoding is abstract: use SymmetricUnaryEncoding ('rappor') "
+                            "or OptimizedUnaryEncoding ('oue').")
+        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
+        self.epsilon = check_epsilon(epsilon)
+        self.name = self.kind
+        self.params = {}
+        with decimal.localcontext(DECIMAL_CONTEXT):
+            p_nominal, q_nominal = self._nominal_probabilities(decimal_exp(self.epsilon))
+        p_num = dyadic_numerator(p_nominal, "down")
+        q_num = dyadic_numerator(q_nominal, "up")
+        one = 2**PRECISION
+        # Rounding p down and q up cannot raise the ratio; this exact check guards the
+        # 80-digit arithmetic against a nominal value lying on a multiple of 2^-52.
+        while q_num < p_num and not ratio_at_most(p_num * (one - q_num), q_num * (one - p_num),
+                                                  decimal_exp(self.epsilon)):
+            q_num += 1
+        if p_num <= q_num:
+            raise ValueError(
+                f"epsilon={self.epsilon!r} is too small for {self.kind!r}: at the sampler's "
+                f"precision 2^-{PRECISION} the probabilities p and q coincide; use epsilon "
+                ">= 1e-14."
+            )
+        self.p_numerator, self.q_numerator = p_num, q_num
+        self.p = p_num / one  # exact: numerators are below 2^53
+        self.q = q_num / one
+        self.pair_own = self.p * self.q  # the bits are independent
+        self.pair_other = self.q * self.q
+
+    @staticmethod
+    def _nominal_probabilities(e):
+        """``(p, q)`` as Decimals, given ``e = e^eps`` (called in an 80-digit context)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ client side
+    def randomize(self, indices, rng):
+        """Packed reports: every bit 1 with probability ``q``, then bit ``u`` redrawn with ``p``.
+
+        Parameters
+        ----------
+        indices : array-like of int, shape (N,)
+            User types (flat domain cells).
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        reports : ndarray of uint8, shape (N, ceil(n / 8))
+        """
+        indices = check_type_indices(indices, self.n_inputs)
+        reports = bernoulli_packed(rng, indices.shape[0], self.n_inputs, self.q_numerator)
+        # Overwriting bit u with an independent Bernoulli(p) bit leaves the other bits
+        # independent Bernoulli(q), exactly the mechanism.
+        own = bernoulli_bits(rng, indices.shape[0], self.p_numerator)
+        set_bits(reports, indices, own)
+        return reports
+
+    # ------------------------------------------------------------------ server side
+    def check_reports(self, reports):
+        return check_packed_reports(reports, self.n_inputs, self.name)
+
+    def _support_counts(self, reports):
+        return column_counts(reports, self.n_inputs)
+
+    def simulate_statistic(self, type_counts, rng):
+        """Exact draw of ``aggregate(randomize(users))``: ``O(n)``, no per-user randomness.
+
+        ``C_j = Binomial(x_j, p) + Binomial(N - x_j, q)``, independent across ``j``.
+
+        Examples
+        --------
+        >>> mechanism = SymmetricUnaryEncoding(3, 1.0)
+        >>> mechanism.simulate_statistic(np.array([5, 0, 2]), np.random.default_rng(0))[-1]
+        np.int64(7)
+        """
+        counts = check_type_counts(type_counts, self.n_inputs)
+        total = counts.sum()
+        support = rng.binomial(counts, self.p) + rng.binomial(total - counts, self.q)
+        return np.append(support.astype(np.int64), np.int64(total))
+
+    def strategy_matrix(self):
+        """The exact ``2^n x n`` strategy with the realized ``p``, ``q`` (``n <= 16``).
+
+        Row ``y`` is the report whose bit ``j`` is bit ``j`` of the integer ``y``.
+        """
+        if self.n_inputs > MAX_EXACT_RAPPOR_CELLS:
+            raise ValueError(
+                f"the exact {self.kind!r} strategy matrix has 2^n rows and is limited to n <= "
+                f"{MAX_EXACT_RAPPOR_CELLS} cells (got {self.n_inputs})."
+            )
+        return _unary_strategy(self.n_inputs, self.p, self.q)
+
+
+@register
+class SymmetricUnaryEncoding(UnaryEncoding):
+    """Symmetric unary encoding (basic one-time RAPPOR): ``p = e^{eps/2} / (1 + e^{eps/2})``,
+    ``q = 1 - p`` (realized: rounded to multiples of ``2^-52``, ``p`` down, ``q`` up).
+
+    Parameters
+    ----------
+    n_inputs : int
+    epsilon : float
+
+    Examples
+    --------
+    >>> mechanism = SymmetricUnaryEncoding(8, 1.0)
+    >>> round(mechanism.p, 4), round(mechanism.q, 4), mechanism.p + mechanism.q
+    (0.6225, 0.3775, 1.0)
+    """
+
+    kind = "rappor"
+
+    @staticmethod
+    def _nominal_probabilities(e):
+        root = e.sqrt()
+        p = root / (1 + root)
+        return p, 1 - p
+
+
+@register
+class OptimizedUnaryEncoding(UnaryEncoding):
+    """Optimized unary encoding (OUE): ``p = 1/2``, ``q = 1 / (e^eps + 1)``
+    (realized ``q``: rounded up to a multiple of ``2^-52``; ``p = 1/2`` is exact).
+
+    Parameters
+    ----------
+    n_inputs : int
+    epsilon : float
+
+    Examples
+    --------
+    >>> mechanism = OptimizedUnaryEncoding(8, 1.0)
+    >>> mechanism.p, round(mechanism.q, 4)
+    (0.5, 0.2689)
+    """
+
+    kind = "oue"
+
+    @staticmethod
+    def _nominal_probabilities(e):
+        return decimal.Decimal(1) / 2, 1 / (e + 1)
