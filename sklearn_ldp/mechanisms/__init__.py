@@ -14,6 +14,7 @@ from .fourier import fourier_strategy
 from .hadamard import HadamardResponse, hadamard_strategy
 from .hadamard_coefficient import HadamardRandomizedResponse
 from .hierarchical import hierarchical_strategy
+from .local_hashing import BinaryLocalHashing, OptimizedLocalHashing
 from .randomized_response import RandomizedResponse, randomized_response_strategy
 from .strategies import BASELINES, STRATEGIES, baseline_mechanism, build_mechanism
 from .subset_selection import SubsetSelection
@@ -22,10 +23,12 @@ from .unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding, rappor_strate
 __all__ = [
     "BASELINES",
     "STRATEGIES",
+    "BinaryLocalHashing",
     "FactorizationMechanism",
     "HadamardRandomizedResponse",
     "HadamardResponse",
     "Mechanism",
+    "OptimizedLocalHashing",
     "OptimizedUnaryEncoding",
     "RandomizedResponse",
     "SubsetSelection",
