@@ -232,6 +232,9 @@ def _expected_failed(estimator):
     [
         LDPEncoder(strategy="randomized_response", epsilon=1.0, random_state=0),
         WorkloadEstimator(strategy="randomized_response", epsilon=1.0, random_state=0),
+        # reports of other shapes: packed bits, (seed, value) pairs
+        LDPEncoder(strategy="oue", epsilon=1.0, random_state=0),
+        WorkloadEstimator(strategy="olh", epsilon=1.0, random_state=0),
     ],
     expected_failed_checks=_expected_failed,
 )
