@@ -15,13 +15,15 @@ Quick start::
 from . import mechanisms, workloads
 from .domain import Domain
 from .encoder import LDPEncoder
-from .estimators import WorkloadEstimator
+from .estimators import AdaptiveQueryEstimator, WorkloadEstimator
 from .mechanisms import mechanism_from_json
-from .reports import LDPReports
+from .reports import AggregatedReports, LDPReports
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaptiveQueryEstimator",
+    "AggregatedReports",
     "Domain",
     "LDPEncoder",
     "LDPReports",

@@ -10,14 +10,18 @@ and is free in privacy terms (post-processing of private output):
   simplex, so it is computed by :func:`simplex_projection` (``"simplex"`` is the same method
   under the name used by Bassily and by MMMM20).
 * ``"wnnls"``: non-negative least squares in the workload's metric (MMMM20, appendix A).
+* ``"hull"`` (Bassily 2019): the answers, as fractions, projected onto the symmetric convex
+  hull ``W B_1`` of the workload's columns, where the true answers lie. Never farther from
+  the truth than the unbiased answers, and much closer when there are few users per query.
 """
 
 import numpy as np
 from scipy import optimize
 
+from .mechanisms.gaussian import project_onto_hull
 from .optimize.projection import project_bounded_simplex
 
-POSTPROCESS = ("none", "clip", "norm_sub", "simplex", "wnnls")
+POSTPROCESS = ("none", "clip", "norm_sub", "simplex", "wnnls", "hull")
 
 
 def simplex_projection(x_hat, total):
@@ -54,6 +58,27 @@ def wnnls(x_hat, gram):
     return result.x
 
 
+def hull_projection(x_hat, gram, total):
+    """Bassily's projection of the answers ``W x_hat / total`` onto ``W B_1``, for any mechanism.
+
+    Only the Gram matrix is needed: with any ``R`` such that ``R^T R = W^T W``,
+    ``||W v - W x_hat / N|| = ||R v - R x_hat / N||``, so projecting ``R x_hat / N`` onto
+    ``R B_1`` gives the same ``v*``. Returns the data vector ``total * v*`` (``||v*||_1 <= 1``),
+    whose workload answers are the projected ones.
+
+    Examples
+    --------
+    >>> x = hull_projection(np.array([30.0, -20.0]), np.eye(2), 10.0)
+    >>> bool(np.abs(x).sum() <= 10.0 + 1e-6)
+    True
+    """
+    values, vectors = np.linalg.eigh(gram)
+    keep = values > values.max() * 1e-12
+    root = np.sqrt(values[keep])[:, None] * vectors[:, keep].T
+    _, coefficients = project_onto_hull(root, root @ x_hat / total)
+    return total * coefficients
+
+
 def postprocess(x_hat, method, gram, total):
     """Apply the named post-processing to the data-vector estimate ``x_hat``."""
     if method == "none":
@@ -64,4 +89,6 @@ def postprocess(x_hat, method, gram, total):
         return simplex_projection(x_hat, total)
     if method == "wnnls":
         return wnnls(x_hat, gram)
+    if method == "hull":
+        return hull_projection(x_hat, gram, total)
     raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {method!r}.")

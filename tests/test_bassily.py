@@ -55,6 +55,7 @@ def _variance_band(sample_variance, true_variance, n_samples, level=1e-6):
 def _check_unbiased_and_variance(answers, truth, variance):
     """Replicates (R x p) have mean ``truth`` (4 SE) and variance ``variance`` (chi-square)."""
     replicates = answers.shape[0]
+    variance = np.asarray(variance, dtype=float)
     z = (answers.mean(axis=0) - truth) / np.sqrt(variance / replicates)
     assert np.all(np.abs(z) < 4.5), z
     assert _variance_band(answers.var(axis=0, ddof=1), variance, replicates)
@@ -196,7 +197,7 @@ def _instances():
 @pytest.mark.parametrize("case", range(len(_instances())))
 def test_projection_matches_cvxpy(case):
     A, y = _instances()[case]
-    point, v = project_onto_hull(A, y, tol=1e-9)
+    point, v = project_onto_hull(A, y, tol=1e-7)
     expected = _cvxpy_projection(A, y)
     scale = max(np.linalg.norm(y), np.sqrt((A**2).sum(axis=0)).max())
     assert np.abs(v).sum() <= 1 + 1e-9
@@ -211,12 +212,13 @@ def test_each_projection_solver_is_correct(solver):
     """Both interleaved solvers reach the projection on their own (bounds are certified)."""
     for A, y in _instances()[::3]:
         scale = max(np.linalg.norm(y), np.sqrt((A**2).sum(axis=0)).max())
-        target = (1e-8 * scale) ** 2
+        target = (1e-7 * scale) ** 2
         steps = (_fista(A, y, np.random.default_rng(0)) if solver == "fista"
                  else _wolfe(A, y, target))
-        for bound, point, v in ((b, p, w) for b, p, w, _ in steps):
-            if bound <= target:
+        for n_blocks, (bound, point, v, _) in enumerate(steps):  # noqa: B007 - used below
+            if bound <= target or n_blocks > 5000:
                 break
+        assert bound <= target
         expected = _cvxpy_projection(A, y)
         np.testing.assert_allclose(point, expected, atol=2e-5 * scale)
         assert np.linalg.norm(point - A @ v) <= 1e-9 * scale
@@ -292,20 +294,22 @@ def test_rejection_moments_match_quadrature():
 @pytest.mark.parametrize("calibration", ["optimal", "paper"])
 def test_pure_privacy_exact_ratios(epsilon, calibration):
     """P(bottom | a) by quadrature for every column, and the density ratio of kept reports."""
-    mechanism = GaussianRejectionMechanism(6, epsilon, workload=WIDE, calibration=calibration)
+    A = np.hstack([WIDE, -WIDE[:, :1]])  # an opposite pair of columns
+    mechanism = GaussianRejectionMechanism(7, epsilon, workload=A, calibration=calibration)
     bottom = np.array([1 - _keep_moments_by_quadrature(m, mechanism.sigma, epsilon)[0]
                        if m > 0 else 0.5 for m in mechanism.effective_norms])
-    assert bottom.max() / bottom.min() <= math.exp(epsilon) * (1 + 1e-9)
+    assert len(bottom) == 7 and bottom.max() / bottom.min() <= math.exp(epsilon) * (1 + 1e-9)
     np.testing.assert_allclose(bottom, 0.5, atol=1e-9)  # exactly 1/2 for every input
     # A kept report has density phi_0(v) * keep(u, v): compare all pairs of types at many v.
     rng = np.random.default_rng(5)
     draws = mechanism.sigma * rng.standard_normal((2000, 4)) * rng.uniform(0.01, 3, (2000, 1))
-    keep = np.array([mechanism.keep_probability(np.full(2000, u), draws) for u in range(6)])
+    keep = np.array([mechanism.keep_probability(np.full(2000, u), draws) for u in range(7)])
     assert keep.max() <= math.exp(epsilon / 2) / 2 * (1 + 1e-12)
     assert keep.min() >= math.exp(-epsilon / 2) / 2 * (1 - 1e-12)
     assert np.max(keep.max(axis=0) / keep.min(axis=0)) <= math.exp(epsilon) * (1 + 1e-12)
-    # the privacy bound is attained, i.e. the check is not vacuous
-    assert np.max(keep.max(axis=0) / keep.min(axis=0)) > math.exp(0.9 * epsilon)
+    # the check is not vacuous: an in-window draw against an out-of-window one gives
+    # e^{eps/2}, an opposite pair with both in the window up to e^{eps - s^2}
+    assert np.max(keep.max(axis=0) / keep.min(axis=0)) > math.exp(0.45 * epsilon)
 
 
 def test_pure_privacy_empirical_audit():
@@ -518,7 +522,7 @@ def test_adaptive_answer_variance_matches_exact_formula():
     query = np.array([1.0, -0.5, 0.25, 0.0, -1.0, 0.6])
     estimator = AdaptiveQueryEstimator(categories=DOM, epsilon=0.5, queries=query[None, :])
     estimator.partial_fit(df)
-    for _ in range(2999):
+    for _ in range(1499):
         estimator.partial_fit(df, query=query)
     from sklearn_ldp import Domain
 
@@ -528,7 +532,7 @@ def test_adaptive_answer_variance_matches_exact_formula():
     answers = estimator.answers_.to_numpy()[:, None]
     _check_unbiased_and_variance(answers, [values.mean()], [exact])
     assert np.all(estimator.expected_error_ >= exact)
-    assert estimator.answers_.index.is_unique and estimator.n_rounds_ == 3000
+    assert estimator.answers_.index.is_unique and estimator.n_rounds_ == 1500
 
 
 def test_adaptive_callable_chooses_queries_from_previous_answers():

@@ -11,11 +11,13 @@ from .factorization import (
     svd_lower_bound,
 )
 from .fourier import fourier_strategy
+from .gaussian import GaussianMechanism, GaussianRejectionMechanism, project_onto_hull
 from .hadamard import HadamardResponse, hadamard_strategy
 from .hadamard_coefficient import HadamardRandomizedResponse
 from .hierarchical import hierarchical_strategy
 from .local_hashing import BinaryLocalHashing, OptimizedLocalHashing
 from .randomized_response import RandomizedResponse, randomized_response_strategy
+from .scalar import OneBitRandomizer
 from .strategies import BASELINES, STRATEGIES, baseline_mechanism, build_mechanism
 from .subset_selection import SubsetSelection
 from .unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding, rappor_strategy
@@ -25,9 +27,12 @@ __all__ = [
     "STRATEGIES",
     "BinaryLocalHashing",
     "FactorizationMechanism",
+    "GaussianMechanism",
+    "GaussianRejectionMechanism",
     "HadamardRandomizedResponse",
     "HadamardResponse",
     "Mechanism",
+    "OneBitRandomizer",
     "OptimizedLocalHashing",
     "OptimizedUnaryEncoding",
     "RandomizedResponse",
@@ -44,6 +49,7 @@ __all__ = [
     "optimal_reconstruction",
     "per_user_variance",
     "privacy_ratio",
+    "project_onto_hull",
     "randomized_response_strategy",
     "rappor_strategy",
     "sample_complexity",

@@ -52,10 +52,7 @@ MECHANISM_MODULES = ("factorization", "gaussian", "hadamard", "hadamard_coeffici
 def _import_all_mechanisms():
     """Import every mechanism module once, so that all of them are registered."""
     for module in MECHANISM_MODULES:
-        try:  # TEMPORARY while helpers write the modules
-            importlib.import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError:
-            pass
+        importlib.import_module(f"{__package__}.{module}")
 
 
 def mechanism_from_dict(spec):

@@ -1,0 +1,296 @@
+"""AdaptiveQueryEstimator: Bassily's adaptive protocol for linear queries under LDP (§3.7).
+
+The users are split into disjoint groups; round ``t`` asks the ``t``-th group one query
+``q_t`` (a vector over the domain cells with entries in ``[-r, r]``), which may be chosen
+after seeing the answers of the previous rounds. Each user of the group sends one bit about
+``q_t[v_i]`` with the unbiased one-bit randomizer
+(:class:`~sklearn_ldp.mechanisms.scalar.OneBitRandomizer`), and the answer is the mean of the
+decoded bits,
+
+    y_t = (1 / |S_t|) sum_{i in S_t} b_i c r,        c = (e^eps + 1) / (e^eps - 1),
+
+an unbiased estimate of the group's mean ``(1/|S_t|) sum_i q_t[v_i]``, hence of the population
+mean ``<q_t, p>`` when the groups are drawn at random. Every user answers a single query, so
+the protocol is eps-LDP whatever the queries, and choosing a query from earlier answers is
+harmless because those answers come from other users. Error ``O(r sqrt(d log d / (eps^2 N)))``
+in the worst case over ``d`` adaptive queries (Bassily 2019, Table 1).
+
+Answers are means (fractions of the group), not counts, matching the paper's target
+``<q, p>``.
+
+Expected error (decision). The exact variance of ``y_t`` given the group is
+``sum_{i in S_t} ((c r)^2 - q_t[v_i]^2) / |S_t|^2``. It depends on the private values, and it
+has no unbiased estimate from the reports: the expectation of any function of a bit is affine
+in ``q_t[v_i]``, so ``q_t[v_i]^2`` cannot be estimated without bias from one bit. We therefore
+report the worst case over the data, ``(c r)^2 / |S_t|``, which is exact when every user's
+value is 0 and exceeds the exact variance by at most ``r^2 / |S_t|`` (a factor at most
+``c^2 / (c^2 - 1)``, e.g. 1.27 at eps = 1).
+"""
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+
+from .. import workloads
+from .._validation import check_epsilon, check_positive_int
+from ..encoder import resolve_domain, validate_records
+from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
+
+
+class AdaptiveQueryEstimator(BaseEstimator):
+    """Answer (possibly adaptively chosen) linear queries, one fresh group of users per query.
+
+    ``fit(X)`` splits the users (rows of ``X``) into ``d`` disjoint groups uniformly at random
+    and answers the queries in order, group ``t`` answering query ``t``; with a callable
+    ``queries`` each query is chosen from the answers so far. ``partial_fit(X, query=...)``
+    treats ``X`` as a fresh group and answers the next query. Each user's record is privatized
+    here with a one-bit eps-LDP randomizer (a simulation of the clients).
+
+    Parameters
+    ----------
+    categories : dict or "auto", default=None
+        The public domain: column -> list of categories. ``None``/``"auto"`` reads them from
+        the data with a warning (it leaks information); production code passes them.
+    epsilon : float, default=1.0
+        Privacy budget of every user's single bit.
+    bound : float, default=1.0
+        ``r``: every query entry must lie in ``[-r, r]``.
+    queries : None, Workload, array of shape (d, n_cells) or callable, default=None
+        ``None``: the 1-way marginals (one indicator query per category of each column),
+        which need ``r >= 1``. A matrix or Workload: ``d`` queries answered in order. A
+        callable ``next_query(answers)`` receives the answers so far (a pandas Series, empty
+        at the first round) and returns the next query, a vector of length ``n_cells`` (use
+        ``n_rounds`` to say how many rounds ``fit`` runs).
+    n_rounds : int, default=None
+        Number of rounds of ``fit``: required for a callable ``queries``; for a matrix, the
+        first ``n_rounds`` queries are answered (default all).
+    random_state : int, numpy Generator or None, default=None
+        Seeds the split into groups and the randomization. A seeded generator is for
+        reproducible *simulation* only; a deployed client must use fresh operating-system
+        entropy.
+
+    Attributes
+    ----------
+    answers_ : pandas.Series
+        One answer per round (a mean over the round's group), indexed by the query labels.
+    expected_error_ : pandas.Series
+        Variance of each answer in the worst case over the data, ``(c r)^2 / |S_t|`` (see the
+        module docstring for why not the data-dependent exact value).
+    group_sizes_ : ndarray of int64
+        Number of users of each round.
+    queries_ : ndarray of shape (n_rounds_, n_cells)
+        The queries answered, in order.
+    n_rounds_ : int
+        Rounds answered so far.
+    domain_ : Domain
+    randomizer_ : OneBitRandomizer
+    n_features_in_ : int
+    feature_names_in_ : ndarray (when fitted on a DataFrame)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"smoker": rng.choice(["no", "yes"], 20000, p=[0.7, 0.3])})
+    >>> estimator = AdaptiveQueryEstimator(categories={"smoker": ["no", "yes"]},
+    ...                                    epsilon=1.0, random_state=0).fit(df)
+    >>> estimator.answers_.round(1).tolist()
+    [0.7, 0.3]
+    >>> adaptive = AdaptiveQueryEstimator(
+    ...     categories={"smoker": ["no", "yes"]}, random_state=0,
+    ...     queries=lambda answers: [1.0, 0.0] if len(answers) == 0 else [0.0, 1.0],
+    ...     n_rounds=2).fit(df)
+    >>> adaptive.n_rounds_
+    2
+    """
+
+    def __init__(self, categories=None, epsilon=1.0, bound=1.0, queries=None, n_rounds=None,
+                 random_state=None):
+        self.categories = categories
+        self.epsilon = epsilon
+        self.bound = bound
+        self.queries = queries
+        self.n_rounds = n_rounds
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y=None):
+        """Split the users of ``X`` into one random group per query and answer every query."""
+        self._check_params()
+        self._reset()
+        validate_records(self, X, reset=True)
+        domain = resolve_domain(self.categories, X)
+        indices = domain.encode(X)
+        self._start(domain)
+        n_rounds = self._planned_rounds()
+        if indices.shape[0] < n_rounds:
+            raise ValueError(
+                f"fit needs at least one user per query: {n_rounds} queries but only "
+                f"{indices.shape[0]} users (n_samples={indices.shape[0]}). Ask fewer queries "
+                "(n_rounds=) or collect more users."
+            )
+        groups = np.array_split(self._rng.permutation(indices.shape[0]), n_rounds)
+        for group in groups:
+            query, label = self._next_query(None)
+            self._answer(indices[group], query, label)
+        return self
+
+    def partial_fit(self, X, y=None, query=None):
+        """Answer the next query with the users of ``X``, a fresh group.
+
+        Parameters
+        ----------
+        X : DataFrame or 2-D array of records
+            Users who have not answered any earlier query.
+        y : ignored
+        query : array of shape (n_cells,), optional
+            The query to answer; default the next one from ``queries`` (the next row, or the
+            callable applied to the answers so far).
+        """
+        first_call = not self.__sklearn_is_fitted__()
+        if first_call:
+            self._check_params()
+            self._reset()
+        validate_records(self, X, reset=first_call)
+        if first_call:
+            self._start(resolve_domain(self.categories, X))
+        indices = self.domain_.encode(X)
+        query, label = self._next_query(query)
+        self._answer(indices, query, label)
+        return self
+
+    # ------------------------------------------------------------------ internals
+    def _check_params(self):
+        check_epsilon(self.epsilon)
+        check_bound(self.bound)
+        if self.n_rounds is not None:
+            check_positive_int(self.n_rounds, "n_rounds")
+        if isinstance(self.queries, (str, bytes, dict)):
+            raise ValueError(
+                "queries must be None, a Workload, a query matrix (d x n_cells) or a callable "
+                f"next_query(answers) -> vector; got {type(self.queries).__name__}."
+            )
+
+    def _reset(self):
+        for attribute in ("answers_", "n_features_in_", "feature_names_in_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+
+    def _start(self, domain):
+        """Fresh fitted state for ``domain``: randomizer, generator, empty answers."""
+        self.domain_ = domain
+        self.randomizer_ = OneBitRandomizer(self.epsilon, self.bound)
+        self._rng = np.random.default_rng(self.random_state)
+        if not hasattr(self, "n_features_in_"):
+            self.n_features_in_ = domain.n_columns  # 1-D input is not seen by validate_data
+        self._source = self._resolve_queries(domain)
+        self._labels, self._answers, self._variances, self._sizes = [], [], [], []
+        self._queries = []
+        self._publish()
+
+    def _resolve_queries(self, domain):
+        """(matrix, labels) for a fixed workload, or the callable."""
+        if callable(self.queries) and not isinstance(self.queries, workloads.Workload):
+            return self.queries
+        if self.queries is None:
+            workload = workloads.marginals(domain, k=1)
+        else:
+            workload = workloads.as_workload(self.queries)
+            workload.check_width(domain.size)
+        matrix = workload.matrix
+        outside = np.abs(matrix) > self.randomizer_.bound * (1 + BOUND_RTOL)
+        if np.any(outside):
+            row = int(np.flatnonzero(outside.any(axis=1))[0])
+            raise ValueError(
+                f"query {workload.labels[row]!r} has entries outside [-bound, bound] = "
+                f"[{-self.randomizer_.bound}, {self.randomizer_.bound}] (largest magnitude "
+                f"{np.abs(matrix[row]).max():g}); scale the queries or raise bound."
+            )
+        return matrix, list(workload.labels)
+
+    def _planned_rounds(self):
+        if callable(self._source):
+            if self.n_rounds is None:
+                raise ValueError("with a callable queries, fit needs n_rounds (the number of "
+                                 "adaptive rounds to run).")
+            return int(self.n_rounds)
+        n_queries = self._source[0].shape[0]
+        if self.n_rounds is None:
+            return n_queries
+        if self.n_rounds > n_queries:
+            raise ValueError(f"n_rounds={self.n_rounds} but only {n_queries} queries were given.")
+        return int(self.n_rounds)
+
+    def _next_query(self, query):
+        """The next query vector (checked) and its label."""
+        t = len(self._answers)
+        label = None
+        if query is None:
+            if callable(self._source):
+                query = self._source(self.answers_.copy())
+            else:
+                matrix, labels = self._source
+                if t >= matrix.shape[0]:
+                    raise ValueError(
+                        f"all {matrix.shape[0]} queries have been answered; pass query=... to "
+                        "partial_fit to ask another one."
+                    )
+                query, label = matrix[t], labels[t]
+        if label is None or label in self._labels:
+            label = f"q{t}"
+        return self._check_query(query, label), label
+
+    def _check_query(self, query, label):
+        n_cells = self.domain_.size
+        try:
+            vector = np.asarray(query, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"query {label!r} must be a numeric vector of length {n_cells}, got "
+                             f"{type(query).__name__}.") from None
+        if vector.shape != (n_cells,):
+            raise ValueError(f"query {label!r} must be a vector of length {n_cells} (one entry "
+                             f"per domain cell), got shape {vector.shape}.")
+        if not np.all(np.isfinite(vector)):
+            raise ValueError(f"query {label!r} contains NaN or infinite entries.")
+        bound = self.randomizer_.bound
+        if np.any(np.abs(vector) > bound * (1 + BOUND_RTOL)):
+            raise ValueError(
+                f"query {label!r} has entries outside [-bound, bound] = [{-bound}, {bound}] "
+                f"(largest magnitude {np.abs(vector).max():g}); scale the query or raise bound."
+            )
+        return np.clip(vector, -bound, bound)
+
+    def _answer(self, indices, query, label):
+        """One round: the group's bits about ``query`` and the resulting answer."""
+        if indices.shape[0] == 0:
+            raise ValueError("a round needs at least one user; X has no rows.")
+        bits = self.randomizer_.randomize(query[indices], self._rng)
+        self._answers.append(self.randomizer_.estimate_mean(bits))
+        self._variances.append(self.randomizer_.scale**2 / indices.shape[0])
+        self._sizes.append(indices.shape[0])
+        self._labels.append(label)
+        self._queries.append(query)
+        self._publish()
+
+    def _publish(self):
+        index = pd.Index(self._labels, name="query", dtype=object)
+        self.answers_ = pd.Series(self._answers, index=index, name="answer", dtype=float)
+        self.expected_error_ = pd.Series(self._variances, index=index,
+                                         name="worst_case_variance", dtype=float)
+        self.group_sizes_ = np.asarray(self._sizes, dtype=np.int64)
+        self.queries_ = (np.vstack(self._queries) if self._queries
+                         else np.zeros((0, self.domain_.size)))
+        self.n_rounds_ = len(self._answers)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.non_deterministic = True
+        tags.requires_fit = True
+        return tags
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "answers_") and len(self.answers_) > 0
+
