@@ -122,6 +122,25 @@ def check_index_reports(reports, n_values, name):
     return reports
 
 
+def count_outputs(reports, n_outputs):
+    """How many reports name each output index, as int64, counted in chunks."""
+    counts = np.zeros(n_outputs, dtype=np.int64)
+    for rows in chunks(reports.shape[0]):
+        counts += np.bincount(reports[rows], minlength=n_outputs)
+    return counts
+
+
+def check_output_counts(counts, n_outputs, name):
+    """A statistic of output counts, or a ValueError if its length is not ``n_outputs``."""
+    counts = np.asarray(counts)
+    if counts.shape != (n_outputs,):
+        raise ValueError(
+            f"the statistic of {name!r} holds {n_outputs} output counts, got shape "
+            f"{counts.shape}: it comes from another mechanism, epsilon or domain."
+        )
+    return counts
+
+
 def chunks(n_rows, chunk=None):
     """Slices covering ``range(n_rows)`` in blocks of ``chunk`` rows (``AGGREGATE_CHUNK``)."""
     chunk = AGGREGATE_CHUNK if chunk is None else chunk

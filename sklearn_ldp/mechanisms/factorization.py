@@ -22,8 +22,10 @@ from .base import (
     SPEC_VERSION,
     Mechanism,
     check_index_reports,
+    check_output_counts,
     check_type_counts,
     check_type_indices,
+    count_outputs,
     register,
     report_dtype,
 )
@@ -206,8 +208,7 @@ class FactorizationMechanism(Mechanism):
 
     def aggregate(self, reports):
         """Sufficient statistic: how many users sent each output (additive over chunks)."""
-        reports = self.check_reports(reports)
-        return np.bincount(reports, minlength=self.n_outputs).astype(np.int64)
+        return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def n_reports(self, statistic):
         return int(np.sum(statistic))
@@ -225,7 +226,8 @@ class FactorizationMechanism(Mechanism):
 
         For every workload ``W`` in the row space, ``W @ estimate(y)`` equals ``V* y``.
         """
-        return self._decoder @ np.asarray(counts, dtype=float)
+        counts = check_output_counts(counts, self.n_outputs, self.name)
+        return self._decoder @ counts.astype(float)
 
     def sum_of_squared_answers(self, counts, gram):
         """``sum_i ||W x_i||^2`` over users, ``x_i`` the one-report estimate of user ``i``.

@@ -40,7 +40,6 @@ from .base import (
     SPEC_VERSION,
     Mechanism,
     check_type_indices,
-    chunks,
     register,
     report_dtype,
 )
@@ -160,24 +159,6 @@ class HadamardResponse(FactorizationMechanism):
             reports = np.where(event >= self._block_threshold, outside, reports)
         return reports.astype(report_dtype(n_outputs))
 
-    # ------------------------------------------------------------------ server side
-    def aggregate(self, reports):
-        """Count of each output (int64), in chunks so that memory stays bounded."""
-        reports = self.check_reports(reports)
-        counts = np.zeros(self.n_outputs, dtype=np.int64)
-        for rows in chunks(reports.shape[0]):
-            counts += np.bincount(reports[rows], minlength=self.n_outputs)
-        return counts
-
-    def estimate(self, counts):
-        """Unbiased counts per cell, ``x_hat = (Q^T D^-1 Q)^-1 Q^T D^-1 y`` (one matvec)."""
-        counts = np.asarray(counts)
-        if counts.shape != (self.n_outputs,):
-            raise ValueError(
-                f"the statistic of 'hadamard' holds {self.n_outputs} output counts, got shape "
-                f"{counts.shape}: it comes from another mechanism, epsilon or domain."
-            )
-        return super().estimate(counts)
 
     # ------------------------------------------------------------------ serialization
     def to_dict(self):

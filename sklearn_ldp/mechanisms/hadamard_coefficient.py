@@ -65,9 +65,11 @@ from ._fwht import fwht, hadamard_parity
 from .base import (
     Mechanism,
     check_index_reports,
+    check_output_counts,
     check_type_counts,
     check_type_indices,
     chunks,
+    count_outputs,
     register,
     report_dtype,
 )
@@ -152,19 +154,10 @@ class HadamardRandomizedResponse(Mechanism):
 
     def aggregate(self, reports):
         """Count of each output ``o in [0, 2K)`` (int64), in chunks: additive, bounded memory."""
-        reports = self.check_reports(reports)
-        counts = np.zeros(self.n_outputs, dtype=np.int64)
-        for rows in chunks(reports.shape[0]):
-            counts += np.bincount(reports[rows], minlength=self.n_outputs)
-        return counts
+        return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def _check_statistic(self, statistic):
-        statistic = np.asarray(statistic)
-        if statistic.shape != (self.n_outputs,):
-            raise ValueError(
-                f"the statistic of {self.name!r} holds {self.n_outputs} output counts, got "
-                f"shape {statistic.shape}: it comes from another mechanism, epsilon or domain."
-            )
+        statistic = check_output_counts(statistic, self.n_outputs, self.name)
         if statistic[0] != 0 or statistic[1] != 0:
             raise ValueError(
                 f"the statistic of {self.name!r} counts reports for coefficient 0, which are "
