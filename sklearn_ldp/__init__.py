@@ -15,7 +15,7 @@ Quick start::
 from . import mechanisms, workloads
 from .domain import Domain
 from .encoder import LDPEncoder
-from .estimators import AdaptiveQueryEstimator, WorkloadEstimator
+from .estimators import AdaptiveQueryEstimator, CountMechanism, WorkloadEstimator
 from .mechanisms import mechanism_from_json
 from .reports import AggregatedReports, LDPReports
 
@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdaptiveQueryEstimator",
     "AggregatedReports",
+    "CountMechanism",
     "Domain",
     "LDPEncoder",
     "LDPReports",

@@ -1,6 +1,7 @@
-"""Estimators that fit on LDP reports and answer queries."""
+"""Estimators that fit on LDP reports (or, for the central model, raw data) and answer queries."""
 
 from .adaptive import AdaptiveQueryEstimator
+from .count import CountMechanism
 from .workload import WorkloadEstimator
 
-__all__ = ["AdaptiveQueryEstimator", "WorkloadEstimator"]
+__all__ = ["AdaptiveQueryEstimator", "CountMechanism", "WorkloadEstimator"]

@@ -1,0 +1,357 @@
+"""CountMechanism: release private counts of small groups (dissertation chapter 6), sklearn API.
+
+The math lives in :mod:`sklearn_ldp.mechanisms.count` (closed forms, properties, sampling,
+decoding) and :mod:`sklearn_ldp.optimize.count_lp` (the linear programs); this module is the
+scikit-learn glue: parameters, validation of count tables and grouped DataFrames, and pandas
+labels.
+"""
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ..mechanisms.count import (
+    alpha_of,
+    check_counts,
+    check_group_size,
+    check_prior,
+    cost_matrix,
+    decode,
+    l0_error,
+    sample_outputs,
+)
+from ..optimize.count_lp import design_count_mechanism
+
+DECODERS = ("mean", "map")
+
+
+class CountMechanism(TransformerMixin, BaseEstimator):
+    """Epsilon-DP noisy counts for groups of ``group_size`` users, optimal for a loss.
+
+    Each group of ``n = group_size`` users has a true count ``j`` in ``0..n`` (say, how many
+    earn a high income); the mechanism releases a noisy count ``i`` in the same range, drawn
+    from column ``j`` of the ``(n+1) x (n+1)`` matrix ``matrix_``. One user changes the count
+    by at most one, so the release is epsilon-differentially private (central model, or
+    equivalently (epsilon, 1)-limited-precision LDP of the group).
+
+    ``fit`` is data-independent: it designs the matrix for the loss, prior and required
+    properties (a closed form where the thesis proves one optimal, else a linear program).
+    ``transform`` privatizes counts (vectorized sampling), ``predict`` decodes noisy counts
+    (posterior mean or MAP under the prior) and ``score`` gives the negative expected loss on
+    held-out true counts.
+
+    Parameters
+    ----------
+    group_size : int, default=8
+        ``n``, the number of users in a group (>= 1).
+    epsilon : float, default=1.0
+        Privacy budget; ``alpha = e^-epsilon``.
+    loss : {"L0", "L0_d", "L1", "L2"}, default="L0"
+        Cost of releasing ``i`` for true ``j``: ``1[i != j]``, ``1[|i - j| > d]``, ``|i - j|``
+        or ``(i - j)^2``.
+    d : int, default=1
+        Tolerance of ``L0_d``.
+    aggregation : {"sum", "max"}, default="sum"
+        Minimize the prior-weighted expected cost, or the worst weighted true count.
+    prior : array-like of shape (n+1,) or None, default=None
+        Weights of the true counts, used by the design and by ``predict``; ``None`` is uniform.
+    properties : sequence of str, default=()
+        Required structural properties, any subset of ``"RH"`` (row honesty), ``"RM"`` (row
+        monotone), ``"CH"`` (column honesty), ``"CM"`` (column monotone), ``"F"`` (fair:
+        equal diagonal), ``"WH"`` (weak honesty: diagonal >= 1/(n+1)), ``"S"`` (symmetric).
+    mechanism : {"auto", "LP", "GM", "EM", "UM", "RR"}, default="auto"
+        ``"auto"`` follows the thesis (Fig. 6.4): geometric (GM) or explicit fair (EM)
+        mechanism where optimal, else the LP; or force one (a closed form that lacks a
+        required property raises a ValueError).
+    solver : {"auto", "highs", "cvxpy"}, default="auto"
+        LP solver (see :func:`~sklearn_ldp.optimize.count_lp.solve_count_lp`).
+    symmetric : {"auto", True, False}, default="auto"
+        Restrict the LP to symmetric mechanisms when that is free (symmetric prior).
+    decode : {"mean", "map"}, default="mean"
+        ``predict``'s estimate: posterior mean (least squared error) or the most probable
+        count (least probability of a wrong count).
+    group_column, value_column : str or None, default=None
+        For DataFrames of records: the column naming each row's group and the binary (0/1 or
+        bool) column to count. ``value_column=None`` takes the one other column. Groups may
+        hold at most ``group_size`` rows.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds the sampling of ``transform``. A seeded generator reproduces a simulation;
+        a real deployment must use ``None`` (fresh OS entropy) so that the noise cannot be
+        replayed.
+
+    Attributes
+    ----------
+    matrix_ : ndarray of shape (n+1, n+1)
+        ``matrix_[i, j] = Pr[release i | true count j]``.
+    mechanism_ : str
+        ``"GM"``, ``"EM"``, ``"UM"``, ``"RR"`` or ``"LP"``.
+    reason_ : str
+        Why this mechanism (the thesis's rule under ``mechanism="auto"``).
+    objective_ : float
+        The loss of ``matrix_`` under the prior and aggregation (what the design minimized).
+    l0_error_ : float
+        The thesis's rescaled L0 error (1 for the uniform mechanism).
+    properties_ : dict
+        ``valid``, ``DP`` and the seven properties of ``matrix_`` (from
+        :func:`~sklearn_ldp.mechanisms.count.check_properties`).
+    prior_ : ndarray of shape (n+1,)
+        The normalized prior.
+    alpha_ : float
+        ``e^-epsilon``.
+    lp_ : CountLPResult or None
+        Solver details when an LP was solved.
+    n_features_in_ : int
+        Width of the count table passed to ``fit`` (only when one was passed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cm = CountMechanism(group_size=8, epsilon=0.1, properties=("F",), random_state=0)
+    >>> cm = cm.fit(None)
+    >>> cm.mechanism_, cm.matrix_.shape
+    ('EM', (9, 9))
+    >>> noisy = cm.transform(np.array([0, 3, 8]))
+    >>> bool(np.all((0 <= noisy) & (noisy <= 8)))
+    True
+    >>> cm.predict(noisy).shape
+    (3,)
+    """
+
+    def __init__(
+        self,
+        group_size=8,
+        epsilon=1.0,
+        loss="L0",
+        d=1,
+        aggregation="sum",
+        prior=None,
+        properties=(),
+        mechanism="auto",
+        solver="auto",
+        symmetric="auto",
+        decode="mean",
+        group_column=None,
+        value_column=None,
+        random_state=None,
+    ):
+        self.group_size = group_size
+        self.epsilon = epsilon
+        self.loss = loss
+        self.d = d
+        self.aggregation = aggregation
+        self.prior = prior
+        self.properties = properties
+        self.mechanism = mechanism
+        self.solver = solver
+        self.symmetric = symmetric
+        self.decode = decode
+        self.group_column = group_column
+        self.value_column = value_column
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X=None, y=None):
+        """Design the mechanism (data-independent); ``X``, if given, is only validated.
+
+        Parameters
+        ----------
+        X : None, array-like of true counts, or DataFrame of records
+            Not used by the design (it must not depend on private data). A count table fixes
+            ``n_features_in_`` for later calls; a DataFrame with ``group_column`` is checked.
+        y : ignored
+        """
+        n = check_group_size(self.group_size)
+        if self.decode not in DECODERS:
+            raise ValueError(
+                f"decode must be 'mean' (posterior mean) or 'map', got {self.decode!r}.")
+        design = design_count_mechanism(
+            n, self.epsilon, loss=self.loss, d=self.d, aggregation=self.aggregation,
+            prior=self.prior, properties=self.properties, mechanism=self.mechanism,
+            solver=self.solver, symmetric=self.symmetric,
+        )
+        for attribute in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+        if X is not None:
+            if self._is_grouped(X):
+                self._group_counts(X)
+            else:
+                self._validate_counts(X, reset=True)
+        self.matrix_ = design.matrix
+        self.mechanism_ = design.mechanism
+        self.reason_ = design.reason
+        self.objective_ = design.objective
+        self.l0_error_ = l0_error(design.matrix)
+        self.properties_ = design.properties
+        self.prior_ = check_prior(self.prior, n)
+        self.alpha_ = alpha_of(self.epsilon)
+        self.lp_ = design.lp
+        self._rng = np.random.default_rng(self.random_state)
+        return self
+
+    # ------------------------------------------------------------------ validation
+    def _is_grouped(self, X):
+        return isinstance(X, pd.DataFrame) and self.group_column is not None
+
+    def _validate_counts(self, X, reset, name="counts"):
+        """A count table as an int array (1-D or 2-D), checked to lie in 0..group_size."""
+        n = check_group_size(self.group_size)
+        # A 1-D list/array of counts is one group per entry; tables go through scikit-learn's
+        # checks (sparse, complex, object data, NaN, width consistency).
+        one_d = isinstance(X, pd.Series) or (
+            isinstance(X, list | tuple | np.ndarray) and np.ndim(X) == 1)
+        if one_d:
+            if not reset and hasattr(self, "n_features_in_"):
+                raise ValueError(
+                    f"Expected a 2-D table of {name} with {self.n_features_in_} columns, as in "
+                    "fit; got a 1-D array. Reshape your data, or fit without a table."
+                )
+            return check_counts(np.asarray(X), n, name=name)
+        if reset or hasattr(self, "n_features_in_"):
+            array = validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite=True)
+        else:  # fitted without a table: any width is fine
+            array = check_array(X, dtype="numeric", ensure_all_finite=True, ensure_2d=False,
+                                allow_nd=False)
+        return check_counts(array, n, name=name)
+
+    def _group_counts(self, X):
+        """True count of ``value_column`` per ``group_column`` value, as a labelled Series."""
+        n = check_group_size(self.group_size)
+        if self.group_column not in X.columns:
+            raise ValueError(
+                f"group_column {self.group_column!r} is not a column of X; columns: "
+                f"{list(X.columns)}."
+            )
+        value_column = self.value_column
+        if value_column is None:
+            others = [column for column in X.columns if column != self.group_column]
+            if len(others) != 1:
+                raise ValueError(
+                    "value_column=None needs exactly one column besides group_column "
+                    f"{self.group_column!r}; got {others}. Set value_column."
+                )
+            value_column = others[0]
+        elif value_column not in X.columns:
+            raise ValueError(
+                f"value_column {value_column!r} is not a column of X; columns: "
+                f"{list(X.columns)}."
+            )
+        groups, values = X[self.group_column], X[value_column]
+        if groups.isna().any():
+            raise ValueError(
+                f"group_column {self.group_column!r} has missing values; every row needs a "
+                "group (nothing is dropped silently)."
+            )
+        if values.isna().any():
+            raise ValueError(f"value_column {value_column!r} has missing values.")
+        if values.dtype == bool:
+            bits = values.astype(np.int64)
+        else:
+            bad = ~values.isin([0, 1])
+            if bad.any():
+                raise ValueError(
+                    f"value_column {value_column!r} must be binary (0/1 or bool); found "
+                    f"{sorted(map(repr, values[bad].unique()[:5]))}."
+                )
+            bits = values.astype(np.int64)
+        grouped = bits.groupby(groups, sort=False)
+        sizes = grouped.size()
+        if sizes.max() > n:
+            group = sizes.idxmax()
+            raise ValueError(
+                f"group {group!r} has {sizes.max()} rows, more than group_size={n}; a count "
+                f"must lie in 0..{n}. Split large groups or raise group_size."
+            )
+        counts = grouped.sum().astype(np.int64)
+        counts.index.name = self.group_column
+        return counts.rename(f"{value_column}_count")
+
+    # ------------------------------------------------------------------ client side
+    def transform(self, X):
+        """Privatize true counts: one noisy count per entry, drawn from ``matrix_``.
+
+        Parameters
+        ----------
+        X : array-like of true counts (any of 1-D or 2-D), Series, DataFrame of counts, or
+            DataFrame of records with ``group_column``.
+
+        Returns
+        -------
+        ndarray of int, or pandas Series / DataFrame with the labels of ``X``
+            For grouped records: a Series of noisy counts indexed by group, named
+            ``"noisy_count"``.
+        """
+        check_is_fitted(self, "matrix_")
+        if self._is_grouped(X):
+            counts = self._group_counts(X)
+            noisy = sample_outputs(self.matrix_, counts.to_numpy(), self._rng)
+            return pd.Series(noisy, index=counts.index, name="noisy_count")
+        counts = self._validate_counts(X, reset=False)
+        return _like(X, sample_outputs(self.matrix_, counts, self._rng), "noisy_count")
+
+    # ------------------------------------------------------------------ server side
+    def predict(self, X):
+        """Estimate true counts from noisy ones (posterior mean or MAP under ``prior_``).
+
+        Parameters
+        ----------
+        X : array-like, Series or DataFrame of noisy counts in ``0..group_size``
+            E.g. the output of :meth:`transform`.
+
+        Returns
+        -------
+        ndarray (float for ``decode="mean"``, int for ``"map"``), or pandas with ``X``'s labels
+        """
+        check_is_fitted(self, "matrix_")
+        if self._is_grouped(X) and self.group_column in X.columns:
+            raise ValueError(
+                "predict takes noisy counts (the output of transform), not records with a "
+                f"{self.group_column!r} column."
+            )
+        noisy = self._validate_counts(X, reset=False, name="noisy counts")
+        estimate = decode(self.matrix_, noisy, self.prior_, self.decode)
+        return _like(X, estimate, "estimated_count")
+
+    def score(self, X, y=None):
+        """Negative expected loss of the released counts on held-out *true* counts.
+
+        For each held-out count ``j`` the expected cost of its release,
+        ``sum_i matrix_[i, j] C[i, j]``, is computed exactly (no sampling noise), then
+        averaged over the entries (``aggregation="sum"``) or maximized (``"max"``). Greater is
+        better, as scikit-learn expects. It reads true counts: use it where the curator holds
+        them (the central model of this mechanism).
+
+        Parameters
+        ----------
+        X : true counts, or DataFrame of records with ``group_column``
+        y : ignored
+        """
+        check_is_fitted(self, "matrix_")
+        if self._is_grouped(X):
+            counts = self._group_counts(X).to_numpy()
+        else:
+            counts = self._validate_counts(X, reset=False)
+        if counts.size == 0:
+            raise ValueError("score needs at least one held-out count.")
+        n = self.matrix_.shape[0] - 1
+        per_count = np.sum(cost_matrix(n, self.loss, self.d) * self.matrix_, axis=0)
+        losses = per_count[counts]
+        return -float(losses.max() if self.aggregation == "max" else losses.mean())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Counts are non-negative integers: scikit-learn's checks then feed rounded data.
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
+        tags.requires_fit = True
+        return tags
+
+
+def _like(X, values, name):
+    """``values`` with the labels of ``X`` when ``X`` is a pandas object."""
+    if isinstance(X, pd.DataFrame):
+        return pd.DataFrame(values, index=X.index, columns=X.columns)
+    if isinstance(X, pd.Series):
+        return pd.Series(values, index=X.index, name=name)
+    return values
