@@ -41,7 +41,7 @@ from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms import baseline_mechanism, svd_lower_bound
 from sklearn_ldp.optimize import ldp_factorization, optimize_strategy
 
-BASELINE_NAMES = ("hierarchical", "hadamard", "randomized_response")
+BASELINE_NAMES = ("hierarchical_matrix", "hadamard", "randomized_response")
 
 
 # ---------------------------------------------------------------------------- helpers

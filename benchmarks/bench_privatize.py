@@ -4,9 +4,9 @@ For ``N`` users (default 10^6) with Zipf-like types over ``n`` cells (default 25
 
 * build an optimized strategy once (``build_mechanism("optimized", ...)``, ``m = 4n``) for the
   chosen workload, and report its build time separately;
-* for it and for the ``randomized_response``, ``hadamard`` and ``hierarchical`` baselines, time
-  ``randomize`` (client side), ``aggregate`` + ``estimate`` (server side) and the whole
-  pipeline, best of ``--repeats`` (3), and give reports per second;
+* for it and for the ``randomized_response``, ``hadamard`` and ``hierarchical_matrix``
+  baselines, time ``randomize`` (client side), ``aggregate`` + ``estimate`` (server side) and
+  the whole pipeline, best of ``--repeats`` (3), and give reports per second;
 * check the analytic error: over ``--mse-reps`` fresh randomizations, the sum of squared
   errors of the estimated counts ``x_hat - x`` against its expectation
   ``sum_u x_u z_u = N sum_u p_u z_u`` with ``z = per_user_variance(I)`` (Histogram workload),
@@ -32,7 +32,7 @@ import sklearn_ldp
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms import baseline_mechanism, build_mechanism
 
-BASELINE_NAMES = ("randomized_response", "hadamard", "hierarchical")
+BASELINE_NAMES = ("randomized_response", "hadamard", "hierarchical_matrix")
 
 
 def zipf_types(n, n_users, exponent, rng):

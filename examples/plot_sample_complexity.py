@@ -36,7 +36,7 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
 n = 64
 alpha = 0.01
 epsilons = [0.5, 1, 1.5, 2, 2.5, 3, 4]
-strategies = ["randomized_response", "hadamard", "hierarchical", "fourier", "optimized"]
+strategies = ["randomized_response", "hadamard", "hierarchical_matrix", "fourier", "optimized"]
 
 W = workloads.prefix(n)
 gram = W.gram()

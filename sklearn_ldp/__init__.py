@@ -12,10 +12,15 @@ Quick start::
                          WorkloadEstimator(workload=W))
 """
 
-from . import mechanisms, workloads
+from . import binning, mechanisms, workloads
 from .domain import Domain
 from .encoder import LDPEncoder
-from .estimators import AdaptiveQueryEstimator, CountMechanism, WorkloadEstimator
+from .estimators import (
+    AdaptiveQueryEstimator,
+    CountMechanism,
+    RangeQueryEstimator,
+    WorkloadEstimator,
+)
 from .mechanisms import mechanism_from_json
 from .reports import AggregatedReports, LDPReports
 
@@ -28,7 +33,9 @@ __all__ = [
     "Domain",
     "LDPEncoder",
     "LDPReports",
+    "RangeQueryEstimator",
     "WorkloadEstimator",
+    "binning",
     "mechanism_from_json",
     "mechanisms",
     "workloads",

@@ -12,6 +12,7 @@ from . import workloads
 from ._validation import check_dense_size, check_epsilon, check_positive_int
 from .domain import Domain
 from .mechanisms.base import check_type_counts
+from .mechanisms.range_tree import LEVEL_ORACLES
 from .mechanisms.strategies import FACTORIZATION_BASELINES, build_mechanism, check_strategy_name
 from .reports import AggregatedReports, LDPReports
 
@@ -84,8 +85,11 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
     strategy : str, default="auto"
         Frequency oracles (structured, any domain size): ``"randomized_response"``,
         ``"rappor"`` (symmetric unary encoding), ``"oue"``, ``"olh"``, ``"blh"``,
-        ``"hadamard"``, ``"hrr"``, ``"subset_selection"``. Factorization baselines:
-        ``"hierarchical"``, ``"fourier"``. Bassily's randomizers of the workload's columns:
+        ``"hadamard"``, ``"hrr"``, ``"subset_selection"``. Range mechanisms over the ordered
+        (flat) domain, structured: ``"hierarchical"`` (a tree of fan-out ``branching``, one
+        sampled level per user through ``oracle``) and ``"haar"`` (HaarHRR). Factorization
+        baselines: ``"hierarchical_matrix"`` (the tree as a dense matrix with Hadamard
+        response per level), ``"fourier"``. Bassily's randomizers of the workload's columns:
         ``"gaussian"`` ((epsilon, delta)-LDP, needs ``delta``) and ``"gaussian_pure"``.
         ``"optimized"`` (optimized for ``workload``) or ``"auto"`` (the epsilon-LDP
         candidate with the least analytic worst-case error on ``workload``).
@@ -96,7 +100,12 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
         Queries the strategy should serve (default: the histogram).
     branching : int, default=4
-        Fan-out of the ``"hierarchical"`` strategy.
+        Fan-out ``B >= 2`` of the ``"hierarchical"`` and ``"hierarchical_matrix"`` trees
+        (:func:`~sklearn_ldp.mechanisms.range_bounds.recommend_branching` suggests one).
+    oracle : {"oue", "olh", "hrr"}, default="oue"
+        Frequency oracle of every level of the ``"hierarchical"`` tree (``"oue"`` is the
+        thesis's choice; ``"hrr"`` has the most compact reports; ``"olh"`` has no exact
+        simulation, so ``simulate`` needs ``"oue"`` or ``"hrr"``).
     max_order : int, default=None
         Largest marginal order the ``"fourier"`` strategy must answer (default: the least
         order that supports the workload).
@@ -153,6 +162,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         workload=None,
         delta=None,
         branching=4,
+        oracle="oue",
         max_order=None,
         n_outputs=None,
         init="best",
@@ -167,6 +177,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         self.workload = workload
         self.delta = delta
         self.branching = branching
+        self.oracle = oracle
         self.max_order = max_order
         self.n_outputs = n_outputs
         self.init = init
@@ -180,6 +191,10 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         check_strategy_name(self.strategy)
         check_positive_int(self.branching, "branching", minimum=2)
+        if self.oracle not in LEVEL_ORACLES:
+            raise ValueError(f"oracle must be one of {sorted(LEVEL_ORACLES)} (the frequency "
+                             f"oracle of each level of the 'hierarchical' tree), got "
+                             f"{self.oracle!r}.")
         check_positive_int(self.max_iter, "max_iter")
         if X is not None:
             validate_records(self, X, reset=True)
@@ -203,6 +218,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
             random_state=rng,
             verbose=self.verbose,
             delta=self.delta,
+            oracle=self.oracle,
         )
         self.mechanism_ = mechanism
         self.strategy_ = mechanism.name
@@ -241,7 +257,8 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         its exact distribution given the number of users of each cell), but it costs
         ``O(n^2)`` or less instead of one draw per user. Available for mechanisms whose
         aggregate can be drawn exactly (randomized response, unary encoding, Hadamard
-        response and HRR, factorization strategies, Gaussian); the others raise
+        response and HRR, ``"hierarchical"`` with OUE or HRR levels, ``"haar"``,
+        factorization strategies, Gaussian); the others raise
         NotImplementedError. Returns :class:`~sklearn_ldp.reports.AggregatedReports`.
         """
         check_is_fitted(self, "mechanism_")

@@ -174,7 +174,7 @@ def test_bad_records_name_the_column_and_value():
 def test_too_large_domain_for_a_dense_strategy_says_what_to_do():
     big = {"a": list(range(200)), "b": list(range(200))}
     with pytest.raises(ValueError, match="structured strategy"):
-        LDPEncoder(categories=big, strategy="hierarchical").fit()
+        LDPEncoder(categories=big, strategy="hierarchical_matrix").fit()
 
 
 def test_raw_records_need_a_strategy():

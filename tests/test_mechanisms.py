@@ -36,7 +36,7 @@ def _workloads():
 
 # Mechanisms whose exact strategy matrix is exponential in n (checked at small n only), and
 # those without a finite one (audited statistically in their own test files).
-EXPONENTIAL_STRATEGIES = ("rappor", "oue", "subset_selection")
+EXPONENTIAL_STRATEGIES = ("rappor", "oue", "subset_selection", "hierarchical")
 NO_STRATEGY_MATRIX = ("olh", "blh", "gaussian", "gaussian_pure")
 
 
@@ -107,7 +107,7 @@ def test_hadamard_histogram_reference(n, epsilon, worst, average):
 
 @pytest.mark.parametrize("strategy, worst, average", [("randomized_response", 15967.5, 15588.7),
                                                       ("hadamard", 6819.04, 4716.54),
-                                                      ("hierarchical", 1822.74, 1625.94)])
+                                                      ("hierarchical_matrix", 1822.74, 1625.94)])
 def test_prefix64_references(strategy, worst, average):
     gram = workloads.prefix(64).gram()
     z = baseline_mechanism(strategy, (64,), 1.0).per_user_variance(gram)
@@ -132,7 +132,7 @@ def test_histogram_lower_bound_reference():
 
 def test_invariants_between_average_worst_and_lower_bound():
     W = workloads.prefix(32)
-    mechanism = baseline_mechanism("hierarchical", (32,), 1.0)
+    mechanism = baseline_mechanism("hierarchical_matrix", (32,), 1.0)
     z = mechanism.per_user_variance(W.gram())
     frobenius = np.sum(W.matrix**2) / 32
     assert z.mean() <= z.max() <= np.exp(1.0) * (z.mean() + frobenius) + 1e-9
@@ -141,7 +141,7 @@ def test_invariants_between_average_worst_and_lower_bound():
 
 # ---------------------------------------------------------------- sampling and estimation
 def test_randomize_follows_the_strategy_columns():
-    mechanism = baseline_mechanism("hierarchical", (16,), 1.0)
+    mechanism = baseline_mechanism("hierarchical_matrix", (16,), 1.0)
     rng = np.random.default_rng(1)
     n_per_type = 40_000
     types = np.repeat(np.arange(16), n_per_type)
@@ -163,7 +163,7 @@ def test_zero_probability_outputs_are_never_sampled():
     assert set(np.unique(reports)) <= {0, 1}
 
 
-@pytest.mark.parametrize("strategy", ["randomized_response", "hadamard", "hierarchical"])
+@pytest.mark.parametrize("strategy", ["randomized_response", "hadamard", "hierarchical_matrix"])
 def test_answers_are_unbiased_with_the_analytic_variance(strategy):
     """Mean and variance of each query answer over repetitions match the formulas."""
     n, epsilon, n_users, repetitions = 8, 1.0, 2000, 400

@@ -130,7 +130,7 @@ def test_optimized_beats_every_baseline_at_n64(name, epsilon):
     mechanism, _ = build_mechanism("optimized", (64,), epsilon, W, init="best", max_iter=300,
                                    random_state=0)
     optimized = worst_case_variance(mechanism, gram)
-    for strategy in ["randomized_response", "hadamard", "hierarchical", "fourier"]:
+    for strategy in ["randomized_response", "hadamard", "hierarchical_matrix", "fourier"]:
         shape = (2,) * 6 if strategy == "fourier" else (64,)
         baseline = worst_case_variance(baseline_mechanism(strategy, shape, epsilon, W), gram)
         assert optimized <= baseline * (1 + 1e-9), strategy

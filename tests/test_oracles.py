@@ -91,7 +91,7 @@ def _check_simulation_moments(mechanism, type_counts, repetitions, rng):
     assert abs(pair - covariance[0, 1]) < 4.5 * pair_sd
 
 
-@pytest.mark.parametrize("name", ["randomized_response", "hierarchical"])
+@pytest.mark.parametrize("name", ["randomized_response", "hierarchical_matrix"])
 def test_simulated_statistic_has_the_exact_distribution(name):
     mechanism = baseline_mechanism(name, (8,), 1.0)
     type_counts = np.array([300, 0, 50, 120, 7, 0, 80, 443])

@@ -2,6 +2,7 @@
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
+from .range import RangeQueryEstimator
 from .workload import WorkloadEstimator
 
-__all__ = ["AdaptiveQueryEstimator", "CountMechanism", "WorkloadEstimator"]
+__all__ = ["AdaptiveQueryEstimator", "CountMechanism", "RangeQueryEstimator", "WorkloadEstimator"]

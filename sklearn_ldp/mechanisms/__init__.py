@@ -26,11 +26,20 @@ from .factorization import (
 )
 from .fourier import fourier_strategy
 from .gaussian import GaussianMechanism, GaussianRejectionMechanism, project_onto_hull
+from .haar import HaarHRR
 from .hadamard import HadamardResponse, hadamard_strategy
 from .hadamard_coefficient import HadamardRandomizedResponse
 from .hierarchical import hierarchical_strategy
 from .local_hashing import BinaryLocalHashing, OptimizedLocalHashing
 from .randomized_response import RandomizedResponse, randomized_response_strategy
+from .range_bounds import (
+    flat_variance,
+    haar_variance_bound,
+    hierarchical_variance_bound,
+    oracle_variance,
+    recommend_branching,
+)
+from .range_tree import HierarchicalHistogram, tree_consistency
 from .scalar import OneBitRandomizer
 from .strategies import BASELINES, STRATEGIES, baseline_mechanism, build_mechanism
 from .subset_selection import SubsetSelection
@@ -42,8 +51,10 @@ __all__ = [
     "FactorizationMechanism",
     "GaussianMechanism",
     "GaussianRejectionMechanism",
+    "HaarHRR",
     "HadamardRandomizedResponse",
     "HadamardResponse",
+    "HierarchicalHistogram",
     "Mechanism",
     "OneBitRandomizer",
     "OptimizedLocalHashing",
@@ -60,14 +71,18 @@ __all__ = [
     "enforce_dp",
     "expected_loss",
     "explicit_fair_mechanism",
+    "flat_variance",
     "fourier_strategy",
     "geometric_mechanism",
+    "haar_variance_bound",
     "hadamard_strategy",
     "hierarchical_strategy",
+    "hierarchical_variance_bound",
     "l0_error",
     "mechanism_from_dict",
     "mechanism_from_json",
     "optimal_reconstruction",
+    "oracle_variance",
     "per_user_variance",
     "privacy_loss",
     "privacy_ratio",
@@ -75,9 +90,11 @@ __all__ = [
     "randomized_response_count",
     "randomized_response_strategy",
     "rappor_strategy",
+    "recommend_branching",
     "sample_complexity",
     "svd_lower_bound",
     "symmetrize",
+    "tree_consistency",
     "uniform_mechanism",
     "verify_dp",
 ]

@@ -45,8 +45,9 @@ def mechanism_class(kind):
 
 
 # Modules that define registered mechanisms.
-MECHANISM_MODULES = ("factorization", "gaussian", "hadamard", "hadamard_coefficient",
-                     "local_hashing", "randomized_response", "subset_selection", "unary")
+MECHANISM_MODULES = ("factorization", "gaussian", "haar", "hadamard", "hadamard_coefficient",
+                     "local_hashing", "randomized_response", "range_tree", "subset_selection",
+                     "unary")
 
 
 def _import_all_mechanisms():

@@ -5,6 +5,11 @@ into one node (level 0 = the leaves; the root, which every range knows to be the
 measured). Each user samples one level uniformly and reports their node at that level through
 Hadamard response with the full budget. Domains that are not a power of ``B`` are padded: the
 last node of a level simply covers fewer cells.
+
+This dense form is the ``"hierarchical_matrix"`` strategy (a factorization baseline with the
+optimal decoder, for small domains). The structured ``"hierarchical"`` strategy (any domain
+size, OUE/OLH/HRR levels, consistency step) is
+:class:`~sklearn_ldp.mechanisms.range_tree.HierarchicalHistogram`.
 """
 
 import numpy as np

@@ -4,13 +4,17 @@ Names:
 
 * frequency oracles (structured, any domain size): ``randomized_response``, ``rappor``
   (symmetric unary encoding), ``oue``, ``olh``, ``blh``, ``hadamard``, ``hrr``,
-  ``subset_selection``;
-* factorization baselines (dense strategy matrices): ``hierarchical``, ``fourier``;
+  ``subset_selection`` (the "flat" methods for range queries);
+* structured range mechanisms (any domain size, thesis chapter 5): ``hierarchical`` (a B-ary
+  tree, one sampled level per user through the frequency oracle ``oracle`` in {"oue", "olh",
+  "hrr"}) and ``haar`` (HaarHRR);
+* factorization baselines (dense strategy matrices): ``hierarchical_matrix`` (the same tree
+  with Hadamard response per level, as one matrix with its optimal decoder), ``fourier``;
 * Bassily's randomizers for the workload's columns: ``gaussian`` ((epsilon, delta)-LDP) and
   ``gaussian_pure`` (epsilon-LDP by rejection sampling);
 * ``optimized`` (strategy optimized for the workload) and ``auto`` (the candidate with the
   least analytic worst-case error on the workload among the epsilon-LDP frequency oracles,
-  the factorization baselines and ``optimized``).
+  the range mechanisms, the factorization baselines and ``optimized``).
 """
 
 import numpy as np
@@ -24,8 +28,9 @@ from .hierarchical import hierarchical_strategy
 
 ORACLES = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",
            "subset_selection")
-FACTORIZATION_BASELINES = ("hierarchical", "fourier")
-BASELINES = ORACLES + FACTORIZATION_BASELINES
+RANGE_MECHANISMS = ("hierarchical", "haar")
+FACTORIZATION_BASELINES = ("hierarchical_matrix", "fourier")
+BASELINES = ORACLES + RANGE_MECHANISMS + FACTORIZATION_BASELINES
 WORKLOAD_RANDOMIZERS = ("gaussian", "gaussian_pure")
 STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + ("optimized", "auto")
 
@@ -53,12 +58,21 @@ def _fourier_for(shape, epsilon, workload_matrix, max_order):
     return Q, {"max_order": order}
 
 
-def baseline_mechanism(name, shape, epsilon, workload_matrix=None, branching=4, max_order=None):
-    """The named baseline strategy over a domain of the given shape, as a mechanism."""
+def baseline_mechanism(name, shape, epsilon, workload_matrix=None, branching=4, max_order=None,
+                       oracle="oue"):
+    """The named baseline strategy over a domain of the given shape, as a mechanism.
+
+    ``branching`` and ``oracle`` (the frequency oracle of each level) configure
+    ``"hierarchical"``; ``branching`` also ``"hierarchical_matrix"``.
+    """
     n = int(np.prod(shape))
     if name in ORACLES:
         return mechanism_class(name)(n, epsilon)
     if name == "hierarchical":
+        return mechanism_class("hierarchical")(n, epsilon, branching=branching, oracle=oracle)
+    if name == "haar":
+        return mechanism_class("haar")(n, epsilon)
+    if name == "hierarchical_matrix":
         Q, params = hierarchical_strategy(n, epsilon, branching), {"branching": branching}
     elif name == "fourier":
         Q, params = _fourier_for(shape, epsilon, workload_matrix, max_order)
@@ -115,6 +129,7 @@ def build_mechanism(
     random_state=None,
     verbose=0,
     delta=None,
+    oracle="oue",
 ):
     """Build the named strategy for a domain of the given shape and an optional workload.
 
@@ -134,7 +149,7 @@ def build_mechanism(
     report = {"candidates": {}}
 
     def baseline(strategy):
-        return baseline_mechanism(strategy, shape, epsilon, W, branching, max_order)
+        return baseline_mechanism(strategy, shape, epsilon, W, branching, max_order, oracle)
 
     if name in BASELINES or name in WORKLOAD_RANDOMIZERS:
         if name in BASELINES:

@@ -1,0 +1,355 @@
+"""RangeQueryEstimator: ranges, prefixes, CDF and quantiles from LDP reports (thesis ch. 5)."""
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.isotonic import isotonic_regression
+from sklearn.utils.validation import check_is_fitted
+
+from ..encoder import LDPEncoder
+from ..mechanisms.range_tree import HierarchicalHistogram, range_matrix
+from ..reports import AggregatedReports, LDPReports, statistic_of
+
+MONOTONE = ("none", "isotonic", "cumulative")
+
+# expected_error_ evaluates the CDF's variance at prefixes whose dense rows hold at most this
+# many entries in all (every prefix up to 2^11 cells; evenly spaced ones beyond).
+EXPECTED_ERROR_ENTRIES = 2**22
+
+
+class RangeQueryEstimator(BaseEstimator):
+    """Fractions of users in ranges, the CDF and quantiles of an ordered column, from LDP
+    reports.
+
+    Fit it on the reports of any mechanism over an ordered domain: the range mechanisms
+    ``"hierarchical"`` (tree of fan-out ``B``, thesis's HH_B) and ``"haar"`` (HaarHRR), which
+    are built for ranges, or any frequency oracle ("flat") or factorization strategy. Every
+    answer is a fraction of the users, with its analytic variance available before and after
+    collection.
+
+    Parameters
+    ----------
+    consistency : bool, default=True
+        For ``"hierarchical"`` reports: answer from the consistent tree (weighted least
+        squares with the root fixed at the known number of users; every range is then a
+        difference of two prefix sums). ``False`` answers each range from its B-adic
+        decomposition of the raw levels (the thesis's methods without "CI"). Both are unbiased;
+        consistency never increased the analytic error in the tests. Ignored by other
+        mechanisms, whose estimates need no consistency step.
+    monotone : {"none", "isotonic", "cumulative"}, default="none"
+        Fix of the noisy CDF, which can decrease or leave ``[0, 1]``. ``"none"`` keeps the
+        unbiased estimate (quantiles then use the thesis's binary search on it).
+        ``"isotonic"`` replaces the CDF by its least-squares non-decreasing fit in ``[0, 1]``
+        (pool-adjacent-violators): the Euclidean projection onto the CDFs, so its squared
+        error over the whole CDF is never larger than the raw one's. ``"cumulative"``
+        (cumulative clipping) clips to ``[0, 1]`` and takes the running maximum: cheaper,
+        biased upwards, no such guarantee. ``predict``, ``cdf`` and ``quantile`` all use the
+        fixed CDF (range answers are then non-negative); ``expected_error_`` always
+        describes the unbiased estimate.
+    strategy, epsilon, categories, branching, oracle : optional
+        Only for fitting on raw records: the estimator privatizes them itself with an
+        :class:`~sklearn_ldp.encoder.LDPEncoder` of these parameters (a simulation
+        convenience, identical to a Pipeline of the two).
+    random_state : int, Generator or None, default=None
+        Used only when privatizing raw records.
+
+    Attributes
+    ----------
+    mechanism_, domain_ : the objects the reports came with.
+    counts_ : ndarray
+        The mechanism's additive statistic of all reports fitted.
+    n_users_ : int
+    data_vector_ : ndarray
+        Unbiased number of users per cell (for ``"hierarchical"``, the consistent leaves).
+    cdf_ : ndarray
+        Estimated fraction of users in cells ``0..i``, for every cell ``i`` (after the
+        ``monotone`` fix).
+    labels_ : pandas.Index
+        Label of each cell: the categories of a single-column domain, else flat indices.
+    expected_error_ : pandas.DataFrame
+        Variance of the unbiased CDF (fractions squared) at evenly spaced prefixes (every
+        prefix on domains up to 2^11 cells): ``worst_case`` (all users in the worst cell) and
+        ``average_case`` (users spread evenly), for the number of users fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from sklearn_ldp import LDPEncoder
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"minute": rng.normal(720, 120, 20000).clip(0, 1439).astype(int)})
+    >>> enc = LDPEncoder(categories={"minute": range(1440)}, strategy="hierarchical",
+    ...                  branching=4, epsilon=1.1, random_state=0)
+    >>> est = RangeQueryEstimator().fit(enc.fit_transform(df))
+    >>> est.predict([[0, 1439]]).round(9).tolist()   # the whole domain: the known total
+    [1.0]
+    >>> est.quantile([0.5]).shape
+    (1,)
+    """
+
+    def __init__(
+        self,
+        consistency=True,
+        monotone="none",
+        strategy=None,
+        epsilon=None,
+        categories=None,
+        branching=4,
+        oracle="oue",
+        random_state=None,
+    ):
+        self.consistency = consistency
+        self.monotone = monotone
+        self.strategy = strategy
+        self.epsilon = epsilon
+        self.categories = categories
+        self.branching = branching
+        self.oracle = oracle
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def _as_reports(self, X, first_call):
+        if isinstance(X, LDPReports | AggregatedReports):
+            return X
+        if self.strategy is None:
+            raise ValueError(
+                "RangeQueryEstimator.fit expects LDPReports (the output of "
+                "LDPEncoder.transform) or AggregatedReports (LDPEncoder.simulate). To fit on raw "
+                "records, set strategy= and epsilon= so that the estimator privatizes them "
+                "itself (a simulation of the clients)."
+            )
+        if first_call:
+            self.encoder_ = LDPEncoder(
+                categories=self.categories, strategy=self.strategy, epsilon=self.epsilon,
+                branching=self.branching, oracle=self.oracle, random_state=self.random_state,
+            ).fit(X)
+            if hasattr(self.encoder_, "n_features_in_"):
+                self.n_features_in_ = self.encoder_.n_features_in_
+            if hasattr(self.encoder_, "feature_names_in_"):
+                self.feature_names_in_ = self.encoder_.feature_names_in_
+        return self.encoder_.transform(X)
+
+    def fit(self, X, y=None):
+        """Aggregate the reports in ``X`` and estimate the CDF."""
+        for attribute in ("counts_", "encoder_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+        return self.partial_fit(X)
+
+    def partial_fit(self, X, y=None):
+        """Add the reports in ``X`` to those seen so far (chunked fits equal one fit)."""
+        if self.monotone not in MONOTONE:
+            raise ValueError(f"monotone must be one of {MONOTONE}, got {self.monotone!r}.")
+        if not isinstance(self.consistency, bool | np.bool_):
+            raise ValueError(f"consistency must be True or False, got {self.consistency!r}.")
+        first_call = not hasattr(self, "counts_")
+        reports = self._as_reports(X, first_call)
+        if len(reports) == 0:
+            raise ValueError("no reports to fit: X has 0 rows.")
+        if first_call:
+            self.mechanism_ = reports.mechanism
+            self.domain_ = reports.domain
+            self.counts_ = 0
+            self.n_users_ = 0
+            self.labels_ = self._cell_labels()
+        elif reports.mechanism != self.mechanism_:
+            raise ValueError(
+                "these reports come from a different mechanism than the ones already fitted "
+                f"({reports.mechanism!r} vs {self.mechanism_!r}); a different strategy, epsilon "
+                "or domain cannot be mixed into one estimate."
+            )
+        self.counts_ = self.counts_ + statistic_of(reports)
+        self.n_users_ += len(reports)
+        self._reconstruct()
+        return self
+
+    def _cell_labels(self):
+        n = self.mechanism_.n_inputs
+        if self.domain_ is not None and self.domain_.n_columns == 1:
+            return self.domain_._indexes[0]
+        return pd.RangeIndex(n, name="cell")
+
+    def _tree_raw(self):
+        """Whether answers come from the raw B-adic decompositions of a tree."""
+        return isinstance(self.mechanism_, HierarchicalHistogram) and not self.consistency
+
+    def _reconstruct(self):
+        n = self.mechanism_.n_inputs
+        self.data_vector_ = self.mechanism_.estimate(self.counts_)
+        if self._tree_raw():
+            prefix = self.mechanism_.range_counts(self.counts_, np.zeros(n, dtype=np.int64),
+                                                  np.arange(n), consistency=False)
+        else:
+            prefix = np.cumsum(self.data_vector_)
+        self._raw_cdf = prefix / self.n_users_
+        if self.monotone == "isotonic":
+            self.cdf_ = isotonic_regression(self._raw_cdf, y_min=0.0, y_max=1.0)
+        elif self.monotone == "cumulative":
+            self.cdf_ = np.maximum.accumulate(np.clip(self._raw_cdf, 0.0, 1.0))
+        else:
+            self.cdf_ = self._raw_cdf
+        points = np.unique(np.linspace(0, n - 1, num=min(n, max(2, EXPECTED_ERROR_ENTRIES // n)))
+                           .round().astype(np.int64))
+        self.expected_error_ = self._error_table(np.zeros_like(points), points,
+                                                 self.labels_.take(points))
+
+    # ------------------------------------------------------------------ queries
+    def _positions(self, values, what):
+        """Cell positions of range bounds: category labels first, else integer indices."""
+        n = self.mechanism_.n_inputs
+        positions = np.full(values.shape[0], -1, dtype=np.int64)
+        if self.domain_ is not None and self.domain_.n_columns == 1:
+            try:
+                positions = np.asarray(self.labels_.get_indexer(values), dtype=np.int64)
+            except (TypeError, ValueError):
+                pass  # bounds of a type the categories cannot hold: maybe indices
+        missing = np.flatnonzero(positions < 0)
+        if missing.size:
+            rest = values[missing]
+            if rest.dtype == object:
+                integral = [isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                            for v in rest]
+                rest = np.asarray(rest.tolist()) if all(integral) else rest
+            inside = (np.zeros(rest.shape, dtype=bool) if rest.dtype.kind not in "iu"
+                      else (rest >= 0) & (rest < n))
+            if not inside.all():
+                value = rest[np.flatnonzero(~inside)[0]]
+                raise ValueError(
+                    f"{what} {value!r} is neither a category of the domain nor a cell index in "
+                    f"[0, {n}): ranges must lie inside the domain."
+                )
+            positions[missing] = rest
+        return positions
+
+    def _bounds(self, X):
+        """``(lo, hi)`` cell positions of closed ranges given as ``[[lo, hi], ...]``."""
+        check_is_fitted(self, "counts_")
+        if isinstance(X, pd.DataFrame):
+            array = X.to_numpy(dtype=object)
+        elif isinstance(X, np.ndarray):
+            array = X
+        else:
+            try:  # object: keep the python values (labels and indices alike)
+                array = np.asarray(X, dtype=object)
+            except ValueError:  # ragged
+                array = None
+        if array is not None:
+            if array.dtype.kind in "fc":
+                bad = ~np.isfinite(array)
+            else:
+                bad = np.array([isinstance(v, float | np.floating) and not np.isfinite(v)
+                                for v in array.ravel()], dtype=bool)
+            if bad.any():
+                raise ValueError("range bounds contain NaN or inf; give category labels or "
+                                 "cell indices.")
+        if array is None or array.ndim != 2 or array.shape[1] != 2 or array.shape[0] == 0:
+            raise ValueError("ranges must be given as [[lo, hi], ...]: closed ranges, one pair "
+                             "per row (category labels or cell indices).")
+        lo = self._positions(array[:, 0], "range start")
+        hi = self._positions(array[:, 1], "range end")
+        reversed_ = lo > hi
+        if reversed_.any():
+            i = int(np.flatnonzero(reversed_)[0])
+            raise ValueError(f"range {array[i].tolist()!r} has lo after hi "
+                             f"({int(reversed_.sum())} such ranges); ranges are closed "
+                             "[lo, hi] with lo <= hi.")
+        return lo, hi
+
+    def predict(self, X):
+        """Fraction of the users in each closed range ``[lo, hi]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (p, 2)
+            One range per row: category labels of the (single) column, or cell indices
+            (labels take precedence when both could apply). For interval categories (see
+            :func:`~sklearn_ldp.binning.interval_categories`) a number stands for its bin.
+
+        Returns
+        -------
+        ndarray of shape (p,)
+        """
+        lo, hi = self._bounds(X)
+        if self.monotone == "none" and self._tree_raw():
+            return self.mechanism_.range_counts(self.counts_, lo, hi,
+                                                consistency=False) / self.n_users_
+        cdf = np.concatenate([[0.0], self.cdf_])
+        return cdf[hi + 1] - cdf[lo]
+
+    def predict_error(self, X):
+        """Analytic variance of each unbiased range answer (fractions squared).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``worst_case`` (all users in the worst cell for that range) and
+            ``average_case`` (users spread evenly over the cells), one row per range.
+        """
+        lo, hi = self._bounds(X)
+        labels = [f"[{self.labels_[a]}, {self.labels_[b]}]" for a, b in zip(lo, hi, strict=True)]
+        return self._error_table(lo, hi, labels)
+
+    def _error_table(self, lo, hi, labels):
+        n = self.mechanism_.n_inputs
+        worst = np.empty(lo.shape[0])
+        average = np.empty(lo.shape[0])
+        block = max(1, EXPECTED_ERROR_ENTRIES // n)
+        for start in range(0, lo.shape[0], block):
+            rows = slice(start, start + block)
+            if isinstance(self.mechanism_, HierarchicalHistogram):
+                z = self.mechanism_.range_variance(lo[rows], hi[rows],
+                                                   consistency=self.consistency)
+            else:
+                z = self.mechanism_.query_variance(range_matrix(lo[rows], hi[rows], n))
+            worst[rows], average[rows] = z.max(axis=1), z.mean(axis=1)
+        return pd.DataFrame({"worst_case": worst / self.n_users_,
+                             "average_case": average / self.n_users_},
+                            index=pd.Index(labels, name="range"))
+
+    def cdf(self):
+        """The estimated CDF: fraction of users at or below each cell (a pandas Series)."""
+        check_is_fitted(self, "counts_")
+        return pd.Series(self.cdf_, index=self.labels_, name="cdf")
+
+    def quantile(self, probabilities):
+        """The ``phi``-quantiles: for each ``phi``, the first cell whose CDF reaches ``phi``.
+
+        Found by binary search on the CDF (for a non-monotone CDF, ``monotone="none"``, the
+        thesis's search; the result then has CDF ``>= phi`` and its left neighbour ``< phi``).
+
+        Parameters
+        ----------
+        probabilities : float or array-like of float in [0, 1]
+
+        Returns
+        -------
+        label or ndarray of labels (category values, or cell indices)
+        """
+        check_is_fitted(self, "counts_")
+        scalar = np.ndim(probabilities) == 0
+        try:
+            phi = np.atleast_1d(np.asarray(probabilities, dtype=float))
+        except (TypeError, ValueError):
+            raise ValueError(f"probabilities must be numbers in [0, 1], got "
+                             f"{probabilities!r}.") from None
+        if phi.ndim != 1 or np.any(~np.isfinite(phi)) or np.any((phi < 0) | (phi > 1)):
+            raise ValueError(f"probabilities must be numbers in [0, 1], got {probabilities!r}.")
+        low = np.zeros(phi.shape[0], dtype=np.int64)
+        high = np.full(phi.shape[0], self.cdf_.shape[0] - 1, dtype=np.int64)
+        while np.any(low < high):
+            middle = (low + high) // 2
+            reached = self.cdf_[middle] >= phi
+            high = np.where(reached, middle, high)
+            low = np.where(reached, low, middle + 1)
+        values = self.labels_.take(low).to_numpy()
+        return values[0] if scalar else values
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.requires_fit = True
+        tags.non_deterministic = True
+        return tags

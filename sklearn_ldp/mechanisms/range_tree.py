@@ -1,0 +1,811 @@
+"""Hierarchical histograms HH_B for range queries under LDP (Cormode, Kulkarni, Srivastava).
+
+Tree. A complete ``B``-ary tree over the ordered domain ``[0, n)``: ``h`` is the least integer
+with ``B^h >= n``; level ``l = 0`` is the root, level ``l`` has nodes of width ``B^(h-l)`` and
+level ``h`` holds the leaves (the cells). When ``n`` is not a power of ``B`` the domain is
+padded to ``B^h`` with virtual cells that nobody holds: a level only has the
+``m_l = ceil(n / B^(h-l))`` nodes that cover a real cell (the last may be partial), and the
+nodes made only of padding are known to be zero, so they are neither reported nor estimated.
+
+Client ("sample, don't split"). A user of cell ``x`` samples one level ``l`` uniformly from
+``{1..h}`` (the thesis's optimum, Lemma 9), and reports the node ``x // B^(h-l)`` through a
+frequency oracle over the ``m_l`` nodes of that level with the *full* epsilon: ``"oue"``
+(optimized unary encoding, the thesis's default), ``"olh"`` (optimized local hashing) or
+``"hrr"`` (one Hadamard coefficient, one bit). The level is drawn independently of the data,
+so the report is epsilon-LDP exactly when the level's oracle is.
+
+Reports (one array per batch, one row per user):
+
+* ``"oue"``: uint8 rows ``[l, packed bits...]``, as wide as the leaf level's packed report;
+  a level-``l`` row uses the first ``ceil(m_l / 8)`` bytes after the level, the rest are 0;
+* ``"olh"``: uint64 rows ``[l, seed, bucket]``;
+* ``"hrr"``: one integer, the level's HRR output ``2 j + bit`` shifted by the level's offset
+  (so the levels' outputs do not overlap and aggregation is one ``bincount``).
+
+Statistic. The concatenation of the levels' statistics (each oracle's own: support counts
+and ``N_l`` for OUE/OLH, output counts for HRR), additive over reports.
+
+Estimator (linear, unbiased). Let ``y_l`` be level ``l``'s oracle estimate: unbiased counts
+of the ``N_l`` users who reported that level (it sums to ``N_l``). We scale it to the whole
+population by the expected, not the realized, sampling rate (Horvitz-Thompson) and restore
+the known total ``N``:
+
+    yhat_l = h y_l - (h N_l - N) / m_l,
+
+so every level sums to ``N`` and the estimate stays *linear* in the statistic: its variance is
+exactly the sum over users of a per-user term, as for every mechanism of the package. (The
+thesis divides by the realized ``N_l`` instead, a ratio estimator; the two differ by the
+users' level-sampling noise, which the consistency step below makes irrelevant for the
+``N_l`` total of each level: at D = 2^8, N = 2^26 the RMSE over all ranges differs by at most
+0.3%, ``python benchmarks/bench_ranges.py --sizes 8 --repeats 40 --ratio-check``.)
+
+Consistency (Hay, Rastogi, Miklau, Suciu 2010, adapted with the root known). The tree
+measurements are weighted least squares: minimize ``sum_l ||yhat_l - H_l x||^2 / s_l^2`` over
+the leaves ``x`` subject to ``sum(x) = N``, where ``H_l`` sums cells into level-``l`` nodes and
+``s_l^2`` is the level's per-node noise variance. :func:`tree_consistency` solves it exactly
+in two linear passes (bottom-up inverse-variance averaging of each node with the sum of its
+children; top-down distribution of each parent's residual to its children in proportion to
+their variances). With equal variances and a complete tree it is exactly the thesis's
+formulas (weights ``(B^i - B^(i-1)) / (B^i - 1)`` and ``1/B``). Every range is then a sum of
+consistent leaves, so ``estimate`` returns them: the unbiased leaf histogram. Without
+consistency, :meth:`HierarchicalHistogram.range_counts` answers a range by its B-adic
+decomposition (at most ``2 (B - 1)`` nodes per level).
+
+Exact variance. The estimate is ``x = sum_l A_l yhat_l + a0 N``. For a query ``w`` let
+``v_l = A_l^T w``, ``mu_l = mean(v_l)`` and ``c0 = a0 . w``. A user of cell ``u`` who reports
+level ``l`` (node ``j``) adds ``h (v_l . e - mu_l) + sum_k mu_k + c0`` to the answer, where
+``e`` is that report's oracle estimate (mean ``e_j``, and the oracle's exact covariance).
+Averaging over the uniform level,
+
+    z(w, u) = sum_l [ h V_l(v_l)[j_l(u)] + (h (v_l[j_l(u)] - mu_l) + sum_k mu_k + c0)^2 / h ]
+              - w_u^2,
+
+``V_l`` the level oracle's exact ``query_variance``. For the consistent estimator
+``A_l^T w = H_l M w / s_l^2`` with ``M`` the (symmetric) constrained least-squares operator,
+which :func:`tree_consistency` applies; ``M 1 = 0`` gives ``mu_l = 0``.
+
+Pure numpy; no scikit-learn here.
+"""
+
+import numpy as np
+
+from .._validation import check_epsilon, check_positive_int
+from ._bits import check_packed_reports, column_counts, n_packed_bytes
+from ._hrr_simulation import simulate_signed_hrr
+from .base import (
+    Mechanism,
+    check_index_reports,
+    check_type_counts,
+    check_type_indices,
+    chunks,
+    register,
+    report_dtype,
+)
+from .hadamard_coefficient import HadamardRandomizedResponse
+from .local_hashing import OptimizedLocalHashing
+from .unary import OptimizedUnaryEncoding
+
+LEVEL_ORACLES = {
+    "oue": OptimizedUnaryEncoding,
+    "olh": OptimizedLocalHashing,
+    "hrr": HadamardRandomizedResponse,
+}
+
+# Query rows x cells handled at once by the variance computations (bounds temporaries).
+VARIANCE_BLOCK = 2**22
+
+
+def check_branching(branching):
+    """``branching`` as an int >= 2, or a ValueError.
+
+    Examples
+    --------
+    >>> check_branching(4)
+    4
+    """
+    return check_positive_int(branching, "branching (the fan-out B of the tree)", minimum=2)
+
+
+def tree_height(n, branching):
+    """The least ``h >= 1`` with ``branching^h >= n``.
+
+    Examples
+    --------
+    >>> tree_height(1440, 4), tree_height(256, 2), tree_height(2, 16)
+    (6, 8, 1)
+    """
+    n = check_positive_int(n, "n")
+    branching = check_branching(branching)
+    height, width = 1, branching
+    while width < n:
+        width *= branching
+        height += 1
+    return height
+
+
+def level_sizes(n, branching):
+    """Nodes per level ``l = 1..h`` that cover a real cell: ``ceil(n / B^(h-l))``.
+
+    Examples
+    --------
+    >>> level_sizes(10, 2)   # padded to 16 leaves
+    [2, 3, 5, 10]
+    """
+    height = tree_height(n, branching)
+    return [-(-n // branching ** (height - level)) for level in range(1, height + 1)]
+
+
+def node_sums(values, width, n_nodes):
+    """Sums of consecutive blocks of ``width`` entries along the last axis (zero-padded).
+
+    Examples
+    --------
+    >>> node_sums(np.arange(5), 2, 3)
+    array([1, 5, 4])
+    """
+    values = np.asarray(values)
+    missing = n_nodes * width - values.shape[-1]
+    if missing:
+        padding = np.zeros(values.shape[:-1] + (missing,), dtype=values.dtype)
+        values = np.concatenate([values, padding], axis=-1)
+    return values.reshape(values.shape[:-1] + (n_nodes, width)).sum(axis=-1)
+
+
+def _spread(parent_values, branching, n_children):
+    """Each parent's value repeated for its children (last axis)."""
+    return np.repeat(parent_values, branching, axis=-1)[..., :n_children]
+
+
+def tree_consistency(levels, total, branching, level_variances=None):
+    """Constrained least-squares (BLUE) node values of a B-ary tree with a known root.
+
+    Parameters
+    ----------
+    levels : sequence of h arrays
+        Noisy node values, coarsest level first; ``levels[k]`` has shape ``(..., m_k)`` with
+        ``m_k = ceil(m_{k+1} / branching)`` (the nodes that cover real cells; the missing ones
+        are known zeros) and the same leading (batch) axes for every level.
+    total : float or array
+        The root's known value (the number of users), one per batch entry.
+    branching : int
+    level_variances : sequence of h floats, optional
+        Noise variance of one node of each level (default: all equal, Hay et al.'s case).
+
+    Returns
+    -------
+    list of h arrays
+        Consistent node values: every parent equals the sum of its children and the first
+        level sums to ``total``.
+
+    Examples
+    --------
+    >>> levels = [np.array([5.0, 6.0]), np.array([2.0, 2.0, 3.0, 2.0])]
+    >>> [level.round(3).tolist() for level in tree_consistency(levels, 10.0, 2)]
+    [[4.5, 5.5], [2.25, 2.25, 3.25, 2.25]]
+    """
+    levels = [np.asarray(level, dtype=float) for level in levels]
+    height = len(levels)
+    if height == 0:
+        raise ValueError("tree_consistency needs at least one level.")
+    variances = np.ones(height) if level_variances is None else np.asarray(level_variances, float)
+    if variances.shape != (height,) or np.any(variances <= 0):
+        raise ValueError("level_variances must be one positive number per level.")
+    if levels[0].shape[-1] > branching:
+        raise ValueError("the first level has more nodes than the root's branching.")
+    # Stage 1 (bottom-up): subtree estimates and their variances (the same for every batch).
+    subtree = [None] * height
+    subtree_variance = [None] * height
+    subtree[-1] = levels[-1]
+    subtree_variance[-1] = np.full(levels[-1].shape[-1], variances[-1])
+    for k in range(height - 2, -1, -1):
+        n_nodes = levels[k].shape[-1]
+        if -(-levels[k + 1].shape[-1] // branching) != n_nodes:
+            raise ValueError(f"level {k + 1} has {n_nodes} nodes, which does not match the "
+                             f"{levels[k + 1].shape[-1]} nodes of the level below.")
+        children_variance = node_sums(subtree_variance[k + 1], branching, n_nodes)
+        children_sum = node_sums(subtree[k + 1], branching, n_nodes)
+        own = variances[k]
+        # Inverse-variance average of the node's own value and the sum of its children.
+        combined = own + children_variance
+        subtree[k] = (children_variance * levels[k] + own * children_sum) / combined
+        subtree_variance[k] = own * children_variance / combined
+    # Stage 2 (top-down): each parent's residual goes to its children in proportion to their
+    # variances; the root is known exactly.
+    consistent = [None] * height
+    residual = np.asarray(total, dtype=float) - subtree[0].sum(axis=-1)
+    consistent[0] = subtree[0] + (subtree_variance[0] / subtree_variance[0].sum()) * residual[
+        ..., None]
+    for k in range(height - 1):
+        n_parents, n_children = levels[k].shape[-1], levels[k + 1].shape[-1]
+        children_variance = node_sums(subtree_variance[k + 1], branching, n_parents)
+        residual = consistent[k] - node_sums(subtree[k + 1], branching, n_parents)
+        share = subtree_variance[k + 1] / _spread(children_variance, branching, n_children)
+        consistent[k + 1] = subtree[k + 1] + share * _spread(residual, branching, n_children)
+    return consistent
+
+
+def _as_bounds(lo, hi, n):
+    """Closed ranges as two int64 arrays, or a ValueError (lo > hi, outside ``[0, n)``)."""
+    lo = np.atleast_1d(np.asarray(lo))
+    hi = np.atleast_1d(np.asarray(hi))
+    if lo.shape != hi.shape or lo.ndim != 1:
+        raise ValueError("lo and hi must be 1-D arrays of the same length.")
+    for bound in (lo, hi):
+        if bound.size and not np.issubdtype(bound.dtype, np.integer):
+            raise ValueError("range bounds must be integer cell indices.")
+    lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+    bad = (lo < 0) | (hi >= n) | (lo > hi)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"range [{lo[i]}, {hi[i]}] is not a closed range of cells: bounds must satisfy "
+            f"0 <= lo <= hi < {n} ({int(bad.sum())} bad ranges)."
+        )
+    return lo, hi
+
+
+def range_matrix(lo, hi, n):
+    """Dense 0/1 rows of the closed ranges ``[lo_i, hi_i]`` over ``n`` cells.
+
+    Examples
+    --------
+    >>> range_matrix([0, 2], [1, 2], 4)
+    array([[1., 1., 0., 0.],
+           [0., 0., 1., 0.]])
+    """
+    lo, hi = _as_bounds(lo, hi, n)
+    cells = np.arange(n)
+    return ((cells >= lo[:, None]) & (cells <= hi[:, None])).astype(float)
+
+
+def _row_blocks(n_rows, n_cells):
+    """Slices of rows such that one block holds about ``VARIANCE_BLOCK`` entries."""
+    return chunks(n_rows, max(1, VARIANCE_BLOCK // max(n_cells, 1)))
+
+
+@register
+class HierarchicalHistogram(Mechanism):
+    """Hierarchical histogram HH_B: one sampled tree level per user, full epsilon on it.
+
+    Structured (no dense matrix): clients cost the level oracle's report, aggregation is
+    per level (``column_counts``, hashing, or one ``bincount``), and the estimate is the level
+    oracles' estimates plus two linear passes. See the module docstring for the mathematics.
+
+    Parameters
+    ----------
+    n_inputs : int
+        Domain size ``n``, the cells in their order.
+    epsilon : float
+    branching : int, default=4
+        Fan-out ``B`` (>= 2). :func:`~sklearn_ldp.mechanisms.range_bounds.recommend_branching`
+        suggests one.
+    oracle : {"oue", "olh", "hrr"}, default="oue"
+        Frequency oracle of every level.
+
+    Attributes
+    ----------
+    height : int
+        ``h``: levels ``1..h`` are reported (the root is the known total).
+    level_sizes : list of int
+        Nodes of each level, coarsest first.
+    widths : list of int
+        Cells per node of each level (``B^(h-l)``).
+    level_oracles : list of Mechanism
+        The frequency oracle of each level.
+    level_variances : ndarray
+        Noise variance of one node of each level (weights of the consistency step).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mechanism = HierarchicalHistogram(10, 1.0, branching=2)
+    >>> mechanism.height, mechanism.level_sizes
+    (4, [2, 3, 5, 10])
+    >>> rng = np.random.default_rng(0)
+    >>> reports = mechanism.randomize(rng.integers(0, 10, 1000), rng)
+    >>> statistic = mechanism.aggregate(reports)
+    >>> round(float(mechanism.estimate(statistic).sum()), 6)   # the known total
+    1000.0
+    >>> mechanism.range_counts(statistic, [0], [9]).tolist()
+    [1000.0]
+    """
+
+    kind = "hierarchical"
+
+    def __init__(self, n_inputs, epsilon, branching=4, oracle="oue"):
+        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
+        self.epsilon = check_epsilon(epsilon)
+        self.branching = check_branching(branching)
+        if oracle not in LEVEL_ORACLES:
+            raise ValueError(f"oracle must be one of {sorted(LEVEL_ORACLES)} (the frequency "
+                             f"oracle of each tree level), got {oracle!r}.")
+        self.oracle = oracle
+        self.name = self.kind
+        self.params = {"branching": self.branching, "oracle": oracle}
+        self.height = tree_height(self.n_inputs, self.branching)
+        self.level_sizes = level_sizes(self.n_inputs, self.branching)
+        self.widths = [self.branching ** (self.height - level)
+                       for level in range(1, self.height + 1)]
+        self.level_oracles = [LEVEL_ORACLES[oracle](m, self.epsilon) for m in self.level_sizes]
+        lengths = [self._statistic_length(level) for level in self.level_oracles]
+        self._statistic_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        if oracle == "oue":
+            self._level_bytes = np.array([n_packed_bytes(m) for m in self.level_sizes])
+            self.report_width = 1 + int(self._level_bytes[-1])
+        elif oracle == "hrr":
+            # HRR outputs of level k live in [offset_k, offset_k + 2 K_k).
+            self._report_offsets = self._statistic_offsets
+            self.n_outputs = int(self._statistic_offsets[-1])
+        self.level_variances = np.array([self._node_variance(level)
+                                         for level in self.level_oracles])
+        self._root_weights = None
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _statistic_length(oracle):
+        if isinstance(oracle, HadamardRandomizedResponse):
+            return oracle.n_outputs
+        return oracle.n_inputs + 1  # support counts and the number of reports
+
+    @staticmethod
+    def _node_variance(oracle):
+        """Per-node noise variance ``s^2`` of one level: a contrast ``e_0 - e_1`` has
+        variance ``2 s^2`` under the model ``s^2 (I - J/m)`` of a level with a known total
+        (averaged over the user types)."""
+        if oracle.n_inputs == 1:
+            return 1.0  # a single node is the root itself: known, any weight will do
+        contrast = np.zeros((1, oracle.n_inputs))
+        contrast[0, :2] = [1.0, -1.0]
+        return float(oracle.query_variance(contrast).mean() / 2.0)
+
+    def _segments(self, statistic):
+        """The statistic split into the levels' statistics."""
+        offsets = self._statistic_offsets
+        return [statistic[offsets[k]:offsets[k + 1]] for k in range(self.height)]
+
+    def _check_statistic(self, statistic):
+        statistic = np.asarray(statistic)
+        if statistic.shape != (int(self._statistic_offsets[-1]),):
+            raise ValueError(
+                f"the statistic of {self.name!r} holds {int(self._statistic_offsets[-1])} "
+                f"entries (the levels' statistics), got shape {statistic.shape}: it comes from "
+                "another mechanism, epsilon, branching, oracle or domain."
+            )
+        return statistic
+
+    # ------------------------------------------------------------------ client side
+    def randomize(self, indices, rng):
+        """One report per user: a uniform level, then that level's oracle on the user's node.
+
+        Returns
+        -------
+        reports : ndarray
+            See the module docstring for the layout of each oracle.
+        """
+        indices = check_type_indices(indices, self.n_inputs)
+        n_users = indices.shape[0]
+        levels = rng.integers(0, self.height, size=n_users)
+        order = np.argsort(levels, kind="stable")
+        bounds = np.searchsorted(levels[order], np.arange(self.height + 1))
+        if self.oracle == "oue":
+            reports = np.zeros((n_users, self.report_width), dtype=np.uint8)
+        elif self.oracle == "olh":
+            reports = np.zeros((n_users, 3), dtype=np.uint64)
+        else:
+            reports = np.zeros(n_users, dtype=report_dtype(self.n_outputs))
+        for k, oracle in enumerate(self.level_oracles):
+            rows = order[bounds[k]:bounds[k + 1]]
+            if rows.size == 0:
+                continue
+            part = oracle.randomize(indices[rows] // self.widths[k], rng)
+            if self.oracle == "oue":
+                reports[rows, 0] = k + 1
+                reports[rows, 1:1 + part.shape[1]] = part
+            elif self.oracle == "olh":
+                reports[rows, 0] = k + 1
+                reports[rows, 1:] = part
+            else:
+                reports[rows] = part.astype(np.int64) + self._report_offsets[k]
+        return reports
+
+    # ------------------------------------------------------------------ server side
+    def _report_levels(self, reports):
+        """Level (1..h) of each report row, checked."""
+        levels = reports[:, 0].astype(np.int64)
+        if levels.size and (levels.min() < 1 or levels.max() > self.height):
+            raise ValueError(
+                f"reports of the {self.name!r} mechanism start with their level in [1, "
+                f"{self.height}]; got levels from {levels.min()} to {levels.max()}: they come "
+                "from another mechanism, branching or domain."
+            )
+        return levels
+
+    def check_reports(self, reports):
+        """The reports as an array, or a ValueError if they cannot come from this mechanism."""
+        reports = np.asarray(reports)
+        if self.oracle == "hrr":
+            reports = check_index_reports(reports, self.n_outputs, self.name)
+            if reports.size:
+                level = np.searchsorted(self._report_offsets, reports, side="right") - 1
+                if np.any(reports - self._report_offsets[level] < 2):
+                    raise ValueError(
+                        f"reports of the {self.name!r} mechanism include an HRR coefficient 0, "
+                        "which is never sent: they come from another mechanism."
+                    )
+            return reports
+        if self.oracle == "olh":
+            if reports.ndim != 2 or reports.shape[1] != 3 or reports.dtype != np.uint64:
+                raise ValueError(
+                    f"reports of the {self.name!r} mechanism (oracle 'olh') are an (N, 3) uint64 "
+                    f"array of [level, seed, bucket] rows, got shape {reports.shape} and dtype "
+                    f"{reports.dtype}: they come from another mechanism."
+                )
+            self._report_levels(reports)
+            g = self.level_oracles[0].n_buckets
+            if reports.shape[0] and reports[:, 2].max() >= g:
+                raise ValueError(f"reports of the {self.name!r} mechanism have buckets in [0, "
+                                 f"{g}); got {reports[:, 2].max()}: another mechanism.")
+            return reports
+        if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != self.report_width:
+            raise ValueError(
+                f"reports of the {self.name!r} mechanism (oracle 'oue') are a 2-D uint8 array of "
+                f"shape (N, {self.report_width}) (the level, then packed bits), got shape "
+                f"{reports.shape} and dtype {reports.dtype}: they come from another mechanism "
+                "or domain."
+            )
+        for rows in chunks(reports.shape[0]):
+            block = reports[rows]
+            levels = self._report_levels(block)
+            for k in range(self.height):
+                mine = block[levels == k + 1, 1:]
+                if not mine.size:
+                    continue
+                used = int(self._level_bytes[k])
+                check_packed_reports(mine[:, :used], self.level_sizes[k], self.name)
+                if np.any(mine[:, used:]):
+                    raise ValueError(
+                        f"reports of the {self.name!r} mechanism at level {k + 1} hold "
+                        f"{self.level_sizes[k]} bits, but some have bytes set past them: they "
+                        "come from another mechanism or domain."
+                    )
+        return reports
+
+    def aggregate(self, reports):
+        """The levels' statistics, concatenated (int64, additive, in chunks)."""
+        reports = self.check_reports(reports)
+        statistic = np.zeros(int(self._statistic_offsets[-1]), dtype=np.int64)
+        if self.oracle == "hrr":
+            for rows in chunks(reports.shape[0]):
+                statistic += np.bincount(reports[rows], minlength=statistic.shape[0])
+            return statistic
+        segments = self._segments(statistic)  # views: filled in place
+        for rows in chunks(reports.shape[0]):
+            block = reports[rows]
+            levels = block[:, 0].astype(np.int64)
+            for k, oracle in enumerate(self.level_oracles):
+                mine = block[levels == k + 1]
+                if not mine.shape[0]:
+                    continue
+                if self.oracle == "oue":
+                    segments[k][:-1] += column_counts(mine[:, 1:1 + self._level_bytes[k]],
+                                                      oracle.n_inputs)
+                    segments[k][-1] += mine.shape[0]
+                else:
+                    segments[k] += oracle.aggregate(np.ascontiguousarray(mine[:, 1:]))
+        return statistic
+
+    def n_reports(self, statistic):
+        statistic = self._check_statistic(statistic)
+        return int(sum(oracle.n_reports(segment)
+                       for oracle, segment in zip(self.level_oracles, self._segments(statistic),
+                                                  strict=True)))
+
+    def simulate_statistic(self, type_counts, rng):
+        """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
+
+        Users of each cell are split over the levels by sequential binomials (a multinomial),
+        each level's node counts are summed, and the level oracle's statistic is drawn from
+        its exact law: binomials for OUE, the bit-splitting of
+        :func:`~sklearn_ldp.mechanisms._hrr_simulation.simulate_signed_hrr` for HRR
+        (``O(K log K)``). OLH has no exact simulation (its statistic depends on every user's
+        hash function): use ``randomize``.
+
+        Examples
+        --------
+        >>> mechanism = HierarchicalHistogram(8, 1.0, branching=2)
+        >>> statistic = mechanism.simulate_statistic(np.full(8, 1000), np.random.default_rng(0))
+        >>> mechanism.n_reports(statistic)
+        8000
+        """
+        if self.oracle == "olh":
+            raise NotImplementedError(
+                "the 'hierarchical' mechanism with oracle 'olh' has no exact simulation of its "
+                "aggregate (every user hashes with their own function); use oracle='oue' or "
+                "'hrr', or privatize the records with randomize."
+            )
+        counts = check_type_counts(type_counts, self.n_inputs)
+        statistic = np.zeros(int(self._statistic_offsets[-1]), dtype=np.int64)
+        segments = self._segments(statistic)
+        remaining = counts.copy()
+        for k, oracle in enumerate(self.level_oracles):
+            left = self.height - k
+            at_level = remaining if left == 1 else rng.binomial(remaining, 1.0 / left)
+            remaining = remaining - at_level
+            nodes = node_sums(at_level, self.widths[k], oracle.n_inputs)
+            if self.oracle == "oue":
+                segments[k][:] = oracle.simulate_statistic(nodes, rng)
+                continue
+            plus = np.zeros(oracle.n_coefficients, dtype=np.int64)
+            plus[:nodes.shape[0]] = nodes
+            sent_plus, sent_minus = simulate_signed_hrr(plus, np.zeros_like(plus), oracle.p, rng,
+                                                        exclude_zero=True)
+            segments[k][1::2] = sent_plus  # output 2 j + 1: sent +1
+            segments[k][0::2] = sent_minus
+        return statistic
+
+    # ------------------------------------------------------------------ estimation
+    def level_estimates(self, statistic):
+        """Unbiased population counts of every node, level by level (coarsest first), before
+        consistency: ``h y_l - (h N_l - N) / m_l`` (each level sums to ``N``).
+
+        Examples
+        --------
+        >>> mechanism = HierarchicalHistogram(4, 1.0, branching=2)
+        >>> statistic = mechanism.simulate_statistic(np.array([10, 0, 0, 30]),
+        ...                                          np.random.default_rng(0))
+        >>> [round(float(level.sum()), 6) for level in mechanism.level_estimates(statistic)]
+        [40.0, 40.0]
+        """
+        statistic = self._check_statistic(statistic)
+        segments = self._segments(statistic)
+        reported = np.array([oracle.n_reports(segment)
+                             for oracle, segment in zip(self.level_oracles, segments, strict=True)],
+                            dtype=float)
+        total = reported.sum()
+        levels = []
+        for k, (oracle, segment) in enumerate(zip(self.level_oracles, segments, strict=True)):
+            estimate = oracle.estimate(segment)
+            levels.append(self.height * estimate
+                          - (self.height * reported[k] - total) / oracle.n_inputs)
+        return levels
+
+    def consistent_levels(self, statistic):
+        """All levels after the consistency step (each parent = the sum of its children)."""
+        statistic = self._check_statistic(statistic)
+        return tree_consistency(self.level_estimates(statistic), self.n_reports(statistic),
+                                self.branching, self.level_variances)
+
+    def estimate(self, statistic):
+        """Unbiased counts per cell: the leaves of the consistent tree (they sum to ``N``)."""
+        return self.consistent_levels(statistic)[-1]
+
+    def _consistency_operator(self, rows):
+        """The consistent tree of ``M w`` for each row ``w`` (last axis: cells), ``M`` the
+        symmetric least-squares operator of the module docstring: its leaves are ``M w`` and
+        its level ``l`` is ``H_l M w``."""
+        rows = np.asarray(rows, dtype=float)
+        batch = rows.shape[:-1]
+        levels = [np.zeros(batch + (m,)) for m in self.level_sizes[:-1]]
+        levels.append(self.level_variances[-1] * rows)
+        return tree_consistency(levels, np.zeros(batch), self.branching, self.level_variances)
+
+    def root_weights(self):
+        """``a0``: the leaves' coefficients on the known total ``N`` (cached)."""
+        if self._root_weights is None:
+            levels = [np.zeros(m) for m in self.level_sizes]
+            self._root_weights = tree_consistency(levels, 1.0, self.branching,
+                                                  self.level_variances)[-1]
+        return self._root_weights
+
+    # ------------------------------------------------------------------ ranges
+    def decompose(self, lo, hi):
+        """B-adic decomposition of closed ranges: the nodes fully inside each range whose
+        parent is not.
+
+        Parameters
+        ----------
+        lo, hi : array-like of int
+            Closed ranges ``[lo_i, hi_i]`` of cells.
+
+        Returns
+        -------
+        runs : list of h tuples ``(first_start, first_stop, second_start, second_stop)``
+            Per level, at most two runs of node indices (half-open, possibly empty), as
+            int64 arrays over the ranges.
+        root : ndarray of bool
+            Ranges that are the whole domain (answered by the known total).
+
+        Examples
+        --------
+        The thesis's example, ``[2, 22]`` over 32 cells with ``B = 2``:
+
+        >>> mechanism = HierarchicalHistogram(32, 1.0, branching=2)
+        >>> runs, root = mechanism.decompose([2], [22])
+        >>> sorted((int(t) * w, (int(t) + 1) * w - 1) for w, (a, b, c, d)
+        ...        in zip(mechanism.widths, runs) for t in [*range(a[0], b[0]), *range(c[0], d[0])])
+        [(2, 3), (4, 7), (8, 15), (16, 19), (20, 21), (22, 22)]
+        """
+        lo, hi = _as_bounds(lo, hi, self.n_inputs)
+        padded = self.branching ** self.height
+        # A range ending at the last cell also covers the padding (known zeros): nodes that
+        # straddle the end of the domain are then inside it.
+        end = np.where(hi == self.n_inputs - 1, padded, hi + 1)
+        parent_width = padded
+        parent_start = -(-lo // parent_width)
+        parent_stop = end // parent_width
+        root = parent_start < parent_stop
+        runs = []
+        for k, width in enumerate(self.widths):
+            start = np.minimum(-(-lo // width), self.level_sizes[k])
+            stop = np.minimum(end // width, self.level_sizes[k])
+            covered = parent_start < parent_stop
+            split_start = np.where(covered, np.minimum(parent_start * self.branching, stop), stop)
+            split_stop = np.where(covered, np.minimum(parent_stop * self.branching, stop), stop)
+            runs.append((start, np.maximum(split_start, start), np.maximum(split_stop, start),
+                         np.maximum(stop, start)))
+            parent_start, parent_stop = -(-lo // width), end // width
+        return runs, root
+
+    def range_counts(self, statistic, lo, hi, consistency=True):
+        """Estimated number of users in each closed range ``[lo_i, hi_i]`` of cells.
+
+        With ``consistency`` (default) the sums of consistent leaves (prefix sums); without,
+        the B-adic decomposition of the raw level estimates (the thesis's TreeOUE, TreeOLH,
+        TreeHRR without "CI"). Both are unbiased.
+        """
+        lo, hi = _as_bounds(lo, hi, self.n_inputs)
+        if consistency:
+            cumulative = np.concatenate([[0.0], np.cumsum(self.estimate(statistic))])
+            return cumulative[hi + 1] - cumulative[lo]
+        levels = self.level_estimates(statistic)
+        runs, root = self.decompose(lo, hi)
+        answers = np.where(root, float(self.n_reports(statistic)), 0.0)
+        for level, (a, b, c, d) in zip(levels, runs, strict=True):
+            cumulative = np.concatenate([[0.0], np.cumsum(level)])
+            answers += (cumulative[b] - cumulative[a]) + (cumulative[d] - cumulative[c])
+        return answers
+
+    def range_variance(self, lo, hi, consistency=True):
+        """Exact per-user variance of each range answer for each user type: ``(p, n)``.
+
+        Multiply by the number of users (worst case: all of the worst type) or take
+        ``z @ counts`` for given data.
+        """
+        lo, hi = _as_bounds(lo, hi, self.n_inputs)
+        if consistency:
+            return self.query_variance(range_matrix(lo, hi, self.n_inputs))
+        runs, root = self.decompose(lo, hi)
+        result = np.empty((lo.shape[0], self.n_inputs))
+        for rows in _row_blocks(lo.shape[0], self.n_inputs):
+            weights = []
+            for k, (a, b, c, d) in enumerate(runs):
+                marks = np.zeros((a[rows].shape[0], self.level_sizes[k] + 1))
+                for start, stop in ((a, b), (c, d)):
+                    index = np.arange(marks.shape[0])
+                    np.add.at(marks, (index, start[rows]), 1.0)
+                    np.add.at(marks, (index, stop[rows]), -1.0)
+                weights.append(np.cumsum(marks, axis=1)[:, :-1])
+            W = range_matrix(lo[rows], hi[rows], self.n_inputs)
+            result[rows] = self._variance_from_weights(weights, root[rows].astype(float), W)
+        return result
+
+    # ------------------------------------------------------------------ analysis
+    def _check_workload(self, workload_matrix):
+        W = np.asarray(workload_matrix, dtype=float)
+        if W.ndim == 1:
+            W = W[None, :]
+        if W.ndim != 2 or W.shape[1] != self.n_inputs:
+            raise ValueError(f"the workload must have {self.n_inputs} columns (one per cell), "
+                             f"got shape {W.shape}.")
+        return W
+
+    def _per_node_terms(self, weights, c0):
+        """Per level, ``h V_l(v_l) + (h (v_l - mu_l) + sum_k mu_k + c0)^2 / h`` for every
+        node (the module docstring's ``z`` before it is read at each cell's node)."""
+        height = self.height
+        means = [v.mean(axis=1) for v in weights]
+        shift = sum(means) + c0
+        terms = []
+        for k, (v, oracle) in enumerate(zip(weights, self.level_oracles, strict=True)):
+            centered = height * (v - means[k][:, None]) + shift[:, None]
+            terms.append(height * oracle.query_variance(v) + centered * centered / height)
+        return terms
+
+    def _variance_from_weights(self, weights, c0, W):
+        """Per-user variance ``z`` of the answers ``sum_l v_l . yhat_l + c0 N`` (module
+        docstring); ``weights[k]`` is ``(p, m_k)``, ``W`` the queries on the cells."""
+        z = -(W * W)
+        cells = np.arange(self.n_inputs)
+        for k, per_node in enumerate(self._per_node_terms(weights, c0)):
+            z += per_node[:, cells // self.widths[k]]
+        return z
+
+    def query_variance(self, workload_matrix):
+        """Exact per-user variance of each query (rows) for each type: a ``(p, n)`` matrix,
+        for the consistent estimate that ``estimate`` returns."""
+        W = self._check_workload(workload_matrix)
+        result = np.empty(W.shape)
+        root = self.root_weights()
+        for rows in _row_blocks(W.shape[0], self.n_inputs):
+            block = W[rows]
+            result[rows] = self._variance_from_weights(self._level_weights(block), block @ root,
+                                                       block)
+        return result
+
+    def _level_weights(self, block):
+        """``v_l = H_l M w / s_l^2`` of the consistent estimate, for rows ``w`` of ``block``."""
+        return [level / s2 for level, s2 in
+                zip(self._consistency_operator(block), self.level_variances, strict=True)]
+
+    def average_query_variance(self, workload_matrix):
+        """``query_variance(W).mean(axis=1)`` (users spread evenly over the cells), without
+        forming the ``(p, n)`` matrix: each level's per-node terms are averaged with the
+        number of cells of each node as weights."""
+        W = self._check_workload(workload_matrix)
+        result = np.empty(W.shape[0])
+        root = self.root_weights()
+        for rows in _row_blocks(W.shape[0], self.n_inputs):
+            block = W[rows]
+            weights = self._level_weights(block)
+            total = -np.sum(block * block, axis=1)
+            for k, per_node in enumerate(self._per_node_terms(weights, block @ root)):
+                cells_per_node = node_sums(np.ones(self.n_inputs), self.widths[k],
+                                           self.level_sizes[k])
+                total += per_node @ cells_per_node
+            result[rows] = total / self.n_inputs
+        return result
+
+    def per_user_variance(self, gram):
+        """Exact ``z_u`` (total variance of the workload answers from one user of type ``u``)
+        for the workload with Gram matrix ``G = W^T W``, in ``O(h n^2)`` without ``W``.
+
+        With ``v_l = T_l w`` (``T_l = H_l M / s_l^2``) and ``mu_l = 0``, summing the module's
+        ``z(w, u)`` over the queries needs only ``T_l G T_l^T`` (given to the level oracle's
+        own ``per_user_variance``), ``T_l G a0`` and ``a0^T G a0``.
+        """
+        gram = np.asarray(gram, dtype=float)
+        n = self.n_inputs
+        if gram.shape != (n, n):
+            raise ValueError(f"the Gram matrix must be {n} x {n} (one row and column per cell), "
+                             f"got shape {gram.shape}.")
+        if np.count_nonzero(gram) == np.count_nonzero(np.diagonal(gram)):
+            # A diagonal Gram (e.g. the histogram): its rows are the queries, summed in blocks
+            # (bounded memory at any n).
+            scale = np.sqrt(np.clip(np.diagonal(gram), 0.0, None))
+            z = np.zeros(n)
+            for rows in _row_blocks(n, n):
+                block = np.zeros((rows.stop - rows.start, n))
+                block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = scale[rows]
+                z += self.query_variance(block).sum(axis=0)
+            return z
+        height = self.height
+        root = self.root_weights()
+        # M G M (M symmetric): apply M to the rows, transpose, apply again.
+        both_sides = self._consistency_operator(self._consistency_operator(gram)[-1].T)
+        toward_root = self._consistency_operator(gram @ root)
+        root_term = float(root @ gram @ root)
+        z = -np.diag(gram).copy()
+        for k, (oracle, width, m, s2) in enumerate(zip(
+                self.level_oracles, self.widths, self.level_sizes, self.level_variances,
+                strict=True)):
+            level_gram = node_sums(both_sides[k].T, width, m) / (s2 * s2)
+            cross = toward_root[k] / s2
+            per_node = (height * oracle.per_user_variance(level_gram)
+                        + height * np.diag(level_gram) + 2 * cross + root_term / height)
+            z += per_node[np.arange(n) // self.widths[k]]
+        return z
+
+    def strategy_matrix(self):
+        """The exact ``P(report | cell)`` for small levels: the levels' strategies, each on
+        the nodes of the cells, divided by ``h`` (the level is uniform).
+
+        OUE levels need ``2^m`` rows (``m <= 16`` nodes per level); OLH has no finite matrix.
+        """
+        if self.oracle == "olh":
+            raise ValueError("the 'hierarchical' mechanism with oracle 'olh' has no finite "
+                             "strategy matrix (2^64 hash functions).")
+        blocks = []
+        for k, oracle in enumerate(self.level_oracles):
+            Q = oracle.strategy_matrix()
+            blocks.append(Q[:, np.arange(self.n_inputs) // self.widths[k]] / self.height)
+        return np.vstack(blocks)
