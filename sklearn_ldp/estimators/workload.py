@@ -3,12 +3,40 @@
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
-from ..encoder import LDPEncoder, resolve_workload, validate_records
+from ..encoder import LDPEncoder, resolve_domain, resolve_workload, validate_records
+from ..mechanisms.matrix import build_central_mechanism
 from ..postprocess import POSTPROCESS, postprocess
 from ..reports import AggregatedReports, LDPReports, statistic_of
+
+# Strategies that exist only in the central model; "hierarchical", "fourier" and "auto" are
+# central when delta is given (the LDP versions are pure epsilon-LDP and take no delta).
+CENTRAL_ONLY_STRATEGIES = ("identity", "workload", "wavelet", "eigen")
+
+
+def _is_central(estimator):
+    """Whether ``fit`` runs the central matrix mechanism on raw records (trusted curator)."""
+    strategy = estimator.strategy
+    if strategy is None:
+        return False
+    if not isinstance(strategy, str):
+        return True  # a custom strategy matrix
+    if strategy in CENTRAL_ONLY_STRATEGIES:
+        return True
+    return estimator.delta is not None and strategy != "gaussian"  # "gaussian": (eps, delta)-LDP
+
+
+def _local_model_only(estimator):
+    """partial_fit exists only in the local model (checked by ``available_if``)."""
+    if _is_central(estimator):
+        raise AttributeError(
+            "partial_fit is not available in the central model: every fit is a new release "
+            "that spends epsilon again. Collect all records and call fit once."
+        )
+    return True
 
 
 def _as_reports(estimator, X, first_call):
@@ -22,13 +50,19 @@ def _as_reports(estimator, X, first_call):
             "them itself (a simulation of the clients)."
         )
     if first_call:
-        estimator.encoder_ = LDPEncoder(
-            categories=estimator.categories,
-            strategy=estimator.strategy,
-            epsilon=estimator.epsilon,
-            workload=estimator.workload,
-            random_state=estimator.random_state,
-        ).fit(X)
+        try:
+            encoder = LDPEncoder(
+                categories=estimator.categories,
+                strategy=estimator.strategy,
+                epsilon=estimator.epsilon,
+                workload=estimator.workload,
+                delta=estimator.delta,
+                random_state=estimator.random_state,
+                **(estimator.strategy_params or {}),
+            )
+        except TypeError as exc:
+            raise ValueError(f"strategy_params does not fit LDPEncoder: {exc}") from None
+        estimator.encoder_ = encoder.fit(X)
         estimator.n_features_in_ = estimator.encoder_.n_features_in_
         if hasattr(estimator.encoder_, "feature_names_in_"):
             estimator.feature_names_in_ = estimator.encoder_.feature_names_in_
@@ -45,6 +79,10 @@ class WorkloadEstimator(BaseEstimator):
     in the strategy's row space; ``score`` estimates the workload error from held-out
     *reports* only.
 
+    With ``delta`` (or a central-only strategy such as ``"eigen"``) it is instead the trusted
+    curator of the central model: ``fit`` measures a strategy of the raw records with Gaussian
+    noise and answers by least squares (see ``docs/central_model.md``).
+
     Parameters
     ----------
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
@@ -59,11 +97,31 @@ class WorkloadEstimator(BaseEstimator):
     normalize : bool, default=False
         Answer in fractions of users instead of counts.
     strategy, epsilon, categories : optional
-        Only for fitting on raw records: the estimator then privatizes them itself with an
-        :class:`~sklearn_ldp.encoder.LDPEncoder` of these parameters (a simulation
-        convenience, identical to a Pipeline of the two).
+        Only for fitting on raw records. Local model: the estimator privatizes them itself
+        with an :class:`~sklearn_ldp.encoder.LDPEncoder` of these parameters (a simulation
+        convenience, identical to a Pipeline of the two). Central model (trusted curator):
+        ``strategy`` in ``{"identity", "workload", "hierarchical", "wavelet", "fourier",
+        "eigen", "auto"}`` or a strategy matrix, with ``delta``; see below.
     random_state : int, Generator or None, default=None
-        Used only when privatizing raw records.
+        Used only when privatizing raw records (local) or drawing the noise (central).
+    delta : float in (0, 1), default=None
+        Giving ``delta`` selects the **central model** (except for the local ``"gaussian"``
+        strategy, whose delta it is): ``fit`` measures the strategy ``A`` of the raw
+        records' counts with Gaussian noise calibrated to ``A``'s largest column norm and
+        (epsilon, delta)-DP, and answers the workload by least squares
+        (:mod:`sklearn_ldp.mechanisms.matrix`). ``"identity"``, ``"workload"``,
+        ``"wavelet"`` and ``"eigen"`` are central-only and need it.
+    strategy_params : dict, default=None
+        Options of the strategy. Local: extra LDPEncoder parameters (``branching``,
+        ``max_order``, ...). Central: ``branching`` (hierarchical, default 2), ``max_order``
+        (fourier); for ``"eigen"`` the options of
+        :func:`~sklearn_ldp.optimize.eigen_design.eigen_design` (``speedup``,
+        ``n_principal``, ``tail``, ``group_size``, ``row_scaling``, ``refine_iter``,
+        ``solver``, ``solver_options``); noise: ``calibration`` (``"analytic"``, default, or
+        ``"classic"``), ``noise`` (``"gaussian"`` or the floating-point-safe
+        ``"discrete"``), ``resolution``; for ``"auto"``: ``candidates``, and ``selection=
+        "relative_error"`` with ``selection_epsilon`` (taken out of ``epsilon``) and
+        ``sanity_bound`` to choose from the data with the exponential mechanism.
 
     Attributes
     ----------
@@ -81,6 +139,17 @@ class WorkloadEstimator(BaseEstimator):
     data_vector_ : ndarray
         Estimated count of users per domain cell (post-processed if requested).
     mechanism_, domain_, workload_ : the objects the reports came with.
+    strategy_, strategy_matrix_, lower_bound_ : central model only
+        Name of the strategy measured (the winner for ``"auto"``), the matrix ``A`` measured,
+        and the singular value bound: no strategy has a total squared error (the sum of
+        ``expected_error_["worst_case"]``) below it at this budget.
+    candidates_, selection_, design_, privacy_budget_ : central model only
+        Analytic total squared error of each ``"auto"`` candidate (or None), the private
+        selection (or None), the Eigen-Design result (or None), and the split of epsilon.
+        In the central model ``counts_`` holds the noisy measurements ``A x + noise`` (the
+        raw counts are not kept), ``expected_error_`` is data-independent (both columns
+        equal) and ``n_users_`` is the *private estimate* of the number of records (the
+        exact number is itself private), or NaN if the strategy cannot estimate the total.
 
     Examples
     --------
@@ -95,6 +164,14 @@ class WorkloadEstimator(BaseEstimator):
     >>> answers = pipe.fit(df)[-1].answers_
     >>> list(answers.index)
     ['smoker=no', 'smoker=yes']
+
+    Central model (a trusted curator holds ``df``):
+
+    >>> est = WorkloadEstimator(strategy="eigen", epsilon=0.5, delta=1e-4,
+    ...                         categories={"smoker": ["no", "yes"]}, random_state=0).fit(df)
+    >>> est.strategy_matrix_.shape, bool(est.expected_error_["worst_case"].sum()
+    ...                                  >= est.lower_bound_ * (1 - 1e-9))
+    ((2, 2), True)
     """
 
     def __init__(
@@ -106,6 +183,8 @@ class WorkloadEstimator(BaseEstimator):
         epsilon=None,
         categories=None,
         random_state=None,
+        delta=None,
+        strategy_params=None,
     ):
         self.workload = workload
         self.postprocess = postprocess
@@ -114,15 +193,71 @@ class WorkloadEstimator(BaseEstimator):
         self.epsilon = epsilon
         self.categories = categories
         self.random_state = random_state
+        self.delta = delta
+        self.strategy_params = strategy_params
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
-        """Aggregate the reports in ``X`` and reconstruct the workload answers."""
-        for attribute in ("counts_", "encoder_"):
+        """Aggregate the reports in ``X`` and reconstruct the workload answers.
+
+        In the central model (see ``delta``), measure the raw records in ``X`` instead.
+        """
+        for attribute in ("counts_", "encoder_", "strategy_", "strategy_matrix_",
+                          "lower_bound_", "candidates_", "selection_", "design_",
+                          "privacy_budget_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
+        if _is_central(self):
+            return self._fit_central(X)
         return self.partial_fit(X)
 
+    def _fit_central(self, X):
+        """The trusted curator's release: the matrix mechanism on the records' counts."""
+        if self.postprocess not in POSTPROCESS:
+            raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {self.postprocess!r}.")
+        if isinstance(X, LDPReports | AggregatedReports):
+            raise ValueError("the central model (strategy with delta) measures raw records, not "
+                             "LDP reports; to decode reports leave delta=None.")
+        validate_records(self, X, reset=True)
+        self.domain_ = resolve_domain(self.categories, X)
+        self.n_features_in_ = self.domain_.n_columns
+        self.workload_ = resolve_workload(self.workload, self.domain_)
+        counts = np.bincount(self.domain_.encode(X), minlength=self.domain_.size)
+        rng = np.random.default_rng(self.random_state)
+        self.mechanism_, report = build_central_mechanism(
+            self.strategy, self.workload_.matrix, self.domain_.shape, self.epsilon, self.delta,
+            data_vector=counts, rng=rng, params=self.strategy_params)
+        self.mechanism_.check_supports(self.workload_.matrix, self.workload_.labels)
+        self.counts_ = self.mechanism_.measure(counts, rng)  # the release; counts are dropped
+        self.strategy_, self.strategy_matrix_ = report["strategy"], self.mechanism_.A
+        self.candidates_ = (None if report["candidates"] is None else
+                            pd.Series(report["candidates"], name="total_squared_error"))
+        self.selection_, self.design_ = report["selection"], report["design"]
+        self.privacy_budget_ = report["budget"]
+        raw = self.mechanism_.estimate(self.counts_)
+        total = np.ones(self.domain_.size)
+        self.n_users_ = float(total @ raw) if self.mechanism_.supports(total)[0] else np.nan
+        if (self.normalize or self.postprocess in ("norm_sub", "simplex", "hull")) and not (
+                self.n_users_ > 0):
+            raise ValueError(
+                "normalize=True and the simplex/hull post-processing need the number of records,"
+                f" and its private estimate is {self.n_users_} (NaN: the strategy cannot "
+                "estimate the total; <= 0: too few records for this budget). Use "
+                "normalize=False or a strategy that measures the total."
+            )
+        self.data_vector_ = postprocess(raw, self.postprocess, self.workload_.gram(),
+                                        self.n_users_)
+        scale = 1.0 / self.n_users_ if self.normalize else 1.0
+        W = self.workload_.matrix
+        self.answers_ = pd.Series(scale * (W @ self.data_vector_), index=self.workload_.labels,
+                                  name="answer")
+        variance = scale**2 * self.mechanism_.query_variance(W)
+        self.expected_error_ = pd.DataFrame({"worst_case": variance, "average_case": variance},
+                                            index=self.workload_.labels)
+        self.lower_bound_ = scale**2 * self.mechanism_.lower_bound(self.workload_.gram())
+        return self
+
+    @available_if(_local_model_only)
     def partial_fit(self, X, y=None):
         """Add the reports in ``X`` to those seen so far and update the answers."""
         if self.postprocess not in POSTPROCESS:
@@ -232,6 +367,8 @@ class WorkloadEstimator(BaseEstimator):
         ``-(||a - b||^2 - tr Cov(b)) / p``; it may be slightly positive by chance.
         """
         check_is_fitted(self, "counts_")
+        if _is_central(self):
+            return self._score_central(X)
         reports = _as_reports(self, X, first_call=False)
         if reports.mechanism != self.mechanism_:
             raise ValueError("held-out reports must come from the mechanism that was fitted.")
@@ -247,6 +384,24 @@ class WorkloadEstimator(BaseEstimator):
         sample_variance = (sum_of_squares - n_test * held_out @ held_out) / (n_test - 1)
         squared_distance = float(np.sum((fitted - held_out) ** 2))
         return -(squared_distance - sample_variance / n_test) / W.shape[0]
+
+    def _score_central(self, X):
+        """Central model: ``-||a - b||^2 / p`` against the exact held-out answers ``b``.
+
+        The held-out records are read in the clear, so this score is for simulations; to
+        choose a strategy from data privately use ``strategy_params={"selection": ...}``.
+        """
+        validate_records(self, X, reset=False)
+        if not self.n_users_ > 0:
+            raise ValueError("score compares fractions of records and needs the private "
+                             f"estimate of their number, which is {self.n_users_}.")
+        cells = self.domain_.encode(X)
+        if cells.size < 1:
+            raise ValueError("score needs at least 1 held-out record.")
+        W = self.workload_.matrix
+        held_out = W @ np.bincount(cells, minlength=self.domain_.size) / cells.size
+        fitted = W @ self.data_vector_ / self.n_users_
+        return -float(np.sum((fitted - held_out) ** 2)) / W.shape[0]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,4 +1,4 @@
-"""Strategy optimizers: LDP workload factorization, constrained count mechanisms (LPs)."""
+"""Strategy optimizers: LDP factorization, Eigen-Design (central), count mechanisms (LPs)."""
 
 from .count_lp import (
     CountDesign,
@@ -7,16 +7,32 @@ from .count_lp import (
     solve_count_lp,
     solve_ldp_lp,
 )
+from .eigen_design import (
+    EigenDesign,
+    eigen_design,
+    optimal_error,
+    program1,
+    refine_strategy,
+    singular_value_bound,
+    strategy_error,
+)
 from .ldp_factorization import OptimizationResult, optimize_strategy
 from .projection import project_bounded_simplex
 
 __all__ = [
     "CountDesign",
     "CountLPResult",
+    "EigenDesign",
     "OptimizationResult",
     "design_count_mechanism",
+    "eigen_design",
+    "optimal_error",
     "optimize_strategy",
+    "program1",
     "project_bounded_simplex",
+    "refine_strategy",
+    "singular_value_bound",
     "solve_count_lp",
     "solve_ldp_lp",
+    "strategy_error",
 ]
