@@ -88,12 +88,13 @@ class WorkloadEstimator(BaseEstimator):
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
         Queries to answer in ``answers_``. Default: the workload carried by the reports (the
         one the encoder optimized for), else the histogram.
-    postprocess : {"none", "clip", "norm_sub", "simplex", "wnnls"}, default="none"
+    postprocess : {"none", "clip", "norm_sub", "simplex", "wnnls", "hull"}, default="none"
         Only ``"none"`` is unbiased. ``"clip"`` (negatives to zero), ``"norm_sub"`` /
         ``"simplex"`` (the same projection onto non-negative counts with the known total;
-        Wang et al.'s Norm-Sub) and ``"wnnls"`` (non-negative least squares on the workload)
-        lower the variance at the price of bias; ``expected_error_`` describes the unbiased
-        estimate.
+        Wang et al.'s Norm-Sub), ``"wnnls"`` (non-negative least squares on the workload) and
+        ``"hull"`` (Bassily: the answers projected onto the workload's symmetric hull
+        ``W B_1``) lower the variance at the price of bias; ``expected_error_`` describes the
+        unbiased estimate.
     normalize : bool, default=False
         Answer in fractions of users instead of counts.
     strategy, epsilon, categories : optional
