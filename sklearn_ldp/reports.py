@@ -132,3 +132,13 @@ def statistic_of(reports):
     if isinstance(reports, AggregatedReports):
         return reports.statistic
     return reports.mechanism.aggregate(reports.reports)
+
+
+def check_same_mechanism(reports, mechanism):
+    """Refuse reports that another mechanism (strategy, epsilon or domain) produced."""
+    if reports.mechanism != mechanism:
+        raise ValueError(
+            "these reports come from a different mechanism than the ones already fitted "
+            f"({reports.mechanism!r} vs {mechanism!r}); a different strategy, epsilon "
+            "or domain cannot be mixed into one estimate."
+        )

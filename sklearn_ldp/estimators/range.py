@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..encoder import LDPEncoder
 from ..mechanisms.range_tree import HierarchicalHistogram, range_matrix
-from ..reports import AggregatedReports, LDPReports, statistic_of
+from ..reports import AggregatedReports, LDPReports, check_same_mechanism, statistic_of
 
 MONOTONE = ("none", "isotonic", "cumulative")
 
@@ -154,12 +154,8 @@ class RangeQueryEstimator(BaseEstimator):
             self.counts_ = 0
             self.n_users_ = 0
             self.labels_ = self._cell_labels()
-        elif reports.mechanism != self.mechanism_:
-            raise ValueError(
-                "these reports come from a different mechanism than the ones already fitted "
-                f"({reports.mechanism!r} vs {self.mechanism_!r}); a different strategy, epsilon "
-                "or domain cannot be mixed into one estimate."
-            )
+        else:
+            check_same_mechanism(reports, self.mechanism_)
         self.counts_ = self.counts_ + statistic_of(reports)
         self.n_users_ += len(reports)
         self._reconstruct()

@@ -10,7 +10,7 @@ from .. import workloads
 from ..encoder import LDPEncoder, resolve_domain, resolve_workload, validate_records
 from ..mechanisms.matrix import build_central_mechanism
 from ..postprocess import POSTPROCESS, postprocess
-from ..reports import AggregatedReports, LDPReports, statistic_of
+from ..reports import AggregatedReports, LDPReports, check_same_mechanism, statistic_of
 
 # Strategies that exist only in the central model; "hierarchical", "fourier" and "auto" are
 # central when delta is given (the LDP versions are pure epsilon-LDP and take no delta).
@@ -274,12 +274,8 @@ class WorkloadEstimator(BaseEstimator):
             self.n_users_ = 0
             self.workload_ = self._workload_for(reports)
             self.mechanism_.check_supports(self.workload_.matrix)
-        elif reports.mechanism != self.mechanism_:
-            raise ValueError(
-                "these reports come from a different mechanism than the ones already fitted "
-                f"({reports.mechanism!r} vs {self.mechanism_!r}); a different strategy, epsilon "
-                "or domain cannot be mixed into one estimate."
-            )
+        else:
+            check_same_mechanism(reports, self.mechanism_)
         self.counts_ = self.counts_ + statistic_of(reports)
         self.n_users_ += len(reports)
         self._reconstruct()
