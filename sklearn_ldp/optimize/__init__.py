@@ -1,4 +1,8 @@
-"""Strategy optimizers: LDP factorization, Eigen-Design (central), count mechanisms (LPs)."""
+"""Strategy optimizers: LDP factorization, Eigen-Design (central), count mechanisms (LPs).
+
+The Eigen-Design function is ``sklearn_ldp.optimize.eigen_design.eigen_design`` (not
+re-exported here: the name is that of its module).
+"""
 
 from .count_lp import (
     CountDesign,
@@ -9,7 +13,6 @@ from .count_lp import (
 )
 from .eigen_design import (
     EigenDesign,
-    eigen_design,
     optimal_error,
     program1,
     refine_strategy,
@@ -25,7 +28,6 @@ __all__ = [
     "EigenDesign",
     "OptimizationResult",
     "design_count_mechanism",
-    "eigen_design",
     "optimal_error",
     "optimize_strategy",
     "program1",
