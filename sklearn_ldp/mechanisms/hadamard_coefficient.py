@@ -62,21 +62,17 @@ import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
 from ._fwht import fwht, hadamard_parity
+from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
     check_index_reports,
     check_output_counts,
     check_type_counts,
     check_type_indices,
-    chunks,
     count_outputs,
     register,
     report_dtype,
 )
-
-# Types whose users are spread over the coefficients at once by the exact simulation
-# (memory O(SIMULATION_BLOCK * K)).
-SIMULATION_BLOCK = 256
 
 
 @register
@@ -188,24 +184,18 @@ class HadamardRandomizedResponse(Mechanism):
     def simulate_statistic(self, type_counts, rng):
         """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
 
-        Per type: a multinomial of its users over the ``K - 1`` coefficients, then for each
-        coefficient a binomial number of kept signs. ``O(n K)`` time, memory
-        ``O(SIMULATION_BLOCK * K)`` (types are processed in blocks).
+        The users' coefficients and signs are split bit by bit (``_hrr_simulation``):
+        ``O(K log K)`` binomial draws, whatever the number of users.
         """
         counts = check_type_counts(type_counts, self.n_inputs)
-        K = self.n_coefficients
-        statistic = np.zeros(self.n_outputs, dtype=np.int64)
-        uniform = np.full(K - 1, 1.0 / (K - 1))
-        coefficients = np.arange(1, K)
-        occupied = np.flatnonzero(counts)  # types without users contribute nothing
-        for block in chunks(occupied.shape[0], SIMULATION_BLOCK):
-            types = occupied[block]
-            chosen = rng.multinomial(counts[types], uniform)  # (types, K - 1)
-            kept = rng.binomial(chosen, self.p)
-            positive = hadamard_parity(coefficients[None, :], types[:, None]) == 0
-            plus = np.where(positive, kept, chosen - kept).sum(axis=0)
-            statistic[3::2] += plus
-            statistic[2::2] += chosen.sum(axis=0) - plus
+        holders = np.zeros(self.n_coefficients, dtype=np.int64)
+        holders[: self.n_inputs] = counts
+        sent_plus, sent_minus = simulate_signed_hrr(
+            holders, np.zeros_like(holders), self.p, rng, exclude_zero=True
+        )
+        statistic = np.empty(self.n_outputs, dtype=np.int64)
+        statistic[1::2] = sent_plus  # output 2 j + 1: coefficient j, sent +1
+        statistic[0::2] = sent_minus
         return statistic
 
     def strategy_matrix(self):
