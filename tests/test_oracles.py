@@ -236,3 +236,18 @@ def test_bassily_pipeline_gaussian_with_hull_projection():
         LDPEncoder(categories=domain, strategy="gaussian", epsilon=1.0).fit()
     with pytest.raises(ValueError, match="2 ln 2|2\\*ln|1.386"):
         LDPEncoder(categories=domain, strategy="gaussian_pure", epsilon=3.0).fit()
+
+
+def test_known_total_step_on_prefix_reference():
+    """The figure quoted in support.py and docs/oracles.md (SUE, n = 8, eps = 1, prefix)."""
+    from sklearn_ldp.mechanisms import SymmetricUnaryEncoding
+
+    mechanism = SymmetricUnaryEncoding(8, 1.0)
+    W = workloads.prefix(8).matrix
+    Q = mechanism.strategy_matrix()
+    bits = (np.arange(2**8)[:, None] >> np.arange(8)[None, :]) & 1
+    textbook = (bits.T - mechanism.q) / (mechanism.p - mechanism.q)  # no known-total step
+    before = (np.sum((W @ textbook) ** 2, axis=0) @ Q - np.sum(W**2, axis=0)).max()
+    after = mechanism.per_user_variance(W.T @ W).max()
+    assert before == pytest.approx(141.04, abs=0.01)
+    assert after == pytest.approx(41.14, abs=0.01)
