@@ -1,0 +1,193 @@
+"""Aggregate reports held in a Dask array or DataFrame: per partition, then a tree of sums.
+
+Every mechanism's statistic is additive over disjoint sets of reports, so a cluster needs
+no special algorithm: each partition is aggregated where it lives with the mechanism's own
+``aggregate`` (which validates the reports), and the small statistics are summed pairwise up
+a tree (``split_every`` at a time). The integer statistics (every mechanism except the
+Gaussian randomizers) are int64 counts, whose sums do not depend on the order: the result
+equals the single-machine aggregate **bit for bit**. (The Gaussian mechanisms' float sums
+agree up to rounding.)
+
+:class:`DaskReports` wraps a Dask collection so that any estimator's ``fit`` /
+``partial_fit`` accepts it directly; it is an :class:`~sklearn_ldp.reports.AggregatedReports`
+whose statistic is computed (once) when an estimator first needs it.
+
+Dask is an optional dependency (``pip install sklearn_ldp[distributed]``), imported only here
+and only when used. A Spark recipe with the same per-partition statistics is in
+``docs/deployment.md``.
+"""
+
+import numpy as np
+
+from .io import check_column_names, frame_to_reports, report_columns
+from .reports import AggregatedReports, empty_reports
+
+__all__ = ["DaskReports", "aggregate_dask", "partition_statistic"]
+
+SPLIT_EVERY = 8
+
+
+def _import_dask():
+    try:
+        import dask
+    except ImportError:
+        raise ImportError("distributed aggregation needs dask: pip install "
+                          "'dask[distributed,dataframe]' (or sklearn_ldp[distributed]).") from None
+    return dask
+
+
+def partition_statistic(partition, mechanism, where="partition"):
+    """The statistic of one partition: a report array or a pandas DataFrame (file schema).
+
+    DataFrames are converted and checked with :func:`~sklearn_ldp.io.frame_to_reports`
+    (errors name ``where``, the row and the column); arrays are checked by the mechanism.
+    This is also the function a Spark ``mapInPandas`` job runs on each partition.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> partition_statistic(pd.DataFrame({"report": [0, 2, 2]}),
+    ...                     RandomizedResponse(3, 1.0)).tolist()
+    [1, 0, 2, 3]
+    """
+    if hasattr(partition, "columns"):
+        partition = frame_to_reports(partition, mechanism, where)
+    try:
+        return mechanism.aggregate(partition)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _partition_task(partition, mechanism, number):
+    return partition_statistic(partition, mechanism, f"partition {number}")
+
+
+def _sum_statistics(*statistics):
+    total = statistics[0].copy()
+    for statistic in statistics[1:]:
+        total += statistic
+    return total
+
+
+def _partitions(collection, mechanism):
+    """One delayed object per row block of a Dask array or partition of a Dask DataFrame."""
+    _import_dask()
+    if hasattr(collection, "columns") and hasattr(collection, "to_delayed"):
+        # A Dask DataFrame of pandas partitions: its columns are known without computing.
+        check_column_names(list(collection.columns), report_columns(mechanism),
+                           "the Dask DataFrame", mechanism)
+        return list(collection.to_delayed())
+    if hasattr(collection, "chunks") and hasattr(collection, "to_delayed"):  # a Dask array
+        empty = empty_reports(mechanism)
+        if collection.ndim != empty.ndim or collection.shape[1:] != empty.shape[1:]:
+            raise ValueError(f"the reports of {mechanism!r} are arrays of shape "
+                             f"(n_reports, {', '.join(map(str, empty.shape[1:]))}), got a Dask "
+                             f"array of shape {collection.shape}.")
+        if collection.ndim == 2 and len(collection.chunks[1]) > 1:
+            collection = collection.rechunk({1: -1})  # whole reports in every block
+        return list(collection.to_delayed().ravel())
+    raise ValueError(f"expected a Dask array or DataFrame of reports, got "
+                     f"{type(collection).__name__}.")
+
+
+def _lazy_statistic(collection, mechanism, split_every=SPLIT_EVERY):
+    """A ``dask.delayed`` statistic: partitions aggregated, then summed up a tree."""
+    dask = _import_dask()
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}.")
+    shared = dask.delayed(mechanism)  # one graph key: shipped once, not once per task
+    task = dask.delayed(_partition_task)
+    level = [task(part, shared, number)
+             for number, part in enumerate(_partitions(collection, mechanism))]
+    if not level:
+        return dask.delayed(mechanism.aggregate(empty_reports(mechanism)))
+    add = dask.delayed(_sum_statistics)
+    while len(level) > 1:
+        level = [add(*level[start:start + split_every])
+                 for start in range(0, len(level), split_every)]
+    return level[0]
+
+
+def aggregate_dask(collection, mechanism, domain=None, workload=None, split_every=SPLIT_EVERY):
+    """Aggregate reports held in a Dask array or DataFrame now; returns AggregatedReports.
+
+    Runs on the current Dask scheduler (a ``dask.distributed.Client`` if one is active).
+
+    Parameters
+    ----------
+    collection : dask.array.Array or dask.dataframe.DataFrame
+        Arrays hold the mechanism's report array split by rows; DataFrames have the columns
+        of :func:`~sklearn_ldp.io.report_columns` (e.g. ``dd.read_parquet`` of files written
+        by :func:`~sklearn_ldp.io.write_reports`).
+    mechanism : Mechanism
+    domain, workload : optional, attached to the result.
+    split_every : int, default=8
+        Fan-in of the tree of sums.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> mechanism = RandomizedResponse(3, 1.0)
+    >>> reports = da.from_array(np.array([0, 2, 2, 1, 0], dtype=np.uint8), chunks=2)
+    >>> aggregate_dask(reports, mechanism).statistic.tolist()
+    [2, 1, 2, 5]
+    """
+    statistic = _lazy_statistic(collection, mechanism, split_every).compute()
+    return AggregatedReports(statistic, mechanism, domain, workload)
+
+
+class DaskReports(AggregatedReports):
+    """Reports held in a Dask array or DataFrame, aggregated when first needed.
+
+    An :class:`~sklearn_ldp.reports.AggregatedReports` whose ``statistic`` is computed on the
+    cluster (once, then kept) the first time an estimator or ``len`` asks for it, so every
+    estimator's ``fit`` and ``partial_fit`` accept it directly.
+
+    Parameters
+    ----------
+    collection : dask.array.Array or dask.dataframe.DataFrame
+        As in :func:`aggregate_dask`.
+    mechanism : Mechanism
+    domain, workload : optional, as in :class:`~sklearn_ldp.reports.LDPReports`.
+    split_every : int, default=8
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn_ldp.estimators.workload import WorkloadEstimator
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> mechanism = RandomizedResponse(3, 1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> array = da.from_array(mechanism.randomize(rng.integers(0, 3, 1000), rng), chunks=300)
+    >>> WorkloadEstimator().fit(DaskReports(array, mechanism)).n_users_
+    1000
+    """
+
+    def __init__(self, collection, mechanism, domain=None, workload=None,
+                 split_every=SPLIT_EVERY):
+        super().__init__(np.zeros(0, dtype=np.int64), mechanism, domain, workload)
+        self.collection = collection
+        self.split_every = split_every
+        self._lazy = _lazy_statistic(collection, mechanism, split_every)  # checks now
+        self._statistic = None
+
+    @property
+    def statistic(self):
+        if self._statistic is None:
+            self._statistic = self._lazy.compute()
+        return self._statistic
+
+    @statistic.setter
+    def statistic(self, value):
+        # Only AggregatedReports.__init__ assigns (a placeholder): the value is computed lazily.
+        self._statistic = None
+
+    def compute(self):
+        """An AggregatedReports holding the computed statistic."""
+        return AggregatedReports(self.statistic, self.mechanism, self.domain, self.workload)
+
+    def __repr__(self):
+        state = "computed" if self._statistic is not None else "not computed yet"
+        return f"DaskReports({state}, mechanism={self.mechanism!r})"
