@@ -31,6 +31,18 @@ from .hadamard import HadamardResponse, hadamard_strategy
 from .hadamard_coefficient import HadamardRandomizedResponse
 from .hierarchical import hierarchical_strategy
 from .local_hashing import BinaryLocalHashing, OptimizedLocalHashing
+from .marginal_em import InpEM
+from .marginals import (
+    MARGINAL_STRATEGIES,
+    InpHT,
+    InpPS,
+    InpRR,
+    MargHT,
+    MarginalMechanism,
+    MargPS,
+    MargRR,
+    build_marginal_mechanism,
+)
 from .matrix import (
     CENTRAL_STRATEGIES,
     MatrixMechanism,
@@ -71,6 +83,15 @@ __all__ = [
     "HadamardRandomizedResponse",
     "HadamardResponse",
     "HierarchicalHistogram",
+    "InpEM",
+    "InpHT",
+    "InpPS",
+    "InpRR",
+    "MARGINAL_STRATEGIES",
+    "MargHT",
+    "MargPS",
+    "MargRR",
+    "MarginalMechanism",
     "MatrixMechanism",
     "Mechanism",
     "OneBitRandomizer",
@@ -82,6 +103,7 @@ __all__ = [
     "SymmetricUnaryEncoding",
     "baseline_mechanism",
     "build_central_mechanism",
+    "build_marginal_mechanism",
     "build_mechanism",
     "central_strategy",
     "check_properties",

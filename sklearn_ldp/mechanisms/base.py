@@ -46,8 +46,8 @@ def mechanism_class(kind):
 
 # Modules that define registered mechanisms.
 MECHANISM_MODULES = ("factorization", "gaussian", "haar", "hadamard", "hadamard_coefficient",
-                     "local_hashing", "randomized_response", "range_tree", "subset_selection",
-                     "unary")
+                     "local_hashing", "marginal_em", "marginals", "randomized_response",
+                     "range_tree", "subset_selection", "unary")
 
 
 def _import_all_mechanisms():
