@@ -12,12 +12,15 @@ Quick start::
                          WorkloadEstimator(workload=W))
 """
 
-from . import binning, mechanisms, workloads
+from . import binning, budget, distributed, io, mechanisms, workloads
+from .budget import BudgetExceededError, PrivacyLedger
+from .collect import reports_from_client
 from .domain import Domain
 from .encoder import LDPEncoder
 from .estimators import (
     AdaptiveQueryEstimator,
     CountMechanism,
+    MarginalEstimator,
     RangeQueryEstimator,
     WorkloadEstimator,
 )
@@ -29,14 +32,21 @@ __version__ = "0.1.0"
 __all__ = [
     "AdaptiveQueryEstimator",
     "AggregatedReports",
+    "BudgetExceededError",
     "CountMechanism",
     "Domain",
     "LDPEncoder",
     "LDPReports",
+    "MarginalEstimator",
+    "PrivacyLedger",
     "RangeQueryEstimator",
     "WorkloadEstimator",
     "binning",
+    "budget",
+    "distributed",
+    "io",
     "mechanism_from_json",
     "mechanisms",
+    "reports_from_client",
     "workloads",
 ]

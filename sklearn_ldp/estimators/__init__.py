@@ -2,7 +2,14 @@
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
+from .marginal import MarginalEstimator
 from .range import RangeQueryEstimator
 from .workload import WorkloadEstimator
 
-__all__ = ["AdaptiveQueryEstimator", "CountMechanism", "RangeQueryEstimator", "WorkloadEstimator"]
+__all__ = [
+    "AdaptiveQueryEstimator",
+    "CountMechanism",
+    "MarginalEstimator",
+    "RangeQueryEstimator",
+    "WorkloadEstimator",
+]

@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator
 
 from .. import workloads
 from .._validation import check_epsilon, check_positive_int
+from ..budget import charge_ledger, resolve_ledger
 from ..encoder import resolve_domain, validate_records
 from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
 
@@ -68,6 +69,17 @@ class AdaptiveQueryEstimator(BaseEstimator):
         Seeds the split into groups and the randomization. A seeded generator is for
         reproducible *simulation* only; a deployed client must use fresh operating-system
         entropy.
+    ledger : str, path or None, default=None
+        Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
+        ledger file or the name of a ledger registered with
+        :func:`~sklearn_ldp.budget.register_ledger`. The rounds' groups are disjoint, so
+        they compose in parallel: ``fit`` is one collection that spends ``epsilon`` of the
+        users ``ledger_users`` whatever the number of rounds, and so does the first
+        ``partial_fit``; later ``partial_fit`` rounds (fresh users of the same cohort, by
+        their contract) are recorded with epsilon 0. Charged before any randomization: a
+        refused charge (:class:`~sklearn_ldp.budget.BudgetExceededError`) answers nothing.
+    ledger_users : str, default="all"
+        Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
 
     Attributes
     ----------
@@ -106,13 +118,15 @@ class AdaptiveQueryEstimator(BaseEstimator):
     """
 
     def __init__(self, categories=None, epsilon=1.0, bound=1.0, queries=None, n_rounds=None,
-                 random_state=None):
+                 random_state=None, ledger=None, ledger_users="all"):
         self.categories = categories
         self.epsilon = epsilon
         self.bound = bound
         self.queries = queries
         self.n_rounds = n_rounds
         self.random_state = random_state
+        self.ledger = ledger
+        self.ledger_users = ledger_users
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
@@ -130,6 +144,8 @@ class AdaptiveQueryEstimator(BaseEstimator):
                 f"{indices.shape[0]} users (n_samples={indices.shape[0]}). Ask fewer queries "
                 "(n_rounds=) or collect more users."
             )
+        self._charge(self.epsilon, f"fit: {n_rounds} rounds on disjoint groups of "
+                                   f"{indices.shape[0]} users (parallel composition)")
         groups = np.array_split(self._rng.permutation(indices.shape[0]), n_rounds)
         for group in groups:
             query, label = self._next_query(None)
@@ -157,12 +173,21 @@ class AdaptiveQueryEstimator(BaseEstimator):
             self._start(resolve_domain(self.categories, X))
         indices = self.domain_.encode(X)
         query, label = self._next_query(query)
+        if indices.shape[0] > 0:  # an empty group is refused by _answer, uncharged
+            round_epsilon = self.epsilon if first_call else 0.0  # fresh users: parallel
+            self._charge(round_epsilon, f"partial_fit: round {self.n_rounds_} on a fresh "
+                                        f"group of {indices.shape[0]} users")
         self._answer(indices, query, label)
         return self
 
     # ------------------------------------------------------------------ internals
+    def _charge(self, epsilon, description):
+        charge_ledger(self.ledger, epsilon, kind="collection", users=self.ledger_users,
+                      description=f"AdaptiveQueryEstimator.{description}")
+
     def _check_params(self):
         check_epsilon(self.epsilon)
+        resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
         check_bound(self.bound)
         if self.n_rounds is not None:
             check_positive_int(self.n_rounds, "n_rounds")

@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.count import (
     alpha_of,
     check_counts,
@@ -79,6 +80,17 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         Seeds the sampling of ``transform``. A seeded generator reproduces a simulation;
         a real deployment must use ``None`` (fresh OS entropy) so that the noise cannot be
         replayed.
+    ledger : str, path or None, default=None
+        Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
+        ledger file or the name of a ledger registered with
+        :func:`~sklearn_ldp.budget.register_ledger`. Every ``transform`` is a release: each
+        user is in one group, whose count spends ``epsilon``, so a 1-D array of counts (or
+        grouped records) charges ``epsilon`` and a 2-D table charges ``epsilon`` times its
+        number of columns (a row is one group, every column another count about it). The
+        charge precedes the sampling: a refused charge
+        (:class:`~sklearn_ldp.budget.BudgetExceededError`) releases nothing.
+    ledger_users : str, default="all"
+        Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
 
     Attributes
     ----------
@@ -134,6 +146,8 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         group_column=None,
         value_column=None,
         random_state=None,
+        ledger=None,
+        ledger_users="all",
     ):
         self.group_size = group_size
         self.epsilon = epsilon
@@ -149,6 +163,8 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         self.group_column = group_column
         self.value_column = value_column
         self.random_state = random_state
+        self.ledger = ledger
+        self.ledger_users = ledger_users
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X=None, y=None):
@@ -162,6 +178,7 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         y : ignored
         """
         n = check_group_size(self.group_size)
+        resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
         if self.decode not in DECODERS:
             raise ValueError(
                 f"decode must be 'mean' (posterior mean) or 'map', got {self.decode!r}.")
@@ -285,10 +302,21 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "matrix_")
         if self._is_grouped(X):
             counts = self._group_counts(X)
+            self._charge_release(counts.to_numpy())
             noisy = sample_outputs(self.matrix_, counts.to_numpy(), self._rng)
             return pd.Series(noisy, index=counts.index, name="noisy_count")
         counts = self._validate_counts(X, reset=False)
+        self._charge_release(counts)
         return _like(X, sample_outputs(self.matrix_, counts, self._rng), "noisy_count")
+
+    def _charge_release(self, counts):
+        """Charge the ledger (if any): epsilon per count released about each group."""
+        counts_per_group = 1 if counts.ndim == 1 else counts.shape[1]
+        charge_ledger(
+            self.ledger, counts_per_group * float(self.epsilon), kind="release",
+            users=self.ledger_users,
+            description=f"CountMechanism.transform: {counts.size} noisy counts "
+                        f"({counts_per_group} per group), groups of {self.group_size}")
 
     # ------------------------------------------------------------------ server side
     def predict(self, X):

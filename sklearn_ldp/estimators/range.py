@@ -8,9 +8,9 @@ from sklearn.base import BaseEstimator
 from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import check_is_fitted
 
-from ..encoder import LDPEncoder
+from ..encoder import reports_or_privatized
 from ..mechanisms.range_tree import HierarchicalHistogram, range_matrix
-from ..reports import AggregatedReports, LDPReports, check_same_mechanism, statistic_of
+from ..reports import check_same_mechanism, statistic_of
 
 MONOTONE = ("none", "isotonic", "cumulative")
 
@@ -111,25 +111,8 @@ class RangeQueryEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):
-        if isinstance(X, LDPReports | AggregatedReports):
-            return X
-        if self.strategy is None:
-            raise ValueError(
-                "RangeQueryEstimator.fit expects LDPReports (the output of "
-                "LDPEncoder.transform) or AggregatedReports (LDPEncoder.simulate). To fit on raw "
-                "records, set strategy= and epsilon= so that the estimator privatizes them "
-                "itself (a simulation of the clients)."
-            )
-        if first_call:
-            self.encoder_ = LDPEncoder(
-                categories=self.categories, strategy=self.strategy, epsilon=self.epsilon,
-                branching=self.branching, oracle=self.oracle, random_state=self.random_state,
-            ).fit(X)
-            if hasattr(self.encoder_, "n_features_in_"):
-                self.n_features_in_ = self.encoder_.n_features_in_
-            if hasattr(self.encoder_, "feature_names_in_"):
-                self.feature_names_in_ = self.encoder_.feature_names_in_
-        return self.encoder_.transform(X)
+        return reports_or_privatized(self, X, first_call, categories=self.categories,
+                                     branching=self.branching, oracle=self.oracle)
 
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate the CDF."""

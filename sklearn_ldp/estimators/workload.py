@@ -7,6 +7,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
+from ..budget import charge_ledger, resolve_ledger
 from ..encoder import LDPEncoder, resolve_domain, resolve_workload, validate_records
 from ..mechanisms.matrix import build_central_mechanism
 from ..postprocess import POSTPROCESS, postprocess
@@ -58,6 +59,8 @@ def _as_reports(estimator, X, first_call):
                 workload=estimator.workload,
                 delta=estimator.delta,
                 random_state=estimator.random_state,
+                ledger=estimator.ledger,  # privatizing raw records is a collection
+                ledger_users=estimator.ledger_users,
                 **(estimator.strategy_params or {}),
             )
         except TypeError as exc:
@@ -123,6 +126,19 @@ class WorkloadEstimator(BaseEstimator):
         ``"discrete"``), ``resolution``; for ``"auto"``: ``candidates``, and ``selection=
         "relative_error"`` with ``selection_epsilon`` (taken out of ``epsilon``) and
         ``sanity_bound`` to choose from the data with the exponential mechanism.
+    ledger : str, path or None, default=None
+        Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
+        ledger file or the name of a ledger registered with
+        :func:`~sklearn_ldp.budget.register_ledger`. Central model: every ``fit`` is a
+        release that spends ``(epsilon, delta)`` (private selection included) of the users
+        ``ledger_users``, charged after the strategy is built and before the noisy
+        measurement; a refused charge (:class:`~sklearn_ldp.budget.BudgetExceededError`)
+        releases nothing. Local model: fitting reports charges nothing (the encoder that
+        produced them did); fitting raw records charges the collection through the internal
+        encoder. ``score`` charges nothing (central: it reads the held-out records in the
+        clear, a simulation tool).
+    ledger_users : str, default="all"
+        Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
 
     Attributes
     ----------
@@ -186,6 +202,8 @@ class WorkloadEstimator(BaseEstimator):
         random_state=None,
         delta=None,
         strategy_params=None,
+        ledger=None,
+        ledger_users="all",
     ):
         self.workload = workload
         self.postprocess = postprocess
@@ -196,6 +214,8 @@ class WorkloadEstimator(BaseEstimator):
         self.random_state = random_state
         self.delta = delta
         self.strategy_params = strategy_params
+        self.ledger = ledger
+        self.ledger_users = ledger_users
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
@@ -208,6 +228,7 @@ class WorkloadEstimator(BaseEstimator):
                           "privacy_budget_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
+        resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails before any work
         if _is_central(self):
             return self._fit_central(X)
         return self.partial_fit(X)
@@ -225,10 +246,17 @@ class WorkloadEstimator(BaseEstimator):
         self.workload_ = resolve_workload(self.workload, self.domain_)
         counts = np.bincount(self.domain_.encode(X), minlength=self.domain_.size)
         rng = np.random.default_rng(self.random_state)
-        self.mechanism_, report = build_central_mechanism(
+        mechanism, report = build_central_mechanism(
             self.strategy, self.workload_.matrix, self.domain_.shape, self.epsilon, self.delta,
             data_vector=counts, rng=rng, params=self.strategy_params)
-        self.mechanism_.check_supports(self.workload_.matrix, self.workload_.labels)
+        mechanism.check_supports(self.workload_.matrix, self.workload_.labels)
+        # Charged before the measurement and before the (possibly data-selected) strategy is
+        # stored: a refused charge releases nothing.
+        charge_ledger(self.ledger, self.epsilon, self.delta, kind="release",
+                      users=self.ledger_users,
+                      description=f"WorkloadEstimator.fit (central): strategy "
+                                  f"{report['strategy']!r}, {self.workload_.n_queries} queries")
+        self.mechanism_ = mechanism
         self.counts_ = self.mechanism_.measure(counts, rng)  # the release; counts are dropped
         self.strategy_, self.strategy_matrix_ = report["strategy"], self.mechanism_.A
         self.candidates_ = (None if report["candidates"] is None else

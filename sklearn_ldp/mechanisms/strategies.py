@@ -12,10 +12,16 @@ Names:
   with Hadamard response per level, as one matrix with its optimal decoder), ``fourier``;
 * Bassily's randomizers for the workload's columns: ``gaussian`` ((epsilon, delta)-LDP) and
   ``gaussian_pure`` (epsilon-LDP by rejection sampling);
+* marginal strategies (thesis chapter 4; every marginal of order <= ``max_order``, no
+  workload): ``inp_rr``, ``inp_ps``, ``inp_ht``, ``marg_rr``, ``marg_ps``, ``marg_ht`` and the
+  ``inp_em`` baseline (:mod:`.marginals`). They are not candidates of ``auto``, whose
+  selection compares errors on a workload matrix;
 * ``optimized`` (strategy optimized for the workload) and ``auto`` (the candidate with the
   least analytic worst-case error on the workload among the epsilon-LDP frequency oracles,
   the range mechanisms, the factorization baselines and ``optimized``).
 """
+
+import numbers
 
 import numpy as np
 
@@ -25,6 +31,7 @@ from .base import mechanism_class
 from .factorization import FactorizationMechanism
 from .fourier import fourier_strategy
 from .hierarchical import hierarchical_strategy
+from .marginals import MARGINAL_STRATEGIES, build_marginal_mechanism
 
 ORACLES = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",
            "subset_selection")
@@ -32,7 +39,7 @@ RANGE_MECHANISMS = ("hierarchical", "haar")
 FACTORIZATION_BASELINES = ("hierarchical_matrix", "fourier")
 BASELINES = ORACLES + RANGE_MECHANISMS + FACTORIZATION_BASELINES
 WORKLOAD_RANDOMIZERS = ("gaussian", "gaussian_pure")
-STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + ("optimized", "auto")
+STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES + ("optimized", "auto")
 
 # A baseline strategy matrix may start the optimizer when it has at most this many outputs
 # per cell (unary encoding and subset selection have exponentially many).
@@ -43,6 +50,32 @@ def check_strategy_name(name):
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}.")
     return name
+
+
+def marginal_order(shape, max_order=None, columns=None):
+    """The ``max_order`` of a marginal strategy over ``shape``, checked (default ``min(2, d)``).
+
+    ``columns`` (the attributes' names) make the errors name the column at fault.
+
+    Examples
+    --------
+    >>> marginal_order((2, 3, 2)), marginal_order((4,))
+    (2, 1)
+    """
+    names = list(columns) if columns is not None else [f"at position {i}"
+                                                      for i in range(len(shape))]
+    for name, size in zip(names, shape, strict=True):
+        if size < 2:
+            label = name if columns is None else repr(name)
+            raise ValueError(f"column {label} has a single category: a marginal strategy "
+                             "needs at least 2 categories per column (drop constant columns).")
+    if max_order is None:
+        return min(2, len(shape))
+    if (isinstance(max_order, bool) or not isinstance(max_order, numbers.Integral)
+            or not 1 <= max_order <= len(shape)):
+        raise ValueError(f"max_order must be an integer between 1 and the number of columns "
+                         f"({len(shape)}), got {max_order!r}.")
+    return int(max_order)
 
 
 def _fourier_for(shape, epsilon, workload_matrix, max_order):
@@ -143,6 +176,10 @@ def build_mechanism(
     """
     check_strategy_name(name)
     shape = tuple(int(size) for size in shape)
+    if name in MARGINAL_STRATEGIES:  # no workload: every marginal up to max_order
+        mechanism = build_marginal_mechanism(name, shape, epsilon, marginal_order(shape,
+                                                                                  max_order))
+        return mechanism, {"candidates": {}}
     n = int(np.prod(shape))
     W = None if workload_matrix is None else np.asarray(workload_matrix, dtype=float)
     gram = np.eye(n) if W is None else W.T @ W

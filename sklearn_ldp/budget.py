@@ -1,0 +1,554 @@
+"""Privacy budget ledger: record the epsilon and delta spent, and refuse to exceed a total.
+
+Every output computed from people's records spends some of their privacy budget:
+
+* a **collection** (local model): each user's report is epsilon-LDP (or (epsilon, delta)-LDP
+  for the Gaussian randomizer), so it spends epsilon of *that user's* budget;
+* a **release** (central model): the curator's noisy output is (epsilon, delta)-DP, so it
+  spends (epsilon, delta) of the budget of *everyone in the data*.
+
+:class:`PrivacyLedger` records each charge (kind, users, epsilon, delta, description, UTC
+timestamp) and refuses, with :class:`BudgetExceededError`, any charge that would take some
+person past the configured totals. A refused charge records nothing.
+
+Composition (the accounting rule)
+---------------------------------
+**Basic sequential composition** of (epsilon, delta)-DP: the spent budget of a person is the
+sum of the epsilons and the sum of the deltas of every charge that covers them. It holds for
+any mix of pure and approximate DP, for local reports and central releases alike (an
+epsilon-LDP report is an epsilon-DP function of its user's record), and for adaptively chosen
+charges: with fixed totals, refusing any charge that would exceed them is a valid *privacy
+filter* (Rogers, Roth, Ullman and Vadhan, 2016). It is the safe default; it is loose for many
+Gaussian releases, which compose far better under zCDP or Renyi DP (not implemented: the
+ledger never under-counts, it may over-count).
+
+**Parallel composition** over disjoint groups: each charge names the group of users it
+covers, ``users="all"`` (everyone, the default) or a named cohort declared with ``groups=``
+(or :meth:`PrivacyLedger.add_groups`). Declaring cohorts asserts that they are pairwise
+disjoint and that membership does not depend on the private data. The spent budget of a
+cohort is the sum of its own charges plus the charges on everyone; the ledger's constraint
+holds for every cohort and for the people in no cohort (who are charged only by ``"all"``).
+
+Edge cases: a charge of zero is recorded (an audit entry) and never refused; negative, NaN or
+infinite amounts, ``delta >= 1`` and an undeclared cohort are ValueErrors (an undeclared name
+is refused rather than created, so that a typo cannot open a fresh budget). Sums use
+``math.fsum`` and are compared with a relative tolerance of :data:`BUDGET_RTOL` so that ten
+charges of 0.1 fit a total of 1.0.
+
+Sharing a ledger between estimators
+-----------------------------------
+Estimator parameters must be plain values (``clone`` deep-copies anything else), so the
+estimators take ``ledger=`` as a **path** to a JSON ledger file (created with
+:meth:`PrivacyLedger.create`) or the **name** of a ledger registered in this process with
+:func:`register_ledger`. Clones, Pipeline steps and GridSearchCV's copies then charge the same
+ledger. A file ledger is re-read and rewritten under an exclusive lock (``<path>.lock``, an
+``fcntl``/``msvcrt`` lock released by the OS if its holder dies) on every charge and replaced
+atomically (temporary file + ``os.replace``), so concurrent processes lose no entry; use a
+file when GridSearchCV runs with ``n_jobs > 1`` in worker processes (names registered in the
+parent process do not exist there).
+"""
+
+import contextlib
+import json
+import math
+import numbers
+import os
+import tempfile
+import threading
+from datetime import datetime, timezone
+from typing import NamedTuple
+
+import pandas as pd
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+    import msvcrt
+
+LEDGER_FORMAT = "sklearn_ldp.privacy_ledger"
+LEDGER_VERSION = 1
+EVERYONE = "all"
+KINDS = ("collection", "release")
+# Relative slack of the comparison spent <= total: absorbs the rounding of float sums
+# (0.1 + 0.1 + 0.1 > 0.3 in binary floating point) and nothing more.
+BUDGET_RTOL = 1e-9
+ENTRY_KEYS = ("id", "timestamp", "kind", "users", "epsilon", "delta", "description")
+
+
+class Budget(NamedTuple):
+    """An amount of privacy budget."""
+
+    epsilon: float
+    delta: float
+
+
+class BudgetExceededError(ValueError):
+    """A charge would exceed the ledger's total; nothing was recorded.
+
+    Attributes ``requested``, ``spent``, ``remaining`` (:class:`Budget`) and ``users`` (the
+    group charged) describe the refusal.
+    """
+
+    def __init__(self, message, requested, spent, remaining, users):
+        super().__init__(message)
+        self.requested = requested
+        self.spent = spent
+        self.remaining = remaining
+        self.users = users
+
+
+# ---------------------------------------------------------------------- validation
+def _check_amount(value, name, upper=math.inf):
+    """A finite float in ``[0, upper)``, or a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number >= 0, got {value!r}.")
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+    if value >= upper:
+        raise ValueError(f"{name} must be < {upper:g}, got {value!r}.")
+    return value
+
+
+def _check_totals(total_epsilon, total_delta):
+    total_epsilon = _check_amount(total_epsilon, "total_epsilon")
+    if total_epsilon == 0:
+        raise ValueError("total_epsilon must be > 0 (a ledger with no budget refuses everything).")
+    return total_epsilon, _check_amount(total_delta, "total_delta", upper=1.0)
+
+
+def _check_group_name(name):
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a group of users is named by a non-empty string, got {name!r}.")
+    if name == EVERYONE:
+        raise ValueError(f"{EVERYONE!r} means everyone and cannot be declared as a group.")
+    return name
+
+
+def _check_groups(groups):
+    if isinstance(groups, str):
+        raise ValueError(f"groups must be a list of group names, got the string {groups!r}.")
+    names = [_check_group_name(name) for name in groups]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"groups must be distinct, got {repeated} more than once.")
+    return names
+
+
+def _check_users(users, groups):
+    if users == EVERYONE:
+        return users
+    if not isinstance(users, str) or users not in groups:
+        raise ValueError(
+            f"unknown group of users {users!r}: use {EVERYONE!r} (everyone) or a declared "
+            f"group {sorted(groups)} (declare disjoint cohorts with groups= or add_groups)."
+        )
+    return users
+
+
+def _spent_by_group(state):
+    """{group: Budget} for every declared group, and for ``EVERYONE`` (people in no group)."""
+    def total(users, key):
+        return math.fsum(e[key] for e in state["entries"] if e["users"] == users)
+    everyone = Budget(total(EVERYONE, "epsilon"), total(EVERYONE, "delta"))
+    spent = {EVERYONE: everyone}
+    for group in state["groups"]:
+        spent[group] = Budget(everyone.epsilon + total(group, "epsilon"),
+                              everyone.delta + total(group, "delta"))
+    return spent
+
+
+def _worst(budgets):
+    return Budget(max(b.epsilon for b in budgets), max(b.delta for b in budgets))
+
+
+def _spent(state, users):
+    """Budget spent by a cohort, or by the most charged person for ``"all"``."""
+    users = _check_users(users, state["groups"])
+    spent = _spent_by_group(state)
+    return _worst(spent.values()) if users == EVERYONE else spent[users]
+
+
+def _remaining(state, spent):
+    return Budget(max(state["total_epsilon"] - spent.epsilon, 0.0),
+                  max(state["total_delta"] - spent.delta, 0.0))
+
+
+def _within(amount, total):
+    return amount <= total * (1.0 + BUDGET_RTOL)
+
+
+def _check_state(data, source):
+    """Validate a ledger read from ``source`` (its format, version, totals and entries)."""
+    if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
+        raise ValueError(f"{source} is not a privacy ledger (expected a JSON object with "
+                         f"format={LEDGER_FORMAT!r}).")
+    version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"{source}: invalid ledger version {version!r}.")
+    if version > LEDGER_VERSION:
+        raise ValueError(f"{source} has ledger version {version}, newer than this sklearn_ldp "
+                         f"understands ({LEDGER_VERSION}); upgrade sklearn_ldp.")
+    try:
+        total_epsilon, total_delta = _check_totals(data["total_epsilon"], data["total_delta"])
+        groups = _check_groups(data["groups"])
+        entries = []
+        for position, entry in enumerate(data["entries"]):
+            if not isinstance(entry, dict) or set(entry) != set(ENTRY_KEYS):
+                raise ValueError(f"entry {position} must have exactly the keys {ENTRY_KEYS}.")
+            if entry["kind"] not in KINDS:
+                raise ValueError(f"entry {position} has kind {entry['kind']!r}, not one of "
+                                 f"{KINDS}.")
+            entries.append({
+                **entry,
+                "users": _check_users(entry["users"], groups),
+                "epsilon": _check_amount(entry["epsilon"], f"entry {position} epsilon"),
+                "delta": _check_amount(entry["delta"], f"entry {position} delta", upper=1.0),
+            })
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{source}: malformed ledger ({exc!r}).") from None
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
+    state = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION, "total_epsilon": total_epsilon,
+             "total_delta": total_delta, "groups": groups, "entries": entries}
+    worst = _worst(_spent_by_group(state).values())
+    if not (_within(worst.epsilon, total_epsilon) and _within(worst.delta, total_delta)):
+        raise ValueError(
+            f"{source}: the recorded charges (epsilon={worst.epsilon:g}, delta={worst.delta:g} "
+            f"for the most charged users) exceed the totals (epsilon={total_epsilon:g}, "
+            f"delta={total_delta:g}); the ledger is inconsistent.")
+    return state
+
+
+# ---------------------------------------------------------------------- file storage
+@contextlib.contextmanager
+def _exclusive_lock(path):
+    """Hold an OS lock on ``<path>.lock`` (released by the OS if this process dies)."""
+    with open(path + ".lock", "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        else:  # pragma: no cover - Windows: retries for about 10 s, then OSError
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            else:  # pragma: no cover
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+
+def _read_file(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        raise ValueError(f"no privacy ledger file at {path!r}; create one with "
+                         "PrivacyLedger.create(path, total_epsilon=...).") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"privacy ledger {path!r} is not valid JSON ({exc}).") from None
+    return _check_state(data, f"privacy ledger {path!r}")
+
+
+def _write_file(path, state):
+    """Replace ``path`` atomically: readers see the old or the new ledger, never a mix."""
+    directory = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".ledger-", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(state, handle, indent=1, allow_nan=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(temporary)
+        raise
+
+
+# ---------------------------------------------------------------------- the ledger
+class PrivacyLedger:
+    """Record the privacy budget spent and refuse any charge beyond the totals.
+
+    An in-memory ledger lives in this object (share it between estimators by registering it,
+    :func:`register_ledger`); a file ledger (:meth:`create`, :meth:`open`) lives in a JSON
+    file that every charge re-reads and atomically rewrites under a lock, so several
+    objects, processes or machines on a shared file system can charge it.
+
+    Parameters
+    ----------
+    total_epsilon : float
+        Budget of every person, > 0 (basic sequential composition: the epsilons of all
+        charges that cover a person add up).
+    total_delta : float, default=0.0
+        Total delta in [0, 1); 0 (the default) refuses any approximate-DP charge.
+    groups : sequence of str, default=()
+        Named cohorts of users, declared **pairwise disjoint**: charges on different cohorts
+        compose in parallel. ``"all"`` (everyone) always exists and cannot be declared.
+
+    Examples
+    --------
+    >>> ledger = PrivacyLedger(total_epsilon=2.0, groups=["wave1", "wave2"])
+    >>> _ = ledger.charge(1.5, users="wave1", description="survey, first wave")
+    >>> _ = ledger.charge(1.5, users="wave2", description="survey, second wave")
+    >>> ledger.spent()            # the most charged person: parallel composition
+    Budget(epsilon=1.5, delta=0.0)
+    >>> ledger.remaining("wave1")
+    Budget(epsilon=0.5, delta=0.0)
+    >>> try:
+    ...     ledger.charge(1.0, description="everyone again")
+    ... except BudgetExceededError:
+    ...     print("refused")
+    refused
+    >>> len(ledger.entries)
+    2
+    """
+
+    def __init__(self, total_epsilon, total_delta=0.0, groups=()):
+        total_epsilon, total_delta = _check_totals(total_epsilon, total_delta)
+        self._state = {"format": LEDGER_FORMAT, "version": LEDGER_VERSION,
+                       "total_epsilon": total_epsilon, "total_delta": total_delta,
+                       "groups": _check_groups(groups), "entries": []}
+        self._path = None
+        self._thread_lock = threading.RLock()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(cls, path, total_epsilon, total_delta=0.0, groups=()):
+        """Create a new ledger file at ``path`` (refused if the file exists).
+
+        An existing ledger is never overwritten: starting afresh would forget the budget
+        already spent. Open it with :meth:`open` instead.
+        """
+        ledger = cls(total_epsilon, total_delta, groups)
+        path = os.fspath(path)
+        try:
+            with open(path, "x", encoding="utf-8"):
+                pass  # reserve the name atomically; the content is written below
+        except FileExistsError:
+            raise ValueError(f"a file already exists at {path!r}; open an existing ledger with "
+                             "PrivacyLedger.open(path) (creating would reset its spent "
+                             "budget).") from None
+        with _exclusive_lock(path):
+            _write_file(path, ledger._state)
+        return cls.open(path)
+
+    @classmethod
+    def open(cls, path):
+        """The ledger stored in the file ``path`` (checked now, re-read at every use)."""
+        path = os.fspath(path)
+        _read_file(path)
+        ledger = cls.__new__(cls)
+        ledger._state = None
+        ledger._path = path
+        ledger._thread_lock = threading.RLock()
+        return ledger
+
+    @classmethod
+    def from_dict(cls, data):
+        """An in-memory ledger from :meth:`to_dict`'s output (format and version checked)."""
+        state = _check_state(json.loads(json.dumps(data)), "ledger dict")
+        ledger = cls(state["total_epsilon"], state["total_delta"], state["groups"])
+        ledger._state["entries"] = state["entries"]
+        return ledger
+
+    def to_dict(self):
+        """The ledger as plain JSON-compatible values (with its format and version)."""
+        return json.loads(json.dumps(self._read()))
+
+    # ------------------------------------------------------------------ storage
+    @property
+    def path(self):
+        """The ledger file, or None for an in-memory ledger."""
+        return self._path
+
+    def _read(self):
+        if self._path is None:
+            return self._state
+        return _read_file(self._path)
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """Yield the current state; what the block leaves in it is stored atomically."""
+        with self._thread_lock:
+            if self._path is None:
+                state = json.loads(json.dumps(self._state))  # a working copy
+                yield state
+                self._state = state
+            else:
+                with _exclusive_lock(self._path):
+                    state = _read_file(self._path)
+                    yield state
+                    _write_file(self._path, state)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def total_epsilon(self):
+        return self._read()["total_epsilon"]
+
+    @property
+    def total_delta(self):
+        return self._read()["total_delta"]
+
+    @property
+    def groups(self):
+        """The declared (pairwise disjoint) cohorts."""
+        return list(self._read()["groups"])
+
+    @property
+    def entries(self):
+        """Every recorded charge, oldest first (a list of dicts; copies)."""
+        return [dict(entry) for entry in self._read()["entries"]]
+
+    def spent(self, users=EVERYONE):
+        """Budget spent by ``users``: a cohort, or ``"all"`` for the most charged person."""
+        return _spent(self._read(), users)
+
+    def remaining(self, users=EVERYONE):
+        """Budget ``users`` can still spend (for ``"all"``: what a charge on everyone may use)."""
+        state = self._read()
+        return _remaining(state, _spent(state, users))
+
+    def to_frame(self):
+        """The entries as a pandas DataFrame indexed by entry id."""
+        return pd.DataFrame(self.entries, columns=list(ENTRY_KEYS)).set_index("id")
+
+    def __repr__(self):
+        state = self._read()
+        where = "in memory" if self._path is None else f"file {self._path!r}"
+        worst = _worst(_spent_by_group(state).values())
+        return (f"PrivacyLedger({where}, spent epsilon={worst.epsilon:g} of "
+                f"{state['total_epsilon']:g}, delta={worst.delta:g} of "
+                f"{state['total_delta']:g}, {len(state['entries'])} entries)")
+
+    # ------------------------------------------------------------------ writing
+    def add_groups(self, *names):
+        """Declare new cohorts, pairwise disjoint from each other and from the existing ones."""
+        with self._transaction() as state:
+            state["groups"] = _check_groups(state["groups"] + list(names))
+
+    def charge(self, epsilon, delta=0.0, *, kind="collection", users=EVERYONE, description=""):
+        """Record a charge, or raise BudgetExceededError and record nothing.
+
+        Parameters
+        ----------
+        epsilon : float >= 0
+        delta : float in [0, 1), default=0.0
+        kind : {"collection", "release"}, default="collection"
+            ``"collection"``: local-model reports (each covered user spends ``epsilon``);
+            ``"release"``: a central-model output (everyone covered spends it).
+        users : str, default="all"
+            ``"all"`` or a declared cohort: who is covered by the charge.
+        description : str, default=""
+
+        Returns
+        -------
+        dict
+            The recorded entry (``id``, ``timestamp`` in UTC ISO 8601, and the arguments).
+        """
+        epsilon = _check_amount(epsilon, "epsilon")
+        delta = _check_amount(delta, "delta", upper=1.0)
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}.")
+        if not isinstance(description, str):
+            raise ValueError(f"description must be a string, got {type(description).__name__}.")
+        with self._transaction() as state:
+            spent = _spent(state, users)
+            totals = Budget(state["total_epsilon"], state["total_delta"])
+            if not (_within(spent.epsilon + epsilon, totals.epsilon)
+                    and _within(spent.delta + delta, totals.delta)):
+                remaining = _remaining(state, spent)
+                where = "in-memory ledger" if self._path is None else f"ledger {self._path!r}"
+                raise BudgetExceededError(
+                    f"privacy budget exceeded ({where}, users={users!r}): asked epsilon="
+                    f"{epsilon:g}, delta={delta:g} for {kind} {description!r}; already spent "
+                    f"epsilon={spent.epsilon:g}, delta={spent.delta:g} of the totals epsilon="
+                    f"{totals.epsilon:g}, delta={totals.delta:g}; remaining epsilon="
+                    f"{remaining.epsilon:g}, delta={remaining.delta:g}. Nothing was recorded.",
+                    requested=Budget(epsilon, delta), spent=spent, remaining=remaining,
+                    users=users)
+            entry = {"id": len(state["entries"]),
+                     "timestamp": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                     "kind": kind, "users": users, "epsilon": epsilon, "delta": delta,
+                     "description": description}
+            state["entries"].append(entry)
+        return dict(entry)
+
+
+# ---------------------------------------------------------------------- sharing by name
+_REGISTRY = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def register_ledger(name, ledger, replace=False):
+    """Make ``ledger`` reachable by ``name`` in this process (for ``ledger=name`` parameters).
+
+    Names live in this process only: GridSearchCV workers in other processes
+    (``n_jobs > 1`` with the default backend) do not see them; use a file ledger there.
+    A registered name takes precedence over a file of the same name.
+
+    Examples
+    --------
+    >>> register_ledger("doctest-survey", PrivacyLedger(total_epsilon=1.0))
+    >>> resolve_ledger("doctest-survey").total_epsilon
+    1.0
+    >>> unregister_ledger("doctest-survey")
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a ledger is registered under a non-empty string, got {name!r}.")
+    if not isinstance(ledger, PrivacyLedger):
+        raise ValueError(f"register_ledger needs a PrivacyLedger, got {type(ledger).__name__}.")
+    with _REGISTRY_LOCK:
+        if name in _REGISTRY and _REGISTRY[name] is not ledger and not replace:
+            raise ValueError(f"a different ledger is already registered as {name!r}; "
+                             "unregister it first or pass replace=True.")
+        _REGISTRY[name] = ledger
+
+
+def unregister_ledger(name):
+    """Forget the ledger registered as ``name`` (a ValueError if there is none)."""
+    with _REGISTRY_LOCK:
+        if name not in _REGISTRY:
+            raise ValueError(f"no ledger is registered as {name!r}.")
+        del _REGISTRY[name]
+
+
+def resolve_ledger(ledger, users=EVERYONE):
+    """The PrivacyLedger named by an estimator's ``ledger`` parameter, or None.
+
+    ``ledger`` is None, the name of a registered ledger, or the path of a ledger file;
+    ``users`` (the estimator's ``ledger_users``) must be ``"all"`` or a declared group.
+    """
+    if ledger is None:
+        return None
+    if isinstance(ledger, PrivacyLedger):
+        raise ValueError(
+            "ledger must be a plain value: the path of a ledger file or the name given to "
+            "register_ledger, not a PrivacyLedger object (clone and GridSearchCV copy "
+            "objects, so the copies would not share it). Pass ledger.path for a file ledger, "
+            "or register_ledger('name', ledger) and pass 'name'.")
+    if not isinstance(ledger, str | os.PathLike):
+        raise ValueError(f"ledger must be None, a registered ledger name or a ledger file path, "
+                         f"got {type(ledger).__name__}.")
+    with _REGISTRY_LOCK:
+        registered = _REGISTRY.get(ledger) if isinstance(ledger, str) else None
+    if registered is not None:
+        resolved = registered
+    elif os.path.exists(ledger):
+        resolved = PrivacyLedger.open(ledger)
+    else:
+        raise ValueError(f"ledger {os.fspath(ledger)!r} is neither a ledger registered in this "
+                         f"process (registered: {sorted(_REGISTRY)}) nor an existing ledger "
+                         "file (create one with PrivacyLedger.create).")
+    _check_users(users, resolved.groups)
+    return resolved
+
+
+def charge_ledger(ledger, epsilon, delta=0.0, *, kind, users=EVERYONE, description):
+    """Charge the ledger named by an estimator parameter (nothing if ``ledger`` is None)."""
+    resolved = resolve_ledger(ledger, users)
+    if resolved is None:
+        return None
+    return resolved.charge(epsilon, delta, kind=kind, users=users, description=description)

@@ -1,0 +1,548 @@
+"""MarginalEstimator: k-way marginal tables from LDP reports (thesis chapter 4).
+
+The reports come from one of the marginal strategies of
+:mod:`sklearn_ldp.mechanisms.marginals` (``inp_rr``, ``inp_ps``, ``inp_ht``, ``marg_rr``,
+``marg_ps``, ``marg_ht``, and the ``inp_em`` baseline). One collection answers every marginal
+of order up to the ``max_order`` chosen at collection time; this module turns the mechanism's
+unbiased tables into labelled pandas tables, optionally makes them consistent
+(:func:`~sklearn_ldp.postprocess.consistent_marginals`), predicts and scores their error, and
+runs the thesis's applications on them: the chi-square independence test, mutual information
+and the Chow-Liu tree.
+"""
+
+import itertools
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.sparse.csgraph import minimum_spanning_tree
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
+
+from ..encoder import all_attribute_sets, marginal_error_table, reports_or_privatized
+from ..mechanisms.marginals import MarginalMechanism
+from ..postprocess import clip_to_distribution, consistent_marginals, marginalize
+from ..reports import check_same_mechanism, statistic_of
+
+OUTPUTS = ("fraction", "count")
+
+
+
+def _attribute_names(mechanism, domain):
+    """Names of the mechanism's attributes: the domain's columns, else their positions."""
+    n_attributes = len(mechanism.params["shape"])
+    if domain is not None and domain.n_columns == n_attributes:
+        return list(domain.columns)
+    return list(range(n_attributes))
+
+
+def _chi2_statistics(tables, n_users):
+    """Pearson's chi-square statistic of independence for 2-way tables of fractions.
+
+    ``tables`` has shape ``(..., r_a, r_b)``; each is clipped and renormalized, and the
+    expected cells are the products of its own row and column sums, scaled to ``n_users``
+    counts. Cells whose expected count is 0 (an empty row or column) add nothing.
+    """
+    joint = clip_to_distribution(tables, axes=(-2, -1))
+    expected = joint.sum(axis=-1, keepdims=True) * joint.sum(axis=-2, keepdims=True)
+    terms = np.divide((joint - expected) ** 2, expected, out=np.zeros_like(joint),
+                      where=expected > 0)
+    return n_users * terms.sum(axis=(-2, -1))
+
+
+def _mutual_information(table):
+    """Mutual information (nats) of a 2-way table, clipped and renormalized first."""
+    joint = clip_to_distribution(table)
+    independent = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
+    positive = joint > 0
+    return float(np.sum(joint[positive] * np.log(joint[positive] / independent[positive])))
+
+
+@dataclass(frozen=True)
+class IndependenceTest:
+    """Result of :meth:`MarginalEstimator.chi2_test`.
+
+    ``statistic`` is Pearson's chi-square on the private 2-way table (in counts);
+    ``p_value``, ``critical_value`` and ``reject`` use the classic chi-square distribution
+    with ``dof`` degrees of freedom, which ignores the privacy noise; the ``*_noise_aware``
+    fields use the statistic's simulated null distribution including that noise.
+    """
+
+    attributes: tuple
+    statistic: float
+    dof: int
+    alpha: float
+    p_value: float
+    critical_value: float
+    reject: bool
+    p_value_noise_aware: float
+    critical_value_noise_aware: float
+    reject_noise_aware: bool
+
+
+class MarginalEstimator(BaseEstimator):
+    """Every k-way marginal, from one collection of LDP reports (thesis chapter 4).
+
+    Fit it on the reports of a marginal strategy (``LDPEncoder(strategy="inp_ht", ...)``
+    or ``"inp_rr"``, ``"inp_ps"``, ``"marg_rr"``, ``"marg_ps"``, ``"marg_ht"``, ``"inp_em"``).
+    Every marginal of order up to the collection's ``max_order`` is estimated at fit time;
+    ``predict`` returns them as labelled pandas tables (fractions of users or counts).
+
+    Parameters
+    ----------
+    consistency : bool, default=False
+        ``True``: replace the highest-order tables by their weighted least-squares projection
+        onto non-negative tables summing to 1 that agree on every shared lower-order marginal
+        (weights: the inverse of the predicted per-cell variance for uniform data), and
+        derive the lower orders from them. Biased but never farther from the truth in that
+        weighted norm; usually more accurate. ``False`` keeps the mechanism's unbiased
+        tables (which may hold negative cells and disagree on shared attributes).
+    em_tol, em_max_iter : float, int, default=1e-5, 10000
+        Stopping rule of the EM decoder of ``"inp_em"`` reports (the thesis's
+        ``||Pr^{t+1} - Pr^t||_inf <= 1e-5``). Ignored by the other strategies.
+    strategy, epsilon, categories, max_order : optional
+        Only for fitting on raw records: the estimator privatizes them itself with an
+        :class:`~sklearn_ldp.encoder.LDPEncoder` of these parameters (a simulation
+        convenience, identical to a Pipeline of the two).
+    random_state : int, Generator or None, default=None
+        Used only when privatizing raw records.
+
+    Attributes
+    ----------
+    mechanism_, domain_ : the objects the reports came with.
+    counts_ : ndarray
+        The mechanism's additive statistic of all reports fitted.
+    n_users_ : int
+    attributes_ : list
+        The collected attributes (the domain's column names, else their positions).
+    max_order_ : int
+        Largest order of the marginals the collection answers.
+    marginals_ : dict
+        Tuple of attribute names (in column order) -> estimated table of fractions (ndarray,
+        one axis per attribute), for every marginal of order <= ``max_order_``: what
+        ``predict`` returns (after EM for ``"inp_em"``, after the projection with
+        ``consistency=True``).
+    unbiased_marginals_ : dict
+        The mechanism's unbiased tables, same keys (equal to ``marginals_`` for the six
+        unbiased strategies without consistency).
+    expected_error_ : pandas.DataFrame
+        One row per marginal: ``order``, ``n_cells``, ``predicted_tv`` (expected total
+        variation of the unbiased table for ``n_users_`` users, predicted for uniform data:
+        the data-independent prediction) and ``plug_in_tv`` (the same with the estimated
+        marginal plugged into the variance formula).
+    em_report_ : pandas.DataFrame (``"inp_em"`` only)
+        One row per marginal: ``n_iter``, ``converged``, ``stuck_at_prior`` (EM stopped
+        after one step at the uniform prior, the failure the thesis reports). A
+        ConvergenceWarning names the marginals where EM failed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from sklearn_ldp import LDPEncoder
+    >>> rng = np.random.default_rng(0)
+    >>> dom = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region": list("NESW")}
+    >>> df = pd.DataFrame({column: rng.choice(values, 20000) for column, values in dom.items()})
+    >>> enc = LDPEncoder(categories=dom, strategy="inp_ht", epsilon=1.1, max_order=2,
+    ...                  random_state=0)
+    >>> est = MarginalEstimator().fit(enc.fit_transform(df))
+    >>> age_smoker, region = est.predict([("age", "smoker"), ("region",)])
+    >>> age_smoker.index.names, len(region)
+    (FrozenList(['age', 'smoker']), 4)
+    >>> est.crosstab("age", "smoker").shape
+    (3, 2)
+    """
+
+    def __init__(
+        self,
+        consistency=False,
+        em_tol=1e-5,
+        em_max_iter=10000,
+        strategy=None,
+        epsilon=None,
+        categories=None,
+        max_order=None,
+        random_state=None,
+    ):
+        self.consistency = consistency
+        self.em_tol = em_tol
+        self.em_max_iter = em_max_iter
+        self.strategy = strategy
+        self.epsilon = epsilon
+        self.categories = categories
+        self.max_order = max_order
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def _as_reports(self, X, first_call):
+        return reports_or_privatized(self, X, first_call, categories=self.categories,
+                                     max_order=self.max_order)
+
+    def fit(self, X, y=None):
+        """Aggregate the reports in ``X`` and estimate every marginal up to ``max_order``."""
+        for attribute in ("counts_", "encoder_", "em_report_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+        return self.partial_fit(X)
+
+    def partial_fit(self, X, y=None):
+        """Add the reports in ``X`` to those seen so far (chunked fits equal one fit)."""
+        self._check_params()
+        first_call = not hasattr(self, "counts_")
+        reports = self._as_reports(X, first_call)
+        if len(reports) == 0:
+            raise ValueError("no reports to fit: X has 0 rows.")
+        if first_call:
+            if not isinstance(reports.mechanism, MarginalMechanism):
+                raise ValueError(
+                    f"MarginalEstimator decodes reports of a marginal strategy (inp_rr, inp_ps, "
+                    f"inp_ht, marg_rr, marg_ps, marg_ht, inp_em); these come from "
+                    f"{reports.mechanism!r}. Use WorkloadEstimator for other strategies."
+                )
+            self.mechanism_ = reports.mechanism
+            self.domain_ = reports.domain
+            self.attributes_ = _attribute_names(self.mechanism_, self.domain_)
+            self.max_order_ = int(self.mechanism_.params["max_order"])
+            self.counts_ = 0
+            self.n_users_ = 0
+        else:
+            check_same_mechanism(reports, self.mechanism_)
+        self.counts_ = self.counts_ + statistic_of(reports)
+        self.n_users_ += len(reports)
+        self._reconstruct()
+        return self
+
+    def _check_params(self):
+        if not isinstance(self.consistency, bool | np.bool_):
+            raise ValueError(f"consistency must be True or False, got {self.consistency!r}.")
+        if (isinstance(self.em_tol, bool) or not isinstance(self.em_tol, numbers.Real)
+                or not 0 < self.em_tol < np.inf):
+            raise ValueError(f"em_tol must be a positive number, got {self.em_tol!r}.")
+        if (isinstance(self.em_max_iter, bool) or not isinstance(self.em_max_iter,
+                                                                 numbers.Integral)
+                or self.em_max_iter < 1):
+            raise ValueError(f"em_max_iter must be an integer >= 1, got {self.em_max_iter!r}.")
+
+    def _name_key(self, positions):
+        return tuple(self.attributes_[a] for a in positions)
+
+    def _reconstruct(self):
+        mechanism = self.mechanism_
+        sets = all_attribute_sets(self.mechanism_)
+        unbiased = {s: mechanism.estimate_marginal(self.counts_, s) for s in sets}
+        tables = dict(unbiased)
+        if hasattr(mechanism, "em_marginal"):
+            tables = self._em_tables(sets)
+        if self.consistency:
+            tables = self._consistent(tables, sets)
+        self.unbiased_marginals_ = {self._name_key(s): table for s, table in unbiased.items()}
+        self.marginals_ = {self._name_key(s): table for s, table in tables.items()}
+        self.expected_error_ = marginal_error_table(mechanism, self.attributes_, self.n_users_,
+                                                    unbiased)
+
+    def _consistent(self, tables, sets):
+        """The projection of the ``max_order`` tables; lower orders summed from them."""
+        top = [s for s in sets if len(s) == self.max_order_]
+        # Weights: inverse predicted cell variances for uniform data (data-independent).
+        weights = {s: 1.0 / self.mechanism_.marginal_variance(s, self.n_users_) for s in top}
+        projected = consistent_marginals({s: tables[s] for s in top}, weights)
+        result = {}
+        for s in sets:  # any table containing the attributes will do: they all agree
+            parent = next(t for t in top if set(s) <= set(t))
+            result[s] = marginalize(projected[parent], parent, s)
+        return result
+
+    def _em_tables(self, sets):
+        """EM tables of every marginal, with ``em_report_`` and a warning where EM failed."""
+        tables, rows = {}, []
+        for s in sets:
+            tables[s], info = self.mechanism_.em_marginal(self.counts_, s, tol=self.em_tol,
+                                                          max_iter=self.em_max_iter)
+            rows.append({"n_iter": int(info["n_iter"]), "converged": bool(info["converged"]),
+                         "stuck_at_prior": bool(info["stuck_at_prior"])})
+        index = pd.Index([self._name_key(s) for s in sets], tupleize_cols=False,
+                         name="marginal")
+        self.em_report_ = pd.DataFrame(rows, index=index)
+        failed = self.em_report_[~self.em_report_["converged"]
+                                 | self.em_report_["stuck_at_prior"]]
+        if len(failed):
+            stuck = int(failed["stuck_at_prior"].sum())
+            shown = ", ".join(map(str, failed.index[:5])) + (", ..." if len(failed) > 5 else "")
+            warnings.warn(
+                f"EM failed on {len(failed)} of {len(sets)} marginals ({shown}): {stuck} stopped "
+                f"at the uniform prior after one step and {int((~failed['converged']).sum())} did "
+                f"not converge within em_max_iter={self.em_max_iter}. Their tables are kept as "
+                "EM returned them (see em_report_); the unbiased tables are in "
+                "unbiased_marginals_, and 'inp_ht' avoids the problem.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return tables
+
+    # ------------------------------------------------------------------ queries
+    def _resolve(self, marginal):
+        """``(names, positions)`` of one marginal given as a column name or a sequence of them.
+
+        ``names`` and ``positions`` keep the order given by the user.
+        """
+        parts = [marginal] if isinstance(marginal, str | numbers.Integral) else marginal
+        try:
+            parts = list(parts)
+        except TypeError:
+            raise ValueError(f"a marginal is a column name or a tuple of column names, got "
+                             f"{marginal!r}.") from None
+        if not parts:
+            raise ValueError("a marginal needs at least one attribute, got an empty one.")
+        positions = []
+        for name in parts:
+            if isinstance(name, bool) or name not in self.attributes_:
+                raise ValueError(f"attribute {name!r} was not collected: the reports cover "
+                                 f"{self.attributes_}.")
+            positions.append(self.attributes_.index(name))
+        if len(set(positions)) != len(positions):
+            raise ValueError(f"the marginal {tuple(parts)!r} repeats an attribute.")
+        if len(positions) > self.max_order_:
+            raise ValueError(
+                f"the marginal {tuple(parts)!r} has order {len(positions)}, but the reports "
+                f"answer marginals of order <= {self.max_order_} (max_order at collection); "
+                "collect with a larger max_order to answer it."
+            )
+        return tuple(self.attributes_[a] for a in positions), tuple(positions)
+
+    def _table(self, positions):
+        """The fitted table of fractions with its axes in the order of ``positions``."""
+        key = tuple(sorted(positions))
+        table = self.marginals_[self._name_key(key)]
+        return np.transpose(table, [key.index(a) for a in positions])
+
+    def _categories(self, position):
+        if self.domain_ is not None and self.domain_.n_columns == len(self.attributes_):
+            return list(self.domain_.categories[self.attributes_[position]])
+        return list(range(self.mechanism_.params["shape"][position]))
+
+    def _scale(self, output):
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}.")
+        return 1.0 if output == "fraction" else float(self.n_users_)
+
+    def predict(self, marginals, output="fraction"):
+        """Estimated marginal tables, labelled by the declared categories.
+
+        Parameters
+        ----------
+        marginals : list
+            Each entry a column name or a tuple of column names (order at most
+            ``max_order_``); the table's levels follow the order given.
+        output : {"fraction", "count"}, default="fraction"
+            Fractions of users, or counts (fractions times ``n_users_``).
+
+        Returns
+        -------
+        list of pandas.Series
+            One per marginal, indexed by the product of the attributes' categories (a
+            MultiIndex named by the attributes; a plain Index for one attribute).
+        """
+        check_is_fitted(self, "counts_")
+        scale = self._scale(output)
+        if isinstance(marginals, str) or not hasattr(marginals, "__iter__"):
+            raise ValueError("marginals must be a list of column names or tuples of them, e.g. "
+                             f"[('age', 'smoker'), ('region',)]; got {marginals!r}.")
+        resolved = [self._resolve(marginal) for marginal in marginals]  # all checked first
+        result = []
+        for names, positions in resolved:
+            categories = [self._categories(a) for a in positions]
+            if len(names) == 1:
+                index = pd.Index(categories[0], name=names[0])
+            else:
+                index = pd.MultiIndex.from_product(categories, names=list(names))
+            result.append(pd.Series(scale * self._table(positions).ravel(), index=index,
+                                    name=output))
+        return result
+
+    def crosstab(self, a, b, output="fraction"):
+        """The 2-way marginal of columns ``a`` (rows) and ``b`` (columns) as a DataFrame."""
+        check_is_fitted(self, "counts_")
+        scale = self._scale(output)
+        _, (i, j) = self._resolve((a, b))
+        return pd.DataFrame(scale * self._table((i, j)),
+                            index=pd.Index(self._categories(i), name=self.attributes_[i]),
+                            columns=pd.Index(self._categories(j), name=self.attributes_[j]))
+
+    # ------------------------------------------------------------------ errors and scores
+    def predict_tv(self, n_users):
+        """Predicted total variation of every unbiased marginal for ``n_users`` users.
+
+        Data-independent (uniform data), like the encoder's ``expected_error_`` before
+        collection; use it to choose how many users to collect. A pandas Series.
+        """
+        check_is_fitted(self, "counts_")
+        table = marginal_error_table(self.mechanism_, self.attributes_, n_users)
+        return table["predicted_tv"]
+
+    def score(self, X, y=None):
+        """Estimate of minus the mean squared error per cell of the fitted marginals.
+
+        Uses held-out *reports* only (privacy-preserving). Over the ``K`` marginals of order
+        ``max_order_``, with ``a`` the fitted tables and ``b`` the held-out reports' unbiased
+        tables, ``E||a - b||^2 = ||a - p||^2 + tr Cov(b)`` (``a`` and ``b`` independent,
+        ``p`` the held-out users' true marginals). The score is
+        ``-(||a - b||^2 - tr Cov(b)) / n_cells`` with ``tr Cov(b)`` from the analytic
+        per-cell variance (``marginal_variance``) evaluated at the fitted unbiased tables,
+        clipped to non-negative and renormalized (independent of ``b``). The variance
+        formulas are linear in the marginal except for second-order terms (the sampling
+        term ``m (1 - m)`` of the Marg* methods, the squared coefficients of InpHT), and
+        the clipping moves only cells near 0, so the score is unbiased up to a small
+        relative error (``O(1 / N)``; the tests measure it). It may be slightly positive
+        by chance.
+        """
+        check_is_fitted(self, "counts_")
+        reports = self._as_reports(X, first_call=False)
+        check_same_mechanism(reports, self.mechanism_)
+        n_test = len(reports)
+        if n_test < 1:
+            raise ValueError("score needs at least 1 held-out report.")
+        counts = statistic_of(reports)
+        squared_distance = variance = 0.0
+        n_cells = 0
+        for s in itertools.combinations(range(len(self.attributes_)), self.max_order_):
+            key = self._name_key(s)
+            held_out = self.mechanism_.estimate_marginal(counts, s)
+            squared_distance += float(np.sum((self.marginals_[key] - held_out) ** 2))
+            variance += float(np.sum(self.mechanism_.marginal_variance(
+                s, n_test, marginal=clip_to_distribution(self.unbiased_marginals_[key]))))
+            n_cells += held_out.size
+        return -(squared_distance - variance) / n_cells
+
+    # ------------------------------------------------------------------ applications
+    def _check_pairs(self, what):
+        if self.max_order_ < 2:
+            raise ValueError(f"{what} needs 2-way marginals, but the reports were collected "
+                             "with max_order=1.")
+
+    def _pair(self, a, b, what):
+        self._check_pairs(what)
+        _, positions = self._resolve((a, b))
+        return positions
+
+    def chi2_test(self, a, b, alpha=0.05, n_simulations=2000, random_state=None):
+        """Chi-square test of independence of columns ``a`` and ``b`` on the private marginal.
+
+        The statistic is Pearson's ``N sum (p_ab - p_a p_b)^2 / (p_a p_b)`` on the fitted
+        2-way table (clipped to non-negative and renormalized; ``p_a``, ``p_b`` its own
+        margins), as in the thesis (section 4.5).
+
+        * Classic: compared with the chi-square distribution with ``(r_a - 1)(r_b - 1)``
+          degrees of freedom (3.841 at 1 dof and ``alpha=0.05``). **Caveat**: this ignores
+          the privacy noise, which inflates the statistic, so the classic test rejects a
+          true independence far more often than ``alpha`` unless ``N`` is large enough for
+          the noise to be negligible.
+        * Noise-aware (a parametric bootstrap, in the spirit of Gaboardi et al.): the null
+          table ``p_a p_b`` is resampled as a multinomial sample of ``N`` users (the
+          sampling the classic test accounts for) plus Gaussian noise with the mechanism's
+          analytic per-cell variance at that table (recentred when the mechanism's tables
+          sum exactly to 1); the statistic of each replicate gives the null distribution,
+          hence the p-value and critical value. Its level is close to ``alpha`` whatever
+          ``N`` and epsilon (the Gaussian approximation needs enough users per cell).
+
+        Returns
+        -------
+        IndependenceTest
+        """
+        check_is_fitted(self, "counts_")
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
+        n_simulations = int(n_simulations)
+        if n_simulations < 1:
+            raise ValueError(f"n_simulations must be >= 1, got {n_simulations!r}.")
+        i, j = self._pair(a, b, "the chi-square test")
+        table = self._table((i, j))
+        statistic = float(_chi2_statistics(table, self.n_users_))
+        dof = (table.shape[0] - 1) * (table.shape[1] - 1)
+        critical = float(stats.chi2.ppf(1 - alpha, dof))
+        p_value = float(stats.chi2.sf(statistic, dof))
+        # Null distribution with the privacy noise.
+        joint = clip_to_distribution(table)
+        null = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True)
+        key = tuple(sorted((i, j)))
+        null_sorted = null if key == (i, j) else null.T
+        variance = self.mechanism_.marginal_variance(key, self.n_users_, marginal=null_sorted)
+        if key != (i, j):
+            variance = variance.T
+        rng = np.random.default_rng(random_state)
+        n = int(self.n_users_)
+        sampled = rng.multinomial(n, null.ravel(), size=n_simulations) / n
+        noise = rng.standard_normal(sampled.shape) * np.sqrt(variance.ravel())
+        unbiased = self.unbiased_marginals_[self._name_key(key)]
+        if abs(float(np.sum(unbiased)) - 1.0) < 1e-9:
+            # The mechanism's tables sum to exactly 1: so do the replicates (centring
+            # c i.i.d. cells scales their variance by (c - 1) / c; undo it).
+            cells = noise.shape[1]
+            noise = (noise - noise.mean(axis=1, keepdims=True)) * math.sqrt(cells / (cells - 1))
+        replicates = (sampled + noise).reshape((n_simulations,) + table.shape)
+        null_statistics = _chi2_statistics(replicates, self.n_users_)
+        p_noise = float((1 + np.sum(null_statistics >= statistic)) / (1 + n_simulations))
+        critical_noise = float(np.quantile(null_statistics, 1 - alpha))
+        return IndependenceTest(
+            attributes=(self.attributes_[i], self.attributes_[j]), statistic=statistic,
+            dof=dof, alpha=alpha, p_value=p_value, critical_value=critical,
+            reject=statistic > critical, p_value_noise_aware=p_noise,
+            critical_value_noise_aware=critical_noise, reject_noise_aware=p_noise <= alpha,
+        )
+
+    def mutual_information(self, a, b):
+        """Mutual information (nats) of columns ``a`` and ``b`` from the fitted 2-way table.
+
+        The noisy table is clipped to non-negative cells and renormalized first (the
+        thesis's practice; logarithms of negative cells are undefined), and the margins are
+        the table's own. The clipping biases small MI values upwards: independent columns
+        get a small positive MI of the order of the noise.
+        """
+        check_is_fitted(self, "counts_")
+        return _mutual_information(self._table(self._pair(a, b, "mutual information")))
+
+    def pairwise_mutual_information(self):
+        """Mutual information of every pair of columns, as a symmetric DataFrame (nats)."""
+        check_is_fitted(self, "counts_")
+        self._check_pairs("pairwise mutual information")
+        d = len(self.attributes_)
+        matrix = np.zeros((d, d))
+        for i, j in itertools.combinations(range(d), 2):
+            matrix[i, j] = matrix[j, i] = _mutual_information(self._table((i, j)))
+        labels = pd.Index(self.attributes_, name="attribute")
+        return pd.DataFrame(matrix, index=labels, columns=labels.rename(None))
+
+    def chow_liu_tree(self):
+        """The Chow-Liu tree: the maximum-weight spanning tree over pairwise mutual information.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per edge (``n_attributes - 1``), columns ``attribute_a``,
+            ``attribute_b``, ``mutual_information``, by decreasing mutual information.
+        """
+        check_is_fitted(self, "counts_")
+        self._check_pairs("the Chow-Liu tree")
+        mi = self.pairwise_mutual_information().to_numpy()
+        # A maximum spanning tree of mi is a minimum one of (c - mi) for any constant c; with
+        # c above every weight all edges stay present (csgraph drops zero weights).
+        weights = np.triu(mi.max() + 1.0 - mi, k=1)
+        tree = minimum_spanning_tree(weights).tocoo()
+        edges = pd.DataFrame({
+            "attribute_a": [self.attributes_[i] for i in tree.row],
+            "attribute_b": [self.attributes_[j] for j in tree.col],
+            "mutual_information": mi[tree.row, tree.col],
+        })
+        return edges.sort_values("mutual_information", ascending=False, ignore_index=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.requires_fit = True
+        tags.non_deterministic = True
+        return tags
