@@ -361,8 +361,9 @@ def _blh(spec):
 
 def hadamard_shape(n, epsilon):
     """``(n_blocks, block_size)`` of Hadamard response, with the server's formula."""
-    n_blocks = 2 ** (math.ceil(math.log2(min(math.exp(epsilon), 2 * n))) - 1)
-    block_size = 2 ** math.ceil(math.log2(n / n_blocks + 1))
+    # Rounded before the ceiling, as on the server, so that one ulp of exp cannot move it.
+    n_blocks = 2 ** (math.ceil(round(math.log2(min(math.exp(epsilon), 2 * n)), 9)) - 1)
+    block_size = 2 ** math.ceil(round(math.log2(n / n_blocks + 1), 9))
     return n_blocks, block_size
 
 

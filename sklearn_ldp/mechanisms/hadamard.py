@@ -33,6 +33,8 @@ are its own. The statistic is the count of each of the ``K`` outputs; the estima
 ``n x K`` matrix-vector product.
 """
 
+import math
+
 import numpy as np
 from scipy.linalg import hadamard
 
@@ -59,8 +61,11 @@ def hadamard_shape(n, epsilon):
     >>> hadamard_shape(16, 1.0), hadamard_shape(16, 3.0)
     ((2, 16), (16, 2))
     """
-    n_blocks = 2 ** (int(np.ceil(np.log2(min(np.exp(epsilon), 2 * n)))) - 1)
-    block_size = 2 ** int(np.ceil(np.log2(n / n_blocks + 1)))
+    # Exponents are rounded to 9 decimals before the ceiling: at eps = ln 4, say, e^eps lands
+    # one ulp above or below 4 depending on the platform's exp, which would change the layout
+    # a client (sklearn_ldp.client, the same formula) derives from the same specification.
+    n_blocks = 2 ** (math.ceil(round(math.log2(min(math.exp(epsilon), 2 * n)), 9)) - 1)
+    block_size = 2 ** math.ceil(round(math.log2(n / n_blocks + 1), 9))
     return n_blocks, block_size
 
 
