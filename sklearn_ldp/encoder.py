@@ -402,8 +402,9 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         ``O(n^2)`` or less instead of one draw per user. Available for mechanisms whose
         aggregate can be drawn exactly (randomized response, unary encoding, Hadamard
         response and HRR, ``"hierarchical"`` with OUE or HRR levels, ``"haar"``,
-        factorization strategies, Gaussian); the others raise
-        NotImplementedError. Returns :class:`~sklearn_ldp.reports.AggregatedReports`.
+        factorization strategies, Gaussian, and the marginal strategies except
+        ``"inp_em"``); the others raise NotImplementedError. Returns
+        :class:`~sklearn_ldp.reports.AggregatedReports`.
         """
         check_is_fitted(self, "mechanism_")
         validate_records(self, X, reset=False)

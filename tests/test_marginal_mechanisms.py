@@ -141,7 +141,7 @@ def test_marginals_are_unbiased_with_the_predicted_variance(kind, shape):
         _check_mean_and_variance(mechanism, indices, estimates[attributes], attributes, repeats)
 
 
-@pytest.mark.parametrize("kind", ["inp_rr", "inp_ps", "inp_ht"])
+@pytest.mark.parametrize("kind", ["inp_rr", "inp_ps", "inp_ht", "marg_rr", "marg_ps", "marg_ht"])
 def test_simulated_statistic_gives_the_same_estimates(kind):
     shape = (2, 3, 2)
     mechanism = build_marginal_mechanism(kind, shape, EPSILON, 2)
@@ -152,6 +152,28 @@ def test_simulated_statistic_gives_the_same_estimates(kind):
                                   np.random.default_rng(12), simulate=True)
     for attributes in attribute_sets:
         _check_mean_and_variance(mechanism, indices, estimates[attributes], attributes, repeats)
+
+
+@pytest.mark.parametrize("kind", ["inp_ht", "marg_ps", "marg_ht"])
+def test_simulated_statistic_has_the_exact_mean_and_variance_of_the_outputs(kind):
+    """Each output count of the simulation: mean Q @ counts, and the variance of a sum of
+    independent per-user indicators, sum_u c_u Q[o, u] (1 - Q[o, u]), within tolerances."""
+    shape = (3, 2, 2)
+    mechanism = build_marginal_mechanism(kind, shape, EPSILON, 2)
+    counts = np.bincount(_skewed_population(shape, 2000, seed=4), minlength=mechanism.n_inputs)
+    Q = mechanism.strategy_matrix()
+    mean, variance = Q @ counts, (Q * (1 - Q)) @ counts
+    repeats = 400
+    rng = np.random.default_rng(13)
+    draws = np.array([mechanism.simulate_statistic(counts, rng) for _ in range(repeats)])
+    level = ALPHA / Q.shape[0]
+    z = stats.norm.isf(level / 2)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) <= z * np.sqrt(variance / repeats))
+    ratio = draws.var(axis=0, ddof=1) / variance
+    low = stats.chi2.ppf(level / 2, repeats - 1) / (repeats - 1)
+    high = stats.chi2.isf(level / 2, repeats - 1) / (repeats - 1)
+    assert np.all((ratio > low) & (ratio < high)), ratio
+    assert np.all(draws.sum(axis=1) == counts.sum())
 
 
 @pytest.mark.parametrize("kind", ["inp_ht", "marg_ht", "marg_ps", "inp_ps"])

@@ -700,6 +700,28 @@ class _SampledSetMechanism(MarginalMechanism):
         """Axes of set ``index``'s table that are not in ``attributes`` (summed out)."""
         return tuple(j for j, a in enumerate(self.sets[index]) if a not in attributes)
 
+    def _users_per_set_cell(self, type_counts, rng, weights, offsets):
+        """Exact split of the users over the sets they sample, counted per cell of each set.
+
+        Every type's users are spread over the ``K`` sets by one multinomial draw (in blocks
+        of types); a user of type ``u`` who samples set ``s`` lands on position
+        ``offsets[s] + sum_a code_a(u) weights[s, a]`` (its cell or its code in ``s``).
+        """
+        counts = check_type_counts(type_counts, self.n_inputs)
+        types = np.flatnonzero(counts)
+        uniform = np.full(self.n_sets, 1.0 / self.n_sets)
+        every_set = np.arange(self.n_sets)
+        result = np.zeros(int(offsets[-1]), dtype=np.int64)
+        for rows in chunks(types.shape[0], max(1, SIMULATION_ENTRIES // self.n_sets)):
+            chosen = types[rows]
+            split = rng.multinomial(counts[chosen], uniform)  # (types, K)
+            positions = offsets[every_set][None, :] + self._weighted_codes(
+                np.repeat(chosen, self.n_sets), np.tile(every_set, chosen.shape[0]),
+                weights).reshape(chosen.shape[0], self.n_sets)
+            result += np.bincount(positions.ravel(), weights=split.ravel(),
+                                  minlength=result.shape[0]).astype(np.int64)
+        return result
+
 
 class _SetOracleMechanism(_SampledSetMechanism):
     """MargRR / MargPS: a frequency oracle over the cells of the sampled set."""
@@ -722,6 +744,28 @@ class _SetOracleMechanism(_SampledSetMechanism):
     def _set_counts(self, statistic):
         """``(support counts per set cell (concatenated), reports per set)``."""
         raise NotImplementedError
+
+    def _statistic_from(self, support, per_set):
+        """The statistic from support counts per set cell and reports per set."""
+        raise NotImplementedError
+
+    def simulate_statistic(self, type_counts, rng):
+        """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
+
+        The users are split over the sets exactly (one multinomial per type), then each
+        set's users go through its oracle's exact simulation: ``O(n K)`` work plus the
+        oracles' (one call per set), whatever the number of users.
+        """
+        cell_counts = self._users_per_set_cell(type_counts, rng, self._strides,
+                                               self.cell_offsets)
+        support = np.zeros_like(cell_counts)
+        per_set = np.zeros(self.n_sets, dtype=np.int64)
+        for index in range(self.n_sets):
+            cells = slice(self.cell_offsets[index], self.cell_offsets[index + 1])
+            drawn = self.oracles[int(self.set_cells[index])].simulate_statistic(
+                cell_counts[cells], rng)
+            support[cells], per_set[index] = drawn[:-1], drawn[-1]
+        return self._statistic_from(support, per_set)
 
     def n_reports(self, statistic):
         return int(self._set_counts(statistic)[1].sum())
@@ -813,6 +857,9 @@ class MargPS(_SetOracleMechanism):
     def _set_counts(self, statistic):
         statistic = check_output_counts(statistic, int(self.cell_offsets[-1]), self.name)
         return statistic, np.add.reduceat(statistic, self.cell_offsets[:-1])
+
+    def _statistic_from(self, support, per_set):
+        return support
 
 
 @register
@@ -908,6 +955,9 @@ class MargRR(_SetOracleMechanism):
         total_cells = int(self.cell_offsets[-1])
         statistic = check_output_counts(statistic, total_cells + self.n_sets, self.name)
         return statistic[:total_cells], statistic[total_cells:]
+
+    def _statistic_from(self, support, per_set):
+        return np.concatenate([support, per_set])
 
     def report_rows(self, reports):
         """Row of :meth:`strategy_matrix` of each report (for tests of the sampler)."""
@@ -1008,6 +1058,32 @@ class MargHT(_SampledSetMechanism):
         coefficients = self.debias * (plus - minus) / np.maximum(plus + minus, 1)
         coefficients[0] = 1.0
         return self._hadamard_table(coefficients, attributes)
+
+    def simulate_statistic(self, type_counts, rng):
+        """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
+
+        The users are split over the sets exactly (one multinomial per type) and counted by
+        their local code; each set's users of each code are spread over its nonzero
+        coefficients (one multinomial per code), and the true signs go through binomial
+        randomized response.
+        """
+        code_offsets = np.concatenate([[0], np.cumsum(self.set_coefficients + 1)])
+        code_counts = self._users_per_set_cell(type_counts, rng, self._shifts, code_offsets)
+        statistic = np.empty(self.n_outputs, dtype=np.int64)
+        for index in range(self.n_sets):
+            n_alpha = int(self.set_coefficients[index])
+            codes = np.arange(n_alpha + 1)
+            split = rng.multinomial(code_counts[code_offsets[index]:code_offsets[index + 1]],
+                                    np.full(n_alpha, 1.0 / n_alpha))  # (codes, alphas)
+            negative = hadamard_parity(codes[1:][None, :], codes[:, None]).astype(bool)
+            true_minus = np.where(negative, split, 0).sum(axis=0)
+            true_plus = np.where(negative, 0, split).sum(axis=0)
+            kept_plus = rng.binomial(true_plus, self.p)
+            kept_minus = rng.binomial(true_minus, self.p)
+            outputs = 2 * (self.coefficient_offsets[index] + codes[1:] - 1)
+            statistic[outputs + 1] = kept_plus + (true_minus - kept_minus)
+            statistic[outputs] = kept_minus + (true_plus - kept_plus)
+        return statistic
 
     def _cell_variance(self, attributes, n_users, table):
         containing = self._containing_sets(attributes)
