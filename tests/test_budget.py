@@ -18,6 +18,8 @@ from sklearn_ldp import (
     AdaptiveQueryEstimator,
     CountMechanism,
     LDPEncoder,
+    MarginalEstimator,
+    RangeQueryEstimator,
     WorkloadEstimator,
 )
 from sklearn_ldp.budget import (
@@ -370,6 +372,18 @@ def test_workload_estimator_central_release_and_local_model(ledger_path):
     WorkloadEstimator(strategy="randomized_response", epsilon=0.5, categories=DOM,
                       ledger=ledger_path, random_state=0).fit(records)
     assert _spent_epsilons(ledger_path) == [2.0, 1.0, 0.5]
+
+
+def test_range_and_marginal_estimators_charge_when_they_privatize_raw_records(ledger_path):
+    records = _records(300)
+    RangeQueryEstimator(strategy="haar", epsilon=0.3, categories={"age": DOM["age"]},
+                        ledger=ledger_path, random_state=0).fit(records[["age"]])
+    MarginalEstimator(strategy="inp_ht", epsilon=0.4, categories=DOM, ledger=ledger_path,
+                      random_state=0).fit(records)
+    assert _spent_epsilons(ledger_path) == [0.3, 0.4]
+    encoder = LDPEncoder(categories=DOM, strategy="inp_ht", epsilon=0.2, random_state=0).fit()
+    MarginalEstimator(ledger=ledger_path).fit(encoder.transform(records))  # reports: no charge
+    assert _spent_epsilons(ledger_path) == [0.3, 0.4]
 
 
 def test_refused_central_release_releases_nothing(tmp_path):

@@ -111,6 +111,10 @@ class MarginalEstimator(BaseEstimator):
         convenience, identical to a Pipeline of the two).
     random_state : int, Generator or None, default=None
         Used only when privatizing raw records.
+    ledger, ledger_users : str, path or None; str, default=None, "all"
+        Privacy budget ledger (see :mod:`sklearn_ldp.budget`) charged when the
+        estimator privatizes raw records (a collection, charged by its internal
+        encoder); fitting on reports charges nothing here.
 
     Attributes
     ----------
@@ -168,6 +172,8 @@ class MarginalEstimator(BaseEstimator):
         categories=None,
         max_order=None,
         random_state=None,
+        ledger=None,
+        ledger_users="all",
     ):
         self.consistency = consistency
         self.em_tol = em_tol
@@ -177,11 +183,14 @@ class MarginalEstimator(BaseEstimator):
         self.categories = categories
         self.max_order = max_order
         self.random_state = random_state
+        self.ledger = ledger
+        self.ledger_users = ledger_users
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):
         return reports_or_privatized(self, X, first_call, categories=self.categories,
-                                     max_order=self.max_order)
+                                     max_order=self.max_order, ledger=self.ledger,
+                                     ledger_users=self.ledger_users)
 
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate every marginal up to ``max_order``."""

@@ -54,6 +54,10 @@ class RangeQueryEstimator(BaseEstimator):
         convenience, identical to a Pipeline of the two).
     random_state : int, Generator or None, default=None
         Used only when privatizing raw records.
+    ledger, ledger_users : str, path or None; str, default=None, "all"
+        Privacy budget ledger (see :mod:`sklearn_ldp.budget`) charged when the
+        estimator privatizes raw records (a collection, charged by its internal
+        encoder); fitting on reports charges nothing here.
 
     Attributes
     ----------
@@ -99,6 +103,8 @@ class RangeQueryEstimator(BaseEstimator):
         branching=4,
         oracle="oue",
         random_state=None,
+        ledger=None,
+        ledger_users="all",
     ):
         self.consistency = consistency
         self.monotone = monotone
@@ -108,11 +114,14 @@ class RangeQueryEstimator(BaseEstimator):
         self.branching = branching
         self.oracle = oracle
         self.random_state = random_state
+        self.ledger = ledger
+        self.ledger_users = ledger_users
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):
         return reports_or_privatized(self, X, first_call, categories=self.categories,
-                                     branching=self.branching, oracle=self.oracle)
+                                     branching=self.branching, oracle=self.oracle,
+                                     ledger=self.ledger, ledger_users=self.ledger_users)
 
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate the CDF."""
