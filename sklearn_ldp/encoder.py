@@ -77,13 +77,15 @@ def validate_records(estimator, X, reset):
     validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=numeric)
 
 
-def reports_or_privatized(estimator, X, first_call, **encoder_params):
+def reports_or_privatized(estimator, X, first_call, strategy_params=None, **encoder_params):
     """``X`` if it holds reports, else raw records privatized by the estimator's own encoder.
 
     For estimators that accept raw records as a simulation convenience when their
     ``strategy`` is set: the first call fits ``estimator.encoder_ = LDPEncoder(strategy=...,
-    epsilon=..., random_state=..., **encoder_params)`` on ``X`` (and copies its
-    ``n_features_in_`` / ``feature_names_in_``); every call returns ``encoder_.transform(X)``.
+    epsilon=..., categories=..., random_state=..., ledger=..., ledger_users=...,
+    **encoder_params, **strategy_params)`` on ``X`` (privatizing raw records is a collection,
+    so the estimator's ledger is charged) and copies its ``n_features_in_`` /
+    ``feature_names_in_``; every call returns ``encoder_.transform(X)``.
     """
     if isinstance(X, LDPReports | AggregatedReports):
         return X
@@ -96,9 +98,15 @@ def reports_or_privatized(estimator, X, first_call, **encoder_params):
             "clients)."
         )
     if first_call:
-        estimator.encoder_ = LDPEncoder(strategy=estimator.strategy, epsilon=estimator.epsilon,
-                                        random_state=estimator.random_state,
-                                        **encoder_params).fit(X)
+        try:
+            encoder = LDPEncoder(strategy=estimator.strategy, epsilon=estimator.epsilon,
+                                 categories=estimator.categories,
+                                 random_state=estimator.random_state, ledger=estimator.ledger,
+                                 ledger_users=estimator.ledger_users, **encoder_params,
+                                 **(strategy_params or {}))
+        except TypeError as exc:
+            raise ValueError(f"strategy_params does not fit LDPEncoder: {exc}") from None
+        estimator.encoder_ = encoder.fit(X)
         for attribute in ("n_features_in_", "feature_names_in_"):
             if hasattr(estimator.encoder_, attribute):
                 setattr(estimator, attribute, getattr(estimator.encoder_, attribute))

@@ -188,9 +188,7 @@ class MarginalEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):
-        return reports_or_privatized(self, X, first_call, categories=self.categories,
-                                     max_order=self.max_order, ledger=self.ledger,
-                                     ledger_users=self.ledger_users)
+        return reports_or_privatized(self, X, first_call, max_order=self.max_order)
 
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate every marginal up to ``max_order``."""

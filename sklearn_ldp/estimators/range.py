@@ -119,9 +119,8 @@ class RangeQueryEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):
-        return reports_or_privatized(self, X, first_call, categories=self.categories,
-                                     branching=self.branching, oracle=self.oracle,
-                                     ledger=self.ledger, ledger_users=self.ledger_users)
+        return reports_or_privatized(self, X, first_call, branching=self.branching,
+                                     oracle=self.oracle)
 
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate the CDF."""

@@ -8,7 +8,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
 from ..budget import charge_ledger, resolve_ledger
-from ..encoder import LDPEncoder, resolve_domain, resolve_workload, validate_records
+from ..encoder import (
+    reports_or_privatized,
+    resolve_domain,
+    resolve_workload,
+    validate_records,
+)
 from ..mechanisms.matrix import build_central_mechanism
 from ..postprocess import POSTPROCESS, postprocess
 from ..reports import AggregatedReports, LDPReports, check_same_mechanism, statistic_of
@@ -42,34 +47,9 @@ def _local_model_only(estimator):
 
 def _as_reports(estimator, X, first_call):
     """LDP reports from ``X``: passed through, or (raw records) privatized by the estimator."""
-    if isinstance(X, LDPReports | AggregatedReports):
-        return X
-    if estimator.strategy is None:
-        raise ValueError(
-            "WorkloadEstimator.fit expects LDPReports (the output of LDPEncoder.transform). To "
-            "fit on raw records, set strategy= and epsilon= so that the estimator privatizes "
-            "them itself (a simulation of the clients)."
-        )
-    if first_call:
-        try:
-            encoder = LDPEncoder(
-                categories=estimator.categories,
-                strategy=estimator.strategy,
-                epsilon=estimator.epsilon,
-                workload=estimator.workload,
-                delta=estimator.delta,
-                random_state=estimator.random_state,
-                ledger=estimator.ledger,  # privatizing raw records is a collection
-                ledger_users=estimator.ledger_users,
-                **(estimator.strategy_params or {}),
-            )
-        except TypeError as exc:
-            raise ValueError(f"strategy_params does not fit LDPEncoder: {exc}") from None
-        estimator.encoder_ = encoder.fit(X)
-        estimator.n_features_in_ = estimator.encoder_.n_features_in_
-        if hasattr(estimator.encoder_, "feature_names_in_"):
-            estimator.feature_names_in_ = estimator.encoder_.feature_names_in_
-    return estimator.encoder_.transform(X)
+    return reports_or_privatized(estimator, X, first_call, workload=estimator.workload,
+                                 delta=estimator.delta,
+                                 strategy_params=estimator.strategy_params)
 
 
 class WorkloadEstimator(BaseEstimator):
