@@ -101,7 +101,7 @@ import numpy as np
 from scipy import linalg, special
 
 from .._validation import check_delta, check_epsilon, check_positive_int
-from .base import SPEC_VERSION, Mechanism, check_type_counts, check_type_indices, chunks, register
+from .base import Mechanism, check_type_counts, check_type_indices, chunks, register
 from .factorization import PseudoInverse, workload_in_row_space
 
 # Largest epsilon for which the rejection-sampling window [e^{-eps/2}/2, e^{eps/2}/2] is a
@@ -640,15 +640,6 @@ class _VectorReportMechanism(Mechanism):
     def params(self):
         """Constructor parameters as plain JSON values (the workload as nested lists)."""
         return {"workload": self.A.tolist(), **self._scalar_params()}
-
-    def to_dict(self):
-        return {
-            "version": SPEC_VERSION,
-            "mechanism": self.kind,
-            "epsilon": self.epsilon,
-            "n_inputs": self.n_inputs,
-            "params": self.params,
-        }
 
     def __repr__(self):
         params = "".join(f", {key}={value!r}" for key, value in self._scalar_params().items())
