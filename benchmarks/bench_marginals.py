@@ -27,6 +27,13 @@ TV is comparable with the others' and has an analytic prediction.
 privatize + aggregate + estimate all 120 two-way marginals (target <= 10 s), and the mean TV
 next to the analytic prediction from the true marginals (target: within 10%).
 
+``--target`` also runs the same collection once through the public API (a DataFrame of
+records, ``LDPEncoder.fit_transform``, ``MarginalEstimator.fit`` and ``predict`` of the 120
+tables) and prints its time and mean TV against the estimator's plug-in prediction.
+
+``--simulation``: seconds of one exact simulated collection (``simulate_statistic``) of 2^30
+users, d = 16, k = 2, for every method that has one.
+
 ``--em-failures``: the InpEM failure count of thesis Table 4.2 on the synthetic data: the number
 of the C(d, 2) two-way marginals where EM (tol 1e-5) stops after its first step at the uniform
 prior, for the thesis's (N, d, eps) rows with d <= 16.
@@ -37,6 +44,7 @@ Examples
     python benchmarks/bench_marginals.py --dims 4,8 --repeats 2
     python benchmarks/bench_marginals.py --target
     python benchmarks/bench_marginals.py --em-failures
+    python benchmarks/bench_marginals.py --simulation
 """
 
 import argparse
@@ -165,6 +173,52 @@ def run_target(n_users, repeats):
           f"TV ratio {ratios.mean():.3f} +- {ratios.std(ddof=1) / np.sqrt(len(rows)):.3f} (se), "
           f"single repetitions {ratios.min():.3f} .. {ratios.max():.3f}")
     print(f"(data-independent prediction, uniform marginals: {uniform_prediction:.6f})")
+    end_to_end(indices, d, k, sets, truths)
+
+
+def end_to_end(indices, d, k, sets, truths):
+    """The same collection through the public API, from a DataFrame of records to tables."""
+    import pandas as pd
+
+    from sklearn_ldp import LDPEncoder, MarginalEstimator
+
+    bits = (indices[:, None] >> np.arange(d - 1, -1, -1)) & 1
+    columns = [f"a{j}" for j in range(d)]
+    frame = pd.DataFrame(bits, columns=columns)
+    start = time.perf_counter()
+    encoder = LDPEncoder(categories={c: [0, 1] for c in columns}, strategy="inp_ht",
+                         epsilon=EPSILON, max_order=k, random_state=np.random.default_rng(7))
+    reports = encoder.fit_transform(frame)
+    privatized = time.perf_counter()
+    estimator = MarginalEstimator().fit(reports)
+    tables = estimator.predict([tuple(columns[a] for a in s) for s in sets])
+    done = time.perf_counter()
+    tv = np.mean([0.5 * np.abs(t.to_numpy() - truths[s].ravel()).sum()
+                  for s, t in zip(sets, tables, strict=True)])
+    plug_in = estimator.expected_error_.query("order == 2")["plug_in_tv"].mean()
+    print(f"public API (DataFrame -> LDPEncoder.fit_transform -> MarginalEstimator.fit -> "
+          f"predict {len(sets)} tables): {privatized - start:.2f} s + {done - privatized:.2f} s "
+          f"= {done - start:.2f} s; mean TV {tv:.6f}, plug-in prediction {plug_in:.6f}, "
+          f"ratio {tv / plug_in:.3f} (one collection: its ratio varies like a single repetition's)")
+
+
+def run_simulation_timing(log2_users=30, d=16, k=2):
+    """Seconds of one exact simulated collection (``simulate_statistic``) of 2^log2_users users."""
+    counts = np.random.default_rng(3).multinomial(2**log2_users, np.full(2**d, 2.0**-d))
+    rows = []
+    for name in METHODS:
+        mechanism = build_marginal_mechanism(name, (2,) * d, EPSILON, k)
+        start = time.perf_counter()
+        try:
+            statistic = mechanism.simulate_statistic(counts, np.random.default_rng(4))
+        except NotImplementedError:
+            rows.append([name, "-", "no exact simulation"])
+            continue
+        seconds = time.perf_counter() - start
+        rows.append([name, f"{seconds:.2f}", f"{mechanism.n_reports(statistic):,} users"])
+    print(f"\nExact simulation of one collection: N = 2^{log2_users} users, d = {d} binary, "
+          f"k = {k}, e^eps = 3")
+    print_table(["method", "seconds", "aggregate of"], rows)
 
 
 # Thesis Table 4.2 rows with d <= 16: (N, d, eps, failed, total) on NYC taxi data.
@@ -203,8 +257,11 @@ def main():
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--target", action="store_true")
     parser.add_argument("--em-failures", action="store_true")
+    parser.add_argument("--simulation", action="store_true")
     args = parser.parse_args()
-    if args.target:
+    if args.simulation:
+        run_simulation_timing()
+    elif args.target:
         run_target(2**22, args.repeats)
     elif args.em_failures:
         run_em_failures()
