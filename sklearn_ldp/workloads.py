@@ -1,7 +1,22 @@
-"""Workloads: sets of linear counting queries over a domain, as dense ``p x n`` matrices.
+"""Workloads: sets of linear counting queries over a domain, as structured linear operators.
 
 Row ``i`` of a workload ``W`` is one query; its answer on the data vector ``x`` (counts per cell,
 in the flat-index order of the :class:`~sklearn_ldp.domain.Domain`) is ``(W @ x)[i]``.
+
+A workload keeps its structure instead of a dense ``p x n`` matrix (DESIGN section 6; HDMM's
+implicit matrices, McKenna et al. VLDB 2018): the histogram is an identity, a CDF a prefix
+operator answered by a cumulative sum, ranges are differences of cumulative sums, marginals
+are Kronecker products answered by reshaping and summing, unions are stacks. Every workload
+offers
+
+* ``matvec(x)`` / ``rmatvec(y)`` (also ``W @ x``) in ``O(n)``, ``O(n log n)`` or ``O(p + n)``,
+* ``gram()``: ``W^T W`` as an operator (:mod:`sklearn_ldp._gram`), closed forms where known,
+* ``shape``, ``n_queries``, and ``labels`` computed on first use,
+* ``query_stats()``: per-query norms, sums and extreme entries (what the frequency oracles'
+  per-query variances need),
+* ``toarray()``: the dense matrix, only on request and refused past ``2**27`` entries with a
+  message naming the size,
+* ``aslinearoperator()`` for :mod:`scipy.sparse.linalg`.
 
 Builders take the domain as a ``Domain``, a mapping column -> categories, or an int number of
 cells, and return a labelled :class:`Workload`.
@@ -10,11 +25,16 @@ cells, and return a labelled :class:`Workload`.
 import itertools
 import math
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
 import scipy.sparse
+import scipy.sparse.linalg
 
+from . import _gram
+from ._fwht import fwht, is_power_of_two
+from ._gram import check_dense_entries
 from ._validation import MAX_DENSE_ENTRIES, as_float_matrix, check_positive_int
 from .domain import Domain, _object_array, _product_strings, _shorten, as_domain
 
@@ -22,7 +42,9 @@ __all__ = [
     "Workload",
     "as_workload",
     "stack",
+    "kron",
     "histogram",
+    "total",
     "prefix",
     "all_range",
     "ranges",
@@ -31,27 +53,74 @@ __all__ = [
     "parity",
     "from_predicates",
     "custom",
+    "Identity",
+    "Total",
+    "Prefix",
+    "AllRange",
+    "Intervals",
+    "Kron",
+    "Stack",
+    "Parity",
+    "MatrixWorkload",
+    "MAX_LABELS",
+    "MAX_QUERY_ENTRIES",
 ]
 
+# Labels are built on first use, one Python string per query: refuse beyond this many.
+MAX_LABELS = 2**24
+# Unions of at most this many queries check their labels for repeats when they are built.
+EAGER_LABEL_CHECK = 2**16
+# Answers, per-query statistics and interval lists are float64/int64 arrays with one entry per
+# query (and per column of a block): refuse beyond this many entries (1 GiB).
+MAX_QUERY_ENTRIES = 2**27
 
-def _check_dense(n_queries, n_cells, what):
-    """Refuse a dense workload matrix that would not fit in memory."""
-    if n_queries * n_cells > MAX_DENSE_ENTRIES:
+
+def _check_query_entries(n_queries, n_columns, what, name):
+    if n_queries * n_columns > MAX_QUERY_ENTRIES:
         raise ValueError(
-            f"The {what} workload would be a dense {n_queries} x {n_cells} matrix "
-            f"({n_queries * n_cells} entries, limit {MAX_DENSE_ENTRIES}); it is too large. Use "
-            "fewer or coarser categories, or fewer queries."
+            f"{what} of the {name!r} workload would hold {n_queries * n_columns} values "
+            f"({n_queries} queries; limit {MAX_QUERY_ENTRIES}). Ask for the queries you need "
+            "(e.g. workloads.ranges(domain, intervals) or predict on chosen intervals) "
+            "instead of all of them."
         )
 
 
+class QueryStats:
+    """Per-query summaries of a workload: ``sq_norms`` (``||w||^2``), ``sums`` (``w . 1``),
+    ``mins`` and ``maxs`` (the extreme entries of each row), all arrays of length ``p``."""
+
+    def __init__(self, sq_norms, sums, mins, maxs):
+        self.sq_norms = np.asarray(sq_norms, dtype=float)
+        self.sums = np.asarray(sums, dtype=float)
+        self.mins = np.asarray(mins, dtype=float)
+        self.maxs = np.asarray(maxs, dtype=float)
+
+    @classmethod
+    def concatenate(cls, parts):
+        return cls(*(np.concatenate([getattr(p, a) for p in parts])
+                     for a in ("sq_norms", "sums", "mins", "maxs")))
+
+    def scaled(self, weight):
+        low, high = weight * self.mins, weight * self.maxs
+        return QueryStats(weight * weight * self.sq_norms, weight * self.sums,
+                          np.minimum(low, high), np.maximum(low, high))
+
+
+def _broadcast_stats(n_queries, sq_norm, total, low, high):
+    return QueryStats(*(np.full(n_queries, float(v)) for v in (sq_norm, total, low, high)))
+
+
 class Workload:
-    """A labelled set of linear counting queries: a dense ``p x n`` matrix.
+    """A labelled set of linear counting queries: a ``p x n`` linear operator.
+
+    ``Workload(matrix, ...)`` wraps an explicit query matrix (dense or scipy sparse); the
+    builders of this module return structured subclasses that never form the matrix.
 
     Parameters
     ----------
-    matrix : array-like of shape (p, n)
+    matrix : array-like or scipy sparse matrix of shape (p, n)
         One row per query, one column per domain cell (flat-index order). A 1-D array is one
-        query. Converted to float64; must be finite.
+        query. Must be finite. Sparse input stays sparse.
     labels : sequence of str, optional
         One unique label per query. Default ``"q0", ..., "q{p-1}"``.
     domain : Domain, mapping or int, optional
@@ -61,68 +130,90 @@ class Workload:
 
     Attributes
     ----------
-    matrix : ndarray of shape (p, n)
-        The query matrix (read-only).
+    shape : tuple (p, n)
     labels : pandas Index of str
-        The query labels.
+        The query labels (computed on first use).
     domain : Domain or None
-        The domain, if known.
     name : str
-        The workload name.
 
     Examples
     --------
     >>> W = Workload([[1, 1, 0], [0, 1, 1]], labels=["a|b", "b|c"])
     >>> W.n_queries, W.n_cells
     (2, 3)
-    >>> W.matrix @ [10, 20, 30]
+    >>> W @ [10, 20, 30]
     array([30., 50.])
     """
 
     def __init__(self, matrix, labels=None, domain=None, name="custom"):
-        original = matrix
         if scipy.sparse.issparse(matrix):
-            matrix = matrix.toarray()
-        matrix = as_float_matrix(matrix, "The workload matrix")
-        if isinstance(original, np.ndarray) and np.may_share_memory(matrix, original):
-            matrix = matrix.copy()
-        p, n = matrix.shape
-        if p == 0 or n == 0:
+            matrix = scipy.sparse.csr_array(matrix, dtype=float)
+            if matrix.ndim != 2:
+                raise ValueError("The workload matrix must be 2-D.")
+            if not np.all(np.isfinite(matrix.data)):
+                raise ValueError("The workload matrix contains NaN or infinite entries.")
+            matrix.sort_indices()
+        else:
+            original = matrix
+            matrix = as_float_matrix(matrix, "The workload matrix")
+            if isinstance(original, np.ndarray) and np.may_share_memory(matrix, original):
+                matrix = matrix.copy()
+            matrix.flags.writeable = False
+        self._matrix = matrix
+        self._setup(matrix.shape[0], matrix.shape[1], domain, name, labels)
+
+    # ------------------------------------------------------------------ set-up
+    def _setup(self, n_queries, n_cells, domain, name, labels=None):
+        """Common attributes of every workload (subclasses call this instead of __init__)."""
+        n_queries, n_cells = int(n_queries), int(n_cells)
+        if n_queries == 0 or n_cells == 0:
             raise ValueError(
-                f"A workload needs at least one query and one cell, got a {p} x {n} matrix."
+                f"A workload needs at least one query and one cell, got a {n_queries} x "
+                f"{n_cells} matrix."
             )
-        matrix.flags.writeable = False
         if domain is not None:
             domain = as_domain(domain)
-            if n != domain.size:
+            if n_cells != domain.size:
                 raise ValueError(
-                    f"The workload has {n} columns but the domain has {domain.size} cells."
+                    f"The workload has {n_cells} columns but the domain has {domain.size} "
+                    "cells."
                 )
-        if labels is None:
-            labels = [f"q{i}" for i in range(p)]
-        elif isinstance(labels, str):
+        self._shape = (n_queries, n_cells)
+        self._domain = domain
+        self.name = str(name)
+        self._labels = None
+        self._gram = None
+        if labels is not None:
+            self._labels = self._checked_labels(labels)
+
+    def _checked_labels(self, labels):
+        if isinstance(labels, str):
             raise ValueError("labels must be a sequence of strings, one per query, not a str.")
         labels = pd.Index([str(label) for label in labels], name="query")
-        if len(labels) != p:
-            raise ValueError(f"The workload has {p} queries but {len(labels)} labels were given.")
+        if len(labels) != self.n_queries:
+            raise ValueError(
+                f"The workload has {self.n_queries} queries but {len(labels)} labels were given."
+            )
         if not labels.is_unique:
             duplicates = labels[labels.duplicated()].unique()
             raise ValueError(f"Workload labels must be unique; repeated: {_shorten(duplicates)}.")
-        self._matrix = matrix
-        self._labels = labels
-        self._domain = domain
-        self.name = str(name)
-        self._gram = None
+        return labels
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self):
+        """``(p, n)``: number of queries and of domain cells."""
+        return self._shape
 
     @property
-    def matrix(self):
-        """The ``p x n`` query matrix (float64, read-only)."""
-        return self._matrix
+    def n_queries(self):
+        """Number of queries ``p``."""
+        return self._shape[0]
 
     @property
-    def labels(self):
-        """The query labels (pandas Index of str)."""
-        return self._labels
+    def n_cells(self):
+        """Number of domain cells ``n``."""
+        return self._shape[1]
 
     @property
     def domain(self):
@@ -130,30 +221,150 @@ class Workload:
         return self._domain
 
     @property
-    def n_queries(self):
-        """Number of queries ``p``."""
-        return self._matrix.shape[0]
+    def labels(self):
+        """The query labels (pandas Index of str), built on first use."""
+        if self._labels is None:
+            if self.n_queries > MAX_LABELS:
+                raise ValueError(
+                    f"The {self.name!r} workload has {self.n_queries} queries, too many to "
+                    f"label one by one (limit {MAX_LABELS}). Ask for the queries you need "
+                    "(e.g. workloads.ranges(domain, intervals))."
+                )
+            self._labels = self._checked_labels(self._make_labels())
+        return self._labels
+
+    def _make_labels(self):
+        return [f"q{i}" for i in range(self.n_queries)]
 
     @property
-    def n_cells(self):
-        """Number of domain cells ``n`` (matrix columns)."""
-        return self._matrix.shape[1]
+    def matrix(self):
+        """Deprecated: the dense matrix; use :meth:`toarray` (refused past 2**27 entries)."""
+        warnings.warn(
+            "Workload.matrix is deprecated: workloads are structured operators now. Use "
+            "W.toarray() for the dense matrix, or W @ x, W.gram() and W.query_stats().",
+            DeprecationWarning, stacklevel=2)
+        dense = self.toarray()
+        dense.flags.writeable = False
+        return dense
 
-    def gram(self):
-        """The Gram matrix ``W^T W`` (``n x n``), computed once, returned read-only.
+    # ------------------------------------------------------------------ products
+    def _matvec(self, X):
+        """``W X`` for an ``(n, k)`` float array: ``(p, k)``."""
+        return np.asarray(self._matrix @ X)
+
+    def _rmatvec(self, Y):
+        """``W^T Y`` for a ``(p, k)`` float array: ``(n, k)``."""
+        return np.asarray(self._matrix.T @ Y)
+
+    def matvec(self, x):
+        """The answers ``W x`` for a data vector ``(n,)`` or a block ``(n, k)``.
 
         Examples
         --------
-        >>> Workload([[1, 1]]).gram()
-        array([[1., 1.],
-               [1., 1.]])
+        >>> prefix(4).matvec([1, 2, 3, 4])
+        array([ 1.,  3.,  6., 10.])
+        """
+        X, vector = _gram._as_columns(x, self.n_cells)
+        _check_query_entries(self.n_queries, X.shape[1], "The answers", self.name)
+        result = self._matvec(X)
+        return result[:, 0] if vector else result
+
+    def rmatvec(self, y):
+        """``W^T y`` for a vector ``(p,)`` or a block ``(p, k)``."""
+        Y, vector = _gram._as_columns(y, self.n_queries)
+        result = self._rmatvec(Y)
+        return result[:, 0] if vector else result
+
+    def __matmul__(self, x):
+        return self.matvec(x)
+
+    def gram(self):
+        """``W^T W`` as a :class:`~sklearn_ldp._gram.Gram` operator (computed once).
+
+        Examples
+        --------
+        >>> prefix(3).gram().toarray()
+        array([[3., 2., 1.],
+               [2., 2., 1.],
+               [1., 1., 1.]])
         """
         if self._gram is None:
-            _check_dense(self.n_cells, self.n_cells, "Gram matrix of the")
-            gram = self._matrix.T @ self._matrix
-            gram.flags.writeable = False
-            self._gram = gram
+            self._gram = self._make_gram()
         return self._gram
+
+    def _make_gram(self):
+        if self.n_cells * self.n_cells <= MAX_DENSE_ENTRIES // 8:
+            dense = self._matrix.T @ self._matrix
+            if scipy.sparse.issparse(dense):
+                dense = dense.toarray()
+            return _gram.DenseGram(dense)
+        return _gram.WorkloadGram(self)
+
+    def column_sq_norms(self):
+        """``diag(W^T W)``: the squared norm of each column (one per cell)."""
+        if scipy.sparse.issparse(self._matrix):
+            return np.asarray(self._matrix.multiply(self._matrix).sum(axis=0)).ravel()
+        return np.einsum("ij,ij->j", self._matrix, self._matrix)
+
+    def query_stats(self):
+        """Per-query ``sq_norms``, ``sums``, ``mins`` and ``maxs`` (a :class:`QueryStats`)."""
+        _check_query_entries(self.n_queries, 4, "The per-query statistics", self.name)
+        return self._query_stats()
+
+    def _query_stats(self):
+        M = self._matrix
+        if scipy.sparse.issparse(M):
+            sq = np.asarray(M.multiply(M).sum(axis=1)).ravel()
+            sums = np.asarray(M.sum(axis=1)).ravel()
+            mins = M.min(axis=1).toarray().ravel()
+            maxs = M.max(axis=1).toarray().ravel()
+            return QueryStats(sq, sums, mins, maxs)
+        return QueryStats(np.einsum("ij,ij->i", M, M), M.sum(axis=1), M.min(axis=1),
+                          M.max(axis=1))
+
+    def intervals(self):
+        """``(lo, hi)`` int64 arrays if every query is a 0/1 interval of the flat order, else
+        None (range mechanisms answer and score such workloads in ``O(log n)`` a query)."""
+        return None
+
+    def toarray(self):
+        """The dense ``p x n`` matrix, refused past ``2**27`` entries.
+
+        Examples
+        --------
+        >>> histogram(2).toarray()
+        array([[1., 0.],
+               [0., 1.]])
+        """
+        check_dense_entries(
+            self.n_queries, self.n_cells, f"The {self.name!r} workload",
+            "Use it as an operator (W @ x, W.gram(), W.query_stats()) or ask for fewer "
+            "queries.")
+        return self._dense()
+
+    def _dense(self):
+        if scipy.sparse.issparse(self._matrix):
+            return self._matrix.toarray()
+        return self._matrix.copy()
+
+    def row_blocks(self, max_entries=2**22):
+        """Iterate ``(rows, dense block)`` over consecutive row slices of about
+        ``max_entries`` entries each (for computations that need the rows themselves)."""
+        size = max(1, max_entries // self.n_cells)
+        for start in range(0, self.n_queries, size):
+            rows = slice(start, min(start + size, self.n_queries))
+            yield rows, self._dense_rows(rows)
+
+    def _dense_rows(self, rows):
+        """Dense rows ``rows`` (a slice) of the matrix."""
+        block = self._matrix[rows]
+        return block.toarray() if scipy.sparse.issparse(block) else np.array(block)
+
+    def aslinearoperator(self):
+        """The workload as a :class:`scipy.sparse.linalg.LinearOperator`."""
+        return scipy.sparse.linalg.LinearOperator(
+            self.shape, matvec=self.matvec, rmatvec=self.rmatvec, matmat=self.matvec,
+            rmatmat=self.rmatvec, dtype=float)
 
     def check_width(self, n_cells):
         """Raise a ValueError unless the workload has ``n_cells`` columns.
@@ -168,25 +379,502 @@ class Workload:
                 f"{n_cells} cells."
             )
 
+    # ------------------------------------------------------------------ serialization
+    def to_spec(self):
+        """``(spec, arrays)``: a JSON-able description and the arrays it refers to, from
+        which :func:`workload_from_spec` rebuilds the workload (no pickles)."""
+        spec, arrays = self._spec()
+        spec["name"] = self.name
+        if self._labels_are_custom():
+            arrays = dict(arrays)
+            arrays["labels"] = np.asarray(self.labels, dtype=str)
+        return spec, arrays
+
+    def _spec(self):
+        if scipy.sparse.issparse(self._matrix):
+            M = self._matrix
+            return ({"kind": "sparse", "shape": list(M.shape)},
+                    {"data": M.data, "indices": M.indices, "indptr": M.indptr})
+        return {"kind": "matrix"}, {"matrix": self._matrix}
+
+    def _labels_are_custom(self):
+        """Whether the labels were given (not derivable from the structure)."""
+        return type(self) in (Workload, MatrixWorkload) and self._labels is not None
+
     def __len__(self):
         return self.n_queries
 
     def __repr__(self):
         domain = "" if self._domain is None else f", domain={self._domain!r}"
         return (
-            f"Workload(name={self.name!r}, n_queries={self.n_queries}, "
+            f"{type(self).__name__}(name={self.name!r}, n_queries={self.n_queries}, "
             f"n_cells={self.n_cells}{domain})"
         )
 
 
+class MatrixWorkload(Workload):
+    """An explicit query matrix (dense or sparse): the same as ``Workload(matrix, ...)``."""
+
+
+# ---------------------------------------------------------------------- structured classes
+class _Structured(Workload):
+    """Base of the structured workloads (no stored matrix)."""
+
+    def _make_gram(self):
+        return _gram.WorkloadGram(self)
+
+    def _dense(self):
+        return self._matvec(np.eye(self.n_cells))
+
+    def _dense_rows(self, rows):
+        return self._dense_block(rows)
+
+    def _dense_block(self, rows):
+        selector = np.zeros((self.n_queries, rows.stop - rows.start))
+        selector[np.arange(rows.start, rows.stop), np.arange(rows.stop - rows.start)] = 1.0
+        return self._rmatvec(selector).T
+
+    def column_sq_norms(self):
+        raise NotImplementedError
+
+    def _query_stats(self):
+        parts = []
+        for _rows, block in self.row_blocks():
+            parts.append(QueryStats(np.einsum("ij,ij->i", block, block), block.sum(axis=1),
+                                    block.min(axis=1), block.max(axis=1)))
+        return QueryStats.concatenate(parts)
+
+
+def _single_column_values(domain):
+    """Category strings of a one-column domain, else None (labels then use flat indices)."""
+    if domain is not None and domain.n_columns == 1:
+        return domain.columns[0], _strings(domain.categories[domain.columns[0]])
+    return None
+
+
+class Identity(_Structured):
+    """The histogram: one count per cell (``I``, ``n x n``)."""
+
+    def __init__(self, n, domain=None, name="histogram"):
+        self._setup(n, n, domain, name)
+
+    def _matvec(self, X):
+        return X.copy()
+
+    def _rmatvec(self, Y):
+        return Y.copy()
+
+    def _make_gram(self):
+        return _gram.IdentityGram(self.n_cells)
+
+    def column_sq_norms(self):
+        return np.ones(self.n_cells)
+
+    def _query_stats(self):
+        low = 0.0 if self.n_cells > 1 else 1.0
+        return _broadcast_stats(self.n_queries, 1.0, 1.0, low, 1.0)
+
+    def intervals(self):
+        cells = np.arange(self.n_cells, dtype=np.int64)
+        return cells, cells.copy()
+
+    def _make_labels(self):
+        if self.domain is None:
+            return [f"x={i}" for i in range(self.n_cells)]
+        return self.domain.cell_labels()
+
+    def _spec(self):
+        return {"kind": "histogram", "n": self.n_cells}, {}
+
+
+class Total(_Structured):
+    """One query: the number of users (a row of ones)."""
+
+    def __init__(self, n, domain=None, name="total"):
+        self._setup(1, n, domain, name)
+
+    def _matvec(self, X):
+        return X.sum(axis=0, keepdims=True)
+
+    def _rmatvec(self, Y):
+        return np.broadcast_to(Y, (self.n_cells, Y.shape[1])).copy()
+
+    def _make_gram(self):
+        return _gram.OnesGram(self.n_cells)
+
+    def column_sq_norms(self):
+        return np.ones(self.n_cells)
+
+    def _query_stats(self):
+        return _broadcast_stats(1, self.n_cells, self.n_cells, 1.0, 1.0)
+
+    def intervals(self):
+        return np.zeros(1, dtype=np.int64), np.full(1, self.n_cells - 1, dtype=np.int64)
+
+    def _make_labels(self):
+        return ["total"]
+
+    def _spec(self):
+        return {"kind": "total", "n": self.n_cells}, {}
+
+
+class Prefix(_Structured):
+    """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` (lower-triangular ones)."""
+
+    def __init__(self, n, domain=None, name="prefix"):
+        self._setup(n, n, domain, name)
+
+    def _matvec(self, X):
+        return np.cumsum(X, axis=0)
+
+    def _rmatvec(self, Y):
+        return np.cumsum(Y[::-1], axis=0)[::-1]
+
+    def _make_gram(self):
+        return _gram.MinMaxGram.prefix(self.n_cells)
+
+    def column_sq_norms(self):
+        return self.n_cells - np.arange(self.n_cells, dtype=float)
+
+    def _query_stats(self):
+        lengths = np.arange(1, self.n_cells + 1, dtype=float)
+        mins = (lengths == self.n_cells).astype(float)
+        return QueryStats(lengths, lengths, mins, np.ones(self.n_cells))
+
+    def intervals(self):
+        return np.zeros(self.n_cells, dtype=np.int64), np.arange(self.n_cells, dtype=np.int64)
+
+    def _make_labels(self):
+        single = _single_column_values(self.domain)
+        if single is not None:
+            return (single[0] + " <= " + single[1]).tolist()
+        if self.domain is None:
+            return [f"x <= {i}" for i in range(self.n_cells)]
+        return [f"cells[0..{i}]" for i in range(self.n_cells)]
+
+    def _spec(self):
+        return {"kind": "prefix", "n": self.n_cells}, {}
+
+
+class _IntervalFamily(_Structured):
+    """Workloads whose queries are intervals ``[lo, hi]`` of the flat order."""
+
+    def _interval_arrays(self):
+        raise NotImplementedError
+
+    def intervals(self):
+        _check_query_entries(self.n_queries, 2, "The interval list", self.name)
+        lo, hi = self._interval_arrays()
+        return lo.copy(), hi.copy()
+
+    def _query_stats(self):
+        lo, hi = self._interval_arrays()
+        lengths = (hi - lo + 1).astype(float)
+        mins = (lengths == self.n_cells).astype(float)
+        return QueryStats(lengths, lengths, mins, np.ones(lengths.shape[0]))
+
+    def _make_labels(self):
+        lo, hi = self._interval_arrays()
+        return _flat_range_labels(self.domain, lo, hi)
+
+    def _dense_rows(self, rows):
+        lo, hi = self._interval_arrays()
+        cells = np.arange(self.n_cells)
+        return ((cells >= lo[rows, None]) & (cells <= hi[rows, None])).astype(float)
+
+    def _dense(self):
+        return self._dense_rows(slice(0, self.n_queries))
+
+
+class Intervals(_IntervalFamily):
+    """Chosen closed intervals ``[lo_i, hi_i]`` of the flat order, answered by differences of
+    one cumulative sum (``O(p + n)``)."""
+
+    def __init__(self, n, lo, hi, domain=None, name="ranges", labels=None):
+        lo = np.asarray(lo, dtype=np.int64).ravel()
+        hi = np.asarray(hi, dtype=np.int64).ravel()
+        n = check_positive_int(n, "n")
+        if lo.shape != hi.shape:
+            raise ValueError(f"ranges: lo and hi differ in length ({lo.shape[0]} and "
+                             f"{hi.shape[0]}).")
+        bad = (lo < 0) | (hi >= n) | (lo > hi)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"ranges: interval {i} = [{lo[i]}, {hi[i]}] is not inside [0, {n - 1}] with lo "
+                f"<= hi ({int(bad.sum())} such intervals).")
+        lo.flags.writeable = False
+        hi.flags.writeable = False
+        self._lo, self._hi = lo, hi
+        self._setup(lo.shape[0], n, domain, name, labels)
+
+    def _interval_arrays(self):
+        return self._lo, self._hi
+
+    def _matvec(self, X):
+        cumulative = np.zeros((self.n_cells + 1, X.shape[1]))
+        np.cumsum(X, axis=0, out=cumulative[1:])
+        return cumulative[self._hi + 1] - cumulative[self._lo]
+
+    def _rmatvec(self, Y):
+        marks = np.zeros((self.n_cells + 1, Y.shape[1]))
+        np.add.at(marks, self._lo, Y)
+        np.add.at(marks, self._hi + 1, -Y)
+        return np.cumsum(marks, axis=0)[:-1]
+
+    def column_sq_norms(self):
+        marks = np.zeros(self.n_cells + 1)
+        np.add.at(marks, self._lo, 1.0)
+        np.add.at(marks, self._hi + 1, -1.0)
+        return np.cumsum(marks)[:-1]
+
+    def _labels_are_custom(self):
+        return self._labels is not None and not self._labels.equals(
+            pd.Index(_flat_range_labels(self.domain, self._lo, self._hi)))
+
+    def _spec(self):
+        return {"kind": "ranges", "n": self.n_cells}, {"lo": self._lo, "hi": self._hi}
+
+
+class AllRange(_IntervalFamily):
+    """All ``n (n + 1) / 2`` intervals ``[i, j]``, ordered by ``i`` then ``j``; never listed
+    unless asked (its Gram ``(min(i, j) + 1) (n - max(i, j))`` is a closed form)."""
+
+    def __init__(self, n, domain=None, name="all_range"):
+        n = check_positive_int(n, "n")
+        self._setup(n * (n + 1) // 2, n, domain, name)
+
+    def _interval_arrays(self):
+        lo, hi = np.triu_indices(self.n_cells)
+        return lo.astype(np.int64), hi.astype(np.int64)
+
+    def _matvec(self, X):
+        n = self.n_cells
+        cumulative = np.zeros((n + 1, X.shape[1]))
+        np.cumsum(X, axis=0, out=cumulative[1:])
+        # Row block of start i: cumulative[i+1 .. n] - cumulative[i].
+        lo, hi = np.triu_indices(n)
+        return cumulative[hi + 1] - cumulative[lo]
+
+    def _rmatvec(self, Y):
+        lo, hi = np.triu_indices(self.n_cells)
+        marks = np.zeros((self.n_cells + 1, Y.shape[1]))
+        np.add.at(marks, lo, Y)
+        np.add.at(marks, hi + 1, -Y)
+        return np.cumsum(marks, axis=0)[:-1]
+
+    def _make_gram(self):
+        return _gram.MinMaxGram.all_range(self.n_cells)
+
+    def column_sq_norms(self):
+        cells = np.arange(self.n_cells, dtype=float)
+        return (cells + 1.0) * (self.n_cells - cells)
+
+    def _spec(self):
+        return {"kind": "all_range", "n": self.n_cells}, {}
+
+
+class Kron(_Structured):
+    """Kronecker product of per-attribute factor workloads (first factor slowest).
+
+    Answers by reshaping the data vector to the domain shape and applying each factor along
+    its axis; the Gram is the Kronecker product of the factors' Grams.
+    """
+
+    def __init__(self, factors, domain=None, name="kron"):
+        self.factors = [as_workload(f) for f in factors]
+        if not self.factors:
+            raise ValueError("kron needs at least one factor workload.")
+        self._setup(math.prod(f.n_queries for f in self.factors),
+                    math.prod(f.n_cells for f in self.factors), domain, name)
+
+    def _apply(self, X, method, sizes_in, sizes_out):
+        k = X.shape[1]
+        result = X.reshape(*sizes_in, k)
+        for axis, factor in enumerate(self.factors):
+            moved = np.moveaxis(result, axis, 0)
+            rest = moved.shape[1:]
+            applied = getattr(factor, method)(moved.reshape(sizes_in[axis], -1))
+            result = np.moveaxis(applied.reshape(sizes_out[axis], *rest), 0, axis)
+            sizes_in = sizes_in[:axis] + [sizes_out[axis]] + sizes_in[axis + 1:]
+        return result.reshape(-1, k)
+
+    def _matvec(self, X):
+        return self._apply(X, "_matvec", [f.n_cells for f in self.factors],
+                           [f.n_queries for f in self.factors])
+
+    def _rmatvec(self, Y):
+        return self._apply(Y, "_rmatvec", [f.n_queries for f in self.factors],
+                           [f.n_cells for f in self.factors])
+
+    def _make_gram(self):
+        return _gram.KronGram([f.gram() for f in self.factors])
+
+    def column_sq_norms(self):
+        result = np.ones(1)
+        for factor in self.factors:
+            result = np.kron(result, factor.column_sq_norms())
+        return result
+
+    def _query_stats(self):
+        stats = [f.query_stats() for f in self.factors]
+        sq, sums = np.ones(1), np.ones(1)
+        low, high = np.ones(1), np.ones(1)
+        for s in stats:
+            sq, sums = np.kron(sq, s.sq_norms), np.kron(sums, s.sums)
+            # Every product of one entry per factor occurs in the row, so the extremes of a
+            # product of intervals are the row's extremes.
+            corners = np.stack([np.kron(low, s.mins), np.kron(low, s.maxs),
+                                np.kron(high, s.mins), np.kron(high, s.maxs)])
+            low, high = corners.min(axis=0), corners.max(axis=0)
+        return QueryStats(sq, sums, low, high)
+
+    def intervals(self):
+        # Over a single attribute (the others summed out) a query is an interval of the flat
+        # order only when every other factor is the total of a one-cell axis; keep it simple.
+        if len(self.factors) == 1:
+            return self.factors[0].intervals()
+        return None
+
+    def _make_labels(self):
+        parts = [np.asarray(f.labels, dtype=object) for f in self.factors
+                 if not isinstance(f, Total)]
+        if not parts:
+            return ["total"]
+        return _product_strings(parts, " & ")
+
+    def _spec(self):
+        children, arrays = [], {}
+        for i, factor in enumerate(self.factors):
+            spec, child_arrays = factor.to_spec()
+            children.append(spec)
+            arrays.update({f"{i}.{key}": value for key, value in child_arrays.items()})
+        return {"kind": "kron", "factors": children}, arrays
+
+
+class Stack(_Structured):
+    """A (weighted) union of workloads over the same cells: their rows one after another.
+
+    The Gram is ``sum_k w_k^2 G_k``, so a weighted union tells an optimizer or a selection
+    which queries matter more.
+    """
+
+    def __init__(self, blocks, weights=None, domain=None, name="stack"):
+        self.blocks = [as_workload(b) for b in blocks]
+        if not self.blocks:
+            raise ValueError("stack needs at least one workload.")
+        if weights is None:
+            weights = np.ones(len(self.blocks))
+        weights = np.asarray(weights, dtype=float).ravel()
+        if weights.shape[0] != len(self.blocks) or not np.all(np.isfinite(weights)) or np.any(
+                weights <= 0):
+            raise ValueError(f"stack: weights must be {len(self.blocks)} finite positive "
+                             f"numbers (one per workload), got {weights.tolist()!r}.")
+        self.weights = weights
+        n_cells = _check_same_width(self.blocks)
+        self._offsets = np.cumsum([0] + [b.n_queries for b in self.blocks])
+        self._setup(int(self._offsets[-1]), n_cells, domain, name)
+
+    def _matvec(self, X):
+        return np.concatenate([w * b._matvec(X) for w, b in zip(self.weights, self.blocks,
+                                                                   strict=True)])
+
+    def _rmatvec(self, Y):
+        result = np.zeros((self.n_cells, Y.shape[1]))
+        for i, (w, b) in enumerate(zip(self.weights, self.blocks, strict=True)):
+            result += w * b._rmatvec(Y[self._offsets[i]:self._offsets[i + 1]])
+        return result
+
+    def _make_gram(self):
+        terms = []
+        for w, b in zip(self.weights, self.blocks, strict=True):
+            g = b.gram()
+            terms.append(g if w == 1.0 else _gram.ScaledGram(g, w * w))
+        return terms[0] if len(terms) == 1 else _gram.SumGram(terms)
+
+    def column_sq_norms(self):
+        return sum(w * w * b.column_sq_norms() for w, b in zip(self.weights, self.blocks,
+                                                               strict=True))
+
+    def _query_stats(self):
+        return QueryStats.concatenate([b.query_stats().scaled(w) for w, b in
+                                       zip(self.weights, self.blocks, strict=True)])
+
+    def intervals(self):
+        if np.any(self.weights != 1.0):
+            return None
+        parts = [b.intervals() for b in self.blocks]
+        if any(p is None for p in parts):
+            return None
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _make_labels(self):
+        return [label for b in self.blocks for label in b.labels]
+
+    def _spec(self):
+        children, arrays = [], {}
+        for i, block in enumerate(self.blocks):
+            spec, child_arrays = block.to_spec()
+            children.append(spec)
+            arrays.update({f"{i}.{key}": value for key, value in child_arrays.items()})
+        return {"kind": "stack", "blocks": children, "weights": self.weights.tolist()}, arrays
+
+
+def _check_same_width(blocks):
+    """The common number of cells of ``blocks``, or a ValueError naming the first misfit."""
+    n_cells = blocks[0].n_cells
+    for i, w in enumerate(blocks[1:], start=1):
+        if w.n_cells != n_cells:
+            raise ValueError(
+                f"Cannot stack workloads of different widths: workload 0 ({blocks[0].name!r}) "
+                f"has {n_cells} columns but workload {i} ({w.name!r}) has {w.n_cells}."
+            )
+    return n_cells
+
+
+class Parity(_Structured):
+    """Parity queries ``(-1)^popcount(mask & u)`` over the ``d`` bits of the flat index,
+    answered by one fast Walsh-Hadamard transform (``O(n log n)``)."""
+
+    def __init__(self, n, masks, bit_names, domain=None, name="parity"):
+        self.masks = np.asarray(masks, dtype=np.int64)
+        self.bit_names = list(bit_names)
+        self._setup(self.masks.shape[0], n, domain, name)
+
+    def _matvec(self, X):
+        return fwht(X, axis=0)[self.masks]
+
+    def _rmatvec(self, Y):
+        spread = np.zeros((self.n_cells, Y.shape[1]))
+        np.add.at(spread, self.masks, Y)
+        return fwht(spread, axis=0)  # H is symmetric
+
+    def column_sq_norms(self):
+        return np.full(self.n_cells, float(self.n_queries))
+
+    def _query_stats(self):
+        return _broadcast_stats(self.n_queries, self.n_cells, 0.0, -1.0, 1.0)
+
+    def _make_labels(self):
+        d = len(self.bit_names)
+        return ["parity(" + ", ".join(self.bit_names[j] for j in range(d)
+                                      if (int(m) >> (d - 1 - j)) & 1) + ")"
+                for m in self.masks]
+
+    def _spec(self):
+        return ({"kind": "parity", "n": self.n_cells, "bit_names": self.bit_names},
+                {"masks": self.masks})
+
+
+# ---------------------------------------------------------------------- coercion, algebra
 def as_workload(obj, domain=None):
     """Coerce ``obj`` to a :class:`Workload`.
 
     Parameters
     ----------
-    obj : Workload or array-like
-        A Workload is returned as is; a 2-D array-like becomes a custom workload; a 1-D
-        array-like is a single query.
+    obj : Workload, array-like or scipy sparse matrix
+        A Workload is returned as is; a 2-D array-like becomes a custom workload (sparse
+        input stays sparse); a 1-D array-like is a single query.
     domain : Domain, mapping or int, optional
         If given, the workload's width must equal the domain size.
 
@@ -221,8 +909,18 @@ def as_workload(obj, domain=None):
     return Workload(obj, domain=domain)
 
 
-def stack(workloads, name=None):
-    """Vertical union of workloads over the same domain.
+def _common_domain(workloads):
+    domains = [w.domain for w in workloads if w.domain is not None]
+    for d in domains[1:]:
+        if d != domains[0]:
+            raise ValueError(
+                f"Cannot stack workloads over different domains: {domains[0]!r} and {d!r}."
+            )
+    return domains[0] if domains else None
+
+
+def stack(workloads, name=None, weights=None):
+    """Vertical union of workloads over the same domain (optionally weighted).
 
     Parameters
     ----------
@@ -230,6 +928,9 @@ def stack(workloads, name=None):
         Workloads with the same number of cells; their labels must stay unique.
     name : str, optional
         Default: the names joined by ``"+"``.
+    weights : sequence of float, optional
+        A positive weight per workload (default 1): its rows are multiplied by it, so its
+        queries count ``weight^2`` times more in every squared error.
 
     Returns
     -------
@@ -244,42 +945,42 @@ def stack(workloads, name=None):
     workloads = [as_workload(w) for w in workloads]
     if not workloads:
         raise ValueError("stack needs at least one workload.")
-    n_cells = workloads[0].n_cells
-    for i, w in enumerate(workloads[1:], start=1):
-        if w.n_cells != n_cells:
-            raise ValueError(
-                f"Cannot stack workloads of different widths: workload 0 ({workloads[0].name!r})"
-                f" has {n_cells} columns but workload {i} ({w.name!r}) has {w.n_cells}."
-            )
-    domains = [w.domain for w in workloads if w.domain is not None]
-    for d in domains[1:]:
-        if d != domains[0]:
-            raise ValueError(
-                f"Cannot stack workloads over different domains: {domains[0]!r} and {d!r}."
-            )
-    labels = [label for w in workloads for label in w.labels]
+    _check_same_width(workloads)
     if name is None:
         name = "+".join(w.name for w in workloads)
-    return Workload(
-        np.vstack([w.matrix for w in workloads]),
-        labels=labels,
-        domain=domains[0] if domains else None,
-        name=name,
-    )
+    result = Stack(workloads, weights=weights, domain=_common_domain(workloads), name=name)
+    if result.n_queries <= EAGER_LABEL_CHECK:
+        result.labels  # noqa: B018 -- repeated labels are an error here, not at first use
+    return result
+
+
+def kron(factors, domain=None, name="kron"):
+    """Kronecker product of per-attribute workloads (first factor slowest).
+
+    Parameters
+    ----------
+    factors : sequence of Workload or array-like
+        One workload per domain column, over that column's categories.
+    domain : Domain, mapping or int, optional
+        The product domain (its shape must match the factors' widths).
+
+    Returns
+    -------
+    Workload
+
+    Examples
+    --------
+    >>> W = kron([prefix(3), total(2)])
+    >>> W @ [1, 1, 2, 2, 3, 3]
+    array([ 2.,  6., 12.])
+    """
+    return Kron(factors, domain=domain, name=name)
 
 
 # ---------------------------------------------------------------------- helpers
 def _strings(values):
     """Category values as an object array of str."""
     return np.array([str(v) for v in values], dtype=object)
-
-
-def _range_matrix(n):
-    """All intervals [i, j] of range(n), ordered by i then j: (n(n+1)/2, n) 0/1 matrix."""
-    lo, hi = np.triu_indices(n)
-    cells = np.arange(n)
-    matrix = (cells >= lo[:, np.newaxis]) & (cells <= hi[:, np.newaxis])
-    return matrix.astype(float), lo, hi
 
 
 def _range_strings(name, categories, lo, hi):
@@ -290,12 +991,15 @@ def _range_strings(name, categories, lo, hi):
 
 def _flat_range_labels(domain, lo, hi):
     """Labels of flat-index intervals: category values for one column, indices otherwise."""
-    if domain.n_columns == 1:
-        column = domain.columns[0]
-        return _range_strings(column, domain.categories[column], lo, hi).tolist()
+    single = _single_column_values(domain)
+    if single is not None:
+        column, text = single
+        return (column + " in [" + text[lo] + ", " + text[hi] + "]").tolist()
+    if domain is None:
+        column = "x"
+        return [f"{column} in [{a}, {b}]" for a, b in zip(lo.tolist(), hi.tolist(),
+                                                          strict=True)]
     return [f"cells[{a}..{b}]" for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
-
-
 def _subsets(domain, k, attributes, what, default_k=None):
     """Attribute subsets (tuples in domain column order) from ``k`` or ``attributes``."""
     if k is None and attributes is None:
@@ -330,27 +1034,20 @@ def _subsets(domain, k, attributes, what, default_k=None):
     return subsets
 
 
+def _column_domain(domain, column):
+    return Domain({column: domain.categories[column]})
+
+
 def _kron_workload(domain, subsets, factor, name):
-    """Stack, per subset S, the Kronecker product of ``factor(a)`` (a in S) or a ones row."""
+    """Stack, per subset S, the Kronecker product of ``factor(a)`` (a in S) or a total."""
     blocks = []
-    labels = []
-    factors = {}
     for subset in subsets:
-        for a in subset:
-            if a not in factors:
-                factors[a] = factor(a)
-    n_queries = sum(math.prod(factors[a][0].shape[0] for a in s) for s in subsets)
-    _check_dense(n_queries, domain.size, name)
-    for subset in subsets:
-        matrix = np.ones((1, 1))
-        for a, n_a in zip(domain.columns, domain.shape, strict=True):
-            matrix = np.kron(matrix, factors[a][0] if a in subset else np.ones((1, n_a)))
-        blocks.append(matrix)
-        if subset:
-            labels.extend(_product_strings([factors[a][1] for a in subset], " & "))
-        else:
-            labels.append("total")
-    return Workload(np.vstack(blocks), labels=labels, domain=domain, name=name)
+        factors = [factor(a) if a in subset else Total(n_a)
+                   for a, n_a in zip(domain.columns, domain.shape, strict=True)]
+        blocks.append(Kron(factors, domain=domain, name=name))
+    if len(blocks) == 1:
+        return blocks[0]
+    return Stack(blocks, domain=domain, name=name)
 
 
 # ---------------------------------------------------------------------- builders
@@ -364,17 +1061,29 @@ def histogram(domain):
     Returns
     -------
     Workload
-        ``n x n`` identity, labelled by :meth:`Domain.cell_labels`.
+        ``n x n`` identity (never stored), labelled by :meth:`Domain.cell_labels`.
 
     Examples
     --------
     >>> histogram({"smoker": ["no", "yes"]}).labels.tolist()
     ['smoker=no', 'smoker=yes']
+    >>> histogram(2**20).shape
+    (1048576, 1048576)
     """
     domain = as_domain(domain)
-    n = domain.size
-    _check_dense(n, n, "histogram")
-    return Workload(np.eye(n), labels=domain.cell_labels(), domain=domain, name="histogram")
+    return Identity(domain.size, domain=domain)
+
+
+def total(domain):
+    """One query: the number of users (a row of ones).
+
+    Examples
+    --------
+    >>> total(3) @ [1, 2, 3]
+    array([6.])
+    """
+    domain = as_domain(domain)
+    return Total(domain.size, domain=domain)
 
 
 def prefix(domain):
@@ -387,26 +1096,19 @@ def prefix(domain):
     Returns
     -------
     Workload
-        Lower-triangular ones, ``n x n``. Labels ``"age <= 30-50"`` for a single column,
-        ``"cells[0..i]"`` otherwise.
+        Lower-triangular ones, ``n x n``, answered by a cumulative sum. Labels
+        ``"age <= 30-50"`` for a single column, ``"cells[0..i]"`` otherwise.
 
     Examples
     --------
     >>> W = prefix({"age": ["<30", "30-50", ">50"]})
     >>> W.labels.tolist()
     ['age <= <30', 'age <= 30-50', 'age <= >50']
-    >>> W.matrix @ [1, 2, 3]
+    >>> W @ [1, 2, 3]
     array([1., 3., 6.])
     """
     domain = as_domain(domain)
-    n = domain.size
-    _check_dense(n, n, "prefix")
-    if domain.n_columns == 1:
-        column = domain.columns[0]
-        labels = (column + " <= " + _strings(domain.categories[column])).tolist()
-    else:
-        labels = [f"cells[0..{i}]" for i in range(n)]
-    return Workload(np.tril(np.ones((n, n))), labels=labels, domain=domain, name="prefix")
+    return Prefix(domain.size, domain=domain)
 
 
 def all_range(domain):
@@ -419,13 +1121,9 @@ def all_range(domain):
     Returns
     -------
     Workload
-        ``n(n+1)/2`` rows ordered by ``i`` then ``j``. Labels ``"age in [<30, 30-50]"`` for a
-        single column, ``"cells[i..j]"`` (flat indices) otherwise.
-
-    Raises
-    ------
-    ValueError
-        If the dense matrix would have more than ``2**27`` entries.
+        ``n(n+1)/2`` rows ordered by ``i`` then ``j``, never listed unless asked (its Gram is
+        a closed form). Labels ``"age in [<30, 30-50]"`` for a single column,
+        ``"cells[i..j]"`` (flat indices) otherwise.
 
     Examples
     --------
@@ -434,16 +1132,11 @@ def all_range(domain):
     6
     >>> W.labels[:3].tolist()
     ['x in [0, 0]', 'x in [0, 1]', 'x in [0, 2]']
+    >>> all_range(2**20).n_queries
+    549756338176
     """
     domain = as_domain(domain)
-    n = domain.size
-    _check_dense(n * (n + 1) // 2, n, "all_range")
-    matrix, lo, hi = _range_matrix(n)
-    return Workload(
-        matrix, labels=_flat_range_labels(domain, lo, hi), domain=domain, name="all_range"
-    )
-
-
+    return AllRange(domain.size, domain=domain)
 def ranges(domain, intervals):
     """Chosen range queries: closed intervals over the flat order.
 
@@ -461,7 +1154,7 @@ def ranges(domain, intervals):
     Examples
     --------
     >>> W = ranges({"age": ["<30", "30-50", ">50"]}, [("<30", "30-50"), (">50", ">50")])
-    >>> W.matrix
+    >>> W.toarray()
     array([[1., 1., 0.],
            [0., 0., 1.]])
     """
@@ -500,13 +1193,7 @@ def ranges(domain, intervals):
             f"ranges: interval {intervals[i]!r} has lo after hi ({int(reversed_.sum())} such "
             "intervals)."
         )
-    _check_dense(len(lo), n, "ranges")
-    cells = np.arange(n)
-    matrix = (cells >= lo[:, np.newaxis]) & (cells <= hi[:, np.newaxis])
-    return Workload(
-        matrix.astype(float), labels=_flat_range_labels(domain, lo, hi), domain=domain,
-        name="ranges",
-    )
+    return Intervals(n, lo, hi, domain=domain, name="ranges")
 
 
 def marginals(domain, k=None, attributes=None):
@@ -525,8 +1212,8 @@ def marginals(domain, k=None, attributes=None):
     -------
     Workload
         For each subset S, the Kronecker product over the domain columns of the identity
-        (column in S) or a row of ones (column not in S). Labels ``"age=<30 & smoker=no"``,
-        ``"total"`` for the empty subset.
+        (column in S) or a row of ones (column not in S), answered by reshaping and summing.
+        Labels ``"age=<30 & smoker=no"``, ``"total"`` for the empty subset.
 
     Examples
     --------
@@ -534,16 +1221,15 @@ def marginals(domain, k=None, attributes=None):
     >>> W = marginals(dom, attributes=["smoker"])
     >>> W.labels.tolist()
     ['smoker=no', 'smoker=yes']
-    >>> W.matrix
+    >>> W.toarray()
     array([[1., 0., 1., 0.],
            [0., 1., 0., 1.]])
     """
     domain = as_domain(domain)
     subsets = _subsets(domain, k, attributes, "marginals")
-    categories = domain.categories
 
     def factor(a):
-        return np.eye(len(categories[a])), a + "=" + _strings(categories[a])
+        return Identity(len(domain.categories[a]), domain=_column_domain(domain, a))
 
     return _kron_workload(domain, subsets, factor, "marginals")
 
@@ -563,7 +1249,7 @@ def range_marginals(domain, k=None, attributes=None):
     -------
     Workload
         Like :func:`marginals`, with each column in the subset contributing all its range
-        queries (the :func:`all_range` matrix of that column) instead of the identity. Labels
+        queries (:func:`all_range` of that column) instead of the identity. Labels
         ``"age in [<30, 30-50] & smoker in [no, no]"``.
 
     Examples
@@ -576,21 +1262,11 @@ def range_marginals(domain, k=None, attributes=None):
     """
     domain = as_domain(domain)
     subsets = _subsets(domain, k, attributes, "range_marginals", default_k=1)
-    categories = domain.categories
 
     def factor(a):
-        matrix, lo, hi = _range_matrix(len(categories[a]))
-        return matrix, _range_strings(a, categories[a], lo, hi)
+        return AllRange(len(domain.categories[a]), domain=_column_domain(domain, a))
 
     return _kron_workload(domain, subsets, factor, "range_marginals")
-
-
-def _parity_bits(values):
-    """Parity (0/1) of the number of set bits of non-negative int64 ``values``."""
-    values = values.copy()
-    for shift in (32, 16, 8, 4, 2, 1):
-        values ^= values >> shift
-    return values & 1
 
 
 def parity(domain, k=None):
@@ -610,19 +1286,20 @@ def parity(domain, k=None):
         For every subset S of attributes with ``1 <= |S| <= k`` (by size, then
         ``itertools.combinations`` order), the row ``(-1)^popcount(mask(S) & u)`` over flat
         indices ``u``, where attribute ``j`` is bit ``d-1-j`` of ``u`` (first column = most
-        significant bit). Labels ``"parity(age, smoker)"``; for an int domain the attributes
-        are named ``bit{i}`` after their place value ``2**i``.
+        significant bit), answered by a fast Walsh-Hadamard transform. Labels
+        ``"parity(age, smoker)"``; for an int domain the attributes are named ``bit{i}``
+        after their place value ``2**i``.
 
     Examples
     --------
-    >>> parity({"a": [0, 1], "b": [0, 1]}).matrix
+    >>> parity({"a": [0, 1], "b": [0, 1]}).toarray()
     array([[ 1.,  1., -1., -1.],
            [ 1., -1.,  1., -1.],
            [ 1., -1., -1.,  1.]])
     """
     if isinstance(domain, numbers.Integral) and not isinstance(domain, bool):
         n = check_positive_int(domain, "n", minimum=2)
-        if n & (n - 1):
+        if not is_power_of_two(n):
             raise ValueError(
                 f"parity: an int domain must be a power of two (bits of the flat index), "
                 f"got {n}."
@@ -639,20 +1316,17 @@ def parity(domain, k=None):
                 f"{not_binary!r} are not binary. Use marginals(...) for non-binary attributes."
             )
         d = domain.n_columns
-        names = domain.columns
+        names = list(domain.columns)
         n = domain.size
     if k is None:
         k = d
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= d:
         raise ValueError(f"parity: k must be an integer in [1, {d}], got {k!r}.")
-    subsets = [s for size in range(1, k + 1) for s in itertools.combinations(range(d), size)]
-    _check_dense(len(subsets), n, "parity")
-    masks = np.array([sum(1 << (d - 1 - j) for j in s) for s in subsets], dtype=np.int64)
-    bits = _parity_bits(masks[:, np.newaxis] & np.arange(n, dtype=np.int64))
-    labels = ["parity(" + ", ".join(names[j] for j in s) + ")" for s in subsets]
-    return Workload(1.0 - 2.0 * bits, labels=labels, domain=domain, name="parity")
-
-
+    n_subsets = sum(math.comb(d, size) for size in range(1, k + 1))
+    _check_query_entries(n_subsets, 1, "The query list", "parity")
+    masks = np.array([sum(1 << (d - 1 - j) for j in s) for size in range(1, k + 1)
+                      for s in itertools.combinations(range(d), size)], dtype=np.int64)
+    return Parity(n, masks, names, domain=domain)
 def from_predicates(domain, predicates):
     """Counting queries defined by predicates over the domain cells.
 
@@ -669,14 +1343,14 @@ def from_predicates(domain, predicates):
     Returns
     -------
     Workload
-        One 0/1 row per predicate.
+        One 0/1 row per predicate, stored sparse.
 
     Examples
     --------
     >>> dom = {"age": [20, 40, 60], "smoker": ["no", "yes"]}
     >>> W = from_predicates(dom, {"young smokers": "age < 30 and smoker == 'yes'",
     ...                           "60+": lambda c: c["age"] >= 60})
-    >>> W.matrix
+    >>> W.toarray()
     array([[0., 1., 0., 0., 0., 0.],
            [0., 0., 0., 0., 1., 1.]])
     """
@@ -693,7 +1367,6 @@ def from_predicates(domain, predicates):
     if not items:
         raise ValueError("from_predicates: no predicates were given.")
     n = domain.size
-    _check_dense(len(items), n, "from_predicates")
     cells = domain.cells()
     rows = []
     for label, pred in items:
@@ -735,19 +1408,19 @@ def from_predicates(domain, predicates):
                 f"Predicate {label!r} must give a boolean mask of length {n} (one per cell), "
                 f"got {got}."
             )
-        rows.append(mask)
+        rows.append(scipy.sparse.csr_array(mask[np.newaxis, :].astype(float)))
     return Workload(
-        np.array(rows, dtype=float), labels=[label for label, _ in items], domain=domain,
-        name="predicates",
+        scipy.sparse.vstack(rows, format="csr"), labels=[label for label, _ in items],
+        domain=domain, name="predicates",
     )
 
 
 def custom(matrix, domain=None, labels=None):
-    """A workload from an explicit query matrix.
+    """A workload from an explicit query matrix (dense, or scipy sparse kept sparse).
 
     Parameters
     ----------
-    matrix : array-like of shape (p, n)
+    matrix : array-like or scipy sparse matrix of shape (p, n)
     domain : Domain, mapping or int, optional
     labels : sequence of str, optional
 
@@ -764,3 +1437,97 @@ def custom(matrix, domain=None, labels=None):
     if domain is not None:
         domain = as_domain(domain)
     return Workload(matrix, labels=labels, domain=domain, name="custom")
+
+
+# ---------------------------------------------------------------------- serialization
+# Structured kinds rebuilt from a spec; sizes are capped so that a tampered file cannot ask
+# for an unbounded allocation (the matrix kinds carry their arrays, already in memory).
+MAX_SPEC_CELLS = 2**31
+
+
+def _spec_size(spec, key="n"):
+    value = spec.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SPEC_CELLS:
+        raise ValueError(f"workload spec: {key!r} must be an integer in [1, {MAX_SPEC_CELLS}], "
+                         f"got {value!r}.")
+    return value
+
+
+def _sub_arrays(arrays, index):
+    prefix = f"{index}."
+    return {key[len(prefix):]: value for key, value in arrays.items() if key.startswith(prefix)}
+
+
+def _from_spec(spec, arrays, domain):
+    if not isinstance(spec, dict):
+        raise ValueError(f"workload spec must be a JSON object, got {type(spec).__name__}.")
+    kind = spec.get("kind")
+    name = spec.get("name", kind)
+    if not isinstance(name, str):
+        raise ValueError(f"workload spec: name must be a string, got {name!r}.")
+    simple = {"histogram": Identity, "total": Total, "prefix": Prefix, "all_range": AllRange}
+    if kind in simple:
+        return simple[kind](_spec_size(spec), domain=domain, name=name)
+    if kind == "ranges":
+        return Intervals(_spec_size(spec), arrays["lo"], arrays["hi"], domain=domain, name=name)
+    if kind == "parity":
+        names = spec.get("bit_names")
+        if not isinstance(names, list) or not all(isinstance(b, str) for b in names):
+            raise ValueError("workload spec: parity needs bit_names, a list of strings.")
+        n = _spec_size(spec)
+        masks = np.asarray(arrays["masks"])
+        if n != 2 ** len(names) or masks.ndim != 1 or masks.dtype.kind not in "iu" or (
+                masks.size and (masks.min() < 1 or masks.max() >= n)):
+            raise ValueError("workload spec: parity masks must be integers in [1, n) with n "
+                             "= 2 ** len(bit_names).")
+        return Parity(n, masks, names, domain=domain, name=name)
+    if kind in ("kron", "stack"):
+        key = "factors" if kind == "kron" else "blocks"
+        children = spec.get(key)
+        if not isinstance(children, list) or not children:
+            raise ValueError(f"workload spec: {kind} needs a non-empty list {key!r}.")
+        if kind == "stack":
+            child_domains = [domain] * len(children)
+        elif domain is not None and domain.n_columns == len(children):
+            # Marginal-type products: factor i ranges over column i (its labels name it).
+            child_domains = [_column_domain(domain, c) for c in domain.columns]
+        else:
+            child_domains = [None] * len(children)
+        parts = [_from_spec(child, _sub_arrays(arrays, i), child_domain)
+                 for i, (child, child_domain) in enumerate(zip(children, child_domains,
+                                                               strict=True))]
+        if kind == "kron":
+            return Kron(parts, domain=domain, name=name)
+        return Stack(parts, weights=spec.get("weights"), domain=domain, name=name)
+    if kind == "matrix":
+        return Workload(arrays["matrix"], domain=domain, name=name)
+    if kind == "sparse":
+        shape = spec.get("shape")
+        if not (isinstance(shape, list) and len(shape) == 2):
+            raise ValueError("workload spec: sparse needs a shape [p, n].")
+        matrix = scipy.sparse.csr_array(
+            (arrays["data"], arrays["indices"], arrays["indptr"]),
+            shape=(_spec_size({"p": shape[0]}, "p"), _spec_size({"n": shape[1]})))
+        matrix.check_format(full_check=True)
+        return Workload(matrix, domain=domain, name=name)
+    raise ValueError(f"workload spec: unknown kind {kind!r}.")
+
+
+def workload_from_spec(spec, arrays=None, domain=None):
+    """Rebuild a workload from :meth:`Workload.to_spec` output (``spec``, ``arrays``).
+
+    Examples
+    --------
+    >>> spec, arrays = stack([histogram(4), prefix(4)]).to_spec()
+    >>> workload_from_spec(spec, arrays).n_queries
+    8
+    """
+    arrays = {} if arrays is None else dict(arrays)
+    labels = arrays.pop("labels", None)
+    try:
+        workload = _from_spec(spec, arrays, None if domain is None else as_domain(domain))
+    except KeyError as exc:
+        raise ValueError(f"workload spec: the array {exc} is missing.") from None
+    if labels is not None:
+        workload._labels = workload._checked_labels(labels)
+    return workload

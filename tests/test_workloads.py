@@ -49,7 +49,7 @@ def test_workload_gram_cached_readonly():
     G = W.gram()
     np.testing.assert_allclose(G, W.matrix.T @ W.matrix)
     assert W.gram() is G
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         G[0, 0] = 1.0
 
 
@@ -152,9 +152,11 @@ def test_all_range_gram_closed_form(n):
     np.testing.assert_array_equal(W.gram(), expected)
 
 
-def test_all_range_too_large():
-    with pytest.raises(ValueError, match="too large"):
-        all_range(700)
+def test_all_range_is_structured_and_dense_on_request_only():
+    W = all_range(700)  # 245,350 queries: no dense matrix is built
+    assert W.n_queries == 700 * 701 // 2
+    with pytest.raises(ValueError, match=r"dense 536887296 x 32768 matrix .*limit"):
+        all_range(2**15).toarray()
 
 
 def test_ranges():
