@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_table  # noqa: E402
 
 from sklearn_ldp import client  # noqa: E402
-from sklearn_ldp.mechanisms import build_mechanism  # noqa: E402
 from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism  # noqa: E402
+from sklearn_ldp.selection import build_mechanism  # noqa: E402
 
 N_CELLS = 1024
 KINDS = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",

@@ -44,7 +44,7 @@ from sklearn_ldp.mechanisms.count import (
     randomized_response_count,
 )
 from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
-from sklearn_ldp.optimize.count_lp import design_count_mechanism, solve_count_lp, solve_ldp_lp
+from sklearn_ldp.selection import design_count_mechanism, solve_count_lp, solve_ldp_lp
 
 PROPERTY_SETS = [()] + [(name,) for name in PROPERTIES] + [
     ("RH", "CH"), ("WH", "CM"), ("RM", "CM", "WH"),

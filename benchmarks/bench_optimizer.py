@@ -38,8 +38,9 @@ from _common import print_table  # noqa: E402  (benchmarks/ is on sys.path when 
 
 import sklearn_ldp
 from sklearn_ldp import workloads
-from sklearn_ldp.mechanisms import baseline_mechanism, svd_lower_bound
+from sklearn_ldp.mechanisms import svd_lower_bound
 from sklearn_ldp.optimize import ldp_factorization, optimize_strategy
+from sklearn_ldp.selection import baseline_mechanism
 
 BASELINE_NAMES = ("hierarchical_matrix", "hadamard", "randomized_response")
 

@@ -62,7 +62,7 @@ def peak_megabytes():
 
 def run_one(args):
     """Measure one oracle in this process and print a JSON line."""
-    from sklearn_ldp.mechanisms import baseline_mechanism
+    from sklearn_ldp.selection import baseline_mechanism
 
     types = zipf_types(args.users, args.cells, args.seed)
     x = np.bincount(types, minlength=args.cells)

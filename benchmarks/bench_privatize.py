@@ -30,7 +30,7 @@ from _common import print_table  # noqa: E402  (benchmarks/ is on sys.path when 
 
 import sklearn_ldp
 from sklearn_ldp import workloads
-from sklearn_ldp.mechanisms import baseline_mechanism, build_mechanism
+from sklearn_ldp.selection import baseline_mechanism, build_mechanism
 
 BASELINE_NAMES = ("randomized_response", "hadamard", "hierarchical_matrix")
 

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from sklearn_ldp import WorkloadEstimator, workloads
-from sklearn_ldp.mechanisms.matrix import central_strategy
 from sklearn_ldp.optimize.eigen_design import singular_value_bound, strategy_error
+from sklearn_ldp.selection import central_strategy
 
 STRATEGIES = ["identity", "workload", "hierarchical", "wavelet", "fourier", "eigen"]
 

@@ -53,7 +53,7 @@ try:
 except ImportError:  # the plot needs the "examples" extra
     print("matplotlib is not installed: skipping the plot (pip install -e '.[examples]').")
 else:
-    from sklearn_ldp.mechanisms import baseline_mechanism
+    from sklearn_ldp.selection import baseline_mechanism
 
     epsilons = np.linspace(0.25, 5, 20)
     figure, axis = plt.subplots(figsize=(7, 4.5))

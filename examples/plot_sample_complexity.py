@@ -27,11 +27,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from sklearn_ldp import workloads  # noqa: E402
-from sklearn_ldp.mechanisms import (  # noqa: E402
-    build_mechanism,
-    sample_complexity,
-    svd_lower_bound,
-)
+from sklearn_ldp.mechanisms import sample_complexity, svd_lower_bound  # noqa: E402
+from sklearn_ldp.selection import build_mechanism  # noqa: E402
 
 n = 64
 alpha = 0.01

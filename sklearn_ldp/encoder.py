@@ -1,177 +1,32 @@
 """LDPEncoder: the client side of local differential privacy as a scikit-learn transformer."""
 
-import math
 import warnings
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from . import workloads
+from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
+from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
+from ._glue import marginal_error_table, resolve_domain, resolve_workload, validate_records
 from ._validation import check_dense_size, check_epsilon, check_positive_int
 from .budget import BudgetExceededError, charge_ledger, resolve_ledger
-from .domain import Domain
 from .mechanisms.base import check_type_counts
 from .mechanisms.range_tree import LEVEL_ORACLES
-from .mechanisms.strategies import (
+from .reports import AggregatedReports, LDPReports
+from .selection import (
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
     build_mechanism,
+    check_optimized_size,
     check_strategy_name,
     marginal_order,
 )
-from .postprocess import clip_to_distribution
-from .reports import AggregatedReports, LDPReports
 
 # Strategies stored as dense matrices (the others are structured).
 DENSE_STRATEGIES = FACTORIZATION_BASELINES + ("optimized",)
-
-WORKLOAD_BY_NAME = {
-    "histogram": workloads.histogram,
-    "prefix": workloads.prefix,
-    "all_range": workloads.all_range,
-}
-
-
-def resolve_domain(categories, X):
-    """The public Domain: from ``categories``, or (with a warning) read from ``X``."""
-    if categories is None or (isinstance(categories, str) and categories == "auto"):
-        if X is None:
-            raise ValueError("categories must be given when there is no data to read them from.")
-        return Domain.from_data(X)
-    if isinstance(categories, str):
-        raise ValueError(f"categories must be a mapping column -> categories or 'auto', got "
-                         f"{categories!r}.")
-    return Domain(categories)
-
-
-def resolve_workload(workload, domain):
-    """A Workload over ``domain`` from a Workload, a matrix, a builder name or None (histogram)."""
-    if workload is None:
-        return workloads.histogram(domain)
-    if isinstance(workload, str):
-        if workload not in WORKLOAD_BY_NAME:
-            raise ValueError(
-                f"unknown workload name {workload!r}; use one of {sorted(WORKLOAD_BY_NAME)} or "
-                "pass a Workload built with sklearn_ldp.workloads."
-            )
-        return WORKLOAD_BY_NAME[workload](domain)
-    result = workloads.as_workload(workload)
-    result.check_width(domain.size)
-    return result
-
-
-def validate_records(estimator, X, reset):
-    """scikit-learn's checks of a 2-D table of records (sparse, complex, empty, width).
-
-    Values are not converted: the Domain encodes them and names any bad column or value.
-    A 1-D input (a single column) is left to the Domain.
-    """
-    if isinstance(X, pd.Series) or (not hasattr(X, "tocsr") and np.ndim(X) == 1):
-        return
-    # DataFrames: the Domain reports NaN by column name. Plain numeric arrays: refuse NaN and
-    # inf here (inf would otherwise become a category when categories are read from data).
-    numeric = not isinstance(X, pd.DataFrame) and np.asarray(X).dtype.kind in "fc"
-    validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=numeric)
-
-
-def reports_or_privatized(estimator, X, first_call, strategy_params=None, **encoder_params):
-    """``X`` if it holds reports, else raw records privatized by the estimator's own encoder.
-
-    For estimators that accept raw records as a simulation convenience when their
-    ``strategy`` is set: the first call fits ``estimator.encoder_ = LDPEncoder(strategy=...,
-    epsilon=..., categories=..., random_state=..., ledger=..., ledger_users=...,
-    **encoder_params, **strategy_params)`` on ``X`` (privatizing raw records is a collection,
-    so the estimator's ledger is charged) and copies its ``n_features_in_`` /
-    ``feature_names_in_``; every call returns ``encoder_.transform(X)``.
-    """
-    if isinstance(X, LDPReports | AggregatedReports):
-        return X
-    name = type(estimator).__name__
-    if estimator.strategy is None:
-        raise ValueError(
-            f"{name}.fit expects LDPReports (the output of LDPEncoder.transform) or "
-            "AggregatedReports (LDPEncoder.simulate). To fit on raw records, set strategy= and "
-            "epsilon= so that the estimator privatizes them itself (a simulation of the "
-            "clients)."
-        )
-    if first_call:
-        try:
-            encoder = LDPEncoder(strategy=estimator.strategy, epsilon=estimator.epsilon,
-                                 categories=estimator.categories,
-                                 random_state=estimator.random_state, ledger=estimator.ledger,
-                                 ledger_users=estimator.ledger_users, **encoder_params,
-                                 **(strategy_params or {}))
-        except TypeError as exc:
-            raise ValueError(f"strategy_params does not fit LDPEncoder: {exc}") from None
-        estimator.encoder_ = encoder.fit(X)
-        for attribute in ("n_features_in_", "feature_names_in_"):
-            if hasattr(estimator.encoder_, attribute):
-                setattr(estimator, attribute, getattr(estimator.encoder_, attribute))
-    return estimator.encoder_.transform(X)
-
-
-# Number of users at which the data-independent TV prediction is evaluated before it is
-# rescaled to "TV x sqrt(N)" (every marginal variance is proportional to 1 / N).
-_REFERENCE_USERS = 2**20
-
-
-def all_attribute_sets(mechanism):
-    """Every marginal a marginal mechanism answers: sorted position tuples, orders 1 to k."""
-    return [s for order in range(1, mechanism.params["max_order"] + 1)
-            for s in mechanism.attribute_sets(order)]
-
-
-def marginal_error_table(mechanism, names, n_users=None, marginals=None):
-    """Predicted error of every marginal a mechanism answers, one row per marginal.
-
-    Parameters
-    ----------
-    mechanism : MarginalMechanism
-    names : list
-        Name of each attribute (position order).
-    n_users : int or None
-        ``None``: the data-independent prediction made before collection, in a form that
-        does not need the number of users (columns ``per_user_variance`` and ``tv_sqrt_n``).
-        An int: the predicted total variation for that many users (``predicted_tv``, for
-        uniform data) and, with ``marginals``, the plug-in prediction ``plug_in_tv``.
-    marginals : dict or None
-        Sorted position tuple -> estimated table (fractions), for the plug-in prediction.
-
-    Returns
-    -------
-    pandas.DataFrame indexed by the marginals (tuples of attribute names)
-
-    Examples
-    --------
-    >>> from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
-    >>> mechanism = build_marginal_mechanism("inp_ht", (2, 3), 1.0, 2)
-    >>> table = marginal_error_table(mechanism, ["smoker", "age"])
-    >>> list(table.index)
-    [('smoker',), ('age',), ('smoker', 'age')]
-    >>> list(table.columns)
-    ['order', 'n_cells', 'per_user_variance', 'tv_sqrt_n']
-    """
-    sets = all_attribute_sets(mechanism)
-    index = pd.Index([tuple(names[a] for a in s) for s in sets], tupleize_cols=False,
-                     name="marginal")
-    table = pd.DataFrame({"order": [len(s) for s in sets],
-                          "n_cells": [math.prod(mechanism.params["shape"][a] for a in s)
-                                      for s in sets]}, index=index)
-    if n_users is None:
-        reference = _REFERENCE_USERS
-        table["per_user_variance"] = [
-            reference * float(np.sum(mechanism.marginal_variance(s, reference))) for s in sets]
-        table["tv_sqrt_n"] = [mechanism.expected_tv(s, reference) * math.sqrt(reference)
-                              for s in sets]
-        return table
-    table["predicted_tv"] = [mechanism.expected_tv(s, n_users) for s in sets]
-    if marginals is not None:
-        table["plug_in_tv"] = [mechanism.expected_tv(s, n_users, marginal=clip_to_distribution(
-            marginals[s])) for s in sets]
-    return table
 
 
 class LDPEncoder(TransformerMixin, BaseEstimator):
@@ -233,7 +88,15 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
     tol : float, default=1e-5
         Relative-improvement tolerance of the optimizer.
     verbose : int, default=0
-        Optimizer progress printing.
+        Progress of ``"optimized"`` (iteration, objective, worst case, elapsed seconds) and
+        of ``"auto"`` (each candidate scored or skipped) through :mod:`logging` (logger
+        ``"sklearn_ldp"``, INFO; printed on stderr when the application configured no
+        logging).
+    max_seconds : float, default=None
+        Time budget of ``"optimized"`` (the optimizer returns the best strategy found so far,
+        with a ConvergenceWarning) and of ``"auto"`` (candidates not scored by then are
+        skipped and listed in ``selection_``). None: no time limit (``max_iter`` still
+        applies).
     random_state : int, numpy Generator or None, default=None
         Seeds the optimizer and the randomization. A seeded generator is for reproducible
         *simulation* only: a deployed client must use fresh operating-system entropy
@@ -262,7 +125,12 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
     strategy_ : str
         Name of the strategy built (the winner for ``"auto"``).
     candidates_ : pandas.Series
-        Worst-case per-user variance on the workload of each candidate tried.
+        Worst-case per-user variance on the workload of each candidate scored.
+    selection_ : pandas.DataFrame
+        One row per candidate considered (``"auto"``: every baseline and ``"optimized"``):
+        ``worst_case`` and ``average_case`` per-user variance, ``seconds`` spent scoring it,
+        ``status`` ("chosen", "scored" or "skipped") and the ``reason`` of a skip (e.g. a
+        dense strategy past the size where its error can be computed quickly).
     expected_error_ : dict or pandas.DataFrame
         Worst-case and average-case per-user total variance on the workload. Marginal
         strategies: a DataFrame with one row per marginal (tuples of column names, every
@@ -302,6 +170,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         max_iter=500,
         tol=1e-5,
         verbose=0,
+        max_seconds=None,
         random_state=None,
         ledger=None,
         ledger_users="all",
@@ -319,6 +188,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose
+        self.max_seconds = max_seconds
         self.random_state = random_state
         self.ledger = ledger
         self.ledger_users = ledger_users
@@ -337,7 +207,9 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         if X is not None:
             validate_records(self, X, reset=True)
         self.domain_ = resolve_domain(self.categories, X)
-        if self.strategy in DENSE_STRATEGIES:
+        if self.strategy == "optimized":
+            check_optimized_size(self.domain_.size, self.n_outputs)  # refuse at once, no hang
+        elif self.strategy in DENSE_STRATEGIES:
             # A dense strategy has at least n outputs: refuse early with advice.
             check_dense_size(self.domain_.size, self.domain_.size, self.strategy)
         marginal = self.strategy in MARGINAL_STRATEGIES
@@ -356,7 +228,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
             self.strategy,
             self.domain_.shape,
             epsilon,
-            workload_matrix=None if marginal else self.workload_.matrix,
+            workload=self.workload_,
             branching=self.branching,
             max_order=max_order,
             n_outputs=self.n_outputs,
@@ -367,23 +239,31 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
             verbose=self.verbose,
             delta=self.delta,
             oracle=self.oracle,
+            max_seconds=self.max_seconds,
         )
         self.mechanism_ = mechanism
         self.strategy_ = mechanism.name
-        self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance")
+        self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance",
+                                     dtype=float)
+        self.selection_ = pd.DataFrame.from_dict(
+            report["selection"], orient="index",
+            columns=["worst_case", "average_case", "seconds", "status", "reason"])
+        self.selection_.index.name = "strategy"
         if marginal:
             self.expected_error_ = marginal_error_table(mechanism, list(self.domain_.columns))
         else:
-            self.mechanism_.check_supports(self.workload_.matrix)
+            self.mechanism_.check_supports(self.workload_)
             self.expected_error_ = mechanism.expected_error(self.workload_.gram())
         self.n_iter_ = report.get("n_iter", 0)  # 0: no optimizer ran for this strategy
         self.history_ = report.get("history", [])
         if "n_iter" in report:
             if not report["converged"] and self.strategy_ == "optimized":
+                cap = (f"max_seconds={self.max_seconds}" if report.get("stopped_by_budget")
+                       else f"max_iter={self.max_iter}")
                 warnings.warn(
-                    f"the strategy optimizer stopped at max_iter={self.max_iter} before "
-                    f"reaching tol={self.tol}; the strategy is usable but may improve with more "
-                    "iterations.",
+                    f"the strategy optimizer stopped at {cap} before reaching tol={self.tol}; "
+                    "the strategy returned is the best found so far (usable, and never worse "
+                    "than its baseline start) but may improve with a larger budget.",
                     ConvergenceWarning,
                     stacklevel=2,
                 )
@@ -470,3 +350,18 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         tags.non_deterministic = True
         tags.requires_fit = True
         return tags
+
+
+def __getattr__(name):
+    """``reports_or_privatized`` moved to :mod:`sklearn_ldp.estimators._base` (deprecated here)."""
+    if name != "reports_or_privatized":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .estimators import _base
+
+    warnings.warn(
+        "sklearn_ldp.encoder.reports_or_privatized is deprecated: it is the estimators' glue, "
+        "now in sklearn_ldp.estimators._base.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _base.reports_or_privatized

@@ -69,7 +69,7 @@ def report_columns(mechanism):
 
     Examples
     --------
-    >>> from sklearn_ldp.mechanisms import baseline_mechanism
+    >>> from sklearn_ldp.selection import baseline_mechanism
     >>> report_columns(baseline_mechanism("randomized_response", (4,), 1.0))
     ['report']
     >>> report_columns(baseline_mechanism("olh", (4,), 1.0))

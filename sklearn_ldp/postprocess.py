@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse
 from scipy import optimize
 
-from .mechanisms.gaussian import project_onto_hull
+from .optimize.hull import project_onto_hull
 from .optimize.projection import project_bounded_simplex
 
 POSTPROCESS = ("none", "clip", "norm_sub", "simplex", "wnnls", "hull")
@@ -60,7 +60,7 @@ def wnnls(x_hat, gram):
 
     start = np.clip(x_hat, 0, None)
     result = optimize.minimize(
-        objective, start, jac=True, method="L-BFGS-B", bounds=[(0, None)] * x_hat.shape[0],
+        objective, start, jac=True, method="L-BFGS-B", bounds=optimize.Bounds(0.0, np.inf),
         options={"maxiter": 5000, "ftol": 1e-12, "gtol": 1e-10},
     )
     return result.x
@@ -85,6 +85,23 @@ def hull_projection(x_hat, gram, total):
     root = np.sqrt(values[keep])[:, None] * vectors[:, keep].T
     _, coefficients = project_onto_hull(root, root @ x_hat / total)
     return total * coefficients
+
+
+def projected_answers(mechanism, statistic, tol=1e-6, max_iter=20000):
+    """Answers to the workload ``A`` projected onto ``N K``, ``K = A B_1`` (biased).
+
+    For Bassily's Gaussian randomizers (``mechanism.A`` is the workload whose columns the
+    users send). The unbiased answers ``A x_hat`` divided by ``N`` estimate the mean
+    ``A x / N``, which lies in ``K``; their projection onto ``K`` (:func:`project_onto_hull`)
+    is never farther from it, and much closer when ``N`` is small relative to ``d``.
+    Returns counts (the projected mean times ``N``).
+    """
+    n_users = mechanism.n_reports(statistic)
+    if n_users == 0:
+        raise ValueError("no reports: the statistic summarizes 0 users.")
+    mean = mechanism.A @ mechanism.estimate(statistic) / n_users
+    point, _ = project_onto_hull(mechanism.A, mean, tol=tol, max_iter=max_iter)
+    return n_users * point
 
 
 def postprocess(x_hat, method, gram, total):

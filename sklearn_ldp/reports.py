@@ -15,10 +15,12 @@ import pandas as pd
 
 from .domain import Domain
 from .mechanisms import Mechanism, mechanism_from_dict
-from .workloads import Workload
+from .workloads import Workload, workload_from_spec
 
 # Version of the layout of the files written by `save` (not of the mechanism specification).
-FILE_VERSION = 1
+FILE_VERSION = 2
+# Version 1 files (dense workload matrix) are still read.
+READABLE_FILE_VERSIONS = (1, 2)
 FILE_KINDS = ("LDPReports", "AggregatedReports")
 
 
@@ -30,7 +32,7 @@ def empty_reports(mechanism):
 
     Examples
     --------
-    >>> from sklearn_ldp.mechanisms import baseline_mechanism
+    >>> from sklearn_ldp.selection import baseline_mechanism
     >>> empty_reports(baseline_mechanism("olh", (5,), 1.0)).shape
     (0, 2)
     """
@@ -72,11 +74,13 @@ def _save_npz(path, kind, array_name, array, mechanism, domain, workload):
                       for column, values in domain.categories.items()}
     header = {"format": "sklearn_ldp", "kind": kind, "file_version": FILE_VERSION,
               "mechanism": mechanism.to_dict(), "categories": categories,
-              "workload_name": None if workload is None else workload.name}
-    arrays = {array_name: np.asarray(array), "header": np.array(json.dumps(header))}
+              "workload": None}
+    arrays = {array_name: np.asarray(array)}
     if workload is not None:
-        arrays["workload_matrix"] = workload.matrix
-        arrays["workload_labels"] = np.asarray(workload.labels, dtype=str)
+        # The workload's structure, not its matrix (all ranges over 2^16 cells are 2^31 rows).
+        header["workload"], workload_arrays = workload.to_spec()
+        arrays.update({f"workload.{key}": value for key, value in workload_arrays.items()})
+    arrays["header"] = np.array(json.dumps(header))
     with open(os.fspath(path), "wb") as file:  # np.savez would append ".npz" to other names
         np.savez_compressed(file, **arrays)
 
@@ -95,9 +99,9 @@ def _load_npz(path, kind, array_name):
             raise KeyError("format")
     except (KeyError, ValueError, TypeError):
         raise ValueError(f"{name}: not a file saved by sklearn_ldp (no valid header).") from None
-    if header.get("file_version") != FILE_VERSION:
+    if header.get("file_version") not in READABLE_FILE_VERSIONS:
         raise ValueError(f"{name}: unsupported file version {header.get('file_version')!r}; "
-                         f"this sklearn_ldp reads version {FILE_VERSION}.")
+                         f"this sklearn_ldp reads versions {list(READABLE_FILE_VERSIONS)}.")
     if header.get("kind") != kind:
         raise ValueError(f"{name} holds {header.get('kind')}, not {kind}; load it with "
                          f"{header.get('kind')}.load.")
@@ -110,9 +114,17 @@ def _load_npz(path, kind, array_name):
         domain = Domain({column: [_category_from_json(v) for v in values]
                          for column, values in header["categories"].items()})
     workload = None
-    if "workload_matrix" in contents:
+    if "workload_matrix" in contents:  # file version 1 stored the dense matrix
         workload = Workload(contents["workload_matrix"], labels=contents["workload_labels"],
                             domain=domain, name=header["workload_name"])
+    elif header.get("workload") is not None:
+        try:
+            workload = workload_from_spec(
+                header["workload"],
+                {key[len("workload."):]: value for key, value in contents.items()
+                 if key.startswith("workload.")}, domain)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{name}: cannot rebuild the workload: {exc}") from None
     return contents[array_name], mechanism, domain, workload
 
 
@@ -136,7 +148,7 @@ class LDPReports:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_ldp.mechanisms import baseline_mechanism
+    >>> from sklearn_ldp.selection import baseline_mechanism
     >>> mech = baseline_mechanism("randomized_response", (3,), 1.0)
     >>> reports = LDPReports(np.array([0, 2, 1, 1]), mech)
     >>> len(reports), len(reports[:2]), len(LDPReports.concat([reports, reports]))

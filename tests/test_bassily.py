@@ -20,22 +20,22 @@ from sklearn_ldp.estimators.adaptive import AdaptiveQueryEstimator
 from sklearn_ldp.mechanisms.base import mechanism_from_json
 from sklearn_ldp.mechanisms.factorization import privacy_ratio
 from sklearn_ldp.mechanisms.gaussian import (
-    MAX_REJECTION_EPSILON,
     GaussianMechanism,
-    GaussianRejectionMechanism,
-    _fista,
-    _wolfe,
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
     gaussian_delta,
+)
+from sklearn_ldp.mechanisms.gaussian_rejection import (
+    MAX_REJECTION_EPSILON,
+    GaussianRejectionMechanism,
     optimal_rejection_sigma,
     paper_rejection_sigma,
-    project_l1_ball,
-    project_onto_hull,
     rejection_moments,
     window_probability,
 )
 from sklearn_ldp.mechanisms.scalar import OneBitRandomizer
+from sklearn_ldp.optimize.hull import _fista, _wolfe, project_l1_ball, project_onto_hull
+from sklearn_ldp.postprocess import projected_answers
 
 WIDE = np.array([[1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
                  [0.0, 1.0, 0.0, 0.0, 1.0, 0.0],
@@ -254,7 +254,7 @@ def test_projection_reduces_error_when_users_are_few():
         statistic = mechanism.simulate_statistic(counts, rng)
         truth = counts / n_users
         mean = mechanism.estimate(statistic) / n_users
-        projected = mechanism.projected_answers(statistic) / n_users
+        projected = projected_answers(mechanism, statistic) / n_users
         raw_errors.append(np.sum((mean - truth) ** 2))
         projected_errors.append(np.sum((projected - truth) ** 2))
         # sharp form of Bassily's Lemma 2.2 (K symmetric, truth in K): ||P(y) - y*||^2 <=

@@ -15,20 +15,19 @@ from scipy import stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ldp import Domain, WorkloadEstimator, workloads
-from sklearn_ldp.mechanisms import matrix
-from sklearn_ldp.mechanisms.gaussian import gaussian_delta
-from sklearn_ldp.mechanisms.matrix import (
-    MatrixMechanism,
-    central_strategy,
-    exponential_probabilities,
+from sklearn_ldp.mechanisms import discrete_gaussian, matrix, private_selection
+from sklearn_ldp.mechanisms.central_strategies import (
     fourier_basis_strategy,
-    gaussian_mechanism_error,
-    relative_error_utilities,
-    sample_discrete_gaussian,
-    select_strategy,
     tree_strategy,
     wavelet_strategy,
-    zcdp_delta,
+)
+from sklearn_ldp.mechanisms.discrete_gaussian import sample_discrete_gaussian, zcdp_delta
+from sklearn_ldp.mechanisms.gaussian import gaussian_delta
+from sklearn_ldp.mechanisms.matrix import MatrixMechanism, gaussian_mechanism_error
+from sklearn_ldp.mechanisms.private_selection import (
+    exponential_probabilities,
+    relative_error_utilities,
+    select_strategy,
 )
 from sklearn_ldp.optimize.eigen_design import (
     eigen_design,
@@ -38,6 +37,7 @@ from sklearn_ldp.optimize.eigen_design import (
     singular_value_bound,
     strategy_error,
 )
+from sklearn_ldp.selection.central import central_strategy
 
 # LM12 Figure 1, reconstructed (seeds_math.md 2.12): cells = gender (M, F) x GPA bucket (4).
 FIGURE1 = np.array([
@@ -339,7 +339,7 @@ def test_bernoulli_exp_coins_are_exact():
     rng = np.random.default_rng(7)
     n = 40000
     for num, den in [(1, 3), (3, 2), (5, 1)]:
-        heads = matrix._bernoulli_exp(np.full(n, num), np.full(n, den), rng).mean()
+        heads = discrete_gaussian._bernoulli_exp(np.full(n, num), np.full(n, den), rng).mean()
         p = math.exp(-num / den)
         assert abs(heads - p) < 4.5 * math.sqrt(p * (1 - p) / n)
 
@@ -350,7 +350,7 @@ def test_zcdp_conversion_and_discrete_calibration():
         brute = np.exp(np.min((alphas - 1) * (alphas * rho - eps)
                               + alphas * np.log1p(-1 / alphas) - np.log(alphas - 1)))
         assert zcdp_delta(rho, eps) == pytest.approx(brute, rel=1e-6)
-    sigma2 = matrix.discrete_gaussian_sigma2(50, 1.0, 1e-5)
+    sigma2 = discrete_gaussian.discrete_gaussian_sigma2(50, 1.0, 1e-5)
     assert zcdp_delta(50 / (2 * sigma2), 1.0) <= 1e-5 < zcdp_delta(50 / (2 * (sigma2 - 1)), 1.0)
 
 
@@ -383,7 +383,7 @@ def test_exponential_mechanism_output_distribution():
     p = exponential_probabilities(utilities, 2.0, 1.0)
     np.testing.assert_allclose(p, np.exp(utilities) / np.exp(utilities).sum())
     rng = np.random.default_rng(9)
-    draws = np.array([matrix.exponential_mechanism(utilities, 2.0, 1.0, rng)
+    draws = np.array([private_selection.exponential_mechanism(utilities, 2.0, 1.0, rng)
                       for _ in range(20000)])
     counts = np.bincount(draws, minlength=4)
     assert stats.chisquare(counts, 20000 * p).pvalue > 1e-4

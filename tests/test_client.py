@@ -31,13 +31,13 @@ from sklearn_ldp.mechanisms import (
     RandomizedResponse,
     SubsetSelection,
     SymmetricUnaryEncoding,
-    baseline_mechanism,
 )
 from sklearn_ldp.mechanisms._bits import decimal_exp, ratio_at_most
 from sklearn_ldp.mechanisms.hadamard import hadamard_shape
 from sklearn_ldp.mechanisms.marginal_em import InpEM
 from sklearn_ldp.mechanisms.marginals import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
 from sklearn_ldp.mechanisms.subset_selection import MAX_STRATEGY_ROWS
+from sklearn_ldp.selection import baseline_mechanism
 
 ALPHA = 1e-3
 Z = 5.0

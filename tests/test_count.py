@@ -33,7 +33,7 @@ from sklearn_ldp.mechanisms.count import (
     verify_dp,
 )
 from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
-from sklearn_ldp.optimize.count_lp import (
+from sklearn_ldp.selection.count import (
     design_count_mechanism,
     solve_count_lp,
     solve_ldp_lp,

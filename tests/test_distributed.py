@@ -8,8 +8,8 @@ from sklearn_ldp import LDPEncoder
 from sklearn_ldp.estimators.range import RangeQueryEstimator
 from sklearn_ldp.estimators.workload import WorkloadEstimator
 from sklearn_ldp.io import aggregate_files, reports_frame, write_reports
-from sklearn_ldp.mechanisms import baseline_mechanism
 from sklearn_ldp.reports import LDPReports
+from sklearn_ldp.selection import baseline_mechanism
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")

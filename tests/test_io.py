@@ -22,8 +22,9 @@ from sklearn_ldp.io import (
     reports_frame,
     write_reports,
 )
-from sklearn_ldp.mechanisms import RandomizedResponse, baseline_mechanism
+from sklearn_ldp.mechanisms import RandomizedResponse
 from sklearn_ldp.reports import AggregatedReports, LDPReports
+from sklearn_ldp.selection import baseline_mechanism
 
 pytest.importorskip("pyarrow")
 

@@ -15,9 +15,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_ldp import LDPEncoder, LDPReports
 from sklearn_ldp.estimators import MarginalEstimator
 from sklearn_ldp.mechanisms.marginals import MARGINAL_STRATEGIES, build_marginal_mechanism
-from sklearn_ldp.mechanisms.strategies import STRATEGIES, check_strategy_name
 from sklearn_ldp.postprocess import consistent_marginals, marginalize
 from sklearn_ldp.reports import AggregatedReports
+from sklearn_ldp.selection import STRATEGIES, check_strategy_name
 
 DOM = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region": list("NESW")}
 SIX = ("inp_rr", "inp_ps", "inp_ht", "marg_rr", "marg_ps", "marg_ht")

@@ -5,10 +5,7 @@ import pytest
 
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms import (
-    STRATEGIES,
     FactorizationMechanism,
-    baseline_mechanism,
-    build_mechanism,
     hadamard_strategy,
     hierarchical_strategy,
     mechanism_from_dict,
@@ -20,6 +17,7 @@ from sklearn_ldp.mechanisms import (
     svd_lower_bound,
 )
 from sklearn_ldp.mechanisms.randomized_response import randomized_response_histogram_variance
+from sklearn_ldp.selection import STRATEGIES, baseline_mechanism, build_mechanism
 
 EPSILONS = [0.5, 1.0, 2.0, 4.0]
 BINARY4 = {f"b{i}": [0, 1] for i in range(4)}

@@ -4,11 +4,10 @@ import numpy as np
 import pytest
 
 from sklearn_ldp import workloads
-from sklearn_ldp.mechanisms import baseline_mechanism, build_mechanism
 from sklearn_ldp.mechanisms.factorization import FactorizationMechanism, average_case_objective
-from sklearn_ldp.mechanisms.strategies import worst_case_variance
 from sklearn_ldp.optimize import optimize_strategy, project_bounded_simplex
 from sklearn_ldp.optimize.ldp_factorization import AverageCaseObjective
+from sklearn_ldp.selection import baseline_mechanism, build_mechanism, worst_case_variance
 
 
 def _random_bounds(rng, m, epsilon):

@@ -8,13 +8,13 @@ from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads
 from sklearn_ldp.mechanisms import (
     FactorizationMechanism,
     RandomizedResponse,
-    baseline_mechanism,
     mechanism_from_json,
     privacy_ratio,
 )
 from sklearn_ldp.mechanisms import base as mechanisms_base
 from sklearn_ldp.postprocess import postprocess
 from sklearn_ldp.reports import AggregatedReports
+from sklearn_ldp.selection import baseline_mechanism
 
 
 def support_decoder(mechanism, supports):
@@ -205,7 +205,7 @@ def test_grid_search_compares_oracles_on_held_out_reports():
 
 
 def test_hull_projection_from_the_gram_equals_the_projection_with_the_workload():
-    from sklearn_ldp.mechanisms import project_onto_hull
+    from sklearn_ldp.optimize.hull import project_onto_hull
     from sklearn_ldp.postprocess import hull_projection
 
     rng = np.random.default_rng(4)

@@ -32,9 +32,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from .. import workloads
+from .._glue import resolve_domain, validate_records
 from .._validation import check_epsilon, check_positive_int
 from ..budget import charge_ledger, resolve_ledger
-from ..encoder import resolve_domain, validate_records
 from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
 
 
@@ -223,7 +223,7 @@ class AdaptiveQueryEstimator(BaseEstimator):
         else:
             workload = workloads.as_workload(self.queries)
             workload.check_width(domain.size)
-        matrix = workload.matrix
+        matrix = workload.toarray()
         outside = np.abs(matrix) > self.randomizer_.bound * (1 + BOUND_RTOL)
         if np.any(outside):
             row = int(np.flatnonzero(outside.any(axis=1))[0])

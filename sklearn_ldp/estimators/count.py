@@ -1,7 +1,8 @@
 """CountMechanism: release private counts of small groups (dissertation chapter 6), sklearn API.
 
 The math lives in :mod:`sklearn_ldp.mechanisms.count` (closed forms, properties, sampling,
-decoding) and :mod:`sklearn_ldp.optimize.count_lp` (the linear programs); this module is the
+decoding), :mod:`sklearn_ldp.optimize.count_lp` (the linear programs) and
+:mod:`sklearn_ldp.selection.count` (the design: closed form or LP); this module is the
 scikit-learn glue: parameters, validation of count tables and grouped DataFrames, and pandas
 labels.
 """
@@ -22,7 +23,7 @@ from ..mechanisms.count import (
     l0_error,
     sample_outputs,
 )
-from ..optimize.count_lp import design_count_mechanism
+from ..selection.count import design_count_mechanism
 
 DECODERS = ("mean", "map")
 
@@ -66,7 +67,7 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         mechanism where optimal, else the LP; or force one (a closed form that lacks a
         required property raises a ValueError).
     solver : {"auto", "highs", "cvxpy"}, default="auto"
-        LP solver (see :func:`~sklearn_ldp.optimize.count_lp.solve_count_lp`).
+        LP solver (see :func:`~sklearn_ldp.selection.count.solve_count_lp`).
     symmetric : {"auto", True, False}, default="auto"
         Restrict the LP to symmetric mechanisms when that is free (symmetric prior).
     decode : {"mean", "map"}, default="mean"

@@ -24,10 +24,11 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ..encoder import all_attribute_sets, marginal_error_table, reports_or_privatized
+from .._glue import all_attribute_sets, marginal_error_table
 from ..mechanisms.marginals import MarginalMechanism
 from ..postprocess import clip_to_distribution, consistent_marginals, marginalize
 from ..reports import check_same_mechanism, statistic_of
+from ._base import reports_or_privatized
 
 OUTPUTS = ("fraction", "count")
 

@@ -8,9 +8,9 @@ from sklearn.base import BaseEstimator
 from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import check_is_fitted
 
-from ..encoder import reports_or_privatized
 from ..mechanisms.range_tree import HierarchicalHistogram, range_matrix
 from ..reports import check_same_mechanism, statistic_of
+from ._base import reports_or_privatized
 
 MONOTONE = ("none", "isotonic", "cumulative")
 

@@ -7,16 +7,25 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
+from .._glue import resolve_domain, resolve_workload, validate_records
 from ..budget import charge_ledger, resolve_ledger
-from ..encoder import (
-    reports_or_privatized,
-    resolve_domain,
-    resolve_workload,
-    validate_records,
-)
-from ..mechanisms.matrix import build_central_mechanism
 from ..postprocess import POSTPROCESS, postprocess
 from ..reports import AggregatedReports, LDPReports, check_same_mechanism, statistic_of
+from ..selection.central import build_central_mechanism
+from ._base import reports_or_privatized
+
+# answers_ and expected_error_ hold one row per query: past these many queries they are
+# refused (with the alternatives named) instead of exhausting memory.
+MAX_ANSWER_QUERIES = 2**24
+MAX_ERROR_TABLE_QUERIES = 2**22
+
+
+def _check_table_size(workload, limit, attribute, alternative):
+    if workload.n_queries > limit:
+        raise ValueError(
+            f"{attribute} would hold one row per query of the {workload.name!r} workload: "
+            f"{workload.n_queries} rows (limit {limit}). Use {alternative}.")
+
 
 # Strategies that exist only in the central model; "hierarchical", "fourier" and "auto" are
 # central when delta is given (the LDP versions are pure epsilon-LDP and take no delta).
@@ -123,11 +132,18 @@ class WorkloadEstimator(BaseEstimator):
     Attributes
     ----------
     answers_ : pandas.Series
-        Answer of every workload query, indexed by the query labels.
+        Answer of every workload query, indexed by the query labels. Built on first access
+        (a workload over a large domain can have billions of queries: past 2**24 queries it
+        is refused; ask :meth:`predict` for the queries you need).
     expected_error_ : pandas.DataFrame
         Analytic variance of each answer for the number of users fitted: columns
         ``worst_case`` (all users of the worst type for that query) and ``average_case``
-        (users spread uniformly over the domain). Same units as ``answers_``.
+        (users spread uniformly over the domain). Same units as ``answers_``. Like
+        ``answers_`` it is built on first access, from the workload's structure, and refused
+        past 2**22 queries (use ``expected_total_error_`` or :meth:`predict_error`).
+    expected_total_error_ : dict
+        ``worst_case`` and ``average_case`` total variance summed over all workload queries
+        (from the Gram operator, at any workload size).
     counts_ : ndarray
         The mechanism's sufficient statistic of all reports fitted (for factorization
         mechanisms the number of users who sent each output; for frequency oracles the
@@ -203,7 +219,7 @@ class WorkloadEstimator(BaseEstimator):
 
         In the central model (see ``delta``), measure the raw records in ``X`` instead.
         """
-        for attribute in ("counts_", "encoder_", "strategy_", "strategy_matrix_",
+        for attribute in ("counts_", "data_vector_", "encoder_", "strategy_", "strategy_matrix_",
                           "lower_bound_", "candidates_", "selection_", "design_",
                           "privacy_budget_"):
             if hasattr(self, attribute):
@@ -227,9 +243,9 @@ class WorkloadEstimator(BaseEstimator):
         counts = np.bincount(self.domain_.encode(X), minlength=self.domain_.size)
         rng = np.random.default_rng(self.random_state)
         mechanism, report = build_central_mechanism(
-            self.strategy, self.workload_.matrix, self.domain_.shape, self.epsilon, self.delta,
-            data_vector=counts, rng=rng, params=self.strategy_params)
-        mechanism.check_supports(self.workload_.matrix, self.workload_.labels)
+            self.strategy, self.workload_.toarray(), self.domain_.shape, self.epsilon,
+            self.delta, data_vector=counts, rng=rng, params=self.strategy_params)
+        mechanism.check_supports(self.workload_.toarray(), self.workload_.labels)
         # Charged before the measurement and before the (possibly data-selected) strategy is
         # stored: a refused charge releases nothing.
         charge_ledger(self.ledger, self.epsilon, self.delta, kind="release",
@@ -257,12 +273,14 @@ class WorkloadEstimator(BaseEstimator):
         self.data_vector_ = postprocess(raw, self.postprocess, self.workload_.gram(),
                                         self.n_users_)
         scale = 1.0 / self.n_users_ if self.normalize else 1.0
-        W = self.workload_.matrix
-        self.answers_ = pd.Series(scale * (W @ self.data_vector_), index=self.workload_.labels,
+        W = self.workload_.toarray()
+        self._answers = pd.Series(scale * (W @ self.data_vector_), index=self.workload_.labels,
                                   name="answer")
         variance = scale**2 * self.mechanism_.query_variance(W)
-        self.expected_error_ = pd.DataFrame({"worst_case": variance, "average_case": variance},
+        self._expected_error = pd.DataFrame({"worst_case": variance, "average_case": variance},
                                             index=self.workload_.labels)
+        self.expected_total_error_ = {"worst_case": float(variance.sum()),
+                                      "average_case": float(variance.sum())}
         self.lower_bound_ = scale**2 * self.mechanism_.lower_bound(self.workload_.gram())
         return self
 
@@ -281,7 +299,7 @@ class WorkloadEstimator(BaseEstimator):
             self.counts_ = 0  # the mechanism's additive statistic, summed over all reports
             self.n_users_ = 0
             self.workload_ = self._workload_for(reports)
-            self.mechanism_.check_supports(self.workload_.matrix)
+            self.mechanism_.check_supports(self.workload_)
         else:
             check_same_mechanism(reports, self.mechanism_)
         self.counts_ = self.counts_ + statistic_of(reports)
@@ -305,24 +323,79 @@ class WorkloadEstimator(BaseEstimator):
         raw = self.mechanism_.estimate(self.counts_)
         gram = self.workload_.gram()
         self.data_vector_ = postprocess(raw, self.postprocess, gram, self.n_users_)
-        scale = 1.0 / self.n_users_ if self.normalize else 1.0
-        W = self.workload_.matrix
-        self.answers_ = pd.Series(scale * (W @ self.data_vector_), index=self.workload_.labels,
-                                  name="answer")
-        z = self.mechanism_.query_variance(W)
-        variance_scale = 1.0 / self.n_users_ if self.normalize else float(self.n_users_)
-        self.expected_error_ = pd.DataFrame(
-            {"worst_case": variance_scale * z.max(axis=1),
-             "average_case": variance_scale * z.mean(axis=1)},
-            index=self.workload_.labels,
-        )
+        # Answers and per-query errors have one row per query (all ranges over 2^16 cells
+        # are 2^31 of them): they are built on first access; the totals come from the Gram.
+        self._answers = self._expected_error = None
+        total = self.mechanism_.expected_error(gram)
+        self.expected_total_error_ = {key: self._variance_scale() * value
+                                      for key, value in total.items()}
+
+    def _answer_scale(self):
+        return 1.0 / self.n_users_ if self.normalize else 1.0
+
+    def _variance_scale(self):
+        return 1.0 / self.n_users_ if self.normalize else float(self.n_users_)
+
+    @property
+    def answers_(self):
+        """Answer of every workload query (pandas Series indexed by the query labels)."""
+        check_is_fitted(self, "data_vector_")
+        if self._answers is None:
+            _check_table_size(self.workload_, MAX_ANSWER_QUERIES, "answers_",
+                              "predict(queries) for the queries you need")
+            answers = self._answer_scale() * (self.workload_ @ self.data_vector_)
+            self._answers = pd.Series(answers, index=self.workload_.labels, name="answer")
+        return self._answers
+
+    @property
+    def expected_error_(self):
+        """Analytic variance of each answer (columns ``worst_case``, ``average_case``)."""
+        check_is_fitted(self, "data_vector_")
+        if self._expected_error is None:
+            _check_table_size(self.workload_, MAX_ERROR_TABLE_QUERIES, "expected_error_",
+                              "expected_total_error_ (the sums over all queries) or "
+                              "predict_error(queries)")
+            self._expected_error = self.predict_error(self.workload_)
+        return self._expected_error
+
+    def predict_error(self, queries):
+        """Analytic variance of the unbiased answer to each query, before post-processing.
+
+        Parameters
+        ----------
+        queries : Workload or array of shape (p, n_cells) or (n_cells,)
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``worst_case`` (all users of the worst type for that query) and
+            ``average_case`` (users spread uniformly over the domain), one row per query, in
+            the units of the answers. Computed from the workload's structure (e.g. per-query
+            norms for the frequency oracles), never from a dense ``p x n`` product where the
+            mechanism has a structured form.
+        """
+        check_is_fitted(self, "data_vector_")
+        workload, labels = self._as_workload(queries)
+        worst, average = self.mechanism_.query_variance_summary(workload)
+        scale = self._variance_scale()
+        index = labels if labels is not None else pd.RangeIndex(workload.n_queries,
+                                                                name="query")
+        return pd.DataFrame({"worst_case": scale * np.asarray(worst),
+                             "average_case": scale * np.asarray(average)}, index=index)
 
     # ------------------------------------------------------------------ answering
-    def _query_matrix(self, queries):
-        """(matrix, labels or None) for a Workload, a matrix, or records (point queries)."""
+    def _as_workload(self, queries):
+        """``(workload, labels or None)`` for a Workload or a query matrix."""
+        n = self.mechanism_.n_inputs
         if isinstance(queries, workloads.Workload):
-            queries.check_width(self.mechanism_.n_inputs)
-            return queries.matrix, queries.labels
+            queries.check_width(n)
+            return queries, queries.labels
+        workload = workloads.as_workload(queries)
+        workload.check_width(n)
+        return workload, None
+
+    def _point_query_cells(self, queries):
+        """Cells of the records in ``queries`` if it holds records, else None."""
         if hasattr(self, "n_features_in_") and np.shape(queries)[-1] != self.mechanism_.n_inputs:
             validate_records(self, queries, reset=False)  # records: check their width
         if isinstance(queries, pd.DataFrame) or (
@@ -333,13 +406,8 @@ class WorkloadEstimator(BaseEstimator):
         ):
             if self.domain_ is None:
                 raise ValueError("point queries need the domain; these reports carry none.")
-            cells = self.domain_.encode(queries)
-            return np.eye(self.mechanism_.n_inputs)[cells], None
-        matrix = np.asarray(queries, dtype=float)
-        if matrix.ndim == 1:
-            matrix = matrix[np.newaxis, :]
-        workloads.as_workload(matrix).check_width(self.mechanism_.n_inputs)
-        return matrix, None
+            return self.domain_.encode(queries)
+        return None
 
     def predict(self, queries):
         """Answer linear queries over the same domain.
@@ -353,14 +421,18 @@ class WorkloadEstimator(BaseEstimator):
             record.
         """
         check_is_fitted(self, "counts_")
-        matrix, labels = self._query_matrix(queries)
+        scale = self._answer_scale()
+        if not isinstance(queries, workloads.Workload):
+            cells = self._point_query_cells(queries)
+            if cells is not None:  # one indicator query per record: its cell's count
+                return scale * self.data_vector_[cells]
+        workload, labels = self._as_workload(queries)
         if self.postprocess == "none":
-            self.mechanism_.check_supports(matrix)
-        scale = 1.0 / self.n_users_ if self.normalize else 1.0
-        answers = scale * (matrix @ self.data_vector_)
-        if labels is None and not isinstance(queries, np.ndarray | list):
-            return answers
-        return pd.Series(answers, index=labels, name="answer") if labels is not None else answers
+            self.mechanism_.check_supports(workload)
+        answers = scale * (workload @ self.data_vector_)
+        if labels is not None:
+            return pd.Series(answers, index=labels, name="answer")
+        return answers
 
     def score(self, X, y=None):
         """Unbiased estimate of the negative mean squared error per workload query.
@@ -381,14 +453,15 @@ class WorkloadEstimator(BaseEstimator):
         if n_test < 2:
             raise ValueError("score needs at least 2 held-out reports.")
         counts = statistic_of(reports)
-        W = self.workload_.matrix
         gram = self.workload_.gram()
-        fitted = W @ self.data_vector_ / self.n_users_
-        held_out = W @ self.mechanism_.estimate(counts) / n_test
+        # Squared norms of answers through the Gram, ||W v||^2 = v^T G v: no p-sized vector.
+        fitted = self.data_vector_ / self.n_users_
+        held_out = self.mechanism_.estimate(counts) / n_test
         sum_of_squares = self.mechanism_.sum_of_squared_answers(counts, gram)
-        sample_variance = (sum_of_squares - n_test * held_out @ held_out) / (n_test - 1)
-        squared_distance = float(np.sum((fitted - held_out) ** 2))
-        return -(squared_distance - sample_variance / n_test) / W.shape[0]
+        sample_variance = (sum_of_squares - n_test * held_out @ (gram @ held_out)) / (n_test - 1)
+        difference = fitted - held_out
+        squared_distance = float(difference @ (gram @ difference))
+        return -(squared_distance - sample_variance / n_test) / self.workload_.n_queries
 
     def _score_central(self, X):
         """Central model: ``-||a - b||^2 / p`` against the exact held-out answers ``b``.
@@ -403,7 +476,7 @@ class WorkloadEstimator(BaseEstimator):
         cells = self.domain_.encode(X)
         if cells.size < 1:
             raise ValueError("score needs at least 1 held-out record.")
-        W = self.workload_.matrix
+        W = self.workload_.toarray()
         held_out = W @ np.bincount(cells, minlength=self.domain_.size) / cells.size
         fitted = W @ self.data_vector_ / self.n_users_
         return -float(np.sum((fitted - held_out) ** 2)) / W.shape[0]

@@ -1,6 +1,15 @@
-"""Mechanisms: the mathematics of each strategy family, one module per family (no sklearn)."""
+"""Mechanisms: the mathematics of each strategy family, one module per family (no sklearn).
+
+Nothing here runs an optimizer or builds a mechanism from a strategy name: that is the
+selection layer, :mod:`sklearn_ldp.selection`. The names that moved there (and the hull
+projection, now in :mod:`sklearn_ldp.optimize.hull`) are still importable from here, with a
+DeprecationWarning (see ``__getattr__`` below).
+"""
+
+import warnings
 
 from .base import Mechanism, mechanism_from_dict, mechanism_from_json
+from .central_strategies import fourier_basis_strategy, tree_strategy, wavelet_strategy
 from .count import (
     check_properties,
     choose_mechanism,
@@ -15,6 +24,7 @@ from .count import (
     uniform_mechanism,
     verify_dp,
 )
+from .discrete_gaussian import sample_discrete_gaussian
 from .factorization import (
     FactorizationMechanism,
     check_strategy,
@@ -25,7 +35,8 @@ from .factorization import (
     svd_lower_bound,
 )
 from .fourier import fourier_strategy
-from .gaussian import GaussianMechanism, GaussianRejectionMechanism, project_onto_hull
+from .gaussian import GaussianMechanism
+from .gaussian_rejection import GaussianRejectionMechanism
 from .haar import HaarHRR
 from .hadamard import HadamardResponse, hadamard_strategy
 from .hadamard_coefficient import HadamardRandomizedResponse
@@ -43,21 +54,8 @@ from .marginals import (
     MargRR,
     build_marginal_mechanism,
 )
-from .matrix import (
-    CENTRAL_STRATEGIES,
-    MatrixMechanism,
-    build_central_mechanism,
-    central_strategy,
-    exponential_mechanism,
-    fourier_basis_strategy,
-    lower_bound,
-    noise_multiplier,
-    sample_discrete_gaussian,
-    select_strategy,
-    total_squared_error,
-    tree_strategy,
-    wavelet_strategy,
-)
+from .matrix import MatrixMechanism, lower_bound, noise_multiplier, total_squared_error
+from .private_selection import exponential_mechanism, select_strategy
 from .randomized_response import RandomizedResponse, randomized_response_strategy
 from .range_bounds import (
     flat_variance,
@@ -68,14 +66,11 @@ from .range_bounds import (
 )
 from .range_tree import HierarchicalHistogram, tree_consistency
 from .scalar import OneBitRandomizer
-from .strategies import BASELINES, STRATEGIES, baseline_mechanism, build_mechanism
 from .subset_selection import SubsetSelection
 from .unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding, rappor_strategy
 
 __all__ = [
-    "BASELINES",
     "BinaryLocalHashing",
-    "CENTRAL_STRATEGIES",
     "FactorizationMechanism",
     "GaussianMechanism",
     "GaussianRejectionMechanism",
@@ -98,14 +93,9 @@ __all__ = [
     "OptimizedLocalHashing",
     "OptimizedUnaryEncoding",
     "RandomizedResponse",
-    "STRATEGIES",
     "SubsetSelection",
     "SymmetricUnaryEncoding",
-    "baseline_mechanism",
-    "build_central_mechanism",
     "build_marginal_mechanism",
-    "build_mechanism",
-    "central_strategy",
     "check_properties",
     "check_strategy",
     "choose_mechanism",
@@ -131,7 +121,6 @@ __all__ = [
     "per_user_variance",
     "privacy_loss",
     "privacy_ratio",
-    "project_onto_hull",
     "randomized_response_count",
     "randomized_response_strategy",
     "rappor_strategy",
@@ -148,3 +137,29 @@ __all__ = [
     "verify_dp",
     "wavelet_strategy",
 ]
+
+# Names that moved out of this package, importable from here until their removal.
+_MOVED_TO_SELECTION = ("BASELINES", "CENTRAL_STRATEGIES", "STRATEGIES", "baseline_mechanism",
+                       "build_central_mechanism", "build_mechanism", "central_strategy")
+_MOVED_TO_OPTIMIZE_HULL = ("project_onto_hull",)
+
+
+def __getattr__(name):
+    """Deprecated names: imported lazily from their new home, with a DeprecationWarning.
+
+    Lazily, so that importing the mechanisms never imports the optimizers (the layering of
+    ``DESIGN.md`` section 3; ``tests/test_layering.py`` allows imports only in this shim).
+    """
+    if name in _MOVED_TO_SELECTION:
+        from .. import selection as home
+    elif name in _MOVED_TO_OPTIMIZE_HULL:
+        from ..optimize import hull as home
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"sklearn_ldp.mechanisms.{name} is deprecated: import it from {home.__name__} "
+        "(sklearn_ldp.mechanisms holds the mechanisms' math only).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(home, name)

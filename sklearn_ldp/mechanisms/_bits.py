@@ -71,6 +71,24 @@ def n_packed_bytes(n_bits):
     return (int(n_bits) + 7) // 8
 
 
+# Packed unary reports hold n bits per user; one call of randomize refuses to allocate more
+# than this (4 GiB): the caller privatizes in chunks, simulates, or picks a compact oracle.
+MAX_PACKED_REPORT_BYTES = 2**32
+
+
+def check_packed_report_memory(n_users, n_bits, name):
+    """Refuse ``n_users`` packed reports of ``n_bits`` bits past ``MAX_PACKED_REPORT_BYTES``."""
+    needed = n_users * n_packed_bytes(n_bits)
+    if needed > MAX_PACKED_REPORT_BYTES:
+        raise ValueError(
+            f"the {name!r} mechanism sends {n_bits} bits per user: {n_users} reports would "
+            f"take {needed / 2**30:.1f} GiB (limit {MAX_PACKED_REPORT_BYTES / 2**30:.0f} GiB "
+            "per call). Privatize the records in chunks, use LDPEncoder.simulate (exact, any "
+            "number of users), or a frequency oracle with compact reports: 'olh', 'hadamard' "
+            "or 'hrr' (one small integer per user)."
+        )
+
+
 def _last_byte_mask(n_bits):
     """The bits of the last byte that are used (all 8 when ``n_bits`` is a multiple of 8)."""
     used = n_bits % 8

@@ -12,7 +12,15 @@ A mechanism has a client side and a server side:
 * ``estimate(statistic)``: an unbiased estimate of the data vector (users per cell).
 * ``per_user_variance(gram)`` and ``query_variance(W)``: the exact variance of the workload
   answers that one user of each type contributes (the answers' variance is the sum over
-  users), so errors are known before any data is collected.
+  users), so errors are known before any data is collected. ``gram`` is ``W^T W`` as a
+  :class:`~sklearn_ldp._gram.Gram` operator, a workload (its ``gram()``) or a dense array;
+  the frequency oracles and range mechanisms use only its structure (diagonal, row sums,
+  block sums), so large domains never form an ``n x n`` matrix, while mechanisms built on a
+  dense strategy (small ``n`` by construction) densify it. ``query_variance(W)`` takes dense
+  rows and returns the ``(p, n)`` matrix; ``query_variance_summary(workload)`` returns its
+  per-query maximum and mean over the user types without forming it.
+* ``supports(workload)`` / ``check_supports(workload)``: whether the queries can be answered
+  without bias (a dense matrix or a workload).
 
 Everything here is pure numpy; nothing knows about scikit-learn or pandas.
 """
@@ -21,6 +29,9 @@ import importlib
 import json
 
 import numpy as np
+
+from .._gram import DenseGram, IntervalGram, as_gram
+from .._validation import MAX_DENSE_ENTRIES
 
 SPEC_VERSION = 1
 
@@ -45,9 +56,9 @@ def mechanism_class(kind):
 
 
 # Modules that define registered mechanisms.
-MECHANISM_MODULES = ("factorization", "gaussian", "haar", "hadamard", "hadamard_coefficient",
-                     "local_hashing", "marginal_em", "marginals", "randomized_response",
-                     "range_tree", "subset_selection", "unary")
+MECHANISM_MODULES = ("factorization", "gaussian", "gaussian_rejection", "haar", "hadamard",
+                     "hadamard_coefficient", "local_hashing", "marginal_em", "marginals",
+                     "randomized_response", "range_tree", "subset_selection", "unary")
 
 
 def _import_all_mechanisms():
@@ -142,6 +153,137 @@ def check_output_counts(counts, n_outputs, name):
     return counts
 
 
+# Range mechanisms without a structured Gram fall back to the dense Gram up to this many
+# cells, and to the workload's rows up to this many query-cell entries.
+DENSE_GRAM_CELLS = 4096
+ROW_FALLBACK_ENTRIES = 2**24
+
+
+def is_workload(obj):
+    """Whether ``obj`` is a structured workload (duck-typed: it has ``row_blocks``,
+    ``query_stats`` and ``gram``), as opposed to a dense or sparse query matrix."""
+    return all(hasattr(obj, name) for name in ("row_blocks", "query_stats", "gram"))
+
+
+def workload_width(workload):
+    """Number of columns (cells) of a workload or a query matrix."""
+    if is_workload(workload):
+        return workload.shape[1]
+    return np.shape(workload)[-1]
+
+
+def check_workload_width(workload, n_inputs):
+    """Raise a ValueError unless the workload (or query matrix) has ``n_inputs`` columns."""
+    width = workload_width(workload)
+    if width != n_inputs:
+        raise ValueError(f"the workload has {width} columns but the mechanism covers "
+                         f"{n_inputs} cells.")
+
+
+def _dense_rows(workload):
+    """A query matrix (dense or scipy sparse, 1-D for one query) as a dense 2-D array."""
+    if hasattr(workload, "toarray"):
+        workload = workload.toarray()
+    return np.atleast_2d(np.asarray(workload, dtype=float))
+
+
+def workload_row_blocks(workload):
+    """``(rows, dense block)`` over consecutive row slices of a workload (its
+    ``row_blocks()``), or one block holding all of a query matrix."""
+    if is_workload(workload):
+        yield from workload.row_blocks()
+        return
+    W = _dense_rows(workload)
+    yield slice(0, W.shape[0]), W
+
+
+def workload_n_queries(workload):
+    """Number of queries (rows) of a workload or a query matrix."""
+    if is_workload(workload):
+        return workload.shape[0]
+    return _dense_rows(workload).shape[0]
+
+
+def dense_workload(workload):
+    """The dense ``p x n`` matrix of a workload (refused past its size guard) or of a query
+    matrix."""
+    if is_workload(workload):
+        return workload.toarray()
+    return _dense_rows(workload)
+
+
+def check_gram(gram, n_inputs):
+    """``gram`` (a Gram operator, a workload or a dense square array) as a
+    :class:`~sklearn_ldp._gram.Gram` over ``n_inputs`` cells, or a ValueError."""
+    gram = as_gram(gram)
+    if gram.n != n_inputs:
+        raise ValueError(f"the Gram matrix must be {n_inputs} x {n_inputs} (one row and column "
+                         f"per cell), got shape {gram.shape}.")
+    return gram
+
+
+def dense_gram(gram, n_inputs):
+    """``gram`` as a dense ``n x n`` array (for mechanisms whose ``n`` is small by
+    construction; a Gram operator refuses past ``MAX_DENSE_ENTRIES`` entries)."""
+    if isinstance(gram, np.ndarray):
+        dense = np.asarray(gram, dtype=float)
+        if dense.shape != (n_inputs, n_inputs):
+            raise ValueError(f"the Gram matrix must be {n_inputs} x {n_inputs} (one row and "
+                             f"column per cell), got shape {dense.shape}.")
+        return dense
+    return check_gram(gram, n_inputs).toarray()
+
+
+def gram_with_blocks(gram, widths):
+    """A Gram whose ``block_sums`` and ``block_row_sums`` at every width in ``widths`` are
+    exact and cheap: ``gram`` itself when its structure provides them, an
+    :class:`~sklearn_ldp._gram.IntervalGram` when it is the product Gram of a workload of
+    0/1 intervals (chosen ranges), its dense form up to ``DENSE_GRAM_CELLS`` cells, else None
+    (the caller then works from the workload's rows or refuses)."""
+    if all(gram.supports_blocks(width) for width in widths):
+        return gram
+    workload = getattr(gram, "workload", None)
+    if workload is not None and is_workload(workload):
+        try:
+            bounds = workload.intervals()
+        except ValueError:  # too many intervals to list
+            bounds = None
+        if bounds is not None:
+            return IntervalGram(gram.n, *bounds)
+    if gram.n <= DENSE_GRAM_CELLS:
+        return DenseGram(gram.toarray())
+    return None
+
+
+def centered_square_extremes(workload):
+    """Per query ``w``, with ``d_u = (w_u - mean(w))^2`` over the cells ``u``: the arrays
+    ``(largest, smallest, mean)`` of ``d``, from ``query_stats()`` in ``O(p)``.
+
+    ``d`` is convex in ``w_u``, so its largest value is at the row's smallest or largest entry.
+    Its smallest value needs the entry nearest the mean, known only when the row takes just
+    its two extreme values (0/1 rows, +-1 parities, ...): entries in ``[a, b]`` with sum ``s``
+    have ``||w||^2 <= (a + b) s - n a b``, with equality exactly when every entry is ``a`` or
+    ``b``. Elsewhere ``smallest`` is NaN.
+    """
+    if is_workload(workload):
+        stats = workload.query_stats()
+        sq_norms, sums, low, high = stats.sq_norms, stats.sums, stats.mins, stats.maxs
+        n = workload.shape[1]
+    else:
+        W = _dense_rows(workload)
+        sq_norms, sums = np.einsum("ij,ij->i", W, W), W.sum(axis=1)
+        low, high, n = W.min(axis=1), W.max(axis=1), W.shape[1]
+    mean = sums / n
+    to_low, to_high = (low - mean) ** 2, (high - mean) ** 2
+    largest = np.maximum(to_low, to_high)
+    average = np.maximum(sq_norms - sums * mean, 0.0) / n
+    chord = (low + high) * sums - n * low * high
+    scale = n * np.maximum(low * low, high * high) + np.abs(sq_norms)
+    two_valued = np.abs(chord - sq_norms) <= 1e-12 * scale
+    smallest = np.where(two_valued, np.minimum(to_low, to_high), np.nan)
+    return largest, smallest, average
+
+
 def chunks(n_rows, chunk=None):
     """Slices covering ``range(n_rows)`` in blocks of ``chunk`` rows (``AGGREGATE_CHUNK``)."""
     chunk = AGGREGATE_CHUNK if chunk is None else chunk
@@ -155,7 +297,11 @@ class Mechanism:
     ``n_inputs``, ``name`` and ``params`` (the plain-valued constructor arguments other than
     ``n_inputs`` and ``epsilon``, used by :meth:`to_dict`), and implement ``randomize``,
     ``check_reports``, ``aggregate``, ``estimate``, ``n_reports``, ``per_user_variance`` and
-    ``query_variance``.
+    ``query_variance``. ``per_user_variance`` must accept a Gram operator (convert with
+    :func:`check_gram`; use only the operator methods it needs, or densify with
+    ``_dense_gram`` when ``n`` is small by construction). ``query_variance_summary`` (per-query
+    worst and average) and ``supports`` work from the dense rows by default; override them
+    where a closed form avoids the ``(p, n)`` matrix.
     """
 
     kind = None
@@ -198,17 +344,86 @@ class Mechanism:
         plugging in the unbiased data-vector estimate keeps it unbiased. Held-out scoring
         uses it to subtract the held-out answers' own variance.
         """
-        second_moments = self.per_user_variance(gram) + np.diag(gram)
+        gram = check_gram(gram, self.n_inputs)
+        second_moments = self.per_user_variance(gram) + gram.diagonal()
         return float(self.estimate(statistic) @ second_moments)
 
     # ------------------------------------------------------------------ analysis
     def per_user_variance(self, gram):
-        """``z_u``: total variance of the workload answers contributed by one user of type u."""
+        """``z_u``: total variance of the workload answers contributed by one user of type u.
+
+        ``gram`` is ``W^T W``: a Gram operator, a workload or a dense ``n x n`` array.
+        """
         raise NotImplementedError
 
     def query_variance(self, workload_matrix):
         """Per-user variance of each query for each type: a ``(p, n)`` matrix."""
         raise NotImplementedError
+
+    def query_variance_summary(self, workload):
+        """``(worst, average)``: per query, the largest and the mean over user types ``u`` of
+        ``query_variance(W)[i, u]``, without forming the ``(p, n)`` matrix.
+
+        ``workload`` is a workload or a query matrix. This default reduces
+        ``query_variance`` over the workload's dense row blocks (exact for every mechanism,
+        ``O(p n)``); mechanisms with closed forms override it.
+        """
+        return self._summary_from_rows(workload)
+
+    def _summary_from_rows(self, workload, only=None):
+        """``query_variance_summary`` from dense row blocks, for the rows where ``only`` (a
+        boolean mask over the queries) is True (all by default; NaN elsewhere)."""
+        check_workload_width(workload, self.n_inputs)
+        n_queries = workload_n_queries(workload)
+        worst, average = np.full(n_queries, np.nan), np.full(n_queries, np.nan)
+        for rows, block in workload_row_blocks(workload):
+            chosen = np.arange(rows.start, rows.stop)
+            if only is not None:
+                keep = only[rows]
+                if not keep.any():
+                    continue
+                block, chosen = block[keep], chosen[keep]
+            z = self.query_variance(block)
+            worst[chosen], average[chosen] = z.max(axis=1), z.mean(axis=1)
+        return worst, average
+
+    def _per_user_variance_from_rows(self, workload):
+        """``z_u`` as the sum over queries of ``query_variance`` (exact, ``O(p n)``): the
+        fallback for a Gram without the structure a mechanism needs."""
+        z = np.zeros(self.n_inputs)
+        for _rows, block in workload_row_blocks(workload):
+            z += self.query_variance(block).sum(axis=0)
+        return z
+
+    def _per_user_variance_fallback(self, gram):
+        """``per_user_variance`` for a Gram without the block structure a range mechanism
+        needs (and too large to densify): summed over the rows of the workload behind it
+        when they are few enough, else a ValueError saying why (a strategy selection then
+        skips this mechanism with that reason)."""
+        workload = getattr(gram, "workload", None)
+        if workload is not None and workload.shape[0] * workload.shape[1] <= ROW_FALLBACK_ENTRIES:
+            return self._per_user_variance_from_rows(workload)
+        raise ValueError(
+            f"the {self.name!r} mechanism needs block sums of the Gram matrix; {gram!r} has no "
+            f"closed form for them, and with {self.n_inputs} cells (more than "
+            f"{DENSE_GRAM_CELLS}) neither its dense form nor the workload's rows are small "
+            "enough. Use a structured workload (histogram, prefix, all_range, marginals with "
+            "block-aligned widths, stack of these) or fewer queries."
+        )
+
+    def _dense_gram(self, gram):
+        """``gram`` (operator, workload or array) as a dense ``n x n`` array: for mechanisms
+        whose ``n`` is small by construction (a dense strategy or measured matrix)."""
+        return dense_gram(gram, self.n_inputs)
+
+    def _support_rows(self, workload):
+        """Dense rows spanning the workload's row space: its matrix when that has at most
+        ``MAX_DENSE_ENTRIES`` entries, else its ``n x n`` Gram matrix (``W^T W`` has the row
+        space of ``W``), for the row-space checks of dense-strategy mechanisms."""
+        check_workload_width(workload, self.n_inputs)
+        if is_workload(workload) and workload.shape[0] * workload.shape[1] > MAX_DENSE_ENTRIES:
+            return self._dense_gram(workload.gram())
+        return dense_workload(workload)
 
     def expected_error(self, gram, n_users=1):
         """Worst-case and average-case total variance of the workload for ``n_users``."""
@@ -216,10 +431,14 @@ class Mechanism:
         return {"worst_case": n_users * float(z.max()), "average_case": n_users * float(z.mean())}
 
     def supports(self, workload_matrix):
-        """Whether every query can be answered without bias (frequency oracles: always)."""
+        """Whether every query can be answered without bias (frequency oracles: always).
+
+        ``workload_matrix`` is a query matrix or a workload.
+        """
         return True
 
     def supports_gram(self, gram):
+        """Whether the workload with Gram ``W^T W`` (operator or array) can be answered."""
         return True
 
     @property
@@ -229,11 +448,7 @@ class Mechanism:
 
     def check_supports(self, workload_matrix):
         """Raise a ValueError if the workload has the wrong width or cannot be answered."""
-        if np.shape(workload_matrix)[-1] != self.n_inputs:
-            raise ValueError(
-                f"the workload has {np.shape(workload_matrix)[-1]} columns but the mechanism "
-                f"covers {self.n_inputs} cells."
-            )
+        check_workload_width(workload_matrix, self.n_inputs)
         if not self.supports(workload_matrix):
             raise ValueError(
                 f"the {self.name!r} strategy cannot answer this workload without bias: the "

@@ -19,7 +19,9 @@ This module holds:
 * :func:`choose_mechanism`, the thesis's decision logic (Fig. 6.4) behind ``mechanism="auto"``;
 * vectorized sampling of noisy counts and Bayesian decoding (posterior mean / MAP).
 
-The linear programs live in :mod:`sklearn_ldp.optimize.count_lp`.
+The linear programs live in :mod:`sklearn_ldp.optimize.count_lp`, and the design of a
+mechanism from them (closed form or LP, exact-privacy repair) in
+:mod:`sklearn_ldp.selection.count`.
 
 Decisions where the dissertation is ambiguous or silent (each one is tested):
 

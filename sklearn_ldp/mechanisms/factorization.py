@@ -235,18 +235,24 @@ class FactorizationMechanism(Mechanism):
         With the total this gives an unbiased estimate of the variance of the workload
         answers from the reports alone (used by held-out scoring).
         """
-        return float(self._output_norms(gram) @ np.asarray(counts, dtype=float))
+        return float(self._output_norms(self._dense_gram(gram)) @ np.asarray(counts, dtype=float))
 
     # ------------------------------------------------------------------ analysis
     def supports(self, workload_matrix):
-        """Whether the workload lies in the row space of ``Q`` (so it can be answered)."""
-        return workload_in_row_space(np.atleast_2d(workload_matrix), self._gram_solver.null_space)
-
-    def supports_gram(self, gram):
-        """Whether the workload with Gram matrix ``W^T W`` lies in the row space of ``Q``."""
+        """Whether the workload (a query matrix or a workload; a large one through its
+        Gram matrix) lies in the row space of ``Q`` (so it can be answered)."""
         null_space = self._gram_solver.null_space
         if null_space.shape[1] == 0:
             return True
+        return workload_in_row_space(self._support_rows(workload_matrix), null_space)
+
+    def supports_gram(self, gram):
+        """Whether the workload with Gram matrix ``W^T W`` (operator or array) lies in the
+        row space of ``Q``."""
+        null_space = self._gram_solver.null_space
+        if null_space.shape[1] == 0:
+            return True
+        gram = self._dense_gram(gram)
         return np.linalg.norm(gram @ null_space) <= 1e-8 * max(np.linalg.norm(gram), 1.0)
 
     @property
@@ -262,8 +268,9 @@ class FactorizationMechanism(Mechanism):
         """Total variance over the workload contributed by one user of each type.
 
         ``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2``, computed from the Gram matrix
-        ``W^T W`` only.
+        ``W^T W`` only (an operator or a workload is densified: ``n`` is small here).
         """
+        gram = self._dense_gram(gram)
         return self._output_norms(gram) @ self.Q - np.diag(gram)
 
     def _output_norms(self, gram):

@@ -49,7 +49,18 @@ who sends ``b'`` contributes ``wbar + h c b' (H a_l)[j] / 2^l`` to ``w . xhat``;
     z(w, c) = h c^2 sum_l ||a_l||^2 / 4^l - (w_c - wbar)^2.
 
 A range cuts at most two nodes per level, each with ``|a_l[u]| <= 2^(l-1)``, hence the
-thesis's bound ``h^2 c^2 / 2`` (eq. 5.3), whatever the length of the range.
+thesis's bound ``h^2 c^2 / 2`` (eq. 5.3), whatever the length of the range; it also makes the
+worst and average variance of ``p`` ranges an ``O(p h)`` computation
+(:meth:`HaarHRR.query_variance_summary`).
+
+Structure. Summed over a workload with Gram ``G``, ``sum_i ||a_l(w_i)||^2 = tr(A_l G A_l^T)``
+with ``A_l`` the rows ``1_left - 1_right`` of the level-``l`` nodes (restricted to the real
+cells). Cutting the cells into blocks of ``2^(l-1)``, node ``u`` is blocks ``2u`` and ``2u+1``,
+and ``(1_L - 1_R)^T G (1_L - 1_R) = 2 (S_L + S_R) - S_node`` with ``S`` the sums of ``G`` over a
+block times itself, so ``tr(A_l G A_l^T)`` is twice the block sums at width ``2^(l-1)`` minus
+those at width ``2^l`` (blocks made only of padding are empty). The Gram's ``block_sums``
+computes them in ``O(n)`` per level for the closed-form Grams (histogram, prefix, all-range,
+their sums and aligned Kronecker products): ``O(n log n)`` in all, no ``n x n`` matrix.
 
 Pure numpy; no scikit-learn here.
 """
@@ -61,10 +72,14 @@ from ._fwht import fwht, hadamard_parity
 from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
+    check_gram,
     check_index_reports,
     check_type_counts,
     check_type_indices,
+    check_workload_width,
     chunks,
+    gram_with_blocks,
+    is_workload,
     register,
     report_dtype,
 )
@@ -267,22 +282,59 @@ class HaarHRR(Mechanism):
         return noise[:, None] - centered * centered
 
     def per_user_variance(self, gram):
-        """Exact ``z_u`` for the workload with Gram matrix ``G = W^T W``, in ``O(h n^2)``:
-        ``sum_i ||a_l(w_i)||^2 = tr(A_l G A_l^T)`` and ``sum_i (w_i,c - wbar_i)^2`` is the
-        diagonal of ``P G P`` with ``P = I - 1 1^T / D``."""
-        gram = np.asarray(gram, dtype=float)
-        n = self.n_inputs
-        if gram.shape != (n, n):
-            raise ValueError(f"the Gram matrix must be {n} x {n} (one row and column per cell), "
-                             f"got shape {gram.shape}.")
-        # tr(A_l G A_l^T) = sum_c s_l(c) (G A_l^T)[c, c >> l]; G A_l^T maps the rows of G.
-        cells = np.arange(n)
+        """Exact ``z_u`` for the workload with Gram ``G = W^T W`` (a Gram operator, a
+        workload or a dense array): ``sum_i ||a_l(w_i)||^2 = tr(A_l G A_l^T)`` from block sums
+        of ``G`` (module docstring), and ``sum_i (w_i,c - wbar_i)^2`` is the diagonal of
+        ``P G P`` with ``P = I - 1 1^T / D``. ``O(n log n)`` for the closed-form Grams; other
+        Grams are densified up to ``DENSE_GRAM_CELLS`` cells or summed over the workload's
+        rows (``O(p n)``), else refused."""
+        gram = check_gram(gram, self.n_inputs)
+        widths = [1 << level for level in range(self.height + 1)]
+        structured = gram_with_blocks(gram, widths)
+        if structured is None:
+            return self._per_user_variance_fallback(gram)
         noise = 0.0
-        for level, mapped in enumerate(_left_minus_right(gram, self.height, n), start=1):
-            sign = 1.0 - 2.0 * ((cells >> (level - 1)) & 1)
-            noise += np.sum(sign * mapped[cells, cells >> level]) / 4.0**level
+        sums = [float(np.sum(structured.block_sums(width))) for width in widths]
+        for level in range(1, self.height + 1):
+            noise += (2.0 * sums[level - 1] - sums[level]) / 4.0**level
         noise *= self.height * self.debias**2
-        row_sums = gram.sum(axis=1)
+        row_sums = gram.row_sums()
         D = self.padded_size
-        centered_diagonal = np.diag(gram) - 2 * row_sums / D + row_sums.sum() / D**2
+        centered_diagonal = gram.diagonal() - 2 * row_sums / D + gram.total() / D**2
         return noise - centered_diagonal
+
+    def query_variance_summary(self, workload):
+        """``(worst, average)`` of ``query_variance`` over the cells, per query.
+
+        For interval workloads (``workload.intervals()`` not None) in ``O(p h)``: an interval
+        has ``a_l`` non-zero only at the (at most two) level-``l`` nodes holding its ends, and
+        its centered entries ``w_c - wbar`` take two values, ``1 - wbar`` inside and ``-wbar``
+        outside. Other workloads are reduced from their dense rows.
+        """
+        check_workload_width(workload, self.n_inputs)
+        intervals = workload.intervals() if is_workload(workload) else None
+        if intervals is None:
+            return super().query_variance_summary(workload)
+        lo, hi = (np.asarray(bound, dtype=np.int64) for bound in intervals)
+        noise = np.zeros(lo.shape[0])
+        for level in range(1, self.height + 1):
+            half = 1 << (level - 1)
+            first, last = lo >> level, hi >> level
+            for node, counted in ((first, True), (last, first != last)):
+                start = node << level
+                left = _overlap(lo, hi, start, start + half - 1)
+                right = _overlap(lo, hi, start + half, start + 2 * half - 1)
+                noise += np.where(counted, (left - right) ** 2, 0.0) / 4.0**level
+        noise *= self.height * self.debias**2
+        length = (hi - lo + 1).astype(float)
+        wbar = length / self.padded_size
+        inside, outside = (1.0 - wbar) ** 2, wbar**2
+        whole = length == self.n_inputs  # no cell outside the interval
+        smallest = np.where(whole, inside, np.minimum(inside, outside))
+        mean = (length * inside + (self.n_inputs - length) * outside) / self.n_inputs
+        return noise - smallest, noise - mean
+
+
+def _overlap(lo, hi, start, stop):
+    """Cells of ``[lo, hi]`` inside ``[start, stop]`` (closed intervals, elementwise)."""
+    return np.maximum(np.minimum(hi, stop) - np.maximum(lo, start) + 1, 0).astype(float)

@@ -51,9 +51,12 @@ restricted to the ``n`` cells, ``P = I - 11^T / n``). For a workload with Gram m
     z_u = sum_o ||W L e_o||^2 Q[o, u] - G_uu
         = (K - 1) c^2 (tr G - S / n) / K + (2 r_u - S / n) / n - G_uu,
 
-``O(n^2)`` from the Gram matrix (the Hadamard rows cancel: no transform is needed), and
-``O(p n)`` for the per-query variances of a ``p x n`` workload (``G = w w^T`` per query). On
-the Histogram with ``n = K`` every cell gets ``(K - 1)^2 c^2 / K + 1/K - 1``, about ``c^2``.
+``O(n)`` from a structured Gram (its trace, diagonal, row sums and total; the Hadamard rows
+cancel: no transform is needed), and ``O(p n)`` for the per-query variances of a ``p x n``
+workload (``G = w w^T`` per query). On the Histogram with ``n = K`` every cell gets
+``(K - 1)^2 c^2 / K + 1/K - 1``, about ``c^2``. Per query the last two terms are
+``-(w_u - wbar)^2`` (``wbar`` the row's mean), so the worst and average over the user types
+come from the row's norm, sum and extreme entries (``query_stats``) in ``O(1)``.
 
 Pure numpy; no scikit-learn here.
 """
@@ -65,10 +68,13 @@ from ._fwht import fwht, hadamard_parity
 from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
+    centered_square_extremes,
+    check_gram,
     check_index_reports,
     check_output_counts,
     check_type_counts,
     check_type_indices,
+    check_workload_width,
     count_outputs,
     register,
     report_dtype,
@@ -226,22 +232,33 @@ class HadamardRandomizedResponse(Mechanism):
 
     # ------------------------------------------------------------------ analysis
     def per_user_variance(self, gram):
-        """Exact ``z_u`` for the workload with Gram matrix ``W^T W`` (``O(n^2)``, no FWHT).
+        """Exact ``z_u`` for the workload with Gram matrix ``W^T W`` (``O(n)`` from a
+        structured Gram, ``O(n^2)`` from a dense one; no FWHT).
 
         ``z_u = (K-1) c^2 (tr G - S/n) / K + (2 (G 1)_u - S/n) / n - G_uu`` with
         ``S = 1^T G 1`` (module docstring).
         """
-        gram = np.asarray(gram, dtype=float)
-        if gram.shape != (self.n_inputs, self.n_inputs):
-            raise ValueError(
-                f"the Gram matrix must be {self.n_inputs} x {self.n_inputs} (one row and column "
-                f"per cell), got shape {gram.shape}."
-            )
+        gram = check_gram(gram, self.n_inputs)
         K, c, n = self.n_coefficients, self.debias, self.n_inputs
-        row_sums = gram.sum(axis=1)
-        total = row_sums.sum()
-        spread = (K - 1) * c * c * (np.trace(gram) - total / n) / K
-        return spread + (2 * row_sums - total / n) / n - np.diag(gram)
+        row_sums = gram.row_sums()
+        total = gram.total()
+        spread = (K - 1) * c * c * (gram.trace() - total / n) / K
+        return spread + (2 * row_sums - total / n) / n - gram.diagonal()
+
+    def query_variance_summary(self, workload):
+        """``(worst, average)`` of ``query_variance`` over the user types, per query:
+        ``z = (K-1) c^2 ||w'||^2 / K - (w_u - wbar)^2`` is largest at the entry nearest the
+        mean, known from ``query_stats()`` for two-valued rows (0/1, +-1); the other rows are
+        reduced from their dense rows."""
+        check_workload_width(workload, self.n_inputs)
+        K, c, n = self.n_coefficients, self.debias, self.n_inputs
+        _largest, smallest, average = centered_square_extremes(workload)
+        spread = (K - 1) * c * c * n * average / K  # (K-1) c^2 ||w'||^2 / K
+        worst, mean = spread - smallest, spread - average
+        unresolved = np.isnan(worst)
+        if unresolved.any():
+            worst[unresolved] = self._summary_from_rows(workload, only=unresolved)[0][unresolved]
+        return worst, mean
 
     def query_variance(self, workload_matrix):
         """Exact per-user variance ``z[i, u]`` of each query ``i`` for each type ``u``."""

@@ -9,6 +9,12 @@ inverse) and releases ``W x_hat``. All answers come from one
 unbiased exactly when every query lies in the row space of ``A``; otherwise the strategy
 does not support the workload and a ValueError says so.
 
+This module holds the mechanism, its noise calibration and its error. The closed-form
+strategies are in :mod:`.central_strategies`, the exact discrete Gaussian sampler in
+:mod:`.discrete_gaussian` and the private choice of a strategy in :mod:`.private_selection`;
+building a mechanism from a strategy name (Eigen-Design included) is the selection layer's
+job (:func:`sklearn_ldp.selection.central.build_central_mechanism`).
+
 Privacy and calibration
 -----------------------
 Neighbouring data add or remove one record (LM12): ``x`` changes by one in one cell, so the
@@ -44,89 +50,54 @@ output is rounded coarsely before release. ``noise="discrete"`` removes the issu
    ``A_int`` itself, so nothing is approximate;
 2. ``A_int x`` is an exact integer vector and gets discrete Gaussian noise ``N_Z(0, sigma^2)``
    drawn by the exact rejection sampler of Canonne, Kamath & Steinke (NeurIPS 2020) from
-   integer uniform draws only (:func:`sample_discrete_gaussian`), vectorized;
+   integer uniform draws only (:func:`~.discrete_gaussian.sample_discrete_gaussian`),
+   vectorized;
 3. privacy: with integer sensitivity ``Delta``, the multivariate discrete Gaussian satisfies
    ``Delta^2 / (2 sigma^2)``-zCDP (CKS20, exactly as the continuous one: Renyi divergences of
    independent coordinates add), converted to (eps, delta)-DP with CKS20's conversion
-   (:func:`zcdp_delta`). This conversion is slightly looser than the analytic Gaussian
+   (:func:`~.discrete_gaussian.zcdp_delta`). This conversion is slightly looser than the
+   analytic Gaussian
    (noise multiplier 4.05 against 3.73 at eps = 1, delta = 1e-5; 6.54 against 5.89 at
    eps = 0.5, delta = 1e-4): the price of exactness.
 
 The variance of ``N_Z(0, sigma^2)`` is below ``sigma^2`` (CKS20), so the error formulas are
 upper bounds for discrete noise (equal for practical purposes when ``sigma >= 1``).
 
-Private selection
------------------
-Choosing a strategy by the analytic error is data-independent and free. Choosing it from the
-data (here: by the expected *relative* error, which depends on the answers) costs privacy:
-:func:`select_strategy` uses the exponential mechanism (LN section 4,
-``P(c) ~ exp(eps_s u(x, c) / (2 Delta_u))``) and its ``eps_s`` is taken out of the release's
-budget (sequential composition), see :func:`build_central_mechanism`.
-
-Pure numpy/scipy (Eigen-Design adds cvxpy); no scikit-learn here.
+Pure numpy/scipy; no scikit-learn here.
 """
 
 import math
-import numbers
-import random
+import warnings
 
 import numpy as np
 
+from .._strategy_error import singular_value_bound, strategy_error
 from .._validation import (
     as_float_matrix,
     check_delta,
-    check_dense_size,
     check_epsilon,
     check_positive_int,
 )
-from ..optimize import eigen_design as _eigen
+from .discrete_gaussian import (
+    _INT64_LIMIT,
+    _zcdp_rho,
+    discrete_gaussian_sigma2,
+    sample_discrete_gaussian,
+)
 from .factorization import PseudoInverse
-from .fourier import cell_bit_strings, fourier_coefficients
 from .gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
 
 __all__ = [
-    "CENTRAL_STRATEGIES",
     "MatrixMechanism",
-    "PrivateSelection",
-    "build_central_mechanism",
-    "central_strategy",
-    "exponential_mechanism",
-    "exponential_probabilities",
-    "fourier_basis_strategy",
     "gaussian_mechanism_error",
     "l2_sensitivity",
     "lower_bound",
     "noise_multiplier",
-    "relative_error_utilities",
-    "sample_discrete_gaussian",
-    "select_strategy",
     "total_squared_error",
-    "tree_strategy",
-    "wavelet_strategy",
-    "zcdp_delta",
 ]
 
-CENTRAL_STRATEGIES = ("identity", "workload", "hierarchical", "wavelet", "fourier", "eigen",
-                      "auto")
 CALIBRATIONS = ("analytic", "classic")
 NOISES = ("gaussian", "discrete")
-SELECTIONS = ("none", "relative_error")
-# Options of each strategy (the ``strategy_params`` of WorkloadEstimator).
-STRATEGY_OPTIONS = {
-    "identity": (),
-    "workload": (),
-    "custom": (),
-    "hierarchical": ("branching",),
-    "wavelet": (),
-    "fourier": ("max_order",),
-    "eigen": ("speedup", "n_principal", "tail", "group_size", "row_scaling", "refine_iter",
-              "solver", "solver_options"),
-}
-NOISE_OPTIONS = ("calibration", "noise", "resolution")
-AUTO_OPTIONS = ("candidates", "selection", "selection_epsilon", "sanity_bound")
-# The discrete sampler works in int64 while its integers stay below this (headroom for
-# products); larger values go through exact Python integers.
-_INT64_LIMIT = 2**62
 # Default noise scale of the discrete sampler, in lattice units: large enough that the
 # quantization of the strategy is fine, small enough that the int64 path covers all
 # practical draws.
@@ -173,7 +144,7 @@ def total_squared_error(strategy, workload_matrix, epsilon, delta, calibration="
     >>> round(total_squared_error(np.eye(2), np.eye(2), 1.0, 1e-5), 3)
     27.835
     """
-    error = _eigen.strategy_error(strategy, workload=workload_matrix)
+    error = strategy_error(strategy, workload=workload_matrix)
     return noise_multiplier(epsilon, delta, calibration) ** 2 * error
 
 
@@ -185,7 +156,7 @@ def lower_bound(workload_matrix, epsilon, delta, calibration="analytic"):
     >>> round(lower_bound(np.eye(2), 1.0, 1e-5), 3)
     27.835
     """
-    bound = _eigen.singular_value_bound(workload=workload_matrix)
+    bound = singular_value_bound(workload=workload_matrix)
     return noise_multiplier(epsilon, delta, calibration) ** 2 * bound
 
 
@@ -204,365 +175,6 @@ def gaussian_mechanism_error(workload_matrix):
     """
     W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
     return W.shape[0] * l2_sensitivity(W) ** 2
-
-
-# ---------------------------------------------------------------------- discrete Gaussian
-def zcdp_delta(rho, epsilon):
-    """Smallest delta for which rho-zCDP implies (epsilon, delta)-DP (CKS20, Corollary 13).
-
-    ``delta = inf_{a > 1} exp((a - 1)(a rho - eps)) / (a - 1) * (1 - 1/a)^a``; the exponent's
-    derivative ``(2a - 1) rho - eps + ln(1 - 1/a)`` increases in ``a``, so its root is found
-    by bisection. Any ``a`` gives a valid bound, so an imprecise root only errs on the safe
-    side.
-
-    Examples
-    --------
-    >>> round(zcdp_delta(0.05, 1.0), 6)
-    0.000386
-    """
-    if rho <= 0:
-        return 0.0
-    low, high = 1.0 + 1e-12, (epsilon + 1.0) / (2.0 * rho) + 2.0
-    for _ in range(200):
-        alpha = 0.5 * (low + high)
-        if (2 * alpha - 1) * rho - epsilon + math.log1p(-1.0 / alpha) < 0:
-            low = alpha
-        else:
-            high = alpha
-    alpha = high
-    log_delta = ((alpha - 1) * (alpha * rho - epsilon) + alpha * math.log1p(-1.0 / alpha)
-                 - math.log(alpha - 1))
-    return min(math.exp(log_delta), 1.0)
-
-
-def _zcdp_rho(epsilon, delta):
-    """Largest rho whose zCDP guarantee implies (epsilon, delta)-DP (bisection on rho)."""
-    low, high = 0.0, epsilon + 1.0
-    for _ in range(200):
-        middle = 0.5 * (low + high)
-        if zcdp_delta(middle, epsilon) <= delta:
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-def discrete_gaussian_sigma2(sensitivity2, epsilon, delta):
-    """Smallest integer ``sigma^2`` making ``q + N_Z(0, sigma^2)^r`` (epsilon, delta)-DP.
-
-    ``q`` is integer-valued with squared L2 sensitivity ``sensitivity2`` (an integer).
-
-    Examples
-    --------
-    >>> discrete_gaussian_sigma2(1, 1.0, 1e-5)
-    17
-    """
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    rho = _zcdp_rho(epsilon, delta)
-    sigma2 = max(1, math.ceil(sensitivity2 / (2.0 * rho)))
-    while zcdp_delta(sensitivity2 / (2.0 * sigma2), epsilon) > delta:  # guard the rounding
-        sigma2 += 1
-    return sigma2
-
-
-def _bernoulli_exp_small(num, den, rng):
-    """``Bernoulli(exp(-num/den))`` for int64 arrays with ``0 <= num <= den`` (CKS20 Alg. 1).
-
-    Draw ``A_k ~ Bernoulli(gamma / k)`` for ``k = 1, 2, ...`` until one is 0; the result is 1
-    iff that ``k`` is odd. Each ``A_k`` is an exact integer comparison ``U < num`` with ``U``
-    uniform on ``{0, ..., den k - 1}``.
-    """
-    k = np.ones(num.shape, dtype=np.int64)
-    pending = np.arange(num.size)
-    while pending.size:
-        if k[pending[0]] >= 64:  # P <= 1/63!: finish exactly in Python integers, never overflow
-            generator = random.Random(int(rng.integers(2**63)))
-            for i in pending:
-                while generator.randrange(int(den[i]) * int(k[i])) < int(num[i]):
-                    k[i] += 1
-            break
-        high = den[pending] * k[pending]
-        heads = rng.integers(0, high) < num[pending]
-        k[pending[heads]] += 1
-        pending = pending[heads]
-    return (k % 2) == 1
-
-
-def _bernoulli_exp(num, den, rng):
-    """``Bernoulli(exp(-num/den))`` for int64 ``num >= 0``: ``floor`` coins of ``e^-1``, then
-    one coin for the fractional part; the result is 1 iff every coin is 1."""
-    whole, rest = np.divmod(num, den)
-    result = _bernoulli_exp_small(rest, den, rng)
-    left = whole.copy()
-    alive = np.flatnonzero(result & (left > 0))
-    while alive.size:
-        ones = np.ones(alive.size, dtype=np.int64)
-        heads = _bernoulli_exp_small(ones, ones, rng)
-        result[alive[~heads]] = False
-        left[alive] -= 1
-        alive = alive[heads & (left[alive] > 0)]
-    return result
-
-
-def _discrete_laplace(t, size, rng):
-    """``size`` draws of the discrete Laplace ``P(y) ~ exp(-|y| / t)`` (CKS20 Algorithm 2)."""
-    out = np.empty(size, dtype=np.int64)
-    pending = np.arange(size)
-    while pending.size:
-        m = pending.size
-        U = rng.integers(0, t, size=m)
-        keep = _bernoulli_exp(U, np.full(m, t, dtype=np.int64), rng)
-        # V = number of heads of Bernoulli(1/e) before the first tail (geometric).
-        V = np.zeros(m, dtype=np.int64)
-        alive = np.flatnonzero(keep)
-        while alive.size:
-            ones = np.ones(alive.size, dtype=np.int64)
-            heads = _bernoulli_exp_small(ones, ones, rng)
-            V[alive[heads]] += 1
-            alive = alive[heads]
-        negative = rng.integers(0, 2, size=m) == 1
-        magnitude = U + t * V
-        accept = keep & ~(negative & (magnitude == 0))  # -0 would count zero twice
-        out[pending[accept]] = np.where(negative[accept], -magnitude[accept], magnitude[accept])
-        pending = pending[~accept]
-    return out
-
-
-def _bernoulli_exp_python(num, den, generator):
-    """Exact ``Bernoulli(exp(-num/den))`` with Python integers (any size; the slow path)."""
-    def small(numerator, denominator):  # Bernoulli(exp(-numerator/denominator)), ratio <= 1
-        k = 1
-        while generator.randrange(denominator * k) < numerator:
-            k += 1
-        return k % 2 == 1
-
-    whole, rest = divmod(num, den)
-    return all(small(1, 1) for _ in range(whole)) and small(rest, den)
-
-
-def sample_discrete_gaussian(sigma2, size, rng):
-    """Exact draws of the discrete Gaussian ``P(y) ~ exp(-y^2 / (2 sigma^2))`` on the integers.
-
-    Canonne, Kamath & Steinke (2020), Algorithm 3: discrete Laplace proposals with
-    ``t = floor(sigma) + 1``, accepted with probability ``exp(-(|y| - sigma^2/t)^2 /
-    (2 sigma^2))``. Only integer uniform draws are used, so the output distribution is exact
-    (no floating point). Vectorized in int64; proposals whose integers would not fit (``|y|``
-    beyond about 100 sigma at the default scale, or any proposal when ``sigma`` exceeds about
-    13000) take an exact, slower Python-integer path.
-
-    Parameters
-    ----------
-    sigma2 : int
-        The variance parameter ``sigma^2`` (a positive integer, so every quantity is rational).
-    size : int
-    rng : numpy Generator
-
-    Examples
-    --------
-    >>> draws = sample_discrete_gaussian(100, 5, np.random.default_rng(0))
-    >>> draws.dtype, draws.shape
-    (dtype('int64'), (5,))
-    """
-    if isinstance(sigma2, bool) or not isinstance(sigma2, numbers.Integral) or sigma2 < 1:
-        raise ValueError(f"sigma2 must be an integer >= 1, got {sigma2!r}.")
-    sigma2 = int(sigma2)
-    t = math.isqrt(sigma2) + 1
-    denominator = 2 * sigma2 * t * t  # gamma = (|y| t - sigma^2)^2 / (2 sigma^2 t^2)
-    vectorized = denominator * 64 < _INT64_LIMIT  # den * k stays in int64 (k < 64 above)
-    out = np.empty(size, dtype=np.int64)
-    pending = np.arange(size)
-    python_rng = None
-    while pending.size:
-        m = pending.size
-        y = _discrete_laplace(t, m, rng)
-        shift = np.abs(y) * t - sigma2
-        fits = (np.abs(shift) < math.isqrt(_INT64_LIMIT)) & vectorized
-        accept = np.zeros(m, dtype=bool)
-        accept[fits] = _bernoulli_exp(shift[fits] ** 2, np.full(int(fits.sum()), denominator),
-                                      rng)
-        if not fits.all():
-            if python_rng is None:
-                python_rng = random.Random(int(rng.integers(2**63)))
-            for i in np.flatnonzero(~fits):
-                accept[i] = _bernoulli_exp_python(int(shift[i]) ** 2, denominator, python_rng)
-        out[pending[accept]] = y[accept]
-        pending = pending[~accept]
-    return out
-
-
-# ---------------------------------------------------------------------- strategies
-def _haar_1d(n):
-    """Unnormalized +-1 Haar matrix over ``n`` cells (padded to a power of two, then cut)."""
-    levels = max(0, math.ceil(math.log2(n))) if n > 1 else 0
-    size = 2**levels
-    rows = [np.ones(size)]
-    for level in range(levels):
-        width = size >> level
-        block = np.zeros((size // width, size))
-        for node in range(size // width):
-            block[node, node * width:node * width + width // 2] = 1.0
-            block[node, node * width + width // 2:(node + 1) * width] = -1.0
-        rows.append(block)
-    H = np.vstack(rows)[:, :n]
-    return H[np.any(H != 0, axis=1)]
-
-
-def _tree_1d(n, branching):
-    """Node indicators of a ``branching``-ary tree over ``n`` cells, leaves to root."""
-    rows = []
-    width = 1
-    while True:
-        nodes = -(-n // width)
-        rows.append((np.arange(n)[None, :] // width == np.arange(nodes)[:, None]).astype(float))
-        if nodes == 1:
-            break
-        width *= branching
-    return np.vstack(rows)
-
-
-def _kron(factors):
-    result = np.ones((1, 1))
-    for factor in factors:
-        result = np.kron(result, factor)
-    return result
-
-
-def _shape_of(shape, n_cells):
-    shape = (n_cells,) if shape is None else tuple(int(s) for s in shape)
-    if math.prod(shape) != n_cells:
-        raise ValueError(f"the domain shape {shape} does not match the {n_cells} cells.")
-    return shape
-
-
-def tree_strategy(shape, branching=2):
-    """Hierarchical (Hay et al.) strategy: tree node counts per attribute, Kronecker product.
-
-    Every level including the root is measured (in the central model the total is not known).
-    Column norm ``sqrt(number of levels)`` per attribute.
-
-    Examples
-    --------
-    >>> tree_strategy((4,)).shape
-    (7, 4)
-    """
-    branching = check_positive_int(branching, "branching", minimum=2)
-    shape = tuple(check_positive_int(s, "number of categories") for s in shape)
-    rows = math.prod(_tree_1d(s, branching).shape[0] for s in shape)
-    check_dense_size(rows, math.prod(shape), "hierarchical")
-    return _kron([_tree_1d(s, branching) for s in shape])
-
-
-def wavelet_strategy(shape):
-    """Haar wavelet (Xiao et al.) strategy: +-1 Haar per attribute, Kronecker product.
-
-    Squared sensitivity ``log2(n) + 1`` per attribute of ``n`` (a power of two; otherwise
-    padded to the next one and cut to the real cells).
-
-    Examples
-    --------
-    >>> wavelet_strategy((8,)).shape, round(l2_sensitivity(wavelet_strategy((8,))) ** 2)
-    ((8, 8), 4)
-    """
-    shape = tuple(check_positive_int(s, "number of categories") for s in shape)
-    check_dense_size(math.prod(_haar_1d(s).shape[0] for s in shape), math.prod(shape), "wavelet")
-    return _kron([_haar_1d(s) for s in shape])
-
-
-def _supports(A, W, rtol=1e-8):
-    """Boolean per query (row of ``W``): is it in the row space of ``A``?"""
-    null = PseudoInverse(A.T @ A).null_space
-    W = np.atleast_2d(W)
-    if null.shape[1] == 0:
-        return np.ones(W.shape[0], dtype=bool)
-    residual = np.linalg.norm(W @ null, axis=1)
-    return residual <= rtol * np.maximum(np.linalg.norm(W, axis=1), 1e-300)
-
-
-def fourier_basis_strategy(shape, workload_matrix=None, max_order=None):
-    """Fourier (Barak et al.) strategy: +-1 parity queries over the records' bit strings.
-
-    Each attribute is written in ``ceil(log2 r)`` bits; the rows are the characters
-    ``(-1)^popcount(alpha & bits(cell))`` for the total (``alpha = 0``) and the coefficients
-    touching at most ``max_order`` attributes. Unnecessary rows are removed (LM12): when
-    every attribute has a power-of-two number of categories the characters are orthogonal and
-    exactly those with ``W chi != 0`` are kept; otherwise (``max_order=None``) the least
-    order that supports the workload is used. Sensitivity ``sqrt(rows)``.
-
-    Examples
-    --------
-    >>> fourier_basis_strategy((2, 2)).shape
-    (4, 4)
-    """
-    shape = tuple(check_positive_int(s, "number of categories") for s in shape)
-    n = math.prod(shape)
-    orders = [len(shape)] if max_order is None else [check_positive_int(max_order, "max_order")]
-    power_of_two = all(s & (s - 1) == 0 for s in shape)
-    if max_order is None and workload_matrix is not None and not power_of_two:
-        orders = list(range(1, len(shape) + 1))
-    for order in orders:
-        masks, offsets = fourier_coefficients(shape, order)
-        masks = np.concatenate([[0], masks]).astype(np.int64)
-        check_dense_size(masks.size, n, "fourier")
-        cells = cell_bit_strings(shape, offsets)
-        A = 1.0 - 2.0 * (np.bitwise_count(masks[:, None] & cells[None, :]) & 1)
-        if workload_matrix is None:
-            return A
-        W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
-        if power_of_two:
-            weight = np.sum((W @ A.T) ** 2, axis=0)
-            A = A[weight > 1e-12 * max(weight.max(), 1e-300)]
-        if _supports(A, W).all() or order == orders[-1]:
-            return A
-    return A
-
-
-def central_strategy(name, workload_matrix, shape=None, **options):
-    """The named central strategy for a workload: ``(A, design)``.
-
-    Parameters
-    ----------
-    name : {"identity", "workload", "hierarchical", "wavelet", "fourier", "eigen"}
-    workload_matrix : array of shape (p, n)
-    shape : tuple of int, optional
-        Categories per attribute (default: one attribute of ``n``); hierarchical, wavelet and
-        Fourier work per attribute.
-    **options
-        ``branching`` (hierarchical, default 2), ``max_order`` (fourier), and the options of
-        :func:`~sklearn_ldp.optimize.eigen_design.eigen_design` (eigen).
-
-    Returns
-    -------
-    A : ndarray of shape (r, n)
-    design : EigenDesign or None
-        The Eigen-Design result (``"eigen"`` only).
-
-    Examples
-    --------
-    >>> A, _ = central_strategy("wavelet", np.eye(4))
-    >>> A.shape
-    (4, 4)
-    """
-    W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
-    if name not in STRATEGY_OPTIONS or name == "custom":
-        raise ValueError(f"unknown central strategy {name!r}; choose one of "
-                         f"{CENTRAL_STRATEGIES} or pass a strategy matrix.")
-    unknown = sorted(set(options) - set(STRATEGY_OPTIONS[name]))
-    if unknown:
-        raise ValueError(f"options {unknown} do not apply to the {name!r} strategy; it takes "
-                         f"{list(STRATEGY_OPTIONS[name]) or 'no options'}.")
-    shape = _shape_of(shape, W.shape[1])
-    if name == "identity":
-        return np.eye(W.shape[1]), None
-    if name == "workload":
-        return W.copy(), None
-    if name == "hierarchical":
-        return tree_strategy(shape, options.get("branching", 2)), None
-    if name == "wavelet":
-        return wavelet_strategy(shape), None
-    if name == "fourier":
-        return fourier_basis_strategy(shape, W, options.get("max_order")), None
-    design = _eigen.eigen_design(W, **options)
-    return design.strategy, design
 
 
 # ---------------------------------------------------------------------- the mechanism
@@ -709,7 +321,7 @@ class MatrixMechanism:
 
     def lower_bound(self, gram):
         """Singular value bound at this mechanism's noise per unit sensitivity."""
-        bound = _eigen.singular_value_bound(gram=gram)
+        bound = singular_value_bound(gram=gram)
         return float((self.sigma / self.sensitivity) ** 2 * bound)
 
     def __repr__(self):
@@ -717,219 +329,29 @@ class MatrixMechanism:
                 f"epsilon={self.epsilon}, delta={self.delta}, noise={self.noise!r})")
 
 
-# ---------------------------------------------------------------------- private selection
-def exponential_probabilities(utilities, epsilon, sensitivity):
-    """Output distribution of the exponential mechanism: ``P(c) ~ exp(eps u_c / (2 Delta))``.
-
-    Examples
-    --------
-    >>> exponential_probabilities([0.0, 0.0], 1.0, 1.0).tolist()
-    [0.5, 0.5]
-    """
-    u = np.asarray(utilities, dtype=float)
-    epsilon = check_epsilon(epsilon)
-    if not sensitivity > 0:
-        raise ValueError(f"the utility's sensitivity must be > 0, got {sensitivity!r}.")
-    logits = epsilon * (u - u.max()) / (2.0 * sensitivity)
-    weights = np.exp(logits)
-    return weights / weights.sum()
+# Names that moved out of this module when it was split by job, importable from here until
+# their removal: old imports and pickles keep working.
+_MOVED_TO_CENTRAL_STRATEGIES = ("fourier_basis_strategy", "tree_strategy", "wavelet_strategy")
+_MOVED_TO_DISCRETE_GAUSSIAN = ("zcdp_delta",)
+_MOVED_TO_PRIVATE_SELECTION = ("PrivateSelection", "exponential_mechanism",
+                               "exponential_probabilities", "relative_error_utilities",
+                               "select_strategy")
+_MOVED_TO_SELECTION = ("AUTO_OPTIONS", "CENTRAL_STRATEGIES", "NOISE_OPTIONS", "SELECTIONS",
+                       "STRATEGY_OPTIONS", "build_central_mechanism", "central_strategy")
 
 
-def exponential_mechanism(utilities, epsilon, sensitivity, rng):
-    """Index drawn by the exponential mechanism (epsilon-DP if ``sensitivity`` bounds ``u``).
-
-    Examples
-    --------
-    >>> exponential_mechanism([0.0, 100.0], 1.0, 1.0, np.random.default_rng(0))
-    1
-    """
-    p = exponential_probabilities(utilities, epsilon, sensitivity)
-    return int(rng.choice(p.size, p=p))
-
-
-def relative_error_utilities(data_vector, workload_matrix, mechanisms, sanity_bound):
-    r"""Utility and sensitivity for choosing a strategy by its expected relative error.
-
-    ``u_c(x) = -(1/p) sum_i V_{c,i} / max(|w_i x|, s)^2``: minus the mean squared relative
-    error of the queries (variance ``V_{c,i}`` of candidate ``c``), with the sanity bound
-    ``s`` keeping small answers from dominating (the relative-error convention we chose: the
-    seed leaves it open). ``f(a) = V / max(|a|, s)^2`` is ``2 V / s^3``-Lipschitz and one
-    record moves ``w_i x`` by ``|w_ij|``, so ``Delta_u = max_c max_j (2 / (p s^3)) sum_i
-    V_{c,i} |w_ij|``.
-
-    Returns
-    -------
-    utilities : ndarray of shape (n_candidates,)
-    sensitivity : float
-    """
-    W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
-    if not (isinstance(sanity_bound, numbers.Real) and sanity_bound > 0):
-        raise ValueError(f"sanity_bound must be a positive count, got {sanity_bound!r}.")
-    answers = np.maximum(np.abs(W @ np.asarray(data_vector, dtype=float)), sanity_bound)
-    variances = np.array([m.query_variance(W) for m in mechanisms])
-    utilities = -np.mean(variances / answers**2, axis=1)
-    sensitivity = 2.0 / (W.shape[0] * sanity_bound**3) * float(
-        np.max(variances @ np.abs(W)))
-    return utilities, sensitivity
-
-
-class PrivateSelection:
-    """Outcome of :func:`select_strategy`: ``choice``, ``names``, ``probabilities``,
-    ``utilities``, ``sensitivity`` and ``epsilon`` (the budget the selection spent)."""
-
-    def __init__(self, choice, names, probabilities, utilities, sensitivity, epsilon):
-        self.choice, self.names = choice, list(names)
-        self.probabilities, self.utilities = probabilities, utilities
-        self.sensitivity, self.epsilon = sensitivity, epsilon
-
-    def __repr__(self):
-        return f"PrivateSelection(choice={self.choice!r}, epsilon={self.epsilon})"
-
-
-def select_strategy(data_vector, workload_matrix, mechanisms, epsilon, sanity_bound, rng):
-    """Choose among mechanisms by expected relative error with the exponential mechanism.
-
-    Parameters
-    ----------
-    data_vector : array of shape (n,)
-        The private counts.
-    workload_matrix : array of shape (p, n)
-    mechanisms : dict name -> MatrixMechanism
-        The candidates, calibrated to the budget of the release that follows.
-    epsilon : float
-        Budget of the selection itself (epsilon-DP); add it to the release's.
-    sanity_bound : float
-        Answers below it count as it (a public guess of a "small" count).
-    rng : numpy Generator
-
-    Returns
-    -------
-    PrivateSelection
-
-    Examples
-    --------
-    >>> mechs = {"identity": MatrixMechanism(np.eye(2), 1.0, 1e-5)}
-    >>> select_strategy(np.array([5, 7]), np.eye(2), mechs, 0.1, 10.0,
-    ...                 np.random.default_rng(0)).choice
-    'identity'
-    """
-    names = list(mechanisms)
-    utilities, sensitivity = relative_error_utilities(
-        data_vector, workload_matrix, [mechanisms[n] for n in names], sanity_bound)
-    probabilities = exponential_probabilities(utilities, epsilon, sensitivity)
-    choice = names[int(rng.choice(len(names), p=probabilities))]
-    return PrivateSelection(choice, names, probabilities, utilities, sensitivity, epsilon)
-
-
-# ---------------------------------------------------------------------- orchestration
-def build_central_mechanism(strategy, workload_matrix, shape, epsilon, delta, data_vector=None,
-                            rng=None, params=None):
-    """Build (and, if asked, privately select) the central mechanism for a workload.
-
-    Parameters
-    ----------
-    strategy : str or array of shape (r, n)
-        A name in :data:`CENTRAL_STRATEGIES` or a custom strategy matrix.
-    workload_matrix : array of shape (p, n)
-    shape : tuple of int or None
-        Categories per attribute.
-    epsilon, delta : float
-        The whole budget of the release (selection included).
-    data_vector : array, optional
-        Only for a data-dependent selection (``selection="relative_error"``).
-    rng : numpy Generator, optional
-    params : dict, optional
-        Strategy options (see :func:`central_strategy`), noise options (``calibration``,
-        ``noise``, ``resolution``) and, for ``"auto"``: ``candidates`` (names; default all),
-        ``selection`` (``"none"``: least analytic error, free; ``"relative_error"``: the
-        exponential mechanism on the data), ``selection_epsilon`` (taken out of ``epsilon``)
-        and ``sanity_bound``.
-
-    Returns
-    -------
-    mechanism : MatrixMechanism
-    report : dict
-        ``strategy`` (name built), ``candidates`` (analytic total squared error of each
-        candidate, ``"auto"`` only), ``selection`` (PrivateSelection or None), ``budget``
-        (``selection_epsilon``, ``measurement_epsilon``, ``delta``) and ``design``
-        (EigenDesign or None).
-
-    Examples
-    --------
-    >>> mech, report = build_central_mechanism("auto", np.tril(np.ones((4, 4))), (4,),
-    ...                                        1.0, 1e-5, params={"candidates": ["identity",
-    ...                                                                       "wavelet"]})
-    >>> report["strategy"]
-    'wavelet'
-    """
-    epsilon = check_epsilon(epsilon)
-    if delta is None:
-        raise ValueError("the central model adds Gaussian noise and needs delta, a number in "
-                         "(0, 1) such as 1e-6 (well below 1 / number of records).")
-    delta = check_delta(delta)
-    W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
-    params = dict(params or {})
-    noise = {key: params.pop(key) for key in NOISE_OPTIONS if key in params}
-    report = {"candidates": None, "selection": None, "design": None}
-    selection_epsilon = 0.0
-    if isinstance(strategy, str) and strategy == "auto":
-        auto = {key: params.pop(key) for key in AUTO_OPTIONS if key in params}
-        names = list(auto.get("candidates", CENTRAL_STRATEGIES[:-1]))
-        bad = [c for c in names if c not in CENTRAL_STRATEGIES[:-1]]
-        if bad or not names:
-            raise ValueError(f"candidates must be a non-empty list of {CENTRAL_STRATEGIES[:-1]},"
-                             f" got {names!r}.")
-        built = {}
-        for name in names:
-            options = {k: v for k, v in params.items() if k in STRATEGY_OPTIONS[name]}
-            built[name] = central_strategy(name, W, shape, **options)
-        unused = sorted(set(params) - {k for c in names for k in STRATEGY_OPTIONS[c]})
-        if unused:
-            raise ValueError(f"options {unused} apply to none of the candidates {names}.")
-        errors = {}
-        gram = W.T @ W
-        for name, (A, _) in built.items():
-            try:
-                errors[name] = _eigen.strategy_error(A, gram=gram)
-            except ValueError:
-                errors[name] = math.inf  # this candidate cannot answer the workload
-        multiplier2 = noise_multiplier(epsilon, delta, noise.get("calibration", "analytic"))**2
-        report["candidates"] = {name: multiplier2 * e for name, e in errors.items()}
-        selection = auto.get("selection", "none")
-        if selection not in SELECTIONS:
-            raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}.")
-        if selection == "none":
-            chosen = min(errors, key=errors.get)
-        else:
-            selection_epsilon = auto.get("selection_epsilon")
-            if not (isinstance(selection_epsilon, numbers.Real)
-                    and 0 < selection_epsilon < epsilon):
-                raise ValueError(f"selection_epsilon must be in (0, epsilon={epsilon}); it is "
-                                 f"taken out of the budget. Got {selection_epsilon!r}.")
-            if data_vector is None or rng is None:
-                raise ValueError("a data-dependent selection needs the data vector and an rng.")
-            usable = [name for name in names if math.isfinite(errors[name])]
-            mechanisms = {name: MatrixMechanism(built[name][0], epsilon - selection_epsilon,
-                                                delta, name=name, **noise) for name in usable}
-            report["selection"] = select_strategy(data_vector, W, mechanisms, selection_epsilon,
-                                                  auto.get("sanity_bound"), rng)
-            chosen = report["selection"].choice
-        A, report["design"] = built[chosen]
-        name = chosen
-    elif isinstance(strategy, str):
-        A, report["design"] = central_strategy(strategy, W, shape, **params)
-        name = strategy
+def __getattr__(name):
+    """Deprecated names: imported lazily from their new module, with a DeprecationWarning."""
+    if name in _MOVED_TO_CENTRAL_STRATEGIES:
+        from . import central_strategies as home
+    elif name in _MOVED_TO_DISCRETE_GAUSSIAN:
+        from . import discrete_gaussian as home
+    elif name in _MOVED_TO_PRIVATE_SELECTION:
+        from . import private_selection as home
+    elif name in _MOVED_TO_SELECTION:
+        from ..selection import central as home
     else:
-        if params:
-            raise ValueError(f"a custom strategy matrix takes no strategy options, got "
-                             f"{sorted(params)}.")
-        A, name = as_float_matrix(strategy, "The strategy matrix"), "custom"
-        if A.shape[1] != W.shape[1]:
-            raise ValueError(f"the strategy matrix has {A.shape[1]} columns but the domain has "
-                             f"{W.shape[1]} cells.")
-    measurement_epsilon = epsilon - selection_epsilon
-    mechanism = MatrixMechanism(A, measurement_epsilon, delta, name=name, **noise)
-    report["strategy"] = name
-    report["budget"] = {"selection_epsilon": float(selection_epsilon),
-                        "measurement_epsilon": float(measurement_epsilon), "delta": delta}
-    return mechanism, report
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} is deprecated: import it from {home.__name__}.",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(home, name)

@@ -64,20 +64,57 @@ Averaging over the uniform level,
 ``A_l^T w = H_l M w / s_l^2`` with ``M`` the (symmetric) constrained least-squares operator,
 which :func:`tree_consistency` applies; ``M 1 = 0`` gives ``mu_l = 0``.
 
+Structured error (no ``n x n`` matrix). Summed over a workload with Gram ``G``, ``z`` needs
+``T_l G a0``, ``a0^T G a0`` (one product with ``G`` and one consistency pass) and, for every
+node ``j``, ``D_l[j] = (M 1_j)^T G (M 1_j) / s_l^4``: the diagonal of the level Gram
+``T_l G T_l^T`` (``T_l = H_l M / s_l^2``), whose row sums vanish (``M 1 = 0``), so the level
+oracle's error needs nothing else. Levels ``l = 0`` (root) .. ``h``, nominal widths
+``b_l = B^(h-l)``, actual node sizes ``|a|`` (only the last node of a level, the "spine" node,
+can be short); ``C = sum_l s_l^-2 sum_{a in level l} 1_a 1_a^T`` is the information matrix
+and ``M = C^-1 - C^-1 1 1^T C^-1 / (1^T C^-1 1)``.
+
+* ``C0 = sum_l (b_l / s_l^2) E_l`` with ``E_l`` the averaging over level-``l`` nodes. Nested
+  partitions make the ``E_l`` commuting projections, so ``C0 = sum_l lambda_l Delta_l`` with
+  ``Delta_l = E_l - E_(l-1)`` and ``lambda_l = sum_(k >= max(l, 1)) b_k / s_k^2``, and for a node
+  ``j`` of level ``k`` with ancestors ``a_l`` (``rho_a = 1_a / |a|``, ``mu = 1 / lambda``)
+
+      C0^-1 1_j = |j| (sum_(l < k) (mu_l - mu_(l+1)) rho_(a_l) + mu_k rho_j).
+
+  Its quadratic form ``Q0(j)`` follows down the tree from the parent's, with the block sums of
+  the running vector ``Phi_k[x] = (G A_j)[x]`` (``A_j`` the ancestors' part), which is updated
+  by one ``block_row_sums`` of ``G`` per level.
+* ``C`` differs from ``C0`` only on the short spine nodes, which are suffixes ``[t_l, n)`` of
+  the cells; they cut the cells into ``h + 1`` "regions" ``[t_r, t_(r+1))``. Woodbury's
+  identity (rank ``<= h``, with the root for the constraint) gives
+  ``M 1_j = C0^-1 1_j + |j| zeta_r`` for a node ``j`` off the spine inside region ``r``, where
+  ``zeta_r`` is constant on every region (an ``(h+1) x (h+1)`` table). So
+  ``D(j) = Q0(j) + 2 |j| zeta_r^T G C0^-1 1_j + |j|^2 zeta_r^T G zeta_r``: the middle term is
+  a block-sum recursion of ``y[x] = (G zeta_(r(x)))[x]``, the last a table lookup. Spine
+  nodes are constant on regions altogether: ``u^T Omega u`` with ``Omega`` the sums of ``G``
+  over pairs of regions (``h + 1`` products with ``G``).
+
+In all ``O(n h)`` for the closed-form Grams (histogram, prefix, all-range, their weighted
+sums and aligned Kronecker products); other Grams are densified up to ``DENSE_GRAM_CELLS``
+cells, or summed over the workload's rows, else refused. The tests check it against the
+dense ``O(h n^2)`` computation for ``n`` not a power of ``B``.
+
 Pure numpy; no scikit-learn here.
 """
 
 import numpy as np
 
+from .._gram import SummaryGram
 from .._validation import check_epsilon, check_positive_int
 from ._bits import check_packed_reports, column_counts, n_packed_bytes
 from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
+    check_gram,
     check_index_reports,
     check_type_counts,
     check_type_indices,
     chunks,
+    gram_with_blocks,
     register,
     report_dtype,
 )
@@ -757,43 +794,144 @@ class HierarchicalHistogram(Mechanism):
 
     def per_user_variance(self, gram):
         """Exact ``z_u`` (total variance of the workload answers from one user of type ``u``)
-        for the workload with Gram matrix ``G = W^T W``, in ``O(h n^2)`` without ``W``.
+        for the workload with Gram ``G = W^T W`` (a Gram operator, a workload or a dense
+        array), without ``W`` and without an ``n x n`` matrix for the closed-form Grams.
 
         With ``v_l = T_l w`` (``T_l = H_l M / s_l^2``) and ``mu_l = 0``, summing the module's
-        ``z(w, u)`` over the queries needs only ``T_l G T_l^T`` (given to the level oracle's
-        own ``per_user_variance``), ``T_l G a0`` and ``a0^T G a0``.
+        ``z(w, u)`` over the queries needs only ``T_l G T_l^T`` (its diagonal; given to the
+        level oracle's own ``per_user_variance``), ``T_l G a0`` and ``a0^T G a0``: ``O(n h)``
+        (module docstring, "Structured error").
         """
-        gram = np.asarray(gram, dtype=float)
-        n = self.n_inputs
-        if gram.shape != (n, n):
-            raise ValueError(f"the Gram matrix must be {n} x {n} (one row and column per cell), "
-                             f"got shape {gram.shape}.")
-        if np.count_nonzero(gram) == np.count_nonzero(np.diagonal(gram)):
-            # A diagonal Gram (e.g. the histogram): its rows are the queries, summed in blocks
-            # (bounded memory at any n).
-            scale = np.sqrt(np.clip(np.diagonal(gram), 0.0, None))
-            z = np.zeros(n)
-            for rows in _row_blocks(n, n):
-                block = np.zeros((rows.stop - rows.start, n))
-                block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = scale[rows]
-                z += self.query_variance(block).sum(axis=0)
-            return z
-        height = self.height
+        gram = check_gram(gram, self.n_inputs)
+        structured = gram_with_blocks(gram, self.widths[:-1])
+        if structured is None:
+            return self._per_user_variance_fallback(gram)
+        n, height = self.n_inputs, self.height
+        diagonals = self._level_gram_diagonals(structured)
         root = self.root_weights()
-        # M G M (M symmetric): apply M to the rows, transpose, apply again.
-        both_sides = self._consistency_operator(self._consistency_operator(gram)[-1].T)
-        toward_root = self._consistency_operator(gram @ root)
-        root_term = float(root @ gram @ root)
-        z = -np.diag(gram).copy()
+        toward = structured.matvec(root)
+        toward_root = self._consistency_operator(toward)
+        root_term = float(root @ toward)
+        z = -structured.diagonal()
         for k, (oracle, width, m, s2) in enumerate(zip(
                 self.level_oracles, self.widths, self.level_sizes, self.level_variances,
                 strict=True)):
-            level_gram = node_sums(both_sides[k].T, width, m) / (s2 * s2)
+            # T_l G T_l^T 1 = T_l G M 1 / s_l^2 = 0: the level Gram's row sums vanish.
+            level_gram = SummaryGram(diagonals[k], np.zeros(m), 0.0)
             cross = toward_root[k] / s2
             per_node = (height * oracle.per_user_variance(level_gram)
-                        + height * np.diag(level_gram) + 2 * cross + root_term / height)
-            z += per_node[np.arange(n) // self.widths[k]]
+                        + height * diagonals[k] + 2 * cross + root_term / height)
+            z += np.repeat(per_node, width)[:n]
         return z
+
+    def _level_gram_diagonals(self, gram):
+        """``diag(T_l G T_l^T)`` for ``l = 1..h``, i.e. ``(M 1_j)^T G (M 1_j) / s_l^4`` for
+        every node ``j`` (module docstring, "Structured error"). ``gram`` must offer
+        ``block_row_sums`` at the widths of levels ``1..h-1`` and ``matvec``."""
+        n, B, h = self.n_inputs, self.branching, self.height
+        s2 = np.asarray(self.level_variances, dtype=float)
+        # Levels 0 (the root) .. h (the leaves): nominal widths and node counts.
+        widths = np.array([B**h, *self.widths], dtype=np.int64)
+        counts = np.array([1, *self.level_sizes], dtype=np.int64)
+        lam = np.empty(h + 1)
+        lam[1:] = np.cumsum((widths[1:] / s2)[::-1])[::-1]
+        lam[0] = lam[1]  # C0 has no root term
+        mu = 1.0 / lam
+        c = mu[:-1] - mu[1:]  # ancestor weights c_l, l = 0..h-1
+        starts = (counts - 1) * widths  # spine node of level l: cells [starts[l], n)
+        spine_sizes = (n - starts).astype(float)
+        bounds = np.append(starts, n)
+        region_sizes = np.diff(bounds).astype(float)
+        n_regions = h + 1
+
+        # C0^-1 1_(spine_k) on the regions (column k): its ancestors are spine nodes too.
+        prefix = np.cumsum(c / spine_sizes[:-1])  # sum_(l <= r) c_l / |spine_l|
+        r, k = np.arange(n_regions)[:, None], np.arange(n_regions)[None, :]
+        last = np.minimum(r, k - 1)
+        spine_inverse = (spine_sizes[None, :] * np.where(last >= 0, prefix[np.maximum(last, 0)],
+                                                         0.0)
+                         + np.where(r >= k, mu[None, :], 0.0))
+
+        # Woodbury: C = C0 - sum_l sigma_l 1_sp 1_sp^T over the short spine nodes, then the
+        # constraint 1^T x = N; the root indicator is the last column of V.
+        short = [level for level in range(1, h) if spine_sizes[level] < widths[level]]
+        columns = [*short, 0]
+        Z = spine_inverse[:, columns]  # C0^-1 V on the regions
+        # suffix[a] = 1_(spine_a)^T C0^-1 V (spine_a is the union of the regions r >= a).
+        suffix = np.cumsum((region_sizes[:, None] * Z)[::-1], axis=0)[::-1]
+        psi = suffix[columns]  # V^T C0^-1 V
+        K = np.zeros((len(columns), len(columns)))
+        if short:
+            levels = np.array(short)
+            sigma = (widths[levels] - spine_sizes[levels]) / (spine_sizes[levels]
+                                                                * s2[levels - 1])
+            # At most h x h: the explicit inverse is the clearest way to build K.
+            L = np.linalg.inv(np.diag(1.0 / sigma) - psi[:-1, :-1])
+            K[:-1, :-1] = L
+            along = np.append(L @ psi[:-1, -1], 1.0)
+            rho = psi[-1, -1] + psi[-1, :-1] @ L @ psi[:-1, -1]
+        else:
+            along, rho = np.ones(1), psi[-1, -1]
+        K -= np.outer(along, along) / rho
+        table = Z @ K @ Z.T  # column r: zeta_r on the regions
+
+        # Products with G of the region indicators: Omega and y[x] = (G zeta_(r(x)))[x].
+        region = np.repeat(np.arange(n_regions), np.diff(bounds))
+        omega = np.zeros((n_regions, n_regions))
+        y = np.zeros(n)
+        for index in range(n_regions):
+            if region_sizes[index] == 0:
+                continue
+            indicator = np.zeros(n)
+            indicator[bounds[index]:bounds[index + 1]] = 1.0
+            product = gram.matvec(indicator)
+            omega[:, index] = np.bincount(region, weights=product, minlength=n_regions)
+            y += product * table[index, region]
+        # The spine ancestors' part of zeta_r^T G C0^-1 1_j, and zeta_r^T G zeta_r.
+        through = np.cumsum((omega @ table)[::-1], axis=0)[::-1]  # 1_(spine_l)^T G zeta_r
+        ancestor_weights = np.where(np.arange(h)[:, None] <= np.arange(n_regions)[None, :],
+                                    (c / spine_sizes[:-1])[:, None], 0.0)
+        spine_cross = np.sum(ancestor_weights * through[:h], axis=0)
+        zeta_norms = np.einsum("ir,ij,jr->r", table, omega, table)
+
+        # Down the tree: parent quantities -> children (vectors over the nodes of a level).
+        quadratic = np.zeros(1)  # A_j^T G A_j
+        running = np.zeros(1)  # A_j^T G 1_j
+        own = np.array([gram.total()])  # 1_j^T G 1_j
+        cross_state = np.zeros(1)  # ancestors' part of zeta_r^T G C0^-1 1_j / |j|
+        y_sums = np.array([y.sum()])
+        region_of = np.zeros(1, dtype=np.int64)  # region of the nodes off the spine
+        sizes = np.array([float(n)])
+        phi = np.zeros(n)
+        rows_prev = gram.row_sums()  # block_row_sums at the root's width
+        diagonals = []
+        for level in range(1, h + 1):
+            width, m = int(widths[level]), int(counts[level])
+            parent = np.arange(m) // B
+            under_spine = parent == counts[level - 1] - 1
+            node_sizes = np.minimum(width, n - np.arange(m) * width).astype(float)
+            weight = c[level - 1]
+            quadratic = (quadratic[parent] + 2 * weight * running[parent] / sizes[parent]
+                         + weight**2 * own[parent] / sizes[parent] ** 2)
+            phi += weight * rows_prev / np.repeat(sizes, widths[level - 1])[:n]
+            rows = gram.diagonal() if level == h else gram.block_row_sums(width)
+            running_next = node_sums(phi, width, m)
+            own_next = node_sums(rows, width, m)
+            y_next = node_sums(y, width, m)
+            cross_state = np.where(under_spine, spine_cross[level - 1],
+                                   cross_state[parent] + weight * y_sums[parent] / sizes[parent])
+            region_of = np.where(under_spine, level - 1, region_of[parent])
+            q0 = (node_sizes**2 * quadratic + 2 * node_sizes * mu[level] * running_next
+                  + mu[level] ** 2 * own_next)
+            cross = node_sizes * cross_state + mu[level] * y_next
+            diagonal = q0 + 2 * node_sizes * cross + node_sizes**2 * zeta_norms[region_of]
+            # The spine node is constant on the regions: u^T Omega u.
+            u = spine_inverse[:, level] + Z @ (K @ suffix[level])
+            diagonal[-1] = u @ omega @ u
+            diagonals.append(diagonal / s2[level - 1] ** 2)
+            running, own, y_sums = running_next, own_next, y_next
+            sizes, rows_prev = node_sizes, rows
+        return diagonals
 
     def strategy_matrix(self):
         """The exact ``P(report | cell)`` for small levels: the levels' strategies, each on

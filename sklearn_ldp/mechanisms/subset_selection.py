@@ -75,6 +75,7 @@ from ._bits import (
     bernoulli_bits,
     bernoulli_packed,
     bits_needed,
+    check_packed_report_memory,
     check_packed_reports,
     column_counts,
     decimal_exp,
@@ -286,6 +287,7 @@ class SubsetSelection(SupportOracle):
         reports : ndarray of uint8, shape (N, ceil(n / 8))
         """
         indices = check_type_indices(indices, self.n_inputs)
+        check_packed_report_memory(indices.shape[0], self.n_inputs, self.name)
         n_users, n_bytes = indices.shape[0], n_packed_bytes(self.n_inputs)
         reports = np.empty((n_users, n_bytes), dtype=np.uint8)
         include = bernoulli_bits(rng, n_users, self.p_numerator)  # u in S

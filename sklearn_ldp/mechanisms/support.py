@@ -29,12 +29,24 @@ with ``a0 = q(1-q)``, ``a1 = p(1-p) + (p-q)^2``, ``b0 = r_other - q^2``, ``b1 = 
 For a workload with Gram ``G`` the same holds with ``||w'||^2 -> tr(P G P)`` and
 ``w'_u^2 -> (P G P)_uu``. This is exact at every data distribution, not only for rare items.
 
+Structure. ``(P G P)_uu = G_uu - 2 (G 1)_u / n + 1^T G 1 / n^2``: only ``diag(G)``, ``G 1`` and
+``1^T G 1`` are needed, ``O(n)`` from a structured Gram (``n = 2^20`` and more). Per query,
+``||w'||^2 = ||w||^2 - (w . 1)^2 / n`` and the extremes of ``w'_u^2`` over ``u`` come from the
+row's norm, sum and extreme entries (``query_stats``), so the worst and average variance of
+each query cost ``O(1)`` (:meth:`SupportOracle.query_variance_summary`).
+
 Pure numpy; no scikit-learn here.
 """
 
 import numpy as np
 
-from .base import Mechanism, chunks
+from .base import (
+    Mechanism,
+    centered_square_extremes,
+    check_gram,
+    check_workload_width,
+    chunks,
+)
 
 
 class SupportOracle(Mechanism):
@@ -83,12 +95,34 @@ class SupportOracle(Mechanism):
         return (a0 - b0) / scale, (a1 - a0 - 2 * (b1 - b0)) / scale - 1.0
 
     def per_user_variance(self, gram):
-        gram = np.asarray(gram, dtype=float)
-        row_means = gram.mean(axis=1)
+        """Exact ``z_u`` in ``O(n)`` from ``diag(G)``, ``G 1`` and ``1^T G 1`` (``gram``: a
+        Gram operator, a workload or a dense array)."""
+        gram = check_gram(gram, self.n_inputs)
+        n = self.n_inputs
         # Diagonal and trace of P G P without forming it: (PGP)_uu = G_uu - 2 mean_u + mean.
-        centered_diagonal = np.diag(gram) - 2 * row_means + row_means.mean()
+        row_means = gram.row_sums() / n
+        centered_diagonal = gram.diagonal() - 2 * row_means + gram.total() / (n * n)
         c_norm, c_own = self._variance_coefficients()
         return c_norm * centered_diagonal.sum() + c_own * centered_diagonal
+
+    def query_variance_summary(self, workload):
+        """``(worst, average)`` of ``query_variance`` over the user types, per query, from
+        ``query_stats()`` in ``O(p)``: ``z = c_norm ||w'||^2 + c_own w'_u^2`` is largest where
+        ``w'_u^2`` is (``c_own >= 0``) or smallest (otherwise); rows whose smallest ``w'_u^2``
+        the statistics do not determine are reduced from their dense rows."""
+        check_workload_width(workload, self.n_inputs)
+        c_norm, c_own = self._variance_coefficients()
+        largest, smallest, average = centered_square_extremes(workload)
+        spread = c_norm * self.n_inputs * average  # c_norm ||w'||^2
+        # c_own is 0 for symmetric unary encoding up to rounding: a negative rounding error
+        # changes z by at most 1e-12 of c_norm ||w'||^2 >= c_norm w'_u^2, so use the extremes.
+        increasing = c_own >= -1e-12 * abs(c_norm)
+        worst = spread + c_own * (largest if increasing else smallest)
+        mean = spread + c_own * average
+        unresolved = np.isnan(worst)
+        if unresolved.any():
+            worst[unresolved] = self._summary_from_rows(workload, only=unresolved)[0][unresolved]
+        return worst, mean
 
     def query_variance(self, workload_matrix):
         W = np.asarray(workload_matrix, dtype=float)

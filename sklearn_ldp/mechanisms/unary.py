@@ -48,6 +48,7 @@ from ._bits import (
     PRECISION,
     bernoulli_bits,
     bernoulli_packed,
+    check_packed_report_memory,
     check_packed_reports,
     column_counts,
     decimal_exp,
@@ -180,6 +181,7 @@ class UnaryEncoding(SupportOracle):
         reports : ndarray of uint8, shape (N, ceil(n / 8))
         """
         indices = check_type_indices(indices, self.n_inputs)
+        check_packed_report_memory(indices.shape[0], self.n_inputs, self.name)
         reports = bernoulli_packed(rng, indices.shape[0], self.n_inputs, self.q_numerator)
         # Overwriting bit u with an independent Bernoulli(p) bit leaves the other bits
         # independent Bernoulli(q), exactly the mechanism.

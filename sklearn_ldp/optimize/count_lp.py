@@ -7,8 +7,9 @@ the objective and every constraint are linear (Ghosh et al.'s "BasicDP"):
   ``w_j sum_i C[i, j] P[i, j] <= tau`` for every ``j`` (max aggregation, Gupte-Sundararajan);
 * ``0 <= P <= 1`` and every column sums to 1;
 * DP: ``P[i, j] >= alpha P[i, k]`` for neighbouring inputs ``j, k``: adjacent counts
-  (:func:`solve_count_lp`, central DP of a count) or every pair of items
-  (:func:`solve_ldp_lp`, the square local-DP LP of §6.8). For all pairs the ``k^3``
+  (:func:`~sklearn_ldp.selection.count.solve_count_lp`, central DP of a count) or every pair
+  of items (:func:`~sklearn_ldp.selection.count.solve_ldp_lp`, the square local-DP LP of
+  §6.8). For all pairs the ``k^3``
   inequalities are replaced by an equivalent ``O(k^2)`` set: per row, bounds ``lo_i <= P[i, :]
   <= hi_i`` with ``lo_i >= alpha hi_i``;
 * any subset of the structural properties RH, RM, CH, CM, F, WH, S (see
@@ -37,41 +38,19 @@ Two solvers, compared in ``benchmarks/bench_count.py``:
 
 Every subset of properties is feasible (the uniform mechanism has all of them), so an LP
 that fails is a numerical failure; it is reported with the solver's status and the
-properties. Optima are often not unique: compare objective values, not matrices. The
-solution is repaired into an exactly private matrix with
-:func:`~sklearn_ldp.mechanisms.count.enforce_dp` (a mixture with the uniform mechanism of
-weight about the solver tolerance, reported as ``repair_weight``; mixing with the uniform
-mechanism keeps every property).
+properties.
+
+This module takes the cost matrix, the prior and ``alpha`` and returns the solver's matrix
+(:func:`solve_mechanism_lp`); it knows no mechanism. Validating the parameters, building the
+cost matrix and repairing the solution into an exactly private mechanism is
+:mod:`sklearn_ldp.selection.count`'s job.
 """
 
-import math
-import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
-
-from .._validation import check_epsilon, check_positive_int
-from ..mechanisms.count import (
-    PROPERTIES,
-    alpha_of,
-    check_aggregation,
-    check_d,
-    check_group_size,
-    check_loss,
-    check_mechanism_name,
-    check_prior,
-    check_properties,
-    check_property_names,
-    choose_mechanism,
-    closed_form_mechanism,
-    cost_matrix,
-    enforce_dp,
-    expected_loss,
-    is_symmetric_prior,
-)
 
 SOLVERS = ("auto", "highs", "cvxpy")
 # Largest matrix side solved by HiGHS under solver="auto": above it cvxpy's interior point
@@ -82,40 +61,6 @@ HIGHS_MAX_SIZE = 31
 HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
 
 
-@dataclass
-class CountLPResult:
-    """A solved count LP.
-
-    Attributes
-    ----------
-    matrix : ndarray of shape (k, k)
-        The mechanism, repaired to be exactly private (and symmetrized if asked).
-    objective : float
-        Objective of ``matrix`` recomputed from its entries
-        (:func:`~sklearn_ldp.mechanisms.count.expected_loss`).
-    solver_objective : float
-        The optimum the solver reported (before repair and symmetrization).
-    properties : tuple of str
-        The properties imposed.
-    solver : str
-    status : str
-        The solver's status message.
-    repair_weight : float
-        Weight of the uniform mechanism mixed in to make the matrix exactly private.
-    solve_time : float
-        Seconds spent building and solving.
-    """
-
-    matrix: np.ndarray
-    objective: float
-    solver_objective: float
-    properties: tuple
-    solver: str
-    status: str
-    repair_weight: float
-    solve_time: float = field(default=0.0, repr=False)
-
-
 def _check_solver(solver):
     if solver not in SOLVERS:
         raise ValueError(f"solver must be 'auto', 'highs' (scipy) or 'cvxpy', got {solver!r}.")
@@ -123,13 +68,17 @@ def _check_solver(solver):
 
 
 def _effective_properties(properties):
-    """Drop properties implied by others (RM implies RH, CM implies CH) to shrink the LP."""
+    """Drop properties implied by others (RM implies RH, CM implies CH) to shrink the LP.
+
+    ``properties`` are canonical names (validated, in the order of
+    :data:`sklearn_ldp.mechanisms.count.PROPERTIES`); their order is kept.
+    """
     kept = set(properties)
     if "RM" in kept:
         kept.discard("RH")
     if "CM" in kept:
         kept.discard("CH")
-    return tuple(name for name in PROPERTIES if name in kept)
+    return tuple(name for name in properties if name in kept)
 
 
 # ---------------------------------------------------------------------------- HiGHS (sparse)
@@ -341,40 +290,45 @@ def _fail(status, properties, solver):
 
 
 # ---------------------------------------------------------------------------- public
-def _check_symmetric(symmetric):
-    if symmetric not in ("auto", True, False):
-        raise ValueError(f"symmetric must be 'auto', True or False, got {symmetric!r}.")
-    return symmetric
+def solve_mechanism_lp(C, w, alpha, neighbours="adjacent", aggregation="sum", properties=(),
+                       solver="auto", symmetric=False):
+    """Solve the LP of a ``k x k`` mechanism matrix: the solver's optimum, not yet repaired.
 
+    Parameters
+    ----------
+    C : array of shape (k, k)
+        Cost ``C[i, j]`` of releasing ``i`` when the truth is ``j``.
+    w : array of shape (k,)
+        Weights of the true values (normalized).
+    alpha : float
+        ``e^-epsilon``: DP asks ``P[i, j] >= alpha P[i, l]`` for neighbouring inputs.
+    neighbours : {"adjacent", "all"}, default="adjacent"
+        Adjacent inputs (a count) or every pair of inputs (items, local DP).
+    aggregation : {"sum", "max"}, default="sum"
+    properties : tuple of str
+        Canonical names of the structural properties to impose (validated).
+    solver : {"auto", "highs", "cvxpy"}, default="auto"
+    symmetric : bool, default=False
+        Search centrosymmetric matrices only (one variable per orbit of
+        ``(i, j) -> (k-1-i, k-1-j)``).
 
-def _solve(k, epsilon, loss, d, aggregation, prior, properties, solver, symmetric, neighbours):
-    start = time.perf_counter()
-    epsilon = check_epsilon(epsilon)
-    alpha = math.exp(-epsilon)
-    loss = check_loss(loss)
-    d = check_d(d)
-    aggregation = check_aggregation(aggregation)
-    properties = check_property_names(properties)
+    Returns
+    -------
+    matrix : ndarray of shape (k, k)
+        The solver's solution (private up to the solver's tolerance).
+    solver_objective : float
+    status : str
+        The solver's status message.
+    solver : str
+        The solver that produced ``matrix`` (``"auto"`` resolved, fallback included).
+    """
     solver = _check_solver(solver)
-    symmetric = _check_symmetric(symmetric)
-    n = k - 1
-    w = check_prior(prior, n)
-    symmetric_prior = is_symmetric_prior(w)
-    if symmetric is True and not symmetric_prior:
-        raise ValueError(
-            "symmetric=True needs a symmetric prior (w_j = w_{n-j}): with this prior, "
-            "restricting to symmetric mechanisms can raise the optimum. Pass properties "
-            "including 'S' to impose symmetry anyway, or symmetric='auto'."
-        )
-    # Searching among centrosymmetric matrices is exact when S is required, and free when the
-    # prior is symmetric (Theorem 8); it halves the LP.
-    reduce = "S" in properties or (symmetric is not False and symmetric_prior)
+    k = C.shape[0]
     automatic = solver == "auto"
     if automatic:
         solver = "highs" if k <= HIGHS_MAX_SIZE else "cvxpy"
-    C = cost_matrix(n, loss, d)
     problem = (k, alpha, neighbours, C, w, aggregation, _effective_properties(properties),
-               reduce)
+               symmetric)
     if solver == "highs":
         raw, solver_objective, status = _solve_highs(*problem)
     else:
@@ -390,171 +344,22 @@ def _solve(k, epsilon, loss, d, aggregation, prior, properties, solver, symmetri
         if automatic and status != "optimal":
             solver = "highs"
             raw, solver_objective, status = _solve_highs(*problem)
-    matrix, repair = enforce_dp(raw, epsilon, neighbours)
-    objective = expected_loss(matrix, loss, d, aggregation, w)
-    return CountLPResult(matrix, objective, solver_objective, properties, solver, str(status),
-                         repair, time.perf_counter() - start)
+    return raw, solver_objective, status, solver
 
 
-def solve_count_lp(group_size, epsilon, loss="L0", d=1, aggregation="sum", prior=None,
-                   properties=(), solver="auto", symmetric="auto"):
-    """The optimal epsilon-DP count mechanism for a loss, a prior and a set of properties.
-
-    Parameters
-    ----------
-    group_size : int
-        ``n``: the true count lies in ``0..n``; the matrix is ``(n+1) x (n+1)``.
-    epsilon : float
-        DP between adjacent counts (one user changes the count by one).
-    loss : {"L0", "L0_d", "L1", "L2"}, default="L0"
-    d : int, default=1
-        Tolerance of ``L0_d`` (ignored by the other losses).
-    aggregation : {"sum", "max"}, default="sum"
-    prior : array of shape (n+1,) or None
-        Weights ``w`` of the true counts (normalized); ``None`` is uniform.
-    properties : sequence of str
-        Any subset of ``RH, RM, CH, CM, F, WH, S``.
-    solver : {"auto", "highs", "cvxpy"}, default="auto"
-        ``"highs"``: scipy's HiGHS (interior point + crossover: an exact vertex);
-        ``"cvxpy"``: the cvxpy formulation with cvxpy's default LP solver (Clarabel; about
-        1e-9 accurate, faster for large groups); ``"auto"``: HiGHS up to ``group_size = 30``,
-        cvxpy above, falling back to HiGHS if cvxpy reports an inaccurate solution.
-    symmetric : {"auto", True, False}, default="auto"
-        Search only centrosymmetric mechanisms (property S): by Theorem 8 this keeps the
-        optimum when the prior is symmetric, halves the LP and returns a "nicer" optimum.
-        ``"auto"``: when the prior is symmetric; ``True`` insists (ValueError otherwise);
-        ``False``: the full LP, any optimal vertex (still S-constrained if S is required).
-
-    Returns
-    -------
-    CountLPResult
-
-    Examples
-    --------
-    >>> result = solve_count_lp(4, -np.log(0.9), properties=["F"])
-    >>> round(result.objective, 4)   # the explicit fair mechanism's 1 - y
-    0.7738
-    """
-    n = check_group_size(group_size)
-    return _solve(n + 1, epsilon, loss, d, aggregation, prior, properties, solver, symmetric,
-                  "adjacent")
+# The design of a count mechanism (validation, cost matrix, exact-privacy repair, closed form
+# or LP) moved to the selection layer; importable from here until its removal: old imports
+# and pickles (``CountMechanism.lp_``) keep working.
+_MOVED_TO_SELECTION = ("CountDesign", "CountLPResult", "design_count_mechanism",
+                       "solve_count_lp", "solve_ldp_lp")
 
 
-def solve_ldp_lp(n_items, epsilon, loss="L0", d=1, aggregation="sum", prior=None,
-                 properties=(), solver="auto", symmetric="auto"):
-    """The square local-DP LP of §6.8: ``k x k`` mechanism, DP between *all* pairs of items.
+def __getattr__(name):
+    """Deprecated names: imported lazily from :mod:`sklearn_ldp.selection.count`, with a warning."""
+    if name not in _MOVED_TO_SELECTION:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..selection import count as home
 
-    Under L0 the optimum is generalized randomized response, diagonal ``e^eps / (e^eps + k -
-    1)``. The output space equals the input space; that restriction is why GRR is "optimal"
-    here while mechanisms with other output spaces (OUE, OLH, HRR) beat it for large ``k``.
-
-    Parameters
-    ----------
-    n_items : int
-        ``k >= 2``.
-    epsilon, loss, d, aggregation, prior, properties, solver, symmetric
-        As in :func:`solve_count_lp` (the items play the role of the counts ``0..k-1`` for the
-        L1/L2 costs and the properties).
-
-    Returns
-    -------
-    CountLPResult
-
-    Examples
-    --------
-    >>> result = solve_ldp_lp(5, np.log(2.0))
-    >>> np.round(np.diag(result.matrix), 4)   # 2 / (2 + 4)
-    array([0.3333, 0.3333, 0.3333, 0.3333, 0.3333])
-    """
-    k = check_positive_int(n_items, "n_items", minimum=2)
-    return _solve(k, epsilon, loss, d, aggregation, prior, properties, solver, symmetric, "all")
-
-
-@dataclass
-class CountDesign:
-    """A designed count mechanism (what :func:`design_count_mechanism` returns).
-
-    Attributes
-    ----------
-    matrix : ndarray of shape (n+1, n+1)
-    mechanism : {"GM", "EM", "UM", "RR", "LP"}
-        What was used.
-    objective : float
-        The requested loss of ``matrix`` under the prior and aggregation.
-    properties : dict
-        :func:`~sklearn_ldp.mechanisms.count.check_properties` of ``matrix`` (with "DP").
-    reason : str
-        Why this mechanism (the thesis's rule for ``"auto"``).
-    lp : CountLPResult or None
-        The LP details when an LP was solved.
-    """
-
-    matrix: np.ndarray
-    mechanism: str
-    objective: float
-    properties: dict
-    reason: str
-    lp: CountLPResult | None = None
-
-
-def design_count_mechanism(group_size, epsilon, loss="L0", d=1, aggregation="sum", prior=None,
-                           properties=(), mechanism="auto", solver="auto", symmetric="auto"):
-    """Design a count mechanism: a closed form where the thesis proves it optimal, else the LP.
-
-    Parameters
-    ----------
-    group_size, epsilon, loss, d, aggregation, prior, properties, solver, symmetric
-        As in :func:`solve_count_lp`.
-    mechanism : {"auto", "LP", "GM", "EM", "UM", "RR"}, default="auto"
-        ``"auto"`` applies :func:`~sklearn_ldp.mechanisms.count.choose_mechanism`; a closed
-        form is checked against the required properties (ValueError naming those it lacks).
-
-    Returns
-    -------
-    CountDesign
-
-    Examples
-    --------
-    >>> design = design_count_mechanism(8, 0.1, properties=("F",))
-    >>> design.mechanism, design.properties["F"]
-    ('EM', True)
-    """
-    n = check_group_size(group_size)
-    epsilon = check_epsilon(epsilon)
-    mechanism = check_mechanism_name(mechanism)
-    required = check_property_names(properties)
-    loss, d, aggregation = check_loss(loss), check_d(d), check_aggregation(aggregation)
-    _check_solver(solver)
-    _check_symmetric(symmetric)
-    w = check_prior(prior, n)
-    lp = None
-    if mechanism == "auto":
-        choice = choose_mechanism(n, epsilon, required, loss, d, aggregation, w)
-        name, reason = choice.name, choice.reason
-        lp_properties = choice.lp_properties
-    else:
-        name, reason, lp_properties = mechanism, f"mechanism={mechanism!r} requested", required
-    if name == "LP":
-        lp = solve_count_lp(n, epsilon, loss, d, aggregation, w, lp_properties, solver,
-                            symmetric)
-        matrix = lp.matrix
-    else:
-        matrix = closed_form_mechanism(name, n, epsilon)
-    found = check_properties(matrix, epsilon)
-    if not found["DP"]:
-        # Only reachable when alpha^n underflows (epsilon * n beyond about 700): entries that
-        # should be tiny become 0 next to positive ones.
-        raise ValueError(
-            f"the {name} matrix for group_size={n}, epsilon={epsilon!r} is not exactly "
-            f"epsilon-DP in floating point (alpha^k underflows: epsilon * group_size = "
-            f"{epsilon * n:.0f}); use a smaller epsilon or group_size."
-        )
-    missing = [prop for prop in required if not found[prop]]
-    if missing:
-        raise ValueError(
-            f"mechanism {name!r} does not satisfy the required properties {missing} for "
-            f"group_size={n}, epsilon={epsilon!r} (alpha={alpha_of(epsilon):.4g}); use "
-            "mechanism='auto' or 'LP'."
-        )
-    objective = expected_loss(matrix, loss, d, aggregation, w)
-    return CountDesign(matrix, name, objective, found, reason, lp)
+    warnings.warn(f"{__name__}.{name} is deprecated: import it from {home.__name__}.",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(home, name)

@@ -35,6 +35,7 @@ import time
 import numpy as np
 from scipy.linalg import blas, lapack
 
+from .._logging import get_logger
 from .._validation import check_epsilon, check_positive_int
 from .projection import project_rows_by_newton
 
@@ -200,7 +201,9 @@ def optimize_strategy(
         Wall-clock cap.
     random_state : int, numpy Generator or None
     verbose : int
-        Print progress every ``max(1, 100 // verbose)`` iterations when > 0.
+        Log progress (iteration, objective, worst case, elapsed seconds) every
+        ``max(1, 100 // verbose)`` iterations when > 0, to the logger
+        ``"sklearn_ldp.optimize"`` (INFO; shown on stderr if logging is not configured).
 
     Returns
     -------
@@ -214,6 +217,7 @@ def optimize_strategy(
     (8, True)
     """
     epsilon = check_epsilon(epsilon)
+    logger = get_logger("optimize", verbose)
     gram = np.asarray(gram, dtype=float)
     n = gram.shape[0]
     max_iter = check_positive_int(max_iter, "max_iter")
@@ -284,10 +288,8 @@ def optimize_strategy(
             }
         )
         if verbose and iteration % max(1, 100 // verbose) == 0:
-            print(
-                f"[optimize_strategy] iter {iteration:5d}  objective {current.objective:.6g}  "
-                f"worst-case {worst:.6g}  best {best[0]:.6g}  {elapsed:.2f}s"
-            )
+            logger.info("iteration %d  objective %.6g  worst-case %.6g  best %.6g  %.2f s",
+                        iteration, current.objective, worst, best[0], elapsed)
         if len(recent) > 20 and min(recent[:-20]) - min(recent[-20:]) <= tol * min(recent):
             converged = True
             break

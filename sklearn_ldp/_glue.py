@@ -1,0 +1,138 @@
+"""scikit-learn glue shared by the encoder and the estimators (no estimator imports here).
+
+Resolving the public domain and the workload from the parameters, scikit-learn's checks of a
+table of records, and the predicted error table of a marginal mechanism. Below both
+:mod:`sklearn_ldp.encoder` and :mod:`sklearn_ldp.estimators`; the glue that only estimators
+need (and that builds an :class:`~sklearn_ldp.encoder.LDPEncoder`) is in
+:mod:`sklearn_ldp.estimators._base`.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import validate_data
+
+from . import workloads
+from .domain import Domain
+from .postprocess import clip_to_distribution
+
+WORKLOAD_BY_NAME = {
+    "histogram": workloads.histogram,
+    "prefix": workloads.prefix,
+    "all_range": workloads.all_range,
+}
+
+
+def resolve_domain(categories, X):
+    """The public Domain: from ``categories``, or (with a warning) read from ``X``."""
+    if categories is None or (isinstance(categories, str) and categories == "auto"):
+        if X is None:
+            raise ValueError("categories must be given when there is no data to read them from.")
+        return Domain.from_data(X)
+    if isinstance(categories, str):
+        raise ValueError(f"categories must be a mapping column -> categories or 'auto', got "
+                         f"{categories!r}.")
+    return Domain(categories)
+
+
+def resolve_workload(workload, domain):
+    """A Workload over ``domain`` from a Workload, a matrix, a builder name or None (histogram)."""
+    if workload is None:
+        return workloads.histogram(domain)
+    if isinstance(workload, str):
+        if workload not in WORKLOAD_BY_NAME:
+            raise ValueError(
+                f"unknown workload name {workload!r}; use one of {sorted(WORKLOAD_BY_NAME)} or "
+                "pass a Workload built with sklearn_ldp.workloads."
+            )
+        return WORKLOAD_BY_NAME[workload](domain)
+    result = workloads.as_workload(workload)
+    result.check_width(domain.size)
+    return result
+
+
+def validate_records(estimator, X, reset):
+    """scikit-learn's checks of a 2-D table of records (sparse, complex, empty, width).
+
+    Values are not converted: the Domain encodes them and names any bad column or value.
+    A 1-D input (a single column) is left to the Domain.
+    """
+    if isinstance(X, pd.Series) or (not hasattr(X, "tocsr") and np.ndim(X) == 1):
+        return
+    if isinstance(X, pd.DataFrame):
+        # The Domain reports NaN by column name. sklearn's checks of a DataFrame (sparse or
+        # complex columns, no rows or columns, width, column names) read its dtypes, shape and
+        # column names, not its values: run them on its first row, which spares converting a
+        # big frame to a numpy array. If they fail, run them on the whole frame so that the
+        # error is exactly sklearn's.
+        try:
+            validate_data(estimator, X.iloc[:1], reset=reset, dtype=None,
+                          ensure_all_finite=False)
+        except (TypeError, ValueError):
+            validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=False)
+        return
+    # Plain numeric arrays: refuse NaN and inf here (inf would otherwise become a category
+    # when categories are read from data).
+    numeric = np.asarray(X).dtype.kind in "fc"
+    validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=numeric)
+
+# Number of users at which the data-independent TV prediction is evaluated before it is
+# rescaled to "TV x sqrt(N)" (every marginal variance is proportional to 1 / N).
+_REFERENCE_USERS = 2**20
+
+
+def all_attribute_sets(mechanism):
+    """Every marginal a marginal mechanism answers: sorted position tuples, orders 1 to k."""
+    return [s for order in range(1, mechanism.params["max_order"] + 1)
+            for s in mechanism.attribute_sets(order)]
+
+
+def marginal_error_table(mechanism, names, n_users=None, marginals=None):
+    """Predicted error of every marginal a mechanism answers, one row per marginal.
+
+    Parameters
+    ----------
+    mechanism : MarginalMechanism
+    names : list
+        Name of each attribute (position order).
+    n_users : int or None
+        ``None``: the data-independent prediction made before collection, in a form that
+        does not need the number of users (columns ``per_user_variance`` and ``tv_sqrt_n``).
+        An int: the predicted total variation for that many users (``predicted_tv``, for
+        uniform data) and, with ``marginals``, the plug-in prediction ``plug_in_tv``.
+    marginals : dict or None
+        Sorted position tuple -> estimated table (fractions), for the plug-in prediction.
+
+    Returns
+    -------
+    pandas.DataFrame indexed by the marginals (tuples of attribute names)
+
+    Examples
+    --------
+    >>> from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
+    >>> mechanism = build_marginal_mechanism("inp_ht", (2, 3), 1.0, 2)
+    >>> table = marginal_error_table(mechanism, ["smoker", "age"])
+    >>> list(table.index)
+    [('smoker',), ('age',), ('smoker', 'age')]
+    >>> list(table.columns)
+    ['order', 'n_cells', 'per_user_variance', 'tv_sqrt_n']
+    """
+    sets = all_attribute_sets(mechanism)
+    index = pd.Index([tuple(names[a] for a in s) for s in sets], tupleize_cols=False,
+                     name="marginal")
+    table = pd.DataFrame({"order": [len(s) for s in sets],
+                          "n_cells": [math.prod(mechanism.params["shape"][a] for a in s)
+                                      for s in sets]}, index=index)
+    if n_users is None:
+        reference = _REFERENCE_USERS
+        table["per_user_variance"] = [
+            reference * float(np.sum(mechanism.marginal_variance(s, reference))) for s in sets]
+        table["tv_sqrt_n"] = [mechanism.expected_tv(s, reference) * math.sqrt(reference)
+                              for s in sets]
+        return table
+    table["predicted_tv"] = [mechanism.expected_tv(s, n_users) for s in sets]
+    if marginals is not None:
+        table["plug_in_tv"] = [mechanism.expected_tv(s, n_users, marginal=clip_to_distribution(
+            marginals[s])) for s in sets]
+    return table

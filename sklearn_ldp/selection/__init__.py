@@ -1,0 +1,64 @@
+"""The selection layer: build a mechanism from a strategy name (closed forms, optimizers, auto).
+
+The only package that knows both :mod:`sklearn_ldp.mechanisms` (the math of each mechanism)
+and :mod:`sklearn_ldp.optimize` (the numerical programs); no scikit-learn here.
+
+* :mod:`.local`: the registry of local (LDP) strategy names and :func:`build_mechanism`
+  (frequency oracles, range mechanisms, factorization baselines, Bassily's randomizers,
+  marginal strategies, ``"optimized"`` and ``"auto"``);
+* :mod:`.central`: the central-model strategies and :func:`build_central_mechanism`
+  (closed forms, Eigen-Design, ``"auto"`` with optional private selection);
+* :mod:`.count`: count mechanisms, :func:`design_count_mechanism` (closed form or LP) and the
+  LPs with their exact-privacy repair (:func:`solve_count_lp`, :func:`solve_ldp_lp`).
+"""
+
+from .central import CENTRAL_STRATEGIES, build_central_mechanism, central_strategy
+from .count import (
+    CountDesign,
+    CountLPResult,
+    design_count_mechanism,
+    solve_count_lp,
+    solve_ldp_lp,
+)
+from .local import (
+    BASELINES,
+    FACTORIZATION_BASELINES,
+    MARGINAL_STRATEGIES,
+    MAX_START_OUTPUTS_PER_CELL,
+    ORACLES,
+    RANGE_MECHANISMS,
+    STRATEGIES,
+    WORKLOAD_RANDOMIZERS,
+    baseline_mechanism,
+    build_mechanism,
+    check_optimized_size,
+    check_strategy_name,
+    marginal_order,
+    workload_randomizer,
+    worst_case_variance,
+)
+
+__all__ = [
+    "BASELINES",
+    "CENTRAL_STRATEGIES",
+    "CountDesign",
+    "CountLPResult",
+    "FACTORIZATION_BASELINES",
+    "MARGINAL_STRATEGIES",
+    "MAX_START_OUTPUTS_PER_CELL",
+    "ORACLES",
+    "RANGE_MECHANISMS",
+    "STRATEGIES",
+    "WORKLOAD_RANDOMIZERS",
+    "baseline_mechanism",
+    "build_central_mechanism",
+    "build_mechanism",
+    "central_strategy",
+    "check_strategy_name",
+    "design_count_mechanism",
+    "marginal_order",
+    "solve_count_lp",
+    "solve_ldp_lp",
+    "workload_randomizer",
+    "worst_case_variance",
+]
