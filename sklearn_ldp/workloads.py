@@ -622,6 +622,9 @@ class Intervals(_IntervalFamily):
         np.add.at(marks, self._hi + 1, -Y)
         return np.cumsum(marks, axis=0)[:-1]
 
+    def _make_gram(self):
+        return _gram.IntervalGram(self.n_cells, self._lo, self._hi)
+
     def column_sq_norms(self):
         marks = np.zeros(self.n_cells + 1)
         np.add.at(marks, self._lo, 1.0)

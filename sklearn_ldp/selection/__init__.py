@@ -53,6 +53,7 @@ __all__ = [
     "baseline_mechanism",
     "build_central_mechanism",
     "build_mechanism",
+    "check_optimized_size",
     "central_strategy",
     "check_strategy_name",
     "design_count_mechanism",

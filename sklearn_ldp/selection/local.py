@@ -49,7 +49,7 @@ STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES + ("optimize
 # Dense strategy matrices (the factorization baselines, "optimized") have at least n x n
 # entries and their error takes O(n^3): "auto" scores them up to this many cells, and
 # "optimized" (O(m n^2) per iteration, m = 4n outputs) runs up to OPTIMIZED_MAX_CELLS.
-AUTO_DENSE_MAX_CELLS = 1024
+AUTO_DENSE_MAX_CELLS = 256
 AUTO_OPTIMIZE_MAX_CELLS = 64
 OPTIMIZED_MAX_CELLS = 2048
 # Bassily's randomizers privatize a dense column of the workload (p entries per user).
@@ -182,6 +182,11 @@ def _variances(mechanism, gram):
         return np.inf, np.inf
     z = mechanism.per_user_variance(gram)
     return float(z.max()), float(z.mean())
+
+
+def _expected_error(row):
+    """The ``expected_error`` dict of one user from a selection row (computed once)."""
+    return {"worst_case": row["worst_case"], "average_case": row["average_case"]}
 
 
 def worst_case_variance(mechanism, gram):
@@ -318,7 +323,8 @@ def build_mechanism(
         worst, average = _variances(mechanism, gram)
         row = {"worst_case": worst, "average_case": average,
                "seconds": time.perf_counter() - start, "status": "chosen", "reason": ""}
-        return mechanism, {"candidates": {name: worst}, "selection": {name: row}}
+        return mechanism, {"candidates": {name: worst}, "selection": {name: row},
+                           "expected_error": _expected_error(row)}
 
     if isinstance(init, str) and init not in ("random", "baseline", "best"):
         raise ValueError(
@@ -360,6 +366,7 @@ def build_mechanism(
                 scored[best], time.perf_counter() - start)
     report["candidates"] = scored
     report["selection"] = rows
+    report["expected_error"] = _expected_error(rows[best])
     return mechanisms[best], report
 
 
