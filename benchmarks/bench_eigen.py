@@ -64,7 +64,7 @@ def marginals_workload(n):
     d = round(math.log(n, 4))
     if 4**d != n or d < 2:
         raise ValueError(f"2-way marginals need n = 4^d with d >= 2, got {n}.")
-    return workloads.marginals({f"a{i}": range(4) for i in range(d)}, k=2).matrix
+    return workloads.marginals({f"a{i}": range(4) for i in range(d)}, k=2).toarray()
 
 
 def run(workload, n, name, refine, full_limit):

@@ -87,12 +87,12 @@ def range_gram(n):
 def workload_gram(name, n):
     """``(gram, W or None)``: ``W`` only where the dense matrix is allowed and small enough."""
     if name == "prefix":
-        W = workloads.prefix(n).matrix
+        W = workloads.prefix(n).toarray()
     elif name == "histogram":
-        W = workloads.histogram(n).matrix
+        W = workloads.histogram(n).toarray()
     elif name == "all_range":
         if n * (n + 1) // 2 * n <= 2**25:  # dense matrix only while it is cheap (n <= 512)
-            W = workloads.all_range(n).matrix
+            W = workloads.all_range(n).toarray()
         else:
             return range_gram(n), None
     else:

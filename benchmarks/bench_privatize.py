@@ -84,7 +84,7 @@ def main(argv=None):
     print(f"# data: largest cell {x.max():.0f} users, smallest {x.min():.0f}, "
           f"top-10 cells hold {x[:10].sum() / N:.1%}")
 
-    W = (workloads.histogram(n) if args.workload == "histogram" else workloads.prefix(n)).matrix
+    W = (workloads.histogram(n) if args.workload == "histogram" else workloads.prefix(n)).toarray()
     start = time.perf_counter()
     optimized, report = build_mechanism("optimized", (n,), args.epsilon, workload_matrix=W,
                                         max_iter=args.max_iter, random_state=args.seed)

@@ -26,7 +26,7 @@ df = pd.DataFrame({
     "device": rng.choice(domain["device"], n_users, p=[0.6, 0.1, 0.2, 0.1]),
 })
 W = workloads.marginals(domain, k=2)  # 74 two-way marginal counts over 120 cells
-truth = W.matrix @ np.bincount(LDPEncoder(categories=domain).fit().domain_.encode(df),
+truth = W.toarray() @ np.bincount(LDPEncoder(categories=domain).fit().domain_.encode(df),
                                minlength=120)
 
 print(f"{n_users} users, {W.n_queries} two-way marginal queries, eps = 1")

@@ -42,13 +42,13 @@ def build_workloads(rng):
 
 def ratios_to_bound(W, shape):
     """Total squared error / singular value bound of every strategy on workload ``W``."""
-    bound = singular_value_bound(W.matrix)
+    bound = singular_value_bound(W.toarray())
     result = {}
     for name in STRATEGIES:
-        A, _ = central_strategy(name, W.matrix, shape)
-        result[name] = strategy_error(A, W.matrix) / bound
-    A, _ = central_strategy("eigen", W.matrix, shape, refine_iter=10)
-    result["eigen + refine"] = strategy_error(A, W.matrix) / bound
+        A, _ = central_strategy(name, W.toarray(), shape)
+        result[name] = strategy_error(A, W.toarray()) / bound
+    A, _ = central_strategy("eigen", W.toarray(), shape, refine_iter=10)
+    result["eigen + refine"] = strategy_error(A, W.toarray()) / bound
     return result
 
 

@@ -53,8 +53,8 @@ reports = reports_from_client([json.loads(message) for message in wire], encoder
                               domain=encoder.domain_, workload=encoder.workload_)
 estimator = WorkloadEstimator(workload=W).fit(reports)
 
-truth = W.matrix @ np.bincount(Domain(categories).encode(records), minlength=6)
-variance = encoder.mechanism_.query_variance(W.matrix) @ np.bincount(
+truth = W.toarray() @ np.bincount(Domain(categories).encode(records), minlength=6)
+variance = encoder.mechanism_.query_variance(W.toarray()) @ np.bincount(
     Domain(categories).encode(records), minlength=6)
 table = pd.DataFrame({"estimate": estimator.answers_.to_numpy().round(0), "truth": truth,
                       "standard error": np.sqrt(variance).round(0)},

@@ -53,7 +53,7 @@ wnnls = WorkloadEstimator(workload=W, postprocess="wnnls").fit(reports)
 print(pd.DataFrame({
     "none (unbiased)": unbiased.answers_.round(0),
     "wnnls": wnnls.answers_.round(0),
-    "true": W.matrix @ x_true,
+    "true": W.toarray() @ x_true,
     "expected_std": np.sqrt(unbiased.expected_error_["worst_case"]).round(0),
 }).to_string())
 print("negative cell estimates: none", int((unbiased.data_vector_ < 0).sum()),
@@ -64,12 +64,12 @@ print("negative cell estimates: none", int((unbiased.data_vector_ < 0).sum()),
 # strategy was optimized for W, so queries far from W are answered, but with more noise: the
 # analytic standard error comes from the mechanism (query_variance is per user and per type).
 other = workloads.marginals(dom, attributes=[("age", "smoker")])
-other_std = np.sqrt(n_users * unbiased.mechanism_.query_variance(other.matrix).max(axis=1))
+other_std = np.sqrt(n_users * unbiased.mechanism_.query_variance(other.toarray()).max(axis=1))
 print("\nage x smoker marginal, answered from the same reports (not in the workload):")
 print(pd.DataFrame({
     "none (unbiased)": unbiased.predict(other).round(0),
     "wnnls": wnnls.predict(other).round(0),
-    "true": other.matrix @ x_true,
+    "true": other.toarray() @ x_true,
     "expected_std": other_std.round(0),
 }).to_string())
 print("On the workload itself wnnls changes nothing here (a non-negative data vector fits the 5 "

@@ -44,9 +44,9 @@ for name in strategies:
     column = []
     for eps in epsilons:
         try:
-            mech, _ = build_mechanism(name, (n,), eps, workload_matrix=W.matrix,
+            mech, _ = build_mechanism(name, (n,), eps, workload_matrix=W.toarray(),
                                       random_state=0, max_iter=300)
-            if not mech.supports(W.matrix):
+            if not mech.supports(W.toarray()):
                 raise ValueError("strategy cannot answer the Prefix workload")
         except ValueError as exc:  # a strategy that does not apply to this workload
             print(f"skipping {name}: {exc}")
@@ -58,7 +58,7 @@ for name in strategies:
 
 # SVD lower bound: a bound on the worst-case per-user variance, normalized the same way.
 # At large epsilon it can become non-positive (then it says nothing and is not drawn).
-bound = [sample_complexity(svd_lower_bound(W.matrix, eps), p, alpha) for eps in epsilons]
+bound = [sample_complexity(svd_lower_bound(W.toarray(), eps), p, alpha) for eps in epsilons]
 rows["lower bound (SVD)"] = bound
 
 table = pd.DataFrame(rows, index=pd.Index(epsilons, name="epsilon"))

@@ -47,7 +47,7 @@ estimator = pipe[-1]
 # Ground truth (simulation only: a real server never sees the raw records).
 n_cells = Domain(dom).size
 x_true = np.bincount(Domain(dom).encode(df), minlength=n_cells)
-truth = W.matrix @ x_true
+truth = W.toarray() @ x_true
 
 table = pd.DataFrame({
     "private": estimator.answers_.round(0),

@@ -504,14 +504,14 @@ def test_adaptive_answers_within_tolerance_default_marginals():
     estimator = AdaptiveQueryEstimator(categories=DOM, epsilon=1.0, random_state=0).fit(df)
     W = workloads.marginals(DOM, k=1)
     assert list(estimator.answers_.index) == list(W.labels)
-    truth = W.matrix @ _cell_fractions(df)
+    truth = W.toarray() @ _cell_fractions(df)
     error = estimator.answers_.to_numpy() - truth
     assert np.all(np.abs(error) <= 4 * np.sqrt(estimator.expected_error_.to_numpy()))
     sizes = estimator.group_sizes_
     assert sizes.sum() == 60000 and sizes.max() - sizes.min() <= 1 and len(sizes) == 5
     c = (math.e + 1) / (math.e - 1)
     np.testing.assert_allclose(estimator.expected_error_, c**2 / sizes)
-    np.testing.assert_array_equal(estimator.queries_, W.matrix)
+    np.testing.assert_array_equal(estimator.queries_, W.toarray())
     again = AdaptiveQueryEstimator(categories=DOM, epsilon=1.0, random_state=0).fit(df)
     pd.testing.assert_series_equal(estimator.answers_, again.answers_)
 

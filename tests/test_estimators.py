@@ -33,7 +33,7 @@ def _data(n_users=6000, seed=0):
 
 def _truth(df, W):
     domain = Domain(DOM)
-    return W.matrix @ np.bincount(domain.encode(df), minlength=domain.size)
+    return W.toarray() @ np.bincount(domain.encode(df), minlength=domain.size)
 
 
 def test_issue_contract_end_to_end():
@@ -111,7 +111,7 @@ def test_score_is_an_unbiased_estimate_of_the_negative_mse():
     rng = np.random.default_rng(6)
     train = domain.decode(rng.choice(domain.size, 4000, p=p))
     estimator = WorkloadEstimator(workload=W, normalize=True).fit(encoder.transform(train))
-    true_mse = np.mean((estimator.answers_.to_numpy() - W.matrix @ p) ** 2)
+    true_mse = np.mean((estimator.answers_.to_numpy() - W.toarray() @ p) ** 2)
     scores = [estimator.score(encoder.transform(domain.decode(rng.choice(domain.size, 2000, p=p))))
               for _ in range(300)]
     standard_error = np.std(scores, ddof=1) / np.sqrt(len(scores))

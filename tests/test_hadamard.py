@@ -167,7 +167,7 @@ def test_hrr_variance_formulas_match_the_dense_computation(n, epsilon):
     counts = rng.integers(0, 30, size=Q.shape[0] + 2)
     counts[:2] = 0
     np.testing.assert_allclose(mechanism.estimate(counts), L @ counts[2:], atol=1e-9)
-    for W in (np.eye(n), workloads.prefix(n).matrix, rng.normal(size=(4, n))):
+    for W in (np.eye(n), workloads.prefix(n).toarray(), rng.normal(size=(4, n))):
         dense = np.sum((W @ L) ** 2, axis=0) @ Q - np.sum(W * W, axis=0)
         scale = max(1.0, np.abs(dense).max())
         np.testing.assert_allclose(mechanism.per_user_variance(W.T @ W), dense,
@@ -188,13 +188,13 @@ def test_hrr_equals_the_optimal_decoder_for_powers_of_two(n):
 
 
 def test_hrr_prefix_reference_and_closeness_to_optimal():
-    W = workloads.prefix(16).matrix
+    W = workloads.prefix(16).toarray()
     z = HadamardRandomizedResponse(16, 1.0).per_user_variance(W.T @ W)
     assert round(float(z.max()), 1) == 185.2
     # n not a power of two: the known-total step keeps HRR close to V* on the Prefix.
     for n in (5, 12, 17):
         mechanism = HadamardRandomizedResponse(n, 1.0)
-        W = workloads.prefix(n).matrix
+        W = workloads.prefix(n).toarray()
         Q = mechanism.strategy_matrix()
         optimal = per_user_variance(optimal_reconstruction(Q, W), Q, W)
         z = mechanism.per_user_variance(W.T @ W)
@@ -221,7 +221,7 @@ def test_simulated_estimates_are_unbiased_with_the_analytic_variance(kind, n, ep
     types = np.repeat(np.arange(n), x)
     reports = mechanism.randomize(np.tile(types, repeats), rng).reshape(repeats, n_users)
     estimates = np.array([mechanism.estimate(mechanism.aggregate(row)) for row in reports])
-    for W in (np.eye(n), workloads.prefix(n).matrix):
+    for W in (np.eye(n), workloads.prefix(n).toarray()):
         answers = estimates @ W.T  # (repeats, queries)
         variance = mechanism.query_variance(W) @ x  # analytic variance of each answer
         # The total count (last prefix) is exact: both decoders reproduce the known N.
@@ -245,7 +245,7 @@ def test_simulated_estimates_are_unbiased_with_the_analytic_variance(kind, n, ep
 def test_hadamard_response_keeps_the_dense_decoder_and_variance():
     mechanism = HadamardResponse(13, 2.0)
     dense = FactorizationMechanism(hadamard_strategy(13, 2.0), 2.0, "hadamard")
-    W = workloads.prefix(13).matrix
+    W = workloads.prefix(13).toarray()
     np.testing.assert_allclose(mechanism.per_user_variance(W.T @ W),
                                dense.per_user_variance(W.T @ W))
     counts = np.arange(mechanism.n_outputs)
@@ -449,7 +449,7 @@ def test_optimal_decoder_beats_the_block_estimator(n, epsilon, prefix_ratio, his
         start = (j // (block - 1)) * block
         L[j, start:start + block] = 2 * Z / (block * (e - 1)) * H[:, j % (block - 1) + 1]
     np.testing.assert_allclose(L @ Q, np.eye(n), atol=1e-9)  # also unbiased
-    for W, expected in ((workloads.prefix(n).matrix, prefix_ratio), (np.eye(n), histogram_ratio)):
+    for W, expected in ((workloads.prefix(n).toarray(), prefix_ratio), (np.eye(n), histogram_ratio)):
         G = W.T @ W
         block_estimator = (np.sum((W @ L) ** 2, axis=0) @ Q - np.diag(G)).max()
         ratio = block_estimator / mechanism.per_user_variance(G).max()

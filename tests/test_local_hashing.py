@@ -305,7 +305,7 @@ def test_unbiased_and_variance_matches_analytic(make):
     z = errors.mean(axis=0) / np.sqrt(cell_variance / repetitions)
     assert np.max(np.abs(z)) <= 4.5
 
-    for W in (np.eye(n), workloads.prefix(n).matrix):
+    for W in (np.eye(n), workloads.prefix(n).toarray()):
         variance = x @ mechanism.query_variance(W).T
         # The last prefix (all cells) is exactly N: zero variance, and zero error.
         live = variance > 1e-9 * variance.max()

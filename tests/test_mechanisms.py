@@ -25,11 +25,11 @@ CATEGORICAL = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region"
 
 
 def _workloads():
-    yield "histogram", (16,), workloads.histogram(16).matrix
-    yield "prefix", (16,), workloads.prefix(16).matrix
-    yield "all_range", (12,), workloads.all_range(12).matrix
-    yield "marginals2", (2, 2, 2, 2), workloads.marginals(BINARY4, k=2).matrix
-    yield "categorical2", (3, 2, 4), workloads.marginals(CATEGORICAL, k=2).matrix
+    yield "histogram", (16,), workloads.histogram(16).toarray()
+    yield "prefix", (16,), workloads.prefix(16).toarray()
+    yield "all_range", (12,), workloads.all_range(12).toarray()
+    yield "marginals2", (2, 2, 2, 2), workloads.marginals(BINARY4, k=2).toarray()
+    yield "categorical2", (3, 2, 4), workloads.marginals(CATEGORICAL, k=2).toarray()
 
 
 # Mechanisms whose exact strategy matrix is exponential in n (checked at small n only), and
@@ -64,7 +64,7 @@ def test_privacy_check_rejects_a_leaky_matrix():
 
 # ---------------------------------------------------------------- reference values (seeds §1.12)
 def test_hierarchical_prefix_reference_with_pseudo_inverse_reconstruction():
-    W = workloads.prefix(128).matrix
+    W = workloads.prefix(128).toarray()
     Q = hierarchical_strategy(128, 1.0)
     assert Q.shape == (340, 128)
     V = W @ np.linalg.pinv(Q)
@@ -132,9 +132,9 @@ def test_invariants_between_average_worst_and_lower_bound():
     W = workloads.prefix(32)
     mechanism = baseline_mechanism("hierarchical_matrix", (32,), 1.0)
     z = mechanism.per_user_variance(W.gram())
-    frobenius = np.sum(W.matrix**2) / 32
+    frobenius = np.sum(W.toarray()**2) / 32
     assert z.mean() <= z.max() <= np.exp(1.0) * (z.mean() + frobenius) + 1e-9
-    assert z.max() >= svd_lower_bound(W.matrix, 1.0)
+    assert z.max() >= svd_lower_bound(W.toarray(), 1.0)
 
 
 # ---------------------------------------------------------------- sampling and estimation
@@ -165,7 +165,7 @@ def test_zero_probability_outputs_are_never_sampled():
 def test_answers_are_unbiased_with_the_analytic_variance(strategy):
     """Mean and variance of each query answer over repetitions match the formulas."""
     n, epsilon, n_users, repetitions = 8, 1.0, 2000, 400
-    W = workloads.prefix(n).matrix
+    W = workloads.prefix(n).toarray()
     mechanism = baseline_mechanism(strategy, (n,), epsilon)
     rng = np.random.default_rng(2024)
     types = rng.integers(0, n, size=n_users)
@@ -200,6 +200,6 @@ def test_json_round_trip_rebuilds_the_same_mechanism():
 
 def test_strategy_that_cannot_answer_the_workload_says_so():
     mechanism = baseline_mechanism("fourier", (2, 2, 2), 1.0, max_order=1)
-    W = workloads.marginals({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, k=2).matrix
+    W = workloads.marginals({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, k=2).toarray()
     with pytest.raises(ValueError, match="row space"):
         mechanism.check_supports(W)

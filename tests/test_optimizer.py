@@ -114,10 +114,10 @@ def test_optimizer_result_is_private_and_column_stochastic():
 
 BINARY6 = {f"b{i}": [0, 1] for i in range(6)}
 WORKLOADS64 = {
-    "histogram": workloads.histogram(64).matrix,
-    "prefix": workloads.prefix(64).matrix,
-    "all_range": workloads.all_range(64).matrix,
-    "marginals2": workloads.marginals(BINARY6, k=2).matrix,
+    "histogram": workloads.histogram(64).toarray(),
+    "prefix": workloads.prefix(64).toarray(),
+    "all_range": workloads.all_range(64).toarray(),
+    "marginals2": workloads.marginals(BINARY6, k=2).toarray(),
 }
 
 

@@ -34,7 +34,7 @@ def test_support_oracle_variance_matches_the_dense_formula(n, epsilon):
     Q = mechanism.strategy_matrix()
     L = support_decoder(mechanism, np.eye(n))
     np.testing.assert_allclose(L @ Q, np.eye(n), atol=1e-12)  # unbiased
-    for W in (np.eye(n), workloads.prefix(n).matrix, np.random.default_rng(0).normal(size=(3, n))):
+    for W in (np.eye(n), workloads.prefix(n).toarray(), np.random.default_rng(0).normal(size=(3, n))):
         G = W.T @ W
         dense = np.sum((W @ L) ** 2, axis=0) @ Q - np.diag(G)
         np.testing.assert_allclose(mechanism.per_user_variance(G), dense, rtol=1e-10, atol=1e-10)
@@ -243,7 +243,7 @@ def test_known_total_step_on_prefix_reference():
     from sklearn_ldp.mechanisms import SymmetricUnaryEncoding
 
     mechanism = SymmetricUnaryEncoding(8, 1.0)
-    W = workloads.prefix(8).matrix
+    W = workloads.prefix(8).toarray()
     Q = mechanism.strategy_matrix()
     bits = (np.arange(2**8)[:, None] >> np.arange(8)[None, :]) & 1
     textbook = (bits.T - mechanism.q) / (mechanism.p - mechanism.q)  # no known-total step

@@ -118,7 +118,7 @@ def test_reports_save_and_load_with_domain_and_workload(strategy, tmp_path):
     np.testing.assert_array_equal(loaded.reports, reports.reports)
     assert loaded.reports.dtype == reports.reports.dtype
     assert loaded.mechanism == reports.mechanism and loaded.domain == reports.domain
-    np.testing.assert_array_equal(loaded.workload.matrix, W.matrix)
+    np.testing.assert_array_equal(loaded.workload.toarray(), W.toarray())
     pd.testing.assert_index_equal(loaded.workload.labels, W.labels)
     aggregate = reports.aggregate()
     aggregate.save(tmp_path / "aggregate.npz")

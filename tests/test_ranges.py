@@ -281,7 +281,7 @@ def test_haar_answers_are_unbiased_with_the_exact_variance():
                                        HaarHRR(20, 0.7)], ids=["oue", "hrr", "olh", "haar"])
 def test_gram_variance_equals_the_sum_of_query_variances(mechanism):
     n = mechanism.n_inputs
-    for W in (workloads.all_range(n).matrix, workloads.prefix(n).matrix,
+    for W in (workloads.all_range(n).toarray(), workloads.prefix(n).toarray(),
               np.random.default_rng(0).normal(size=(7, n)), np.diag(np.arange(n) + 1.0)):
         z = mechanism.query_variance(W)
         np.testing.assert_allclose(mechanism.per_user_variance(W.T @ W), z.sum(axis=0),
@@ -373,7 +373,7 @@ def test_hierarchical_matrix_is_still_reachable():
 
 
 def test_auto_compares_range_mechanisms_with_the_optimized_strategy():
-    mechanism, report = build_mechanism("auto", (16,), 1.1, workloads.prefix(16).matrix,
+    mechanism, report = build_mechanism("auto", (16,), 1.1, workloads.prefix(16).toarray(),
                                         max_iter=100, random_state=0)
     candidates = report["candidates"]
     assert {"hierarchical", "haar", "hierarchical_matrix", "optimized"} <= set(candidates)
@@ -392,12 +392,12 @@ def test_workload_estimator_answers_range_workloads(strategy):
     reports = LDPEncoder(categories={"x": list(range(n))}, strategy=strategy, epsilon=1.0,
                          random_state=0).fit_transform(df)
     estimator = WorkloadEstimator(workload=W).fit(reports)
-    truth = W.matrix @ np.bincount(df.x, minlength=n)
+    truth = W.toarray() @ np.bincount(df.x, minlength=n)
     sd = np.sqrt(estimator.expected_error_["worst_case"].to_numpy())
     assert np.all(np.abs(estimator.answers_.to_numpy() - truth) <= 5 * sd + 1e-6)
     np.testing.assert_allclose(
         estimator.expected_error_["average_case"],
-        20_000 * reports.mechanism.query_variance(W.matrix).mean(axis=1))
+        20_000 * reports.mechanism.query_variance(W.toarray()).mean(axis=1))
 
 
 @pytest.mark.parametrize("strategy, options", [("hierarchical", {"oracle": "hrr"}),

@@ -78,7 +78,7 @@ def check_dense_variance(mechanism, supports):
     raw = (supports.T - mechanism.q) / (mechanism.p - mechanism.q)
     L = raw - raw.mean(axis=0) + 1.0 / n
     np.testing.assert_allclose(L @ Q, np.eye(n), atol=1e-9)  # unbiased
-    for W in (np.eye(n), workloads.prefix(n).matrix,
+    for W in (np.eye(n), workloads.prefix(n).toarray(),
               np.random.default_rng(0).normal(size=(3, n))):
         G = W.T @ W
         dense = np.sum((W @ L) ** 2, axis=0) @ Q - np.diag(G)
@@ -100,7 +100,7 @@ def check_unbiased_with_exact_variance(mechanism, type_counts, repetitions, seed
         mechanism.estimate(mechanism.aggregate(reports[r * n_users:(r + 1) * n_users]))
         for r in range(repetitions)
     ])
-    for W in (np.eye(n), workloads.prefix(n).matrix):
+    for W in (np.eye(n), workloads.prefix(n).toarray()):
         answers = estimates @ W.T
         truth = W @ type_counts
         variance = mechanism.query_variance(W) @ type_counts

@@ -28,7 +28,7 @@ DOM = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region": ["n", 
 # ---------------------------------------------------------------- Workload
 def test_workload_basics():
     W = Workload([[1, 0, 1], [0, 1, 0]], name="mine")
-    assert W.matrix.dtype == np.float64
+    assert W.toarray().dtype == np.float64
     assert W.n_queries == len(W) == 2 and W.n_cells == 3
     assert isinstance(W.labels, pd.Index) and W.labels.tolist() == ["q0", "q1"]
     assert W.domain is None and W.name == "mine"
@@ -39,15 +39,17 @@ def test_workload_matrix_is_protected():
     source = np.eye(3)
     W = Workload(source)
     source[0, 0] = 5.0
-    assert W.matrix[0, 0] == 1.0
-    with pytest.raises(ValueError):
-        W.matrix[0, 0] = 2.0
+    assert W.toarray()[0, 0] == 1.0
+    W.toarray()[0, 0] = 2.0  # toarray() is a copy: the workload cannot be changed through it
+    assert W.toarray()[0, 0] == 1.0
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError):
+        W.matrix[0, 0] = 2.0  # the deprecated attribute stays read-only
 
 
 def test_workload_gram_cached_readonly():
     W = Workload([[1, 2], [3, 4]])
     G = W.gram()
-    np.testing.assert_allclose(G, W.matrix.T @ W.matrix)
+    np.testing.assert_allclose(G, W.toarray().T @ W.toarray())
     assert W.gram() is G
     with pytest.raises(TypeError):
         G[0, 0] = 1.0
@@ -55,8 +57,8 @@ def test_workload_gram_cached_readonly():
 
 def test_workload_sparse_and_1d():
     W = Workload(scipy.sparse.eye(3, format="csr"))
-    np.testing.assert_array_equal(W.matrix, np.eye(3))
-    assert Workload([1, 2, 3]).matrix.shape == (1, 3)
+    np.testing.assert_array_equal(W.toarray(), np.eye(3))
+    assert Workload([1, 2, 3]).toarray().shape == (1, 3)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +102,7 @@ def test_as_workload():
 def test_stack():
     W = stack([histogram(3), prefix(3)])
     assert W.n_queries == 6 and W.name == "histogram+prefix"
-    np.testing.assert_array_equal(W.matrix, np.vstack([np.eye(3), np.tril(np.ones((3, 3)))]))
+    np.testing.assert_array_equal(W.toarray(), np.vstack([np.eye(3), np.tril(np.ones((3, 3)))]))
     assert W.domain == Domain.from_size(3)
     assert stack([histogram(3), np.ones((1, 3))], name="both").name == "both"
     with pytest.raises(ValueError, match=r"repeated: \['x=0', 'x=1', 'x=2'\]"):
@@ -117,17 +119,17 @@ def test_stack():
 def test_histogram():
     W = histogram(DOM)
     assert W.name == "histogram"
-    np.testing.assert_array_equal(W.matrix, np.eye(24))
+    np.testing.assert_array_equal(W.toarray(), np.eye(24))
     assert W.labels[0] == "age=<30, smoker=no, region=n"
 
 
 def test_prefix():
     W = prefix({"age": ["<30", "30-50", ">50"]})
-    assert W.matrix.shape == (3, 3)
-    np.testing.assert_array_equal(W.matrix, np.tril(np.ones((3, 3))))
+    assert W.toarray().shape == (3, 3)
+    np.testing.assert_array_equal(W.toarray(), np.tril(np.ones((3, 3))))
     assert W.labels.tolist() == ["age <= <30", "age <= 30-50", "age <= >50"]
     multi = prefix(DOM)
-    assert multi.matrix.shape == (24, 24)
+    assert multi.toarray().shape == (24, 24)
     assert multi.labels[5] == "cells[0..5]"
 
 
@@ -138,7 +140,7 @@ def test_all_range_order_and_labels():
         "age in [30-50, 30-50]", "age in [30-50, >50]", "age in [>50, >50]",
     ]
     np.testing.assert_array_equal(
-        W.matrix, [[1, 0, 0], [1, 1, 0], [1, 1, 1], [0, 1, 0], [0, 1, 1], [0, 0, 1]]
+        W.toarray(), [[1, 0, 0], [1, 1, 0], [1, 1, 1], [0, 1, 0], [0, 1, 1], [0, 0, 1]]
     )
     assert all_range({"a": [0, 1], "b": [0, 1]}).labels[1] == "cells[0..1]"
 
@@ -161,13 +163,13 @@ def test_all_range_is_structured_and_dense_on_request_only():
 
 def test_ranges():
     W = ranges({"age": ["<30", "30-50", ">50"]}, [("<30", "30-50"), (">50", ">50")])
-    np.testing.assert_array_equal(W.matrix, [[1, 1, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(W.toarray(), [[1, 1, 0], [0, 0, 1]])
     assert W.labels.tolist() == ["age in [<30, 30-50]", "age in [>50, >50]"]
     W = ranges(DOM, [(0, 23), (5, 6)])
-    assert W.matrix.sum(axis=1).tolist() == [24, 2]
+    assert W.toarray().sum(axis=1).tolist() == [24, 2]
     assert W.labels.tolist() == ["cells[0..23]", "cells[5..6]"]
     W = ranges({"v": [10, 20, 30]}, [(20, 30)])  # category values, not positions
-    np.testing.assert_array_equal(W.matrix, [[0, 1, 1]])
+    np.testing.assert_array_equal(W.toarray(), [[0, 1, 1]])
 
 
 def test_ranges_errors():
@@ -206,7 +208,7 @@ def test_marginals_match_brute_force(k):
     domain = Domain(DOM)
     W = marginals(domain, k=k)
     subsets = list(itertools.combinations(domain.columns, k))
-    np.testing.assert_array_equal(W.matrix, _brute_force_marginals(domain, subsets))
+    np.testing.assert_array_equal(W.toarray(), _brute_force_marginals(domain, subsets))
     assert W.name == "marginals" and W.domain == domain
 
 
@@ -221,7 +223,7 @@ def test_marginals_attributes():
     domain = Domain(DOM)
     W = marginals(DOM, attributes=["smoker", ("region", "age"), []])
     expected = _brute_force_marginals(domain, [("smoker",), ("age", "region"), ()])
-    np.testing.assert_array_equal(W.matrix, expected)
+    np.testing.assert_array_equal(W.toarray(), expected)
     assert W.labels[2] == "age=<30 & region=n"
     assert W.labels[-1] == "total"
     assert marginals(DOM, attributes="smoker").n_queries == 2
@@ -251,8 +253,8 @@ def test_range_marginals():
     assert W.n_queries == 6 + 3 + 10
     assert W.labels[1] == "age in [<30, 30-50]"
     # one-attribute range marginal = all_range of that attribute pushed through the marginal
-    age = marginals(domain, attributes=["age"]).matrix
-    np.testing.assert_array_equal(W.matrix[:6], all_range(3).matrix @ age)
+    age = marginals(domain, attributes=["age"]).toarray()
+    np.testing.assert_array_equal(W.toarray()[:6], all_range(3).toarray() @ age)
 
     W2 = range_marginals(DOM, k=2)
     assert W2.labels[0] == "age in [<30, <30] & smoker in [no, no]"
@@ -261,7 +263,7 @@ def test_range_marginals():
     cells = domain.cells()
     mask = cells["age"].isin(["<30", "30-50"]) & cells["smoker"].isin(["no", "yes"])
     row = W2.labels.get_loc("age in [<30, 30-50] & smoker in [no, yes]")
-    np.testing.assert_array_equal(W2.matrix[row], mask.to_numpy(dtype=float))
+    np.testing.assert_array_equal(W2.toarray()[row], mask.to_numpy(dtype=float))
 
     W3 = range_marginals(DOM, attributes=[("region",)])
     assert W3.n_queries == 10
@@ -274,23 +276,23 @@ def test_range_marginals():
 def test_parity_int_domain_orthogonal():
     W = parity(8)
     assert W.n_queries == 7
-    np.testing.assert_allclose(W.matrix @ W.matrix.T, 8 * np.eye(7))
+    np.testing.assert_allclose(W.toarray() @ W.toarray().T, 8 * np.eye(7))
     assert W.labels[0] == "parity(bit2)"
     # bit 0 of the flat index alternates
-    np.testing.assert_array_equal(W.matrix[W.labels.get_loc("parity(bit0)")], [1, -1] * 4)
+    np.testing.assert_array_equal(W.toarray()[W.labels.get_loc("parity(bit0)")], [1, -1] * 4)
 
 
 def test_parity_binary_domain():
     dom = {"age": ["young", "old"], "smoker": ["no", "yes"], "male": [0, 1]}
     W = parity(dom)
-    np.testing.assert_allclose(W.matrix @ W.matrix.T, 8 * np.eye(7))
+    np.testing.assert_allclose(W.toarray() @ W.toarray().T, 8 * np.eye(7))
     cells = Domain(dom).cells()
     # first column = most significant bit
     age_bit = (cells["age"] == "old").to_numpy()
-    np.testing.assert_array_equal(W.matrix[0], np.where(age_bit, -1.0, 1.0))
+    np.testing.assert_array_equal(W.toarray()[0], np.where(age_bit, -1.0, 1.0))
     assert W.labels[3] == "parity(age, smoker)"
     smoker_bit = (cells["smoker"] == "yes").to_numpy()
-    np.testing.assert_array_equal(W.matrix[3], np.where(age_bit ^ smoker_bit, -1.0, 1.0))
+    np.testing.assert_array_equal(W.toarray()[3], np.where(age_bit ^ smoker_bit, -1.0, 1.0))
     W1 = parity(dom, k=1)
     assert W1.labels.tolist() == ["parity(age)", "parity(smoker)", "parity(male)"]
 
@@ -318,19 +320,19 @@ def test_from_predicates_strings_and_callables():
         },
     )
     np.testing.assert_array_equal(
-        W.matrix, [[0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1], [1, 1, 1, 1, 1, 1]]
+        W.toarray(), [[0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1], [1, 1, 1, 1, 1, 1]]
     )
     assert W.labels.tolist() == ["young smoker", "old", "all"]
     assert W.name == "predicates"
 
     W2 = from_predicates(dom, ["smoker == 'no'", lambda c: c["age"] == 40])
     assert W2.labels.tolist() == ["smoker == 'no'", "q1"]
-    np.testing.assert_array_equal(W2.matrix, [[1, 0, 1, 0, 1, 0], [0, 0, 1, 1, 0, 0]])
+    np.testing.assert_array_equal(W2.toarray(), [[1, 0, 1, 0, 1, 0], [0, 0, 1, 1, 0, 0]])
 
 
 def test_from_predicates_nullable_boolean():
     W = from_predicates(2, [lambda c: pd.array([True, False], dtype="boolean")])
-    np.testing.assert_array_equal(W.matrix, [[1, 0]])
+    np.testing.assert_array_equal(W.toarray(), [[1, 0]])
     with pytest.raises(ValueError, match="'q0' gave missing values"):
         from_predicates(2, [lambda c: pd.Series([True, None], dtype="boolean")])
 
