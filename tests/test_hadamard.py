@@ -449,7 +449,8 @@ def test_optimal_decoder_beats_the_block_estimator(n, epsilon, prefix_ratio, his
         start = (j // (block - 1)) * block
         L[j, start:start + block] = 2 * Z / (block * (e - 1)) * H[:, j % (block - 1) + 1]
     np.testing.assert_allclose(L @ Q, np.eye(n), atol=1e-9)  # also unbiased
-    for W, expected in ((workloads.prefix(n).toarray(), prefix_ratio), (np.eye(n), histogram_ratio)):
+    for W, expected in ((workloads.prefix(n).toarray(), prefix_ratio),
+                        (np.eye(n), histogram_ratio)):
         G = W.T @ W
         block_estimator = (np.sum((W @ L) ** 2, axis=0) @ Q - np.diag(G)).max()
         ratio = block_estimator / mechanism.per_user_variance(G).max()

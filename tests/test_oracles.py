@@ -34,7 +34,8 @@ def test_support_oracle_variance_matches_the_dense_formula(n, epsilon):
     Q = mechanism.strategy_matrix()
     L = support_decoder(mechanism, np.eye(n))
     np.testing.assert_allclose(L @ Q, np.eye(n), atol=1e-12)  # unbiased
-    for W in (np.eye(n), workloads.prefix(n).toarray(), np.random.default_rng(0).normal(size=(3, n))):
+    for W in (np.eye(n), workloads.prefix(n).toarray(),
+              np.random.default_rng(0).normal(size=(3, n))):
         G = W.T @ W
         dense = np.sum((W @ L) ** 2, axis=0) @ Q - np.diag(G)
         np.testing.assert_allclose(mechanism.per_user_variance(G), dense, rtol=1e-10, atol=1e-10)

@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import workloads
 from .._glue import resolve_domain, resolve_workload, validate_records
 from ..budget import charge_ledger, resolve_ledger
+from ..mechanisms.matrix import MatrixMechanism
 from ..postprocess import POSTPROCESS, postprocess
 from ..reports import AggregatedReports, LDPReports, check_same_mechanism, statistic_of
 from ..selection.central import build_central_mechanism
@@ -242,10 +243,12 @@ class WorkloadEstimator(BaseEstimator):
         self.workload_ = resolve_workload(self.workload, self.domain_)
         counts = np.bincount(self.domain_.encode(X), minlength=self.domain_.size)
         rng = np.random.default_rng(self.random_state)
+        # The workload goes in as an operator: strategies and errors need only its Gram, so
+        # all ranges over 1024 cells (524800 queries) never become a dense matrix.
         mechanism, report = build_central_mechanism(
-            self.strategy, self.workload_.toarray(), self.domain_.shape, self.epsilon,
+            self.strategy, self.workload_, self.domain_.shape, self.epsilon,
             self.delta, data_vector=counts, rng=rng, params=self.strategy_params)
-        mechanism.check_supports(self.workload_.toarray(), self.workload_.labels)
+        mechanism.check_supports(self.workload_)
         # Charged before the measurement and before the (possibly data-selected) strategy is
         # stored: a refused charge releases nothing.
         charge_ledger(self.ledger, self.epsilon, self.delta, kind="release",
@@ -270,18 +273,19 @@ class WorkloadEstimator(BaseEstimator):
                 "estimate the total; <= 0: too few records for this budget). Use "
                 "normalize=False or a strategy that measures the total."
             )
-        self.data_vector_ = postprocess(raw, self.postprocess, self.workload_.gram(),
-                                        self.n_users_)
-        scale = 1.0 / self.n_users_ if self.normalize else 1.0
-        W = self.workload_.toarray()
-        self._answers = pd.Series(scale * (W @ self.data_vector_), index=self.workload_.labels,
-                                  name="answer")
-        variance = scale**2 * self.mechanism_.query_variance(W)
-        self._expected_error = pd.DataFrame({"worst_case": variance, "average_case": variance},
-                                            index=self.workload_.labels)
-        self.expected_total_error_ = {"worst_case": float(variance.sum()),
-                                      "average_case": float(variance.sum())}
-        self.lower_bound_ = scale**2 * self.mechanism_.lower_bound(self.workload_.gram())
+        gram = self.workload_.gram()
+        self.data_vector_ = postprocess(raw, self.postprocess, gram, self.n_users_)
+        # As in the local model, answers_ and expected_error_ (one row per query) are built
+        # on first access (answers through the operator, variances through
+        # MatrixMechanism.query_variance_summary); the totals come from the Gram:
+        # sum_i Var(w_i x_hat) = sigma^2 tr(G (A^T A)^+), the same at every query.
+        self._answers = self._expected_error = None
+        scale2 = self._answer_scale() ** 2
+        total = scale2 * self.mechanism_.total_squared_error(gram)
+        self.expected_total_error_ = {"worst_case": total, "average_case": total}
+        design = report["design"]
+        self.lower_bound_ = scale2 * self.mechanism_.lower_bound(
+            gram, svdb=None if design is None else design.bound)
         return self
 
     @available_if(_local_model_only)
@@ -377,7 +381,10 @@ class WorkloadEstimator(BaseEstimator):
         check_is_fitted(self, "data_vector_")
         workload, labels = self._as_workload(queries)
         worst, average = self.mechanism_.query_variance_summary(workload)
-        scale = self._variance_scale()
+        if isinstance(self.mechanism_, MatrixMechanism):
+            scale = self._answer_scale() ** 2  # central: variances of counts, not per user
+        else:
+            scale = self._variance_scale()
         index = labels if labels is not None else pd.RangeIndex(workload.n_queries,
                                                                 name="query")
         return pd.DataFrame({"worst_case": scale * np.asarray(worst),
@@ -476,10 +483,11 @@ class WorkloadEstimator(BaseEstimator):
         cells = self.domain_.encode(X)
         if cells.size < 1:
             raise ValueError("score needs at least 1 held-out record.")
-        W = self.workload_.toarray()
-        held_out = W @ np.bincount(cells, minlength=self.domain_.size) / cells.size
-        fitted = W @ self.data_vector_ / self.n_users_
-        return -float(np.sum((fitted - held_out) ** 2)) / W.shape[0]
+        # ||W v||^2 = v^T G v for v = fitted - held-out data vector: no p-sized vector.
+        held_out = np.bincount(cells, minlength=self.domain_.size) / cells.size
+        difference = self.data_vector_ / self.n_users_ - held_out
+        gram = self.workload_.gram()
+        return -float(difference @ gram.matvec(difference)) / self.workload_.n_queries
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

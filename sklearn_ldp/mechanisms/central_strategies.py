@@ -13,6 +13,15 @@ import math
 
 import numpy as np
 
+from .._gram import Gram
+from .._strategy_error import (
+    GRAM_SUPPORT_RTOL,
+    dense_gram_matrix,
+    gram_leak,
+    is_structured_workload,
+    query_matrix,
+    workload_gram,
+)
 from .._validation import check_dense_size, check_positive_int
 from .factorization import PseudoInverse
 from .fourier import cell_bit_strings, fourier_coefficients
@@ -113,6 +122,12 @@ def _supports(A, W, rtol=1e-8):
     return residual <= rtol * np.maximum(np.linalg.norm(W, axis=1), 1e-300)
 
 
+def _gram_supports(A, G):
+    """Whether the workload of Gram ``G`` (dense) lies in the row space of ``A``."""
+    null = PseudoInverse(A.T @ A).null_space
+    return null.shape[1] == 0 or gram_leak(null, G) <= GRAM_SUPPORT_RTOL
+
+
 def fourier_basis_strategy(shape, workload_matrix=None, max_order=None):
     """Fourier (Barak et al.) strategy: +-1 parity queries over the records' bit strings.
 
@@ -122,6 +137,10 @@ def fourier_basis_strategy(shape, workload_matrix=None, max_order=None):
     every attribute has a power-of-two number of categories the characters are orthogonal and
     exactly those with ``W chi != 0`` are kept; otherwise (``max_order=None``) the least
     order that supports the workload is used. Sensitivity ``sqrt(rows)``.
+
+    ``workload_matrix`` is a query matrix, a Workload or a Gram operator: only ``W^T W`` is
+    needed (``||W chi||^2 = chi^T G chi``, and the row space of ``W`` is the range of ``G``),
+    so a structured workload is never written down as ``p x n``.
 
     Examples
     --------
@@ -134,6 +153,12 @@ def fourier_basis_strategy(shape, workload_matrix=None, max_order=None):
     power_of_two = all(s & (s - 1) == 0 for s in shape)
     if max_order is None and workload_matrix is not None and not power_of_two:
         orders = list(range(1, len(shape) + 1))
+    if workload_matrix is None:
+        W = G = None
+    elif isinstance(workload_matrix, Gram) or is_structured_workload(workload_matrix):
+        W, G = None, dense_gram_matrix(workload_gram(workload_matrix))
+    else:
+        W, G = query_matrix(workload_matrix), None
     for order in orders:
         masks, offsets = fourier_coefficients(shape, order)
         masks = np.concatenate([[0], masks]).astype(np.int64)
@@ -142,10 +167,13 @@ def fourier_basis_strategy(shape, workload_matrix=None, max_order=None):
         A = 1.0 - 2.0 * (np.bitwise_count(masks[:, None] & cells[None, :]) & 1)
         if workload_matrix is None:
             return A
-        W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
         if power_of_two:
-            weight = np.sum((W @ A.T) ** 2, axis=0)
+            if W is not None:
+                weight = np.sum((W @ A.T) ** 2, axis=0)
+            else:
+                weight = np.einsum("ij,ij->i", A @ G, A)
             A = A[weight > 1e-12 * max(weight.max(), 1e-300)]
-        if _supports(A, W).all() or order == orders[-1]:
+        supported = _supports(A, W).all() if W is not None else _gram_supports(A, G)
+        if supported or order == orders[-1]:
             return A
     return A

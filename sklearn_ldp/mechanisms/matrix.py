@@ -71,7 +71,17 @@ import warnings
 
 import numpy as np
 
-from .._strategy_error import singular_value_bound, strategy_error
+from .._strategy_error import (
+    GRAM_SUPPORT_RTOL,
+    _full_inverse,
+    dense_gram_matrix,
+    gram_leak,
+    is_structured_workload,
+    query_matrix,
+    singular_value_bound,
+    strategy_error,
+    workload_gram,
+)
 from .._validation import (
     as_float_matrix,
     check_delta,
@@ -102,6 +112,11 @@ NOISES = ("gaussian", "discrete")
 # quantization of the strategy is fine, small enough that the int64 path covers all
 # practical draws.
 _TARGET_LATTICE_SIGMA = 2**12
+# A query is in the strategy's row space when its component in the null space is below this
+# fraction of its norm.
+SUPPORT_RTOL = 1e-8
+# Labels of a failing workload are looked up (to name the failing queries) up to this size.
+_NAMED_QUERIES_LIMIT = 2**20
 
 
 # ---------------------------------------------------------------------- calibration
@@ -166,14 +181,16 @@ def gaussian_mechanism_error(workload_matrix):
     ``p ||W||_2^2`` for ``p`` queries: LM12's "Gaussian mechanism" baseline (Figure 1: 40).
     The matrix mechanism with ``A = W`` (``strategy="workload"``) reconstructs by least
     squares and has ``||W||_2^2 rank(W)`` instead (20 on Figure 1): consistency alone halves
-    that error.
+    that error. ``workload_matrix`` may be a Workload (the column norms come from its Gram).
 
     Examples
     --------
     >>> round(gaussian_mechanism_error(np.ones((3, 2))), 6)
     9.0
     """
-    W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
+    if is_structured_workload(workload_matrix):
+        return workload_matrix.shape[0] * float(workload_matrix.gram().diagonal().max())
+    W = query_matrix(workload_matrix)
     return W.shape[0] * l2_sensitivity(W) ** 2
 
 
@@ -196,6 +213,12 @@ class MatrixMechanism:
         Discrete noise only: the integer sensitivity of the quantized strategy (default: so
         that the noise has about ``2^12`` lattice units of standard deviation).
     name : str, default="custom"
+    strategy_gram : array of shape (n, n), optional
+        ``A^T A`` when the caller already has it (Eigen-Design computes it from its
+        eigen-queries, without the completion rows), to save an ``r n^2`` product. Used for
+        Gaussian noise only (discrete noise measures a quantized ``A``); its diagonal is
+        checked against the column norms of ``A``. Privacy does not depend on it (the
+        noise is calibrated on ``A``), only the least-squares reconstruction does.
 
     Attributes
     ----------
@@ -216,7 +239,7 @@ class MatrixMechanism:
     """
 
     def __init__(self, strategy, epsilon, delta, calibration="analytic", noise="gaussian",
-                 resolution=None, name="custom"):
+                 resolution=None, name="custom", strategy_gram=None):
         A = as_float_matrix(strategy, "The strategy matrix")
         self.epsilon = check_epsilon(epsilon)
         if delta is None:
@@ -239,7 +262,28 @@ class MatrixMechanism:
             self._quantize(A, resolution)
         self.A.setflags(write=False)
         self.n_measurements, self.n_inputs = self.A.shape
-        self._solver = PseudoInverse(self.A.T @ self.A)
+        if strategy_gram is None or self._integer is not None:
+            strategy_gram = self.A.T @ self.A
+        else:
+            strategy_gram = self._checked_strategy_gram(strategy_gram)
+        self._solver = PseudoInverse(strategy_gram)
+        self._covariance = None  # (A^T A)^+, computed on first use (see unit_covariance)
+
+    def _checked_strategy_gram(self, strategy_gram):
+        X = np.asarray(strategy_gram, dtype=float)
+        if X.shape != (self.n_inputs, self.n_inputs):
+            raise ValueError(f"strategy_gram must be {self.n_inputs} x {self.n_inputs} (A^T A),"
+                             f" got shape {X.shape}.")
+        norms2 = np.einsum("ij,ij->j", self.A, self.A)
+        if not np.allclose(np.diagonal(X), norms2, rtol=1e-8, atol=1e-12 * norms2.max()):
+            raise ValueError("strategy_gram is not A^T A: its diagonal differs from the squared "
+                             "column norms of the strategy.")
+        return X
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_covariance"] = None  # a cache of n x n floats: recomputed on demand
+        return state
 
     def _quantize(self, A, resolution):
         if resolution is None:
@@ -256,33 +300,74 @@ class MatrixMechanism:
         self.sigma = math.sqrt(self.sigma2)
 
     # ------------------------------------------------------------------ support
+    def _width(self, workload):
+        if is_structured_workload(workload):
+            width = workload.shape[1]
+        else:
+            width = query_matrix(workload).shape[1]
+        if width != self.n_inputs:
+            raise ValueError(f"the queries have {width} columns but the strategy covers "
+                             f"{self.n_inputs} cells.")
+
     def supports(self, workload_matrix):
-        """Boolean per query: is it in the row space of ``A`` (answerable without bias)?"""
-        W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
+        """Boolean per query: is it in the row space of ``A`` (answerable without bias)?
+
+        ``workload_matrix`` is a query matrix or a Workload; a Workload is applied to the
+        null space of ``A^T A`` as an operator (``p x dim(null)`` numbers, nothing ``p x n``).
+        """
         null = self._solver.null_space
-        if null.shape[1] == 0:
-            return np.ones(W.shape[0], dtype=bool)
-        residual = np.linalg.norm(W @ null, axis=1)
-        return residual <= 1e-8 * np.maximum(np.linalg.norm(W, axis=1), 1e-300)
+        if is_structured_workload(workload_matrix):
+            self._width(workload_matrix)
+            if null.shape[1] == 0:
+                return np.ones(workload_matrix.shape[0], dtype=bool)
+            residual = np.linalg.norm(workload_matrix.matvec(null), axis=1)
+            norms = np.sqrt(workload_matrix.query_stats().sq_norms)
+        else:
+            W = query_matrix(workload_matrix)
+            if null.shape[1] == 0:
+                return np.ones(W.shape[0], dtype=bool)
+            residual = np.linalg.norm(W @ null, axis=1)
+            norms = np.linalg.norm(W, axis=1)
+        return residual <= SUPPORT_RTOL * np.maximum(norms, 1e-300)
 
     def check_supports(self, workload_matrix, labels=None):
-        """Raise a ValueError naming the queries outside the row space of the strategy."""
-        W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
-        if W.shape[1] != self.n_inputs:
-            raise ValueError(f"the queries have {W.shape[1]} columns but the strategy covers "
-                             f"{self.n_inputs} cells.")
-        ok = self.supports(W)
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
-            shown = [str(labels[i]) if labels is not None else f"query {i}" for i in bad[:3]]
+        """Raise a ValueError naming the queries outside the row space of the strategy.
+
+        ``workload_matrix`` is a query matrix or a Workload (``labels`` default to its own).
+        When the queries times the null-space directions are too many to form, the whole
+        workload is checked through its Gram instead (``||W N||_F^2 = tr(N^T G N)``).
+        """
+        self._width(workload_matrix)
+        null = self._solver.null_space
+        if null.shape[1] == 0:
+            return  # full rank: every query is supported
+        advice = ("Use a strategy that spans the workload: 'eigen', 'identity', 'workload', or "
+                  "a Fourier order that covers it"
+                  + (", or a larger resolution (quantization zeroed small entries)."
+                     if self.noise == "discrete" else "."))
+        try:
+            ok = self.supports(workload_matrix)
+        except ValueError:  # W N would be too large: check the whole workload via its Gram
+            leak = gram_leak(null, workload_gram(workload_matrix))
+            if leak <= GRAM_SUPPORT_RTOL:
+                return
             raise ValueError(
-                f"the strategy {self.name!r} does not support the workload: {bad.size} of "
-                f"{W.shape[0]} queries (e.g. {', '.join(shown)}) are not in its row space, so "
-                "least squares cannot answer them without bias. Use a strategy that spans the "
-                "workload: 'eigen', 'identity', 'workload', or a Fourier order that covers it"
-                + (", or a larger resolution (quantization zeroed small entries)."
-                   if self.noise == "discrete" else ".")
-            )
+                f"the strategy {self.name!r} does not support the workload: a fraction "
+                f"{leak:.3g} of its squared norm lies outside the row space of the strategy, "
+                f"so least squares cannot answer it without bias. {advice}"
+            ) from None
+        if ok.all():
+            return
+        bad = np.flatnonzero(~ok)
+        if (labels is None and is_structured_workload(workload_matrix)
+                and workload_matrix.shape[0] <= _NAMED_QUERIES_LIMIT):
+            labels = workload_matrix.labels
+        shown = [str(labels[i]) if labels is not None else f"query {i}" for i in bad[:3]]
+        raise ValueError(
+            f"the strategy {self.name!r} does not support the workload: {bad.size} of "
+            f"{ok.size} queries (e.g. {', '.join(shown)}) are not in its row space, so "
+            f"least squares cannot answer them without bias. {advice}"
+        )
 
     # ------------------------------------------------------------------ release
     def measure(self, data_vector, rng):
@@ -310,19 +395,94 @@ class MatrixMechanism:
         return self._solver.solve(self.A.T @ y)
 
     # ------------------------------------------------------------------ error
+    def unit_covariance(self):
+        """``(A^T A)^+``: the covariance of the estimated data vector over ``sigma^2``.
+
+        Computed once (``2 n^3 / 3`` flops from the Cholesky factor) and kept: every
+        per-query variance and the total error then cost ``O(n^2)`` or less.
+        """
+        if self._covariance is None:
+            factor = getattr(self._solver, "_cholesky", None)
+            if factor is not None and factor[1]:
+                covariance = _full_inverse(factor[0])
+            else:  # singular A^T A (or another factorization): apply the pseudo-inverse
+                covariance = self._solver.solve(np.eye(self.n_inputs))
+                covariance = 0.5 * (covariance + covariance.T)
+            covariance.setflags(write=False)
+            self._covariance = covariance
+        return self._covariance
+
+    def _row_variances(self, rows):
+        """``w (A^T A)^+ w^T`` for each row of a dense block (the covariance when it is
+        already there, else a solve, which is cheaper for a few rows)."""
+        if self._covariance is None and rows.shape[0] < self.n_inputs:
+            return np.einsum("ij,ji->i", rows, self._solver.solve(rows.T))
+        return np.einsum("ij,ij->i", rows @ self.unit_covariance(), rows)
+
+    def _interval_variances(self, lo, hi):
+        """``Var(x_lo + ... + x_hi)`` over ``sigma^2`` for each interval, from the covariance
+        ``C`` of the prefix sums ``S_a = x_0 + ... + x_{a-1}`` (``S_0 = 0``): ``C[hi + 1, hi +
+        1] + C[lo, lo] - 2 C[lo, hi + 1]``. ``C`` is two cumulative sums of the covariance
+        (``O(n^2)``, once), each interval ``O(1)``; single cells read the diagonal directly."""
+        covariance = self.unit_covariance()
+        n = self.n_inputs
+        C = np.zeros((n + 1, n + 1))
+        np.cumsum(np.cumsum(covariance, axis=0), axis=1, out=C[1:, 1:])
+        variance = C[hi + 1, hi + 1] + C[lo, lo] - 2.0 * C[lo, hi + 1]
+        single = lo == hi
+        variance[single] = np.diagonal(covariance)[lo[single]]
+        return variance
+
     def query_variance(self, workload_matrix):
-        """Variance of each answer ``w x_hat``: ``sigma^2 w (A^T A)^+ w^T`` (data-independent)."""
-        W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
-        return self.sigma**2 * np.sum(self._solver.solve(W.T).T * W, axis=1)
+        """Variance of each answer ``w x_hat``: ``sigma^2 w (A^T A)^+ w^T`` (data-independent).
+
+        ``workload_matrix`` is a query matrix or a Workload. A workload of intervals (prefix,
+        all ranges, chosen ranges, histogram) is answered from the covariance of the prefix
+        sums in ``O(n^2 + p)``; any other Workload by its dense row blocks
+        (``diag(B Cov B^T)`` per block), never as one ``p x n`` matrix.
+        """
+        if not is_structured_workload(workload_matrix):
+            return self.sigma**2 * self._row_variances(query_matrix(workload_matrix))
+        self._width(workload_matrix)
+        bounds = workload_matrix.intervals()
+        if bounds is not None:
+            return self.sigma**2 * self._interval_variances(*bounds)
+        variance = np.empty(workload_matrix.shape[0])
+        for rows, block in workload_matrix.row_blocks():
+            variance[rows] = self._row_variances(block)
+        return self.sigma**2 * variance
+
+    def query_variance_summary(self, workload):
+        """``(worst, average)`` per query, as the local mechanisms report it: both are
+        :meth:`query_variance`, since the central error does not depend on the data."""
+        variance = self.query_variance(workload)
+        return variance, variance
 
     def total_squared_error(self, gram):
-        """``sigma^2 tr(W^T W (A^T A)^+)``: expected squared error summed over the queries."""
-        return float(self.sigma**2 * np.trace(self._solver.solve(np.asarray(gram, dtype=float))))
+        """``sigma^2 tr(W^T W (A^T A)^+)``: expected squared error summed over the queries.
 
-    def lower_bound(self, gram):
-        """Singular value bound at this mechanism's noise per unit sensitivity."""
-        bound = singular_value_bound(gram=gram)
-        return float((self.sigma / self.sensitivity) ** 2 * bound)
+        ``gram`` is ``W^T W`` (dense array or Gram operator) or a Workload; ``O(n^2)`` once
+        the covariance is there (see :meth:`unit_covariance`).
+        """
+        if isinstance(gram, np.ndarray):
+            G = np.asarray(gram, dtype=float)
+        else:
+            G = dense_gram_matrix(workload_gram(gram))
+        if G.shape != (self.n_inputs, self.n_inputs):
+            raise ValueError(f"the Gram matrix must be {self.n_inputs} x {self.n_inputs}, got "
+                             f"shape {G.shape}.")
+        return float(self.sigma**2 * np.vdot(G, self.unit_covariance()))
+
+    def lower_bound(self, gram, svdb=None):
+        """Singular value bound at this mechanism's noise per unit sensitivity.
+
+        ``gram`` is ``W^T W`` (dense array or Gram operator; prefix, all-range, identity and
+        Kronecker Grams have closed-form spectra) or a Workload; ``svdb``, if given, is the
+        workload's bound already computed (e.g. :attr:`EigenDesign.bound`).
+        """
+        if svdb is None:
+            svdb = singular_value_bound(gram=gram)
+        return float((self.sigma / self.sensitivity) ** 2 * svdb)
 
     def __repr__(self):
         return (f"MatrixMechanism(name={self.name!r}, shape={self.A.shape}, "

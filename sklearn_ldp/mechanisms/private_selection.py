@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from .._strategy_error import is_structured_workload, query_matrix
 from .._validation import check_epsilon
 
 __all__ = [
@@ -57,6 +58,17 @@ def exponential_mechanism(utilities, epsilon, sensitivity, rng):
     return int(rng.choice(p.size, p=p))
 
 
+def _abs_transpose_product(workload, V):
+    """``V |W|`` for rows ``V`` (``(c, p)``): by the transposed product when no entry of the
+    workload is negative (``|W| = W``), else block by block over its dense rows."""
+    if workload.query_stats().mins.min() >= 0:
+        return workload.rmatvec(V.T).T
+    result = np.zeros((V.shape[0], workload.shape[1]))
+    for rows, block in workload.row_blocks():
+        result += V[:, rows] @ np.abs(block)
+    return result
+
+
 def relative_error_utilities(data_vector, workload_matrix, mechanisms, sanity_bound):
     r"""Utility and sensitivity for choosing a strategy by its expected relative error.
 
@@ -67,19 +79,24 @@ def relative_error_utilities(data_vector, workload_matrix, mechanisms, sanity_bo
     record moves ``w_i x`` by ``|w_ij|``, so ``Delta_u = max_c max_j (2 / (p s^3)) sum_i
     V_{c,i} |w_ij|``.
 
+    ``workload_matrix`` is a query matrix or a Workload; a Workload is answered and
+    multiplied through its products (and its per-query variances come from the mechanisms'
+    structured ``query_variance``), never as a dense ``p x n`` matrix.
+
     Returns
     -------
     utilities : ndarray of shape (n_candidates,)
     sensitivity : float
     """
-    W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
+    structured = is_structured_workload(workload_matrix)
+    W = workload_matrix if structured else query_matrix(workload_matrix)
     if not (isinstance(sanity_bound, numbers.Real) and sanity_bound > 0):
         raise ValueError(f"sanity_bound must be a positive count, got {sanity_bound!r}.")
     answers = np.maximum(np.abs(W @ np.asarray(data_vector, dtype=float)), sanity_bound)
     variances = np.array([m.query_variance(W) for m in mechanisms])
     utilities = -np.mean(variances / answers**2, axis=1)
-    sensitivity = 2.0 / (W.shape[0] * sanity_bound**3) * float(
-        np.max(variances @ np.abs(W)))
+    spread = _abs_transpose_product(W, variances) if structured else variances @ np.abs(W)
+    sensitivity = 2.0 / (W.shape[0] * sanity_bound**3) * float(np.max(spread))
     return utilities, sensitivity
 
 
@@ -103,7 +120,7 @@ def select_strategy(data_vector, workload_matrix, mechanisms, epsilon, sanity_bo
     ----------
     data_vector : array of shape (n,)
         The private counts.
-    workload_matrix : array of shape (p, n)
+    workload_matrix : array of shape (p, n) or Workload
     mechanisms : dict name -> MatrixMechanism
         The candidates, calibrated to the budget of the release that follows.
     epsilon : float

@@ -9,7 +9,16 @@ is 1) and the noise has variance 1 per measurement: the total squared error of a
 which is invariant to scaling ``A``; multiply by the squared noise multiplier of the Gaussian
 calibration (``sigma / sensitivity``) to get counts squared (see
 :mod:`sklearn_ldp.mechanisms.matrix`). Only ``W^T W`` matters, so every function takes either
-the workload matrix or its Gram matrix.
+the workload (a matrix, or a structured :class:`~sklearn_ldp.workloads.Workload`, used
+through its Gram operator and never as a ``p x n`` matrix) or its Gram matrix (dense or an
+operator).
+
+Cost at scale: the eigen-queries of the prefix and all-range Grams are closed-form sine bases
+(``O(n^2)`` instead of an ``O(n^3)`` eigendecomposition, see
+:func:`~sklearn_ldp._strategy_error.closed_form_eigensystem`); the rest is Program 1 and a
+few ``O(n^3)`` dense products and factorizations (the strategy's ``A^T A``, its Cholesky
+factor, the error), which :mod:`benchmarks/bench_eigen.py` (``--scale``) times up to
+``n = 4096``.
 
 Algorithm (Program 2 of the paper)
 ----------------------------------
@@ -60,9 +69,12 @@ from scipy import linalg, optimize
 from .._strategy_error import (
     ZERO_EIGENVALUE_RTOL,
     _clean_spectrum,
+    _full_inverse,
     _gram,
     _trace_term,
     _workload_and_gram,
+    canonical_sign_flips,
+    query_matrix,
 )
 from .._strategy_error import singular_value_bound as singular_value_bound
 from .._strategy_error import strategy_error as strategy_error
@@ -85,7 +97,19 @@ def eigen_queries(workload=None, gram=None, rtol=ZERO_EIGENVALUE_RTOL):
     """Eigenvalues (descending) and eigen-queries (rows) of ``W^T W``, zero eigenvalues dropped.
 
     With a workload of fewer queries than cells the economy SVD of ``W`` is used (``O(p^2 n)``
-    instead of ``O(n^3)``): its right singular vectors are the eigen-queries.
+    instead of ``O(n^3)``): its right singular vectors are the eigen-queries. The prefix and
+    all-range Grams (workload objects or their Gram operators) have closed-form
+    eigen-queries (``O(n^2)``); other Grams are decomposed densely. Every eigen-query gets the
+    sign of :func:`~sklearn_ldp._strategy_error.canonical_sign_flips`, so the strategy does
+    not depend on the route.
+
+    Parameters
+    ----------
+    workload : array of shape (p, n) or Workload, optional
+    gram : array of shape (n, n) or Gram operator, optional
+        Give exactly one of ``workload`` and ``gram``.
+    rtol : float
+        Eigenvalues below ``rtol`` times the largest are dropped.
 
     Returns
     -------
@@ -101,21 +125,26 @@ def eigen_queries(workload=None, gram=None, rtol=ZERO_EIGENVALUE_RTOL):
     >>> values.round(6).tolist(), queries.shape
     ([4.0], (1, 2))
     """
-    W, G = _workload_and_gram(workload, gram)
-    n = W.shape[1] if W is not None else G.shape[0]
+    return _eigen_queries(*_workload_and_gram(workload, gram), rtol)
+
+
+def _eigen_queries(W, G, rtol=ZERO_EIGENVALUE_RTOL):
+    """:func:`eigen_queries` of a resolved ``(W or None, G)`` pair."""
+    n = G.n
     if W is not None and W.shape[0] < n:
         _, singular, Vt = np.linalg.svd(W, full_matrices=False)
         values, vectors = singular**2, Vt
         spectrum = np.concatenate([values, np.zeros(n - values.shape[0])])
     else:
-        values, columns = np.linalg.eigh(_gram(G))
-        values, vectors = values[::-1], columns[:, ::-1].T
+        values, vectors = G.eigensystem()
         spectrum = values
     spectrum = _clean_spectrum(spectrum)
     if values.size == 0 or values[0] <= 0:
         raise ValueError("the workload is zero: it has no non-zero eigenvalue.")
     keep = values > rtol * values[0]
-    return values[keep], np.ascontiguousarray(vectors[keep]), spectrum
+    queries = np.ascontiguousarray(vectors[keep])
+    queries *= canonical_sign_flips(queries)[:, None]
+    return values[keep], queries, spectrum
 
 
 # ---------------------------------------------------------------------- Program 1
@@ -155,8 +184,14 @@ def _solve_weights(squared_design, costs, solver, solver_options=None):
     u = cp.Variable(S.shape[0], pos=True)
     scaled = costs[active] / costs[active].max()
     problem = cp.Problem(cp.Minimize(scaled @ cp.inv_pos(u)), [S.T @ u <= 1])
+    options = dict(solver_options or {})
+    if solver == "CLARABEL":
+        # Clarabel's "auto" picks the multithreaded faer factorization, which is 2-15 times
+        # slower than QDLDL on this KKT system (a dense k x m block; measured at m = 64 to
+        # 1024 cells on 2 cores, same optimum to 1e-15 relative).
+        options.setdefault("direct_solve_method", "qdldl")
     try:
-        problem.solve(solver=solver, **(solver_options or {}))
+        problem.solve(solver=solver, **options)
     except cp.error.SolverError as exc:
         raise ValueError(
             f"Program 1 failed in the solver {solver}: {exc}. Try solver={_other_solver(solver)!r}."
@@ -259,10 +294,13 @@ class EigenDesign:
         self.completion = np.where(deficit > COMPLETION_RTOL, deficit, 0.0)
         self._dense = None
         self._strategy_gram = None
+        self._strategy_gram_lower = None
         self.bound = float(np.sqrt(spectrum).sum() ** 2 / self.n_cells)
         self.approximation_bound = float(
             math.sqrt(self.n_cells * spectrum.max() / self.bound)) if self.bound > 0 else 1.0
         self.error = self._design_error(root)
+        # The workload's Gram (n x n) is only needed for the error: do not keep it alive.
+        self._gram = None
 
     def _design_error(self, root):
         """``tr(G X^+)`` for ``X = Q^T diag(u) Q + diag(completion)`` = ``C^T C``, by the
@@ -285,15 +323,18 @@ class EigenDesign:
             P = U[:, keep].T @ C  # rows: orthogonal directions of the row space, norm^2 s_i
             GP = P @ _gram(self._gram) if root is None else (P @ root.T) @ root
             return float(np.sum(np.einsum("ij,ij->i", GP, P) / s[keep] ** 2))
-        X = linalg.blas.dsyrk(1.0, C, trans=1, lower=1)  # C^T C, lower triangle only
+        # C^T C, lower triangle only; C.T is Fortran-ordered, so BLAS reads it without a copy.
+        X = linalg.blas.dsyrk(1.0, C.T, trans=0, lower=1)
         X[np.diag_indices_from(X)] += self.completion
+        # Kept (lower triangle) as the strategy Gram: the mechanism that measures this
+        # strategy needs A^T A, which would otherwise cost another n^3 product.
+        self._strategy_gram_lower = X
         try:
-            L = linalg.cholesky(X, lower=True, overwrite_a=True, check_finite=False)
+            L = linalg.cholesky(X, lower=True, check_finite=False)
         except linalg.LinAlgError:
             return _trace_term(self.strategy_gram, _gram(self._gram))
         if root is None:
-            return float(np.trace(linalg.cho_solve((L, True), _gram(self._gram),
-                                                   check_finite=False)))
+            return float(np.vdot(_gram(self._gram), _full_inverse(L)))
         solved = linalg.solve_triangular(L, root.T, lower=True, check_finite=False)
         return float(np.sum(solved * solved))
 
@@ -302,6 +343,10 @@ class EigenDesign:
         if self._strategy_gram is None:
             if self._dense is not None:
                 self._strategy_gram = self._dense.T @ self._dense
+            elif self._strategy_gram_lower is not None:
+                lower = self._strategy_gram_lower
+                self._strategy_gram = np.tril(lower) + np.tril(lower, -1).T
+                self._strategy_gram_lower = None
             else:
                 Q = self.eigen_queries
                 X = (Q.T * self.weights) @ Q
@@ -385,8 +430,11 @@ def eigen_design(
     ----------
     workload : array of shape (p, n) or Workload, optional
         The queries. Give this or ``gram``; ``row_scaling="unit"`` needs the queries.
-    gram : array of shape (n, n), optional
-        ``W^T W``, when the workload is too large to write down (all-range at n = 4096).
+    gram : array of shape (n, n) or Gram operator, optional
+        ``W^T W``, when the workload is too large to write down (all-range at n = 4096). A
+        structured workload is also used through its Gram only (its dense ``n x n`` form,
+        or closed-form eigen-queries for prefix and all-range), unless it has fewer queries
+        than cells.
     speedup : {"auto", "none", "separation", "principal"}, default="auto"
         ``"none"``: Program 1 over all eigen-queries (paper-exact). ``"separation"``:
         eigen-query separation in groups of ``group_size``. ``"principal"``: principal
@@ -444,18 +492,21 @@ def eigen_design(
     seconds = {}
     start = time.perf_counter()
     if row_scaling == "unit":
-        if W is None:
+        if workload is None:
             raise ValueError("row_scaling='unit' needs the workload matrix, not only its gram.")
-        norms = np.linalg.norm(W, axis=1)
-        design_workload = W[norms > 0] / norms[norms > 0, None]
+        # The rows themselves are needed (a structured workload's dense form is size-guarded).
+        rows = W if W is not None else query_matrix(workload)
+        norms = np.linalg.norm(rows, axis=1)
+        design_workload = rows[norms > 0] / norms[norms > 0, None]
         design_gram = design_workload.T @ design_workload
         eigenvalues, queries, _ = eigen_queries(design_workload)
-        spectrum = eigen_queries(workload=W)[2] if W.shape[0] < W.shape[1] else None
+        if W is not None and W.shape[0] < W.shape[1]:
+            spectrum = eigen_queries(workload=W)[2]
+        else:
+            spectrum = _clean_spectrum(G.spectrum())
     else:
         design_gram = G
-        eigenvalues, queries, spectrum = eigen_queries(W, None if W is not None else G)
-    if spectrum is None:
-        spectrum = _clean_spectrum(np.linalg.eigvalsh(_gram(G)))
+        eigenvalues, queries, spectrum = _eigen_queries(W, G)
     seconds["eigen"] = time.perf_counter() - start
     k = eigenvalues.size
     if speedup == "auto":
