@@ -101,7 +101,7 @@ class RangeQueryEstimator(BaseEstimator):
         epsilon=None,
         categories=None,
         branching=4,
-        oracle="oue",
+        oracle="auto",
         random_state=None,
         ledger=None,
         ledger_users="all",

@@ -52,6 +52,9 @@ STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES + ("optimize
 AUTO_DENSE_MAX_CELLS = 256
 AUTO_OPTIMIZE_MAX_CELLS = 64
 OPTIMIZED_MAX_CELLS = 2048
+# oracle="auto" of the "hierarchical" tree: OUE (least variance, one bit per node of the
+# level) up to this many cells, HRR (one integer per report) beyond.
+AUTO_OUE_MAX_CELLS = 4096
 # Bassily's randomizers privatize a dense column of the workload (p entries per user).
 WORKLOAD_RANDOMIZER_MAX_ENTRIES = 2**24
 # Strategies that scale to any domain, named in the errors of those that do not.
@@ -119,19 +122,21 @@ def _coerce_workload(workload, workload_matrix):
 
 
 def baseline_mechanism(name, shape, epsilon, workload=None, branching=4, max_order=None,
-                       oracle="oue", workload_matrix=None):
+                       oracle="auto", workload_matrix=None):
     """The named baseline strategy over a domain of the given shape, as a mechanism.
 
-    ``branching`` and ``oracle`` (the frequency oracle of each level) configure
-    ``"hierarchical"``; ``branching`` also ``"hierarchical_matrix"``. ``workload`` (a
-    Workload or a matrix; ``workload_matrix`` is its former name) chooses the order of
-    ``"fourier"``.
+    ``branching`` and ``oracle`` (the frequency oracle of each level, or ``"auto"``: OUE up
+    to ``AUTO_OUE_MAX_CELLS`` cells, HRR beyond) configure ``"hierarchical"``;
+    ``branching`` also ``"hierarchical_matrix"``. ``workload`` (a Workload or a matrix;
+    ``workload_matrix`` is its former name) chooses the order of ``"fourier"``.
     """
     workload = _coerce_workload(workload, workload_matrix)
     n = int(np.prod(shape))
     if name in ORACLES:
         return mechanism_class(name)(n, epsilon)
     if name == "hierarchical":
+        if oracle == "auto":
+            oracle = "oue" if n <= AUTO_OUE_MAX_CELLS else "hrr"
         return mechanism_class("hierarchical")(n, epsilon, branching=branching, oracle=oracle)
     if name == "haar":
         return mechanism_class("haar")(n, epsilon)
@@ -267,7 +272,7 @@ def build_mechanism(
     random_state=None,
     verbose=0,
     delta=None,
-    oracle="oue",
+    oracle="auto",
     max_seconds=None,
     workload_matrix=None,
 ):
