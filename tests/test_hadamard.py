@@ -425,9 +425,10 @@ def test_hrr_bad_input():
         mechanism.query_variance(np.ones((2, 5)))
 
 
-def test_hadamard_response_refuses_a_domain_too_large_for_its_dense_decoder():
+def test_hadamard_response_is_structured_and_dense_only_on_request():
+    mechanism = HadamardResponse(2**16, 1.0)  # no dense decoder: built from its blocks
     with pytest.raises(ValueError, match="too many for the dense strategy"):
-        HadamardResponse(2**16, 1.0)
+        mechanism.strategy_matrix()
 
 
 @pytest.mark.parametrize("n, epsilon, prefix_ratio, histogram_ratio",

@@ -286,7 +286,7 @@ def test_supports_blocks_says_which_grams_are_structured():
     kron = GRAM_CASES["kron"].gram()  # factor sizes 4, 2, 8: flat widths that cut no factor
     assert [kron.supports_blocks(w) for w in (1, 2, 8, 16, 32, 64, 128)] == [True] * 7
     assert not kron.supports_blocks(3) and not kron.supports_blocks(12)
-    assert not GRAM_CASES["ranges"].gram().supports_blocks(2)  # no closed form: a product
+    assert GRAM_CASES["ranges"].gram().supports_blocks(2)  # chosen ranges: an IntervalGram
     assert _gram.DenseGram(np.eye(3)).supports_blocks(2)
 
 
