@@ -117,6 +117,169 @@ def _category_index(categories):
     return pd.Index(_object_array(categories)).infer_objects()
 
 
+# Integer categories within this bound take the integer fast path: ``value - low`` computed in
+# int64 (wrapping around on overflow) can then only land in ``[0, n)`` for a value within
+# ``[low, low + n)``, for any int64 value and any number of categories n < 2**62.
+_INT_FAST_BOUND = 2**62
+# Largest span (max - min + 1) of non-contiguous integer categories looked up in a dense table.
+_MAX_DENSE_TABLE = 2**22
+# Float data match integer categories through int64 only while every category is exact in float64.
+_FLOAT_EXACT_BOUND = 2**53
+
+
+def _is_arrow_string_dtype(dtype):
+    """True for pandas string dtypes stored as Arrow strings (``str``, ``string[pyarrow]``...)."""
+    if isinstance(dtype, pd.StringDtype):
+        return str(dtype.storage).startswith("pyarrow")  # "pyarrow_numpy" in pandas 2.x
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        return pa.types.is_string(dtype.pyarrow_dtype) or pa.types.is_large_string(
+            dtype.pyarrow_dtype)
+    return False
+
+
+class _ColumnCodec:
+    """Lookup structures of one domain column for :meth:`Domain.encode`, built on first use.
+
+    Every fast path returns the category codes of the values as a new integer array, or
+    ``None`` when it does not apply to them *or* when some value is not among the categories
+    (or is missing): :meth:`Domain.encode` then runs the general lookup (``Index.get_indexer``),
+    which gives the same codes and raises the error that names the column and the offending
+    values. A fast path never decides what is valid; it only answers quickly when all is.
+    """
+
+    def __init__(self, categories, index):
+        self.index = index
+        self.n = len(categories)
+        # Python ints, bool excluded: bool data and integer categories are left to pandas's
+        # own matching rules (the general lookup), whatever they are.
+        ints = all(type(c) is int for c in categories)
+        self.low = None  # integer categories (within the fast bound): their minimum
+        self.contiguous = False  # categories == range(low, low + n)
+        self.table = None  # non-contiguous, small span: code of low + i, or -1
+        self.float_exact = False
+        if ints and all(-_INT_FAST_BOUND <= c <= _INT_FAST_BOUND for c in categories):
+            values = np.asarray(categories, dtype=np.int64)
+            low, high = int(values.min()), int(values.max())
+            span = high - low + 1
+            self.low = low
+            self.contiguous = span == self.n and bool(
+                np.array_equal(values, np.arange(low, high + 1, dtype=np.int64)))
+            if not self.contiguous and span <= min(max(8 * self.n, 2**16), _MAX_DENSE_TABLE):
+                self.table = np.full(span, -1, dtype=np.int32)
+                self.table[values - low] = np.arange(self.n, dtype=np.int32)
+            self.float_exact = max(-low, high) <= _FLOAT_EXACT_BOUND
+        self.bool_table = None  # bool categories: code of False and of True, or -1
+        if all(type(c) is bool for c in categories):
+            self.bool_table = np.full(2, -1, dtype=np.intp)
+            for code, c in enumerate(categories):
+                self.bool_table[int(c)] = code
+        self.strings = all(type(c) is str for c in categories)
+        self._strings = list(categories) if self.strings else None
+        self._value_sets = {}  # Arrow type -> Arrow array of the categories
+
+    # ------------------------------------------------------------ dispatch
+    def codes(self, data):
+        """``(codes or None, data)`` for a pandas Series or a 1-D numpy array (see class doc).
+
+        A Series without a fast path of its own comes back converted to numpy, so that the
+        general lookup does not convert it again.
+        """
+        if isinstance(data, pd.Series):
+            dtype = data.dtype
+            if isinstance(dtype, pd.CategoricalDtype):
+                return self._categorical_codes(data.array), data
+            if self.strings and _is_arrow_string_dtype(dtype):
+                return self._arrow_codes(data.array.__arrow_array__()), data
+            data = data.to_numpy()
+        return self._array_codes(data), data
+
+    def _array_codes(self, data):
+        if not isinstance(data, np.ndarray) or data.ndim != 1:
+            return None
+        kind = data.dtype.kind
+        if kind in "iu":
+            return None if self.low is None else self._int_codes(data)
+        if kind == "b":
+            return None if self.bool_table is None else self._bool_codes(data)
+        if kind == "f" and data.dtype.itemsize >= 4:  # pandas refuses float16 lookups: kept
+            return None if self.low is None or not self.float_exact else self._float_codes(data)
+        if kind == "U":
+            return self._arrow_codes(data) if self.strings else None
+        if kind == "O" and (self.low is not None or self.strings):
+            inferred = pd.api.types.infer_dtype(data, skipna=False)
+            if inferred == "integer" and self.low is not None:
+                try:
+                    data = data.astype(np.int64)
+                except (OverflowError, TypeError, ValueError):
+                    return None
+                return self._int_codes(data)
+            if inferred == "string" and self.strings:
+                return self._arrow_codes(data)
+        return None
+
+    # ------------------------------------------------------------ fast paths
+    def _int_codes(self, values):
+        """Integer data: ``value - low`` after one bounds check (a table if not contiguous)."""
+        if values.dtype == np.uint64 and values.size and values.max() > _INT64_MAX:
+            return None  # would wrap around in int64
+        offset = values.astype(np.int64)  # a copy, whatever the input dtype
+        offset -= self.low
+        if self.contiguous:
+            if (offset.view(np.uint64) >= self.n).any():
+                return None
+            return offset
+        if self.table is None:
+            return None  # wide sparse integers: the general (hashed) lookup is as fast
+        if (offset.view(np.uint64) >= len(self.table)).any():
+            return None
+        codes = self.table[offset]
+        return None if (codes < 0).any() else codes
+
+    def _float_codes(self, values):
+        """Float data holding integral values, matched with integer categories as pandas does."""
+        with np.errstate(invalid="ignore"):
+            integers = values.astype(np.int64)
+        if not (integers == values).all():  # NaN, inf and non-integral values
+            return None
+        return self._int_codes(integers)
+
+    def _bool_codes(self, values):
+        codes = self.bool_table[values.view(np.uint8)]
+        return None if (codes < 0).any() else codes
+
+    def _categorical_codes(self, categorical):
+        """A pandas Categorical: its codes mapped through a table over its own categories."""
+        # The values of the column are np.asarray(categorical), i.e. its categories taken by
+        # code: looking the categories up once is the same lookup as looking up every row.
+        table = self.index.get_indexer(np.asarray(categorical.categories))
+        table = np.append(table, -1)  # code -1 (a missing value) picks this last entry
+        codes = table[categorical.codes]
+        return None if (codes < 0).any() else codes
+
+    def _arrow_codes(self, data):
+        """Strings (Arrow-backed, or numpy str/object arrays of str) via Arrow's hash lookup."""
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+        except ImportError:
+            return None
+        try:
+            if isinstance(data, np.ndarray):
+                data = pa.array(data, type=pa.string())
+            value_set = self._value_sets.get(data.type)
+            if value_set is None:
+                value_set = pa.array(self._strings, type=data.type)
+                self._value_sets[data.type] = value_set
+            result = pc.index_in(data, value_set=value_set)
+        except (pa.ArrowException, TypeError, ValueError):
+            return None
+        if result.null_count:  # missing values, or strings not among the categories
+            return None
+        return result.to_numpy()
+
+
 class Domain:
     """A public, finite domain: the product of the categories of the chosen columns.
 
@@ -312,8 +475,24 @@ class Domain:
         return len(self._columns)
 
     # ------------------------------------------------------------------ encoding
+    def _codec(self, j):
+        """The lookup structures of column ``j``, built on first use and kept (immutable domain)."""
+        cache = self.__dict__.get("_codecs")
+        if cache is None:
+            cache = self.__dict__["_codecs"] = [None] * len(self._columns)
+        codec = cache[j]
+        if codec is None:
+            codec = cache[j] = _ColumnCodec(self._categories[self._columns[j]], self._indexes[j])
+        return codec
+
+    def __getstate__(self):
+        # The lookup structures are a cache: rebuilt on first use after unpickling.
+        state = self.__dict__.copy()
+        state.pop("_codecs", None)
+        return state
+
     def _columns_of(self, X):
-        """Split ``X`` into one 1-D array of values per domain column."""
+        """Split ``X`` into one 1-D pandas Series or numpy array of values per domain column."""
         if isinstance(X, pd.DataFrame):
             missing = [c for c in self._columns if c not in X.columns]
             if missing:
@@ -326,10 +505,10 @@ class Domain:
                 col = X[c]
                 if isinstance(col, pd.DataFrame):
                     raise ValueError(f"Column {c!r} appears more than once in the data.")
-                values.append(col.to_numpy())
+                values.append(col)
             return values
         if isinstance(X, pd.Series):
-            array = X.to_numpy()
+            array = X
         elif isinstance(X, np.ndarray):
             array = X
         else:
@@ -392,27 +571,44 @@ class Domain:
         n_rows = len(values[0])
         if n_rows == 0:
             raise ValueError("X has no rows; there is nothing to encode.")
-        codes = []
-        for column, index, vals in zip(self._columns, self._indexes, values, strict=True):
-            code = index.get_indexer(vals)
-            bad = code < 0
-            if bad.any():
-                vals = np.asarray(vals, dtype=object)
-                missing = bad & pd.isna(vals)
-                if missing.any():
-                    raise ValueError(
-                        f"Column {column!r} has {int(missing.sum())} missing values "
-                        "(NaN/None). Every record needs a category: fill them with an explicit "
-                        "category (e.g. 'missing', declared in the domain) or drop those rows."
-                    )
-                offending = pd.unique(vals[bad])
+        flat = None
+        for j, (vals, n_categories) in enumerate(zip(values, self.shape, strict=True)):
+            code, vals = self._codec(j).codes(vals)
+            if code is None:
+                code = self._general_codes(j, vals)
+            # Flat index, first column slowest: flat * n_j + code_j, in place.
+            if flat is None:
+                flat = code.astype(np.int64, copy=False)
+                if not flat.flags.writeable:
+                    flat = flat.copy()
+            else:
+                flat *= n_categories
+                flat += code
+        return flat
+
+    def _general_codes(self, j, vals):
+        """Codes of column ``j`` by hashed lookup; raises on missing or unknown values."""
+        column, index = self._columns[j], self._indexes[j]
+        if isinstance(vals, pd.Series):
+            vals = vals.to_numpy()
+        code = index.get_indexer(vals)
+        bad = code < 0
+        if bad.any():
+            vals = np.asarray(vals, dtype=object)
+            missing = bad & pd.isna(vals)
+            if missing.any():
                 raise ValueError(
-                    f"Column {column!r} has {int(bad.sum())} rows with values that are not "
-                    f"among its categories: {_shorten(offending)}. Declared categories: "
-                    f"{_shorten(self._categories[column], 10)}."
+                    f"Column {column!r} has {int(missing.sum())} missing values "
+                    "(NaN/None). Every record needs a category: fill them with an explicit "
+                    "category (e.g. 'missing', declared in the domain) or drop those rows."
                 )
-            codes.append(code)
-        return np.ravel_multi_index(codes, self.shape).astype(np.int64, copy=False)
+            offending = pd.unique(vals[bad])
+            raise ValueError(
+                f"Column {column!r} has {int(bad.sum())} rows with values that are not "
+                f"among its categories: {_shorten(offending)}. Declared categories: "
+                f"{_shorten(self._categories[column], 10)}."
+            )
+        return code
 
     def _check_indices(self, indices):
         indices = np.atleast_1d(np.asarray(indices))

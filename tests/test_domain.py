@@ -1,4 +1,6 @@
 import json
+import pickle
+import re
 
 import numpy as np
 import pandas as pd
@@ -277,3 +279,239 @@ def test_tuple_categories():
     d = Domain({"pair": [(0, 1), (1, 0)]})
     assert d.encode(pd.Series([(1, 0), (0, 1)])).tolist() == [1, 0]
     assert d.decode([1])["pair"].tolist() == [(1, 0)]
+
+
+# ---------------------------------------------------------------- fast encoding paths
+# Domain.encode answers common inputs without hashing every row (integer ranges, lookup tables,
+# pandas Categorical codes, Arrow string lookups). Each fast path must give exactly the codes of
+# the general lookup and leave every error to it (same messages, nothing dropped or wrapped).
+def _slow_encode(domain, frame):
+    """The general algorithm: one pandas hashed lookup per column, then the flat index."""
+    codes = []
+    for index, column in zip(domain._indexes, domain.columns, strict=True):
+        code = index.get_indexer(frame[column].to_numpy())
+        assert (code >= 0).all()
+        codes.append(code)
+    return np.ravel_multi_index(codes, domain.shape)
+
+
+def _general_error(domain, values):
+    """The message of the general path's error for a one-column domain."""
+    with pytest.raises(ValueError) as info:
+        domain._general_codes(0, values)
+    return str(info.value)
+
+
+def _assert_fast(domain, values, expected=None):
+    """The fast path takes ``values`` (1-column domain) and agrees with the general path."""
+    fast = domain._codec(0).codes(values)[0]
+    assert fast is not None, "the fast path was not taken"
+    general = domain._general_codes(0, values)
+    np.testing.assert_array_equal(fast, general)
+    got = domain.encode(values)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, general)
+    if expected is not None:
+        assert got.tolist() == list(expected)
+
+
+def _assert_same_error(domain, values, match):
+    """The fast path declines ``values``; encode raises the general path's error."""
+    assert domain._codec(0).codes(values)[0] is None
+    message = _general_error(domain, values)
+    assert re.search(match, message), message
+    with pytest.raises(ValueError) as info:
+        domain.encode(values)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("categories", [range(5), range(7, 19), range(-6, 3), [-3, 10, 4, 0, 7]])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint16", "uint64", "float64",
+                                   "float32", "object"])
+def test_fast_integer_paths_match_general(categories, dtype):
+    d = Domain({"x": categories})
+    cats = np.array(list(categories))
+    if dtype.startswith("u") and cats.min() < 0:
+        cats = cats[cats >= 0]
+    rng = np.random.default_rng(len(cats))
+    values = rng.choice(cats, 2000)
+    array = values.astype(dtype) if dtype != "object" else np.array(values.tolist(), dtype=object)
+    expected = [list(categories).index(v) for v in values.tolist()]
+    _assert_fast(d, array, expected)
+    _assert_fast(d, pd.Series(array), expected)
+    np.testing.assert_array_equal(d.encode(pd.DataFrame({"x": array})), expected)
+
+
+@pytest.mark.parametrize("categories", [range(5), range(7, 19), range(-6, 3), [-3, 10, 4, 0, 7]])
+def test_fast_integer_paths_refuse_values_just_outside(categories):
+    d = Domain({"x": categories})
+    low, high = min(categories), max(categories)
+    outside = [low - 1, high + 1] + ([5] if 5 not in categories and low < 5 < high else [])
+    for value in outside:
+        for dtype in ("int64", "int32", "float64", "object"):
+            array = np.array([low, value, high], dtype=dtype)
+            if dtype == "object":
+                array = np.array([low, value, high], dtype=object)
+            _assert_same_error(d, array, rf"'x' has 1 rows .* not among .*\[{value}(\.0)?\]")
+            with pytest.raises(ValueError, match=rf"'x' has 1 rows .*\[{value}(\.0)?\]"):
+                d.encode(pd.DataFrame({"x": array}))
+
+
+def test_fast_integer_path_small_dtypes_and_huge_values():
+    d = Domain({"x": range(-5, 5)})
+    _assert_fast(d, np.array([-5, 0, 4], dtype=np.int8), [0, 5, 9])
+    _assert_fast(d, np.array([0, 4], dtype=np.uint8), [5, 9])
+    # uint64 values beyond int64 must not wrap around into the categories' range
+    huge = np.array([0, 2**64 - 3], dtype=np.uint64)
+    _assert_same_error(d, huge, r"not among .*\[18446744073709551613\]")
+    # int64 extremes: value - low must not wrap around either
+    extremes = np.array([0, np.iinfo(np.int64).min, np.iinfo(np.int64).max], dtype=np.int64)
+    _assert_same_error(d, extremes, r"'x' has 2 rows")
+    big = np.array([1, 2**70], dtype=object)  # beyond int64: refused, never truncated
+    _assert_same_error(d, big, r"not among .*\[1180591620717411303424\]")
+
+
+def test_fast_integer_paths_for_wide_categories():
+    # a sparse, wide set of integers (no dense table) and categories near the int64 limits
+    for categories in ([0, 10**12, -(10**12), 7], [2**62, -(2**62), 0], [2**63 - 1, 0]):
+        d = Domain({"x": categories})
+        values = np.array(categories * 3, dtype=np.int64)
+        np.testing.assert_array_equal(d.encode(values), list(range(len(categories))) * 3)
+        with pytest.raises(ValueError, match=r"not among .*\[1\]"):
+            d.encode(np.array(categories + [1], dtype=np.int64))
+
+
+def test_fast_float_path_keeps_pandas_matching():
+    d = Domain({"x": range(3, 8)})
+    _assert_fast(d, np.array([3.0, 7.0, -0.0 + 5]), [0, 4, 2])
+    _assert_same_error(d, np.array([3.0, 4.5]), r"not among .*\[4\.5\]")
+    _assert_same_error(d, np.array([3.0, np.inf]), r"not among .*\[inf\]")
+    _assert_same_error(d, np.array([3.0, np.nan, np.nan]), "'x' has 2 missing values")
+    _assert_same_error(d, np.array([3.0, 1e30]), r"not among .*\[1e\+30\]")
+    # float16 is left to the general lookup (pandas 3 refuses it): the behaviour is unchanged
+    assert d._codec(0).codes(np.array([3.0, 4.0], dtype=np.float16))[0] is None
+
+
+def test_fast_object_path_declines_anything_but_plain_integers():
+    d = Domain({"x": [0, 1, 2]})
+    _assert_same_error(d, np.array([0, "1"], dtype=object), r"not among .*\['1'\]")
+    _assert_same_error(d, np.array([0, None], dtype=object), "'x' has 1 missing values")
+    _assert_same_error(d, np.array([0, 1.5], dtype=object), r"not among .*\[1\.5\]")
+    # the existing (pandas) behaviour for mixed bool/int objects is kept, whatever it is
+    mixed = np.array([True, 1, 2], dtype=object)
+    assert d._codec(0).codes(mixed)[0] is None
+    np.testing.assert_array_equal(d.encode(mixed), d._general_codes(0, mixed))
+
+
+def test_fast_nullable_integers():
+    d = Domain({"x": range(10, 20)})
+    _assert_fast(d, pd.Series(pd.array([10, 19, 12], dtype="Int64")), [0, 9, 2])
+    _assert_fast(d, pd.Series(pd.array([10, 19, 12], dtype="UInt8")), [0, 9, 2])
+    values = pd.Series(pd.array([10, None, 12, None], dtype="Int64"))
+    _assert_same_error(d, values, "'x' has 2 missing values")
+    with pytest.raises(ValueError, match="'x' has 2 missing values"):
+        d.encode(pd.DataFrame({"x": values}))
+    with pytest.raises(ValueError, match=r"not among .*\[20\]"):
+        d.encode(pd.DataFrame({"x": pd.array([10, 20], dtype="Int64")}))
+
+
+def test_fast_bool_paths():
+    d = Domain({"b": [True, False]})
+    _assert_fast(d, np.array([False, True, True]), [1, 0, 0])
+    _assert_fast(d, pd.Series([True, False]), [0, 1])
+    _assert_same_error(Domain({"b": [True]}), np.array([True, False]), r"not among .*\[False\]")
+    _assert_same_error(d, pd.Series(pd.array([True, None], dtype="boolean")), "1 missing")
+    # bool data over integer categories (and the reverse) keep the general behaviour: refused
+    _assert_same_error(Domain({"b": [0, 1]}), np.array([True, False]), r"'b' has 2 rows")
+    _assert_same_error(d, np.array([1, 0]), r"'b' has 2 rows")
+
+
+STRINGS = [f"s{i:03d}" for i in range(100)]
+
+
+@pytest.mark.parametrize("kind", ["str", "string[pyarrow]", "arrow", "object", "numpy"])
+def test_fast_string_paths_match_general(kind):
+    pytest.importorskip("pyarrow")
+    d = Domain({"s": STRINGS[::-1]})  # not sorted: codes follow the declared order
+    values = np.array(STRINGS, dtype=object)[np.random.default_rng(3).integers(0, 100, 5000)]
+    series = {
+        "str": lambda v: pd.Series(v, dtype="str"),
+        "string[pyarrow]": lambda v: pd.Series(v, dtype="string[pyarrow]"),
+        "arrow": lambda v: pd.Series(v, dtype="large_string[pyarrow]"),
+        "object": lambda v: np.array(v, dtype=object),
+        "numpy": lambda v: np.array(v, dtype=str),
+    }[kind]
+    expected = [99 - int(v[1:]) for v in values]
+    _assert_fast(d, series(values), expected)
+    bad = values.copy()
+    bad[[3, 7, 9]] = ["nope", "s999", "nope"]
+    _assert_same_error(d, series(bad), r"'s' has 3 rows .* not among .*\['nope', 's999'\]")
+    if kind != "numpy":
+        missing = values.copy()
+        missing[[1, 2]] = None
+        _assert_same_error(d, series(missing), "'s' has 2 missing values")
+
+
+def test_fast_categorical_path():
+    d = Domain({"s": ["a", "b", "c"]})
+    extra = pd.Categorical(["c", "a", "c", "b"], categories=["zz", "b", "a", "c", "d"])
+    _assert_fast(d, pd.Series(extra), [2, 0, 2, 1])  # unused, undeclared categories are fine
+    used = pd.Categorical(["c", "zz", "a", "zz"], categories=["zz", "b", "a", "c"])
+    _assert_same_error(d, pd.Series(used), r"'s' has 2 rows .* not among .*\['zz'\]")
+    nan = pd.Categorical(["c", None, "a"], categories=["a", "c"])
+    _assert_same_error(d, pd.Series(nan), "'s' has 1 missing values")
+    numbers = pd.Categorical([5, 3, 5], categories=[5, 4, 3])
+    _assert_fast(Domain({"s": range(3, 6)}), pd.Series(numbers), [2, 0, 2])
+    _assert_same_error(Domain({"s": [3, 4]}), pd.Series(numbers), r"not among .*\[5\]")
+    # a categorical column in a DataFrame, with a second column
+    frame = pd.DataFrame({"s": extra, "t": [1, 0, 1, 1]})
+    two = Domain({"t": [0, 1], "s": ["a", "b", "c"]})
+    np.testing.assert_array_equal(two.encode(frame), _slow_encode(two, frame))
+
+
+def test_fast_paths_on_random_frames():
+    rng = np.random.default_rng(7)
+    letters = [f"c{i}" for i in range(24)]
+    d = Domain({"a": letters, "b": range(-4, 8), "c": [9, 2, 5, 100], "e": [False, True]})
+    n = 3000
+    frame = pd.DataFrame({
+        "a": np.array(letters, dtype=object)[rng.integers(0, 24, n)],
+        "b": rng.integers(-4, 8, n).astype(np.int16),
+        "c": rng.choice([9, 2, 5, 100], n).astype(float),
+        "e": rng.integers(0, 2, n).astype(bool),
+    })
+    expected = _slow_encode(d, frame)
+    for variant in (frame, frame.astype({"a": "category"}), frame.astype({"a": object}),
+                    frame.astype({"b": "Int64", "c": "int32"}), frame[::-1].reset_index(drop=True)):
+        np.testing.assert_array_equal(d.encode(variant), _slow_encode(d, variant))
+    np.testing.assert_array_equal(d.encode(frame.to_numpy()), expected)
+    np.testing.assert_array_equal(d.encode(frame.to_numpy().tolist()), expected)
+    # the first bad column is named, in domain order
+    bad = frame.assign(b=frame["b"].where(np.arange(n) != 5, 8), a=frame["a"].astype(object))
+    bad.loc[9, "a"] = "zz"
+    with pytest.raises(ValueError, match=r"'a' has 1 rows .*\['zz'\]"):
+        d.encode(bad)
+    with pytest.raises(ValueError, match=r"'b' has 1 rows .*\[8\]"):
+        d.encode(bad.assign(a=frame["a"]))
+
+
+def test_encode_returns_a_new_array():
+    d = Domain({"x": range(4)})
+    values = np.array([0, 1, 2, 3])
+    out = d.encode(values)
+    out[:] = 0
+    assert values.tolist() == [0, 1, 2, 3]
+    strings = Domain({"s": ["a", "b"]}).encode(pd.Series(["b", "a"], dtype="str"))
+    assert strings.tolist() == [1, 0] and strings.dtype == np.int64 and strings.flags.writeable
+
+
+def test_cached_lookups_do_not_change_pickling_equality_or_hash():
+    d = Domain({"x": range(-3, 3), "s": ["u", "v"]})
+    before = pickle.dumps(d)
+    frame = pd.DataFrame({"x": [-3, 2], "s": pd.Series(["v", "u"], dtype="str")})
+    assert d.encode(frame).tolist() == [1, 10]
+    assert "_codecs" in d.__dict__  # the lookups are cached...
+    assert pickle.dumps(d) == before  # ...but never pickled
+    copy = pickle.loads(pickle.dumps(d))
+    assert copy == d and hash(copy) == hash(d) and copy == Domain(d.to_dict())
+    assert copy.encode(frame).tolist() == [1, 10]
