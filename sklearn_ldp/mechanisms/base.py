@@ -99,6 +99,17 @@ def check_type_indices(indices, n_inputs):
     return indices
 
 
+def check_workload_matrix(workload_matrix, n_inputs):
+    """A dense query matrix as a 2-D float array with ``n_inputs`` columns (1-D: one query)."""
+    W = np.asarray(workload_matrix, dtype=float)
+    if W.ndim == 1:
+        W = W[None, :]
+    if W.ndim != 2 or W.shape[1] != n_inputs:
+        raise ValueError(f"the workload must have {n_inputs} columns (one per cell), got "
+                         f"shape {W.shape}.")
+    return W
+
+
 def check_type_counts(type_counts, n_inputs):
     """Users per cell as an int64 array of length ``n_inputs`` (for simulation)."""
     counts = np.asarray(type_counts)

@@ -76,6 +76,7 @@ from .base import (
     check_index_reports,
     check_type_counts,
     check_type_indices,
+    check_workload_matrix,
     check_workload_width,
     chunks,
     gram_with_blocks,
@@ -271,12 +272,7 @@ class HaarHRR(Mechanism):
 
     def query_variance(self, workload_matrix):
         """Exact per-user variance ``z[i, c]`` of each query for each cell (module docstring)."""
-        W = np.asarray(workload_matrix, dtype=float)
-        if W.ndim == 1:
-            W = W[None, :]
-        if W.ndim != 2 or W.shape[1] != self.n_inputs:
-            raise ValueError(f"the workload must have {self.n_inputs} columns (one per cell), "
-                             f"got shape {W.shape}.")
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
         noise = self._noise(_left_minus_right(W, self.height, self.n_inputs))
         centered = W - W.sum(axis=1, keepdims=True) / self.padded_size
         return noise[:, None] - centered * centered

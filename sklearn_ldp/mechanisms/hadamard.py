@@ -134,6 +134,7 @@ from .base import (
     check_output_counts,
     check_type_counts,
     check_type_indices,
+    check_workload_matrix,
     count_outputs,
     gram_with_blocks,
     is_workload,
@@ -598,12 +599,7 @@ class HadamardResponse(Mechanism):
     def query_variance(self, workload_matrix):
         """Per-user variance of each query for each type: ``(p, n)`` matrix ``z[i, u]``
         (``O(K log b)`` per query, in chunks of rows)."""
-        W = np.asarray(workload_matrix, dtype=float)
-        if W.ndim == 1:
-            W = W[None, :]
-        if W.ndim != 2 or W.shape[1] != self.n_inputs:
-            raise ValueError(f"the workload must have {self.n_inputs} columns (one per cell), "
-                             f"got shape {W.shape}.")
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
         z = np.empty_like(W)
         step = max(1, ROW_CHUNK_ENTRIES // self.n_outputs)
         for start in range(0, W.shape[0], step):

@@ -113,6 +113,7 @@ from .base import (
     check_index_reports,
     check_type_counts,
     check_type_indices,
+    check_workload_matrix,
     chunks,
     gram_with_blocks,
     register,
@@ -727,15 +728,6 @@ class HierarchicalHistogram(Mechanism):
         return result
 
     # ------------------------------------------------------------------ analysis
-    def _check_workload(self, workload_matrix):
-        W = np.asarray(workload_matrix, dtype=float)
-        if W.ndim == 1:
-            W = W[None, :]
-        if W.ndim != 2 or W.shape[1] != self.n_inputs:
-            raise ValueError(f"the workload must have {self.n_inputs} columns (one per cell), "
-                             f"got shape {W.shape}.")
-        return W
-
     def _per_node_terms(self, weights, c0):
         """Per level, ``h V_l(v_l) + (h (v_l - mu_l) + sum_k mu_k + c0)^2 / h`` for every
         node (the module docstring's ``z`` before it is read at each cell's node)."""
@@ -760,7 +752,7 @@ class HierarchicalHistogram(Mechanism):
     def query_variance(self, workload_matrix):
         """Exact per-user variance of each query (rows) for each type: a ``(p, n)`` matrix,
         for the consistent estimate that ``estimate`` returns."""
-        W = self._check_workload(workload_matrix)
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
         result = np.empty(W.shape)
         root = self.root_weights()
         for rows in _row_blocks(W.shape[0], self.n_inputs):
@@ -778,7 +770,7 @@ class HierarchicalHistogram(Mechanism):
         """``query_variance(W).mean(axis=1)`` (users spread evenly over the cells), without
         forming the ``(p, n)`` matrix: each level's per-node terms are averaged with the
         number of cells of each node as weights."""
-        W = self._check_workload(workload_matrix)
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
         result = np.empty(W.shape[0])
         root = self.root_weights()
         for rows in _row_blocks(W.shape[0], self.n_inputs):
