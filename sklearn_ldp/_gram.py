@@ -90,8 +90,11 @@ class Gram:
         return float(self.diagonal().sum())
 
     def row_sums(self):
-        """``G 1``."""
-        return self.matvec(np.ones(self.n))
+        """``G 1`` (computed once: every candidate of a selection asks for it)."""
+        cached = getattr(self, "_row_sums_cache", None)
+        if cached is None:
+            cached = self._row_sums_cache = self.matvec(np.ones(self.n))
+        return cached.copy()
 
     def total(self):
         """``1^T G 1``: the squared norm of the answers on the all-ones data vector."""
