@@ -516,3 +516,19 @@ class Mechanism:
         return (f"{type(self).__name__}(n_inputs={self.n_inputs}, epsilon={self.epsilon}"
                 f"{params})")
 
+
+class OutputIndexMechanism(Mechanism):
+    """Base of mechanisms whose report is one output index in ``[0, n_outputs)`` per user and
+    whose statistic counts the users of each output (factorization strategies, Hadamard
+    response). Subclasses set ``n_outputs``."""
+
+    def check_reports(self, reports):
+        """Reports as a 1-D integer array, or a ValueError if they cannot come from here."""
+        return check_index_reports(reports, self.n_outputs, self.name)
+
+    def aggregate(self, reports):
+        """Sufficient statistic: how many users sent each output (additive over chunks)."""
+        return count_outputs(self.check_reports(reports), self.n_outputs)
+
+    def n_reports(self, statistic):
+        return int(np.sum(statistic))

@@ -20,12 +20,10 @@ from scipy import linalg
 from .._validation import as_float_matrix, check_epsilon
 from .base import (
     SPEC_VERSION,
-    Mechanism,
-    check_index_reports,
+    OutputIndexMechanism,
     check_output_counts,
     check_type_counts,
     check_type_indices,
-    count_outputs,
     register,
     report_dtype,
 )
@@ -136,7 +134,7 @@ def workload_in_row_space(workload_matrix, null_space, rtol=1e-8):
 
 
 @register
-class FactorizationMechanism(Mechanism):
+class FactorizationMechanism(OutputIndexMechanism):
     """An epsilon-LDP mechanism given by a strategy matrix ``Q``.
 
     Parameters
@@ -202,17 +200,6 @@ class FactorizationMechanism(Mechanism):
         return low.astype(report_dtype(self.n_outputs))
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        """Reports as a 1-D integer array, or a ValueError if they cannot come from here."""
-        return check_index_reports(reports, self.n_outputs, self.name)
-
-    def aggregate(self, reports):
-        """Sufficient statistic: how many users sent each output (additive over chunks)."""
-        return count_outputs(self.check_reports(reports), self.n_outputs)
-
-    def n_reports(self, statistic):
-        return int(np.sum(statistic))
-
     def simulate_statistic(self, type_counts, rng):
         """Exact draw of the output counts: one multinomial per user type (``O(n m)``)."""
         counts = check_type_counts(type_counts, self.n_inputs)

@@ -129,13 +129,12 @@ from .base import (
     ROW_FALLBACK_ENTRIES,
     SPEC_VERSION,
     Mechanism,
+    OutputIndexMechanism,
     check_gram,
-    check_index_reports,
     check_output_counts,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
-    count_outputs,
     gram_with_blocks,
     is_workload,
     register,
@@ -203,7 +202,7 @@ _WORKLOAD_ADVICE = ("Use a histogram, total, prefix or all-range workload (or we
 
 
 @register
-class HadamardResponse(Mechanism):
+class HadamardResponse(OutputIndexMechanism):
     """Hadamard response (Acharya-Sun-Zhang, general regime) with the optimal decoder.
 
     ``randomize`` draws each user's output in ``O(1)`` from exactly its column of
@@ -495,17 +494,6 @@ class HadamardResponse(Mechanism):
         return reports.astype(report_dtype(n_outputs))
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        """Reports as a 1-D integer array, or a ValueError if they cannot come from here."""
-        return check_index_reports(reports, self.n_outputs, self.name)
-
-    def aggregate(self, reports):
-        """Sufficient statistic: how many users sent each output (additive over chunks)."""
-        return count_outputs(self.check_reports(reports), self.n_outputs)
-
-    def n_reports(self, statistic):
-        return int(np.sum(statistic))
-
     def estimate(self, counts):
         """The optimal decoder's unbiased estimate ``V* y`` of the users per cell, in
         ``O(K log b)``: one FWHT per block, then ``(Z / g) Pi`` (module docstring)."""
