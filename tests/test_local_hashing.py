@@ -25,6 +25,12 @@ MECHANISMS = [
     pytest.param(lambda n: OptimizedLocalHashing(n, 3.0), id="olh-eps3-g21"),
     pytest.param(lambda n: BinaryLocalHashing(n, 1.0), id="blh-eps1"),
     pytest.param(lambda n: OptimizedLocalHashing(n, 0.5, n_buckets=3), id="olh-eps0.5-g3"),
+    # The linear family (GF(2) hash, Walsh-Hadamard decoding): same checks, same formulas.
+    pytest.param(lambda n: OptimizedLocalHashing(n, 1.0, hash_family="linear"),
+                 id="olh-linear-eps1-g4"),
+    pytest.param(lambda n: OptimizedLocalHashing(n, 3.0, hash_family="linear"),
+                 id="olh-linear-eps3-g16"),
+    pytest.param(lambda n: BinaryLocalHashing(n, 1.0, hash_family="linear"), id="blh-linear"),
 ]
 # Significance level of each statistical check (the seeds are fixed; this sets the bands).
 ALPHA = 1e-4
@@ -330,7 +336,7 @@ def test_histogram_variance_for_rare_items_matches_wang_et_al():
     # the centering step changes it by O(1/n), below 0.1% at n = 4096.
     n = 4096
     for mechanism in (OptimizedLocalHashing(n, 1.0), BinaryLocalHashing(n, 1.0),
-                      OptimizedLocalHashing(n, 2.0, n_buckets=5)):
+                      OptimizedLocalHashing(n, 2.0, n_buckets=5, hash_family="tabulation")):
         e, g = math.exp(mechanism.epsilon), mechanism.n_buckets
         leading = (e + g - 1) ** 2 / ((e - 1) ** 2 * (g - 1))
         per_cell = mechanism.query_variance(np.eye(n)[:1])[0, 1:]  # users not of type 0
