@@ -74,6 +74,23 @@ def _product_strings(parts, sep):
     return result.tolist()
 
 
+def _integer_categories(categories):
+    """The categories as an int64 array when they come as a ``range`` or an integer array or
+    Index within int64, else None: integers are hashable and never missing, so the per-value
+    checks of :func:`_check_categories` (seconds at 2^20 values) have nothing to find."""
+    if isinstance(categories, range):
+        if categories and max(abs(categories[0]), abs(categories[-1])) <= _INT64_MAX:
+            return np.arange(categories.start, categories.stop, categories.step,
+                             dtype=np.int64)
+        return None
+    if isinstance(categories, (np.ndarray, pd.Index, pd.Series)) and (
+            categories.dtype.kind in "iu" and categories.ndim == 1 and len(categories)):
+        values = np.asarray(categories)
+        if values.dtype.kind == "i" or values.max() <= _INT64_MAX:
+            return values.astype(np.int64)
+    return None
+
+
 def _check_categories(column, categories):
     """Validate one column's categories; return them as a list of python objects."""
     if isinstance(categories, (str, bytes)) or isinstance(categories, Mapping):
@@ -114,6 +131,11 @@ def _check_categories(column, categories):
 
 def _category_index(categories):
     """A pandas Index over the categories, used for vectorized lookups (never a MultiIndex)."""
+    if all(type(c) is int for c in categories) and (
+            -_INT64_MAX - 1 <= min(categories) and max(categories) <= _INT64_MAX):
+        # Python ints (bool excluded; most often a range): the int64 index infer_objects
+        # would build from the object array, without filling the object array one by one.
+        return pd.Index(np.array(categories, dtype=np.int64))
     return pd.Index(_object_array(categories)).infer_objects()
 
 
@@ -153,14 +175,16 @@ class _ColumnCodec:
         self.index = index
         self.n = len(categories)
         # Python ints, bool excluded: bool data and integer categories are left to pandas's
-        # own matching rules (the general lookup), whatever they are.
-        ints = all(type(c) is int for c in categories)
+        # own matching rules (the general lookup), whatever they are. The index is int64
+        # exactly when every category is a python int within int64 (_category_index), which
+        # spares three loops over the categories (0.3 s at 2^20).
+        ints = index.dtype == np.int64
+        values = index.to_numpy() if ints else None
         self.low = None  # integer categories (within the fast bound): their minimum
         self.contiguous = False  # categories == range(low, low + n)
         self.table = None  # non-contiguous, small span: code of low + i, or -1
         self.float_exact = False
-        if ints and all(-_INT_FAST_BOUND <= c <= _INT_FAST_BOUND for c in categories):
-            values = np.asarray(categories, dtype=np.int64)
+        if ints and -_INT_FAST_BOUND <= values.min() and values.max() <= _INT_FAST_BOUND:
             low, high = int(values.min()), int(values.max())
             span = high - low + 1
             self.low = low
@@ -171,11 +195,11 @@ class _ColumnCodec:
                 self.table[values - low] = np.arange(self.n, dtype=np.int32)
             self.float_exact = max(-low, high) <= _FLOAT_EXACT_BOUND
         self.bool_table = None  # bool categories: code of False and of True, or -1
-        if all(type(c) is bool for c in categories):
+        if not ints and all(type(c) is bool for c in categories):
             self.bool_table = np.full(2, -1, dtype=np.intp)
             for code, c in enumerate(categories):
                 self.bool_table[int(c)] = code
-        self.strings = all(type(c) is str for c in categories)
+        self.strings = not ints and all(type(c) is str for c in categories)
         self._strings = list(categories) if self.strings else None
         self._value_sets = {}  # Arrow type -> Arrow array of the categories
 
@@ -326,8 +350,12 @@ class Domain:
         for column, cats in categories.items():
             if not isinstance(column, str):
                 raise ValueError(f"Column names must be strings, got {column!r}.")
-            cats = _check_categories(column, cats)
-            index = _category_index(cats)
+            integers = _integer_categories(cats)
+            if integers is not None:  # the index straight from the array
+                cats, index = integers.tolist(), pd.Index(integers)
+            else:
+                cats = _check_categories(column, cats)
+                index = _category_index(cats)
             if not index.is_unique:
                 raise ValueError(
                     f"Column {column!r} has duplicate categories: "

@@ -992,12 +992,20 @@ def _range_strings(name, categories, lo, hi):
     return name + " in [" + text[lo] + ", " + text[hi] + "]"
 
 
+def _strings_at(categories, positions):
+    """``str`` of the categories at ``positions`` only (an object array like ``positions``):
+    a few intervals of a 2^20-value column need not format every value."""
+    needed, inverse = np.unique(positions, return_inverse=True)
+    return _strings([categories[i] for i in needed.tolist()])[inverse.reshape(positions.shape)]
+
+
 def _flat_range_labels(domain, lo, hi):
     """Labels of flat-index intervals: category values for one column, indices otherwise."""
-    single = _single_column_values(domain)
-    if single is not None:
-        column, text = single
-        return (column + " in [" + text[lo] + ", " + text[hi] + "]").tolist()
+    if domain is not None and domain.n_columns == 1:
+        column = domain.columns[0]
+        categories = domain.categories[column]
+        return (column + " in [" + _strings_at(categories, lo) + ", "
+                + _strings_at(categories, hi) + "]").tolist()
     if domain is None:
         column = "x"
         return [f"{column} in [{a}, {b}]" for a, b in zip(lo.tolist(), hi.tolist(),
