@@ -515,3 +515,33 @@ def test_cached_lookups_do_not_change_pickling_equality_or_hash():
     copy = pickle.loads(pickle.dumps(d))
     assert copy == d and hash(copy) == hash(d) and copy == Domain(d.to_dict())
     assert copy.encode(frame).tolist() == [1, 10]
+
+
+@pytest.mark.parametrize("categories", [range(5), range(10, -10, -3),
+                                        np.arange(7, dtype=np.uint8), np.array([5, -2, 9]),
+                                        pd.Index([4, 2, 8]), pd.Series([3, 1]),
+                                        range(2**63 - 3, 2**63)])
+def test_integer_categories_take_the_fast_path_with_the_same_result(categories):
+    """A range or an integer array skips the per-value checks: same categories, index and
+    codes as the plain list of python ints."""
+    fast = Domain({"t": categories})
+    plain = Domain({"t": [int(c) for c in categories]})
+    assert fast.categories["t"] == plain.categories["t"]
+    assert all(type(c) is int for c in fast.categories["t"])
+    assert fast == plain
+    values = list(categories)[::-1]
+    np.testing.assert_array_equal(fast.encode(pd.DataFrame({"t": values})),
+                                  plain.encode(pd.DataFrame({"t": values})))
+
+
+def test_integer_fast_path_still_refuses_bad_categories():
+    with pytest.raises(ValueError, match="no categories"):
+        Domain({"t": range(0)})
+    with pytest.raises(ValueError, match=r"duplicate categories: \[1\]"):
+        Domain({"t": np.array([1, 2, 1])})
+    # Beyond int64, and bools among ints, go through the general path.
+    big = Domain({"t": np.array([2**64 - 1, 0], dtype=np.uint64)})
+    assert big.categories["t"] == [2**64 - 1, 0]
+    assert big.encode(pd.DataFrame({"t": [0]})).tolist() == [1]
+    with pytest.raises(ValueError, match="duplicate"):
+        Domain({"t": [1, True]})
