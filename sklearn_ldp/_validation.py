@@ -1,13 +1,30 @@
-"""Parameter validation shared by every layer (no sklearn imports here)."""
+"""Parameter validation shared by every layer (no sklearn imports here).
+
+Besides the parameter checks, two trust boundaries of DESIGN.md section 7 live here so that
+every layer uses one implementation:
+
+* :func:`check_ldp_strategy`: the privacy check of a strategy matrix that comes from outside
+  (a user's matrix, a loaded specification), run on exactly the matrix that is then sampled;
+* :class:`FreshEntropyMixin`: a noise generator that is drawn again from operating-system
+  entropy in every copy (pickle, fork) of an unseeded estimator.
+"""
 
 import math
 import numbers
+import os
 
 import numpy as np
 
 # A dense strategy holds n_outputs * n_cells float64 entries; past this many the
 # matrix no longer fits comfortably in memory (2**27 entries = 1 GiB).
 MAX_DENSE_ENTRIES = 2**27
+
+# Largest |column sum - 1| of a strategy matrix that is normalized rather than refused. It is
+# absolute, not scaled by the number of rows: a scaled tolerance let a 10^5-row strategy leave
+# 9e-5 of mass to the sampler's last output, enough to multiply that output's ratio by 10.
+COLUMN_SUM_ATOL = 1e-9
+# Relative slack on the claimed epsilon: the realised one is computed in floating point.
+EPSILON_RTOL = 1e-9
 
 
 def check_epsilon(epsilon, name="epsilon"):
@@ -57,6 +74,182 @@ def as_float_matrix(matrix, name):
         array = array[np.newaxis, :]
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix, got an array with {array.ndim} dims.")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains NaN or infinite entries.")
+    finite = np.isfinite(array)
+    if not finite.all():
+        i, j = (int(k) for k in np.argwhere(~finite)[0])
+        raise ValueError(f"{name} contains NaN or infinite entries (row {i}, column {j} holds "
+                         f"{float(array[i, j])!r}).")
     return array
+
+
+def realised_epsilon(Q):
+    """The epsilon a strategy matrix actually achieves: ``max_o log(max_u Q[o,u] / min_u Q[o,u])``.
+
+    Rows that are zero for every input (outputs that never occur) are ignored; a row that is
+    zero for some inputs but not all gives ``inf`` (that output rules those inputs out).
+
+    Parameters
+    ----------
+    Q : array of shape (n_outputs, n_inputs)
+        Non-negative entries.
+
+    Returns
+    -------
+    float
+        ``log1p((max - min) / min)`` of the worst row: accurate to a few ulps of epsilon even
+        when the ratio is within rounding of 1 (small epsilon), where ``log(max / min)``
+        would lose every digit.
+
+    Examples
+    --------
+    >>> round(realised_epsilon(np.array([[0.5, 0.25], [0.5, 0.75]])), 6)  # log(0.5 / 0.25)
+    0.693147
+    >>> realised_epsilon(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    inf
+    """
+    Q = np.asarray(Q, dtype=float)
+    row_max = Q.max(axis=1)
+    row_min = Q.min(axis=1)
+    live = row_max > 0
+    if not live.any():
+        return 0.0
+    row_max, row_min = row_max[live], row_min[live]
+    if np.any(row_min <= 0):
+        return math.inf
+    with np.errstate(over="ignore"):  # a ratio past the float range is an infinite epsilon
+        return float(np.max(np.log1p((row_max - row_min) / row_min)))
+
+
+def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
+    """The privacy check of a strategy matrix from outside; returns the matrix to sample.
+
+    ``Q[o, u] = P(report o | input u)``. A matrix that is not exactly a distribution per
+    column cannot be checked on its entries alone: the inverse-CDF sampler gives whatever
+    mass is missing (or takes whatever is in excess) from the last outputs, so the realised
+    ratios are not the matrix's. Hence every column is normalized, and the *normalized*
+    matrix is both checked and used to randomize. In order:
+
+    1. entries finite and non-negative;
+    2. rows that are zero for every input are dropped (they are never reported);
+    3. each column sum (added down the rows in order, as the sampler's cumulative table and
+       the standard-library client do) is within ``COLUMN_SUM_ATOL`` of 1, whatever the
+       number of rows; the column is then divided by its sum;
+    4. no row of the normalized matrix is zero for some inputs and positive for others;
+    5. the realised epsilon (:func:`realised_epsilon`) of the normalized matrix is at most
+       ``epsilon * (1 + EPSILON_RTOL)``.
+
+    Parameters
+    ----------
+    Q : array-like of shape (n_outputs, n_inputs)
+    epsilon : float
+        The epsilon the matrix claims (already validated by :func:`check_epsilon`).
+    name : str, default="strategy matrix Q"
+        How error messages name the matrix.
+
+    Returns
+    -------
+    normalized : ndarray of shape (n_live, n_inputs)
+        The matrix to sample and to decode with: zero rows dropped, columns divided by their
+        sums.
+    source : ndarray of shape (n_live, n_inputs)
+        The same rows before normalization: what a specification should carry, since
+        normalizing again is not always the identity in floating point, while normalizing
+        ``source`` gives ``normalized`` again, bit for bit.
+
+    Raises
+    ------
+    ValueError
+        Naming the entry, column or row that fails, with the offending value.
+
+    Examples
+    --------
+    >>> Q, _ = check_ldp_strategy([[0.6, 0.4], [0.4, 0.6 - 1e-12]], 0.5)
+    >>> Q.sum(axis=0).tolist()
+    [1.0, 1.0]
+    """
+    Q = as_float_matrix(Q, name)
+    if Q.shape[1] == 0:
+        raise ValueError(f"{name} has no columns: it must have one column per input.")
+    negative = Q < 0
+    if negative.any():
+        o, u = (int(k) for k in np.argwhere(negative)[0])
+        raise ValueError(f"{name} has a negative entry {float(Q[o, u])!r} at row {o}, column "
+                         f"{u}; it must hold probabilities.")
+    source = Q[Q.max(axis=1) > 0]
+    if source.shape[0] == 0:
+        raise ValueError(f"{name} is all zeros: every column must sum to 1.")
+    # The last row of the running sums: the column sums added in row order (np.cumsum is
+    # sequential), exactly as the client adds them.
+    sums = np.cumsum(source, axis=0)[-1]
+    off = np.abs(sums - 1.0) > COLUMN_SUM_ATOL
+    if off.any():
+        u = int(np.flatnonzero(off)[0])
+        raise ValueError(f"column {u} of the {name} sums to {float(sums[u])!r}: every column "
+                         f"must sum to 1 within {COLUMN_SUM_ATOL:g} (a deficit or a surplus is "
+                         "given to or taken from the last outputs by the sampler, which breaks "
+                         "the privacy ratio).")
+    normalized = source / sums
+    row_max = normalized.max(axis=1)
+    partly_zero = normalized.min(axis=1) <= 0
+    if partly_zero.any():
+        o = int(np.flatnonzero(partly_zero)[0])
+        u = int(np.flatnonzero(normalized[o] <= 0)[0])
+        v = int(np.argmax(normalized[o]))
+        raise ValueError(f"row {o} (among the non-zero rows) of the {name} is 0 for input {u} "
+                         f"but {float(row_max[o])!r} for input {v}: that output rules input {u} "
+                         "out, an unbounded privacy ratio.")
+    realised = realised_epsilon(normalized)
+    if realised > epsilon * (1.0 + EPSILON_RTOL):
+        raise ValueError(f"the {name} is not {epsilon}-LDP: its realised epsilon (largest "
+                         f"log Q[o,u] / Q[o,u'] of the normalized matrix) is {realised!r} > "
+                         f"{epsilon}.")
+    return normalized, source
+
+
+class FreshEntropyMixin:
+    """Keep an estimator's noise generator ``_rng`` fresh in every copy when it is unseeded.
+
+    With ``random_state=None`` the generator draws from operating-system entropy; a copy
+    that carried its state (a pickle sent to a worker, a forked process) would draw the same
+    noise as the original, which two reports of one user would reveal. So, when
+    ``random_state`` is None:
+
+    * a pickle carries no generator state, and unpickling draws a new generator from the
+      operating system;
+    * :meth:`_generator` draws a new one when called in another process than the one that
+      made the generator (a fork copies the memory, so only the process id tells).
+
+    A seeded estimator (an int, a SeedSequence, a Generator) keeps its state in its copies:
+    a seed is for reproducible simulation, where identical copies are the point.
+
+    Subclasses call :meth:`_set_generator` in ``fit`` and :meth:`_generator` wherever they
+    draw; list the mixin before ``BaseEstimator``.
+    """
+
+    def _set_generator(self, rng):
+        self._rng = rng
+        self._rng_pid = os.getpid()
+
+    def _generator(self):
+        """The generator to draw from, renewed from OS entropy in a forked unseeded copy."""
+        if self.random_state is None and getattr(self, "_rng_pid", None) != os.getpid():
+            self._set_generator(np.random.default_rng())
+        return self._rng
+
+    def __getstate__(self):
+        parent = getattr(super(), "__getstate__", None)
+        state = dict(parent() if parent is not None else self.__dict__)
+        if state.get("random_state") is None and "_rng" in state:
+            state["_rng"] = None  # no state in the pickle: every copy draws its own
+            state.pop("_rng_pid", None)
+        return state
+
+    def __setstate__(self, state):
+        parent = getattr(super(), "__setstate__", None)
+        if parent is not None:
+            parent(state)
+        else:
+            self.__dict__.update(state)
+        # Pickles made before the mixin carried the state: renewed as well.
+        if self.__dict__.get("random_state") is None and "_rng" in self.__dict__:
+            self._set_generator(np.random.default_rng())

@@ -11,7 +11,12 @@ from sklearn.utils.validation import check_is_fitted
 from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
 from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
 from ._glue import marginal_error_table, resolve_domain, resolve_workload, validate_records
-from ._validation import check_dense_size, check_epsilon, check_positive_int
+from ._validation import (
+    FreshEntropyMixin,
+    check_dense_size,
+    check_epsilon,
+    check_positive_int,
+)
 from .budget import BudgetExceededError, charge_ledger, resolve_ledger
 from .mechanisms.base import check_type_counts
 from .mechanisms.range_tree import LEVEL_ORACLES
@@ -29,7 +34,7 @@ from .selection import (
 DENSE_STRATEGIES = FACTORIZATION_BASELINES + ("optimized",)
 
 
-class LDPEncoder(TransformerMixin, BaseEstimator):
+class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
     ``fit`` is data-independent: it reads the public domain and the workload and builds (or
@@ -104,7 +109,10 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
     random_state : int, numpy Generator or None, default=None
         Seeds the optimizer and the randomization. A seeded generator is for reproducible
         *simulation* only: a deployed client must use fresh operating-system entropy
-        (``random_state=None``), or its reports could be re-derived.
+        (``random_state=None``), or its reports could be re-derived. With ``None`` every
+        copy of a fitted encoder (unpickled, e.g. on a Dask or joblib worker, or inherited
+        by a forked process) draws its own entropy, never the original's noise; a seeded
+        encoder's copies repeat its draws, and :meth:`client_spec` warns about it.
     ledger : str, path or None, default=None
         Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
         ledger file or the name of a ledger registered with
@@ -275,7 +283,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         if X is None:
             self.n_features_in_ = self.domain_.n_columns
             self.feature_names_in_ = np.asarray(self.domain_.columns, dtype=object)
-        self._rng = rng
+        self._set_generator(rng)
         return self
 
     def transform(self, X):
@@ -284,7 +292,7 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         validate_records(self, X, reset=False)
         indices = self.domain_.encode(X)
         self._charge_collection(indices.shape[0], "transform")
-        reports = self.mechanism_.randomize(indices, self._rng)
+        reports = self.mechanism_.randomize(indices, self._generator())
         return LDPReports(reports, self.mechanism_, self.domain_, self.workload_)
 
     def simulate(self, X):
@@ -314,12 +322,13 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
         # Charged after the draw (a mechanism without exact simulation raises first, charging
         # nothing) and before anything is returned. A refused charge releases nothing and
         # rewinds the generator, so the encoder is left exactly as it was.
-        generator_state = self._rng.bit_generator.state
-        statistic = self.mechanism_.simulate_statistic(counts, self._rng)
+        rng = self._generator()
+        generator_state = rng.bit_generator.state
+        statistic = self.mechanism_.simulate_statistic(counts, rng)
         try:
             self._charge_collection(int(counts.sum()), "simulate")
         except BudgetExceededError:
-            self._rng.bit_generator.state = generator_state
+            rng.bit_generator.state = generator_state
             raise
         return AggregatedReports(statistic, self.mechanism_, self.domain_, self.workload_)
 
@@ -343,6 +352,37 @@ class LDPEncoder(TransformerMixin, BaseEstimator):
                              f"{self.strategy_!r}.")
         return marginal_error_table(self.mechanism_, list(self.domain_.columns),
                                     n_users)["predicted_tv"]
+
+    def client_spec(self):
+        """The JSON specification devices rebuild the randomizer from.
+
+        ``sklearn_ldp.client.Randomizer.from_json(encoder.client_spec())`` on a device
+        privatizes records exactly as :meth:`transform` (see ``docs/client.md``). The
+        specification carries no seed and no generator state; the device draws its own
+        entropy.
+
+        Returns
+        -------
+        str
+            ``mechanism_.to_json()``.
+
+        Warns
+        -----
+        UserWarning
+            When ``random_state`` is set: this encoder's noise is seeded, which is for
+            simulation only; deployed noise must not be seeded.
+        """
+        check_is_fitted(self, "mechanism_")
+        if self.random_state is not None:
+            warnings.warn(
+                f"exporting the client specification of an encoder with random_state="
+                f"{self.random_state!r}: its noise is seeded, for simulation only. Deployed "
+                "noise must not be seeded: devices must randomize with operating-system "
+                "entropy (Randomizer(spec) without seed, or random_state=None).",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self.mechanism_.to_json()
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "mechanism_")

@@ -39,6 +39,10 @@ from sklearn_ldp.mechanisms.marginals import InpHT, InpPS, InpRR, MargHT, MargPS
 from sklearn_ldp.mechanisms.subset_selection import MAX_STRATEGY_ROWS
 from sklearn_ldp.selection import baseline_mechanism
 
+# These tests seed the client on purpose (reproducible statistics); the warning that a seed
+# must never be used on a device is tested in test_fresh_randomness.py.
+pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
+
 ALPHA = 1e-3
 Z = 5.0
 CLIENT_PATH = Path(client_module.__file__)

@@ -17,7 +17,7 @@ This module is pure numpy/scipy; nothing here knows about scikit-learn or pandas
 import numpy as np
 from scipy import linalg
 
-from .._validation import as_float_matrix, check_epsilon
+from .._validation import EPSILON_RTOL, check_epsilon, check_ldp_strategy, realised_epsilon
 from .base import (
     SPEC_VERSION,
     OutputIndexMechanism,
@@ -28,9 +28,10 @@ from .base import (
     report_dtype,
 )
 
-# Relative tolerance of the privacy check: the strategy ratios are floating-point numbers,
-# so a ratio of exactly e^eps may be computed a few ulps above it.
-PRIVACY_RTOL = 1e-9
+# Relative tolerance of the privacy check (kept under its old name for importers): the
+# realised epsilon of a strategy, computed in floating point, may exceed the claimed one by
+# this fraction.
+PRIVACY_RTOL = EPSILON_RTOL
 
 
 def privacy_ratio(Q):
@@ -38,7 +39,8 @@ def privacy_ratio(Q):
 
     A strategy is epsilon-LDP exactly when this ratio is at most ``e^epsilon``. Rows that
     are zero everywhere (outputs that never occur) are ignored; a row that is zero for some
-    but not all types has an infinite ratio.
+    but not all types has an infinite ratio. ``exp`` of :func:`realised_epsilon`, the one
+    implementation of the check.
 
     Examples
     --------
@@ -47,39 +49,24 @@ def privacy_ratio(Q):
     >>> bool(np.isclose(np.log(privacy_ratio(Q)), 1.0))
     True
     """
-    Q = np.asarray(Q, dtype=float)
-    row_max = Q.max(axis=1)
-    row_min = Q.min(axis=1)
-    live = row_max > 0
-    if np.any(row_min[live] <= 0):
-        return np.inf
-    return float(np.max(row_max[live] / row_min[live]))
+    return float(np.exp(realised_epsilon(Q)))
 
 
-def check_strategy(Q, epsilon, atol=1e-9):
-    """Validate a strategy matrix: finite, non-negative, columns summing to one, epsilon-LDP.
+def check_strategy(Q, epsilon):
+    """Validate a strategy matrix and return the matrix to sample (see
+    :func:`sklearn_ldp._validation.check_ldp_strategy`).
 
-    Returns the matrix as float64 with all-zero rows removed, or raises a ValueError that
-    says which condition fails.
+    Finite, non-negative, every column summing to 1 within ``1e-9`` (then normalized),
+    no output possible for some inputs only, and a realised epsilon at most ``epsilon``.
+    Returns the normalized float64 matrix with its all-zero rows removed, or raises a
+    ValueError naming the entry, column or row that fails.
+
+    Examples
+    --------
+    >>> check_strategy([[0.75, 0.25], [0.25, 0.75]], 1.1).tolist()
+    [[0.75, 0.25], [0.25, 0.75]]
     """
-    epsilon = check_epsilon(epsilon)
-    Q = as_float_matrix(Q, "strategy matrix Q")
-    if np.any(Q < 0):
-        raise ValueError("strategy matrix Q has negative entries; it must hold probabilities.")
-    column_sums = Q.sum(axis=0)
-    worst = np.max(np.abs(column_sums - 1.0))
-    if worst > atol * Q.shape[0]:
-        raise ValueError(
-            f"every column of the strategy matrix Q must sum to 1 (largest deviation {worst:.3g})."
-        )
-    Q = Q[Q.max(axis=1) > 0]
-    ratio = privacy_ratio(Q)
-    if ratio > np.exp(epsilon) * (1 + PRIVACY_RTOL):
-        raise ValueError(
-            f"strategy matrix Q is not {epsilon}-LDP: its largest ratio Q[o,u]/Q[o,u'] is "
-            f"{ratio:.6g} > e^epsilon = {np.exp(epsilon):.6g}."
-        )
-    return Q
+    return check_ldp_strategy(Q, check_epsilon(epsilon))[0]
 
 
 class PseudoInverse:
@@ -140,8 +127,12 @@ class FactorizationMechanism(OutputIndexMechanism):
     Parameters
     ----------
     Q : array of shape (n_outputs, n_inputs)
-        Column-stochastic strategy, ``Q[o, u] = P(report o | type u)``. Checked to be
-        epsilon-LDP; outputs that never occur (zero rows) are removed.
+        Column-stochastic strategy, ``Q[o, u] = P(report o | type u)``. Outputs that never
+        occur (zero rows) are removed, every column is divided by its sum (which must be 1
+        within ``1e-9``), and the normalized matrix is checked to be epsilon-LDP and is the
+        one sampled (:func:`~sklearn_ldp._validation.check_ldp_strategy`). The draw
+        compares a 53-bit uniform number with its cumulative columns, so each probability is
+        realised to within about ``2^-53`` (absolute), as with any floating-point sampler.
     epsilon : float
         Privacy budget the strategy was built for.
     name : str
@@ -163,8 +154,14 @@ class FactorizationMechanism(OutputIndexMechanism):
 
     def __init__(self, Q, epsilon, name="custom", params=None):
         self.epsilon = check_epsilon(epsilon)
-        self.Q = check_strategy(Q, self.epsilon)
-        self.Q.setflags(write=False)
+        # Checked, sampled and decoded: the normalized matrix. The rows as given are kept
+        # only when normalizing changed them, for to_dict: renormalizing the normalized
+        # matrix may move a few ulps, so a round trip through the spec must start from them.
+        self.Q, source = check_ldp_strategy(Q, self.epsilon)
+        self._source_Q = None if np.array_equal(source, self.Q) else source
+        for matrix in (self.Q, self._source_Q):
+            if matrix is not None:
+                matrix.setflags(write=False)
         self.name = str(name)
         self.params = dict(params or {})
         self.n_outputs, self.n_inputs = self.Q.shape
@@ -173,7 +170,9 @@ class FactorizationMechanism(OutputIndexMechanism):
         self._gram_solver = PseudoInverse(self.Q.T @ self._scaled)  # Q^T D^-1 Q
         # Column o of `_decoder` maps one report o to its contribution to x_hat.
         self._decoder = self._gram_solver.solve(self._scaled.T)  # (n, m) = M^+ Q^T D^-1
-        # Inverse-CDF tables for sampling: cumulative probabilities down each column.
+        # Inverse-CDF tables for sampling: cumulative probabilities down each column, of the
+        # normalized matrix, so the last entry is 1 up to rounding (m ulps at most); it is set
+        # to exactly 1 so that a uniform draw in [0, 1) always finds an output.
         self._cumulative = np.cumsum(self.Q, axis=0)
         self._cumulative[-1] = 1.0
 
@@ -278,7 +277,10 @@ class FactorizationMechanism(OutputIndexMechanism):
             "strategy": self.name,
             "params": self.params,
             "epsilon": self.epsilon,
-            "Q": self.Q.tolist(),
+            # The rows as given when normalizing changed them: from_dict (and the
+            # standard-library client) normalize them into self.Q again, bit for bit.
+            "Q": (self.Q if getattr(self, "_source_Q", None) is None
+                  else self._source_Q).tolist(),
         }
 
     @classmethod

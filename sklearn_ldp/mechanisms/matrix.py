@@ -123,13 +123,25 @@ _NAMED_QUERIES_LIMIT = 2**20
 def l2_sensitivity(strategy):
     """Largest column L2 norm of the strategy: the sensitivity of ``A x`` (add/remove one).
 
+    Squares of entries below about ``1e-162`` underflow to 0 and above ``1e154`` overflow:
+    a strategy of tiny entries would get sensitivity 0, hence no noise at all, and release
+    ``A x`` exactly. Such a matrix is scaled by its largest entry first.
+
     Examples
     --------
     >>> l2_sensitivity(np.array([[1.0, 1.0], [1.0, 0.0]]))
     1.4142135623730951
+    >>> l2_sensitivity(np.array([[3e-170, 0.0], [4e-170, 1e-170]]))
+    5e-170
     """
     A = np.asarray(strategy, dtype=float)
-    return float(np.sqrt(np.max(np.sum(A * A, axis=0))))
+    scale = float(np.max(np.abs(A))) if A.size else 0.0
+    if 1e-100 < scale < 1e100:  # the squares and their sums stay normal floats
+        return float(np.sqrt(np.max(np.sum(A * A, axis=0))))
+    if scale == 0.0 or not math.isfinite(scale):
+        return scale
+    B = A / scale
+    return scale * float(np.sqrt(np.max(np.sum(B * B, axis=0))))
 
 
 def noise_multiplier(epsilon, delta, calibration="analytic"):
@@ -260,6 +272,11 @@ class MatrixMechanism:
             self._integer = None
         else:
             self._quantize(A, resolution)
+        # A zero or infinite noise scale would release A x exactly, or nothing but infinities.
+        if not (self.sigma > 0 and math.isfinite(self.sigma)):
+            raise ValueError(f"the strategy matrix gives the noise scale sigma={self.sigma!r} "
+                             f"(sensitivity {self.sensitivity!r}); its entries are too large "
+                             "to calibrate noise in floating point. Rescale the strategy.")
         self.A.setflags(write=False)
         self.n_measurements, self.n_inputs = self.A.shape
         if strategy_gram is None or self._integer is not None:
