@@ -15,7 +15,7 @@ and the server turns the reports it receives back into an array with
 Entropy. By default every random draw comes from the operating system
 (``random.SystemRandom``, i.e. ``os.urandom``). ``seed=`` switches to a seeded Mersenne
 Twister: **for tests and simulation only**, never in deployment (anyone who knows the seed can
-undo the randomization).
+undo the randomization); a seeded Randomizer emits a UserWarning saying so.
 
 Exactness. A report has exactly the distribution of one row of the server's
 ``mechanism.randomize``, computed with the same arithmetic:
@@ -51,6 +51,7 @@ import itertools
 import json
 import math
 import random
+import warnings
 from collections.abc import Mapping
 
 __all__ = ["RANDOMIZERS", "SPEC_VERSION", "Randomizer"]
@@ -65,6 +66,7 @@ DECIMAL_CONTEXT = decimal.Context(prec=80)
 
 # Local hashing: largest number of buckets, SplitMix64 constants.
 MAX_BUCKETS = 2**20
+LINEAR_MIN_CELLS = 2048  # local hashing: the linear family above this many cells (as the server)
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -76,8 +78,18 @@ MAX_REJECTION_EPSILON = 2.0 * math.log(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _SQRT1_2 = math.sqrt(0.5)
 
-# Relative tolerance of the privacy check of a dense strategy matrix (as the server's).
+# The privacy check of a dense strategy matrix, with the server's constants
+# (sklearn_ldp._validation): a column sum may differ from 1 by COLUMN_SUM_ATOL, whatever the
+# number of rows, and the realised epsilon may exceed the claimed one by the fraction
+# PRIVACY_RTOL.
+COLUMN_SUM_ATOL = 1e-9
 PRIVACY_RTOL = 1e-9
+
+# Emitted when a seed is given: whoever knows the seed can recompute the noise.
+SEEDED_WARNING = ("Randomizer(seed=...) makes the noise reproducible: deployed noise must not "
+                  "be seeded, since whoever knows the seed can undo the randomization. Use a "
+                  "seed for tests and simulation only; on devices pass no seed (operating-"
+                  "system entropy).")
 
 
 # ---------------------------------------------------------------------- exact arithmetic
@@ -318,23 +330,49 @@ def _subset_selection(spec):
     return n, privatize
 
 
-def _olh_buckets(epsilon):
-    """The server's default ``g = round(e^eps) + 1`` (with ``math.exp``, as the server)."""
-    return int(min(max(round(math.exp(epsilon)) + 1, 2), MAX_BUCKETS))
+def _olh_buckets(epsilon, hash_family="tabulation"):
+    """The server's default ``g`` (with ``math.exp``, as the server): ``round(e^eps) + 1``
+    for tabulation, the power of two of least rare-item variance for the linear family."""
+    e = math.exp(epsilon)
+    if hash_family == "linear":
+        powers = [2**r for r in range(1, MAX_BUCKETS.bit_length())]
+        return min(powers, key=lambda g: (e + g - 1) ** 2 / (g - 1))
+    return int(min(max(round(e) + 1, 2), MAX_BUCKETS))
 
 
-def _make_local_hashing(n, epsilon, g):
+def _hash_family(params):
+    family = params.get("hash_family", "tabulation")  # absent: a spec from before "linear"
+    if family not in ("tabulation", "linear"):
+        raise ValueError(f"hash_family must be 'tabulation' or 'linear', got {family!r}.")
+    return family
+
+
+def _make_local_hashing(n, epsilon, g, hash_family="tabulation"):
     g = _check_int(g, "n_buckets", minimum=2)
     if g > MAX_BUCKETS:
         raise ValueError(f"n_buckets must be at most {MAX_BUCKETS}, got {g}.")
+    if hash_family == "linear" and g & (g - 1):
+        raise ValueError(f"the linear hash family needs n_buckets a power of two, got {g}.")
     e = _exp(epsilon)
     p = e / (e + g - 1)
     n_lo = math.isqrt(n - 1) + 1 if n > 1 else 1
+    bits_mask = (1 << max(1, (n - 1).bit_length())) - 1
+    n_rows = g.bit_length() - 1
 
-    def bucket(seed, cell):
+    def tabulation_bucket(seed, cell):
         low = _mix64((seed + (cell % n_lo + 1) * _GOLDEN) & _MASK64) >> 32
         high = _mix64((seed + (cell // n_lo + 1) * _GOLDEN) & _MASK64) & _MASK32
         return (((low + high) & _MASK32) * g) >> 32
+
+    def linear_bucket(seed, cell):
+        # H(x) = M x over GF(2); row k of M is the k-th SplitMix64 output, cut to the cell bits.
+        hashed = 0
+        for k in range(n_rows):
+            row = _mix64((seed + (k + 1) * _GOLDEN) & _MASK64) & bits_mask
+            hashed |= _parity(row, cell) << k
+        return hashed
+
+    bucket = linear_bucket if hash_family == "linear" else tabulation_bucket
 
     def privatize(cell, rng):
         seed = rng.getrandbits(64)
@@ -349,14 +387,16 @@ def _make_local_hashing(n, epsilon, g):
 
 
 def _olh(spec):
-    n, epsilon, params = _common(spec, ("n_buckets",))
+    n, epsilon, params = _common(spec, ("n_buckets", "hash_family"))
+    family = _hash_family(params)
     g = params.get("n_buckets")
-    return n, _make_local_hashing(n, epsilon, _olh_buckets(epsilon) if g is None else g)
+    g = _olh_buckets(epsilon, family) if g is None else g
+    return n, _make_local_hashing(n, epsilon, g, family)
 
 
 def _blh(spec):
-    n, epsilon, _ = _common(spec)
-    return n, _make_local_hashing(n, epsilon, 2)
+    n, epsilon, params = _common(spec, ("hash_family",))
+    return n, _make_local_hashing(n, epsilon, 2, _hash_family(params))
 
 
 def hadamard_shape(n, epsilon):
@@ -412,27 +452,75 @@ def _hrr(spec):
 
 
 # ---------------------------------------------------------------------- dense strategies
+def _normalized_strategy(Q, epsilon, kind):
+    """The server's privacy check of a strategy matrix; returns the matrix to sample.
+
+    The same steps and decisions as ``sklearn_ldp._validation.check_ldp_strategy``: no
+    negative entry; rows that are zero for every input dropped (never reported; the server
+    numbers the outputs without them); each column, summed down the rows in order (as numpy's
+    ``cumsum``), within ``COLUMN_SUM_ATOL`` of 1, then divided by its sum; no row of the
+    normalized matrix zero for some inputs only; its realised epsilon ``max_o log(max_u
+    Q[o,u] / min_u Q[o,u])`` at most ``epsilon (1 + PRIVACY_RTOL)``, the ratio compared
+    exactly (80-digit decimal arithmetic on the float entries).
+    """
+    for o, row in enumerate(Q):
+        for u, value in enumerate(row):
+            if value < 0:
+                raise ValueError(f"the strategy Q of the {kind!r} specification has a negative "
+                                 f"entry {value!r} at row {o}, column {u}.")
+    rows = [row for row in Q if max(row) > 0]
+    if not rows:
+        raise ValueError(f"the strategy Q of the {kind!r} specification is all zeros.")
+    sums = []
+    for u in range(len(rows[0])):
+        running = 0.0
+        for row in rows:
+            running += row[u]
+        if abs(running - 1.0) > COLUMN_SUM_ATOL:
+            raise ValueError(f"column {u} of the strategy Q of the {kind!r} specification sums "
+                             f"to {running!r}: every column must sum to 1 within "
+                             f"{COLUMN_SUM_ATOL:g}; refusing to privatize with it.")
+        sums.append(running)
+    normalized = [[value / total for value, total in zip(row, sums, strict=True)]
+                  for row in rows]
+    bound = _decimal_exp(epsilon * (1.0 + PRIVACY_RTOL))
+    for o, row in enumerate(normalized):
+        low, high = min(row), max(row)
+        if low <= 0:
+            raise ValueError(f"row {o} (among the non-zero rows) of the strategy Q of the "
+                             f"{kind!r} specification is 0 for input {row.index(low)} but "
+                             f"{high!r} for input {row.index(high)}: an unbounded privacy "
+                             "ratio; refusing to privatize with it.")
+        ratio = DECIMAL_CONTEXT.divide(decimal.Decimal(high), decimal.Decimal(low))
+        if ratio > bound:
+            realised = float(DECIMAL_CONTEXT.ln(ratio))
+            raise ValueError(f"the strategy Q of the {kind!r} specification is not "
+                             f"{epsilon}-LDP: its realised epsilon (output {o} of the "
+                             f"normalized matrix) is {realised!r} > {epsilon}; refusing to "
+                             "privatize with it.")
+    return normalized
+
+
 def _factorization(spec):
-    """Inverse-CDF sampling from the column of the strategy ``Q`` carried by the spec."""
+    """Inverse-CDF sampling from the column of the strategy ``Q`` carried by the spec.
+
+    The spec is checked and normalized exactly as the server does
+    (:func:`_normalized_strategy`), and the *normalized* matrix is sampled, so no mass is
+    left to (or taken from) the last output.
+    """
     kind = "factorization"
     epsilon = _check_epsilon(_spec_field(spec, "epsilon", kind), kind)
-    Q = _check_matrix(_spec_field(spec, "Q", kind), "Q", kind)
+    Q = _normalized_strategy(_check_matrix(_spec_field(spec, "Q", kind), "Q", kind), epsilon,
+                             kind)
     n_outputs, n = len(Q), len(Q[0])
-    # The server refuses any strategy that is not epsilon-LDP; the client checks it again.
-    bound = math.exp(epsilon) * (1 + PRIVACY_RTOL)
-    for o, row in enumerate(Q):
-        if min(row) < 0 or (max(row) > 0 and (min(row) == 0 or max(row) / min(row) > bound)):
-            raise ValueError(f"the strategy Q of the 'factorization' specification is not "
-                             f"{epsilon}-LDP (output {o}); refusing to privatize with it.")
-    # Cumulative probabilities down each column, summed in order like numpy's cumsum.
+    # Cumulative probabilities down each column, summed in order like numpy's cumsum; the
+    # last is 1 up to rounding and set to exactly 1, as on the server.
     cumulative = []
     for u in range(n):
         running, column = 0.0, []
         for o in range(n_outputs):
             running += Q[o][u]
             column.append(running)
-        if abs(running - 1.0) > 1e-9 * n_outputs:
-            raise ValueError(f"column {u} of the strategy Q sums to {running}, not 1.")
         column[-1] = 1.0
         cumulative.append(column)
 
@@ -440,6 +528,7 @@ def _factorization(spec):
         # The first output whose cumulative probability exceeds the uniform draw.
         return bisect.bisect_right(cumulative[cell], rng.random())
 
+    privatize.probabilities = Q  # the matrix sampled, exposed for the tests
     return n, privatize
 
 
@@ -448,7 +537,7 @@ _LEVEL_ORACLES = ("oue", "olh", "hrr")
 
 
 def _hierarchical(spec):
-    n, epsilon, params = _common(spec, ("branching", "oracle"))
+    n, epsilon, params = _common(spec, ("branching", "oracle", "olh_hash"))
     branching = _check_int(params.get("branching", 4), "branching", minimum=2)
     oracle = params.get("oracle", "oue")
     if oracle not in _LEVEL_ORACLES:
@@ -464,7 +553,15 @@ def _hierarchical(spec):
         levels = [_make_unary("oue", m, epsilon) for m in sizes]
         width_bytes = (sizes[-1] + 7) // 8  # every row as wide as the leaf level's report
     elif oracle == "olh":
-        levels = [_make_local_hashing(m, epsilon, _olh_buckets(epsilon)) for m in sizes]
+        # "by_size": each level takes the server's default family for its size; specs from
+        # before the linear family (no olh_hash) hashed every level by tabulation.
+        olh_hash = params.get("olh_hash", "tabulation")
+        if olh_hash not in ("by_size", "tabulation"):
+            raise ValueError(f"olh_hash must be 'by_size' or 'tabulation', got {olh_hash!r}.")
+        families = ["linear" if olh_hash == "by_size" and m > LINEAR_MIN_CELLS
+                    else "tabulation" for m in sizes]
+        levels = [_make_local_hashing(m, epsilon, _olh_buckets(epsilon, family), family)
+                  for m, family in zip(sizes, families, strict=True)]
     else:
         levels = [_make_hrr(m, epsilon) for m in sizes]
         offsets = [0]
@@ -964,7 +1061,8 @@ class Randomizer:
     seed : int, optional
         **Tests and simulation only.** ``None`` (default) draws from the operating system's
         entropy (``random.SystemRandom``); a seed makes the reports reproducible, and
-        therefore reversible by anyone who knows it.
+        therefore reversible by anyone who knows it, so it emits a UserWarning (filter it
+        where a test or a simulation seeds on purpose).
 
     Attributes
     ----------
@@ -981,7 +1079,7 @@ class Randomizer:
     >>> spec = '{"version": 1, "mechanism": "randomized_response", "epsilon": 1.0, '
     >>> spec += '"n_inputs": 6, "params": {}}'
     >>> client = Randomizer.from_json(spec, categories={"age": ["<30", "30-50", ">50"],
-    ...                                                 "smoker": ["no", "yes"]}, seed=0)
+    ...                                                 "smoker": ["no", "yes"]})
     >>> client.encode({"age": "30-50", "smoker": "yes"})
     3
     >>> report = client.privatize({"age": "30-50", "smoker": "yes"})
@@ -1011,7 +1109,11 @@ class Randomizer:
                              f"{kind!r} mechanism covers {self.n_inputs}: they are not the "
                              "server's domain.")
         self.columns = None if self._categories is None else list(self._categories.columns)
-        self._rng = random.SystemRandom() if seed is None else random.Random(seed)
+        if seed is None:
+            self._rng = random.SystemRandom()
+        else:
+            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=2)
+            self._rng = random.Random(seed)
 
     @classmethod
     def from_json(cls, text, categories=None, seed=None):
