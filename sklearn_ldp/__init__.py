@@ -13,6 +13,7 @@ Quick start::
 """
 
 from . import binning, budget, distributed, io, mechanisms, workloads
+from ._limits import UnverifiedFileWarning, get_limits, limits, set_limits
 from .budget import BudgetExceededError, PrivacyLedger
 from .collect import reports_from_client
 from .domain import Domain
@@ -40,13 +41,17 @@ __all__ = [
     "MarginalEstimator",
     "PrivacyLedger",
     "RangeQueryEstimator",
+    "UnverifiedFileWarning",
     "WorkloadEstimator",
     "binning",
     "budget",
     "distributed",
+    "get_limits",
     "io",
+    "limits",
     "mechanism_from_json",
     "mechanisms",
     "reports_from_client",
+    "set_limits",
     "workloads",
 ]

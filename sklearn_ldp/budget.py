@@ -43,22 +43,39 @@ estimators take ``ledger=`` as a **path** to a JSON ledger file (created with
 :func:`register_ledger`. Clones, Pipeline steps and GridSearchCV's copies then charge the same
 ledger. A file ledger is re-read and rewritten under an exclusive lock (``<path>.lock``, an
 ``fcntl``/``msvcrt`` lock released by the OS if its holder dies) on every charge and replaced
-atomically (temporary file + ``os.replace``), so concurrent processes lose no entry; use a
-file when GridSearchCV runs with ``n_jobs > 1`` in worker processes (names registered in the
-parent process do not exist there).
+atomically (temporary file + ``fsync`` + ``os.replace``, then an ``fsync`` of the directory),
+so concurrent processes lose no entry and a crash leaves the old or the new ledger, never a
+mix; use a file when GridSearchCV runs with ``n_jobs > 1`` in worker processes (names
+registered in the parent process do not exist there).
+
+Ledger file format
+------------------
+A JSON object: ``format`` (``"sklearn_ldp.privacy_ledger"``), ``version`` (2),
+``total_epsilon``, ``total_delta``, ``groups``, ``entries`` and ``sha256``, the SHA-256 of the
+canonical JSON of all the other fields (sorted keys, no spaces, ASCII). Reading refuses a
+mismatch ("checksum mismatch: the file was modified or truncated"), a file larger than the
+``max_header_bytes`` cap of :mod:`sklearn_ldp._limits` and anything malformed, with a
+ValueError naming the file and the field. A version-1 file (written by an earlier release, no
+checksum) is read with an :class:`~sklearn_ldp._limits.UnverifiedFileWarning` and rewritten as
+version 2 by its next charge. The checksum detects damage, not forgery: whoever can write the
+file can recompute it (the ledger is only as trustworthy as its file's permissions).
 """
 
 import contextlib
+import hashlib
 import json
 import math
 import numbers
 import os
 import tempfile
 import threading
+import warnings
 from datetime import datetime, timezone
 from typing import NamedTuple
 
 import pandas as pd
+
+from ._limits import UnverifiedFileWarning, check_size, checksum_mismatch
 
 try:  # POSIX
     import fcntl
@@ -67,7 +84,11 @@ except ImportError:  # pragma: no cover - Windows
     import msvcrt
 
 LEDGER_FORMAT = "sklearn_ldp.privacy_ledger"
-LEDGER_VERSION = 1
+# Version 2 added the field "sha256"; version-1 files are still read (unverified).
+LEDGER_VERSION = 2
+UNVERIFIED_LEDGER_VERSIONS = (1,)
+CHECKSUM_KEY = "sha256"
+STATE_KEYS = ("format", "version", "total_epsilon", "total_delta", "groups", "entries")
 EVERYONE = "all"
 KINDS = ("collection", "release")
 # Relative slack of the comparison spent <= total: absorbs the rounding of float sums
@@ -179,8 +200,31 @@ def _within(amount, total):
     return amount <= total * (1.0 + BUDGET_RTOL)
 
 
+def _check_entry(entry, position, groups):
+    """One recorded charge, validated (every key, with its type)."""
+    if not isinstance(entry, dict) or set(entry) != set(ENTRY_KEYS):
+        raise ValueError(f"entry {position} must have exactly the keys {ENTRY_KEYS}.")
+    if entry["kind"] not in KINDS:
+        raise ValueError(f"entry {position} has kind {entry['kind']!r}, not one of {KINDS}.")
+    if isinstance(entry["id"], bool) or not isinstance(entry["id"], int):
+        raise ValueError(f"entry {position}: id must be an integer, got {entry['id']!r}.")
+    for key in ("timestamp", "description"):
+        if not isinstance(entry[key], str):
+            raise ValueError(f"entry {position}: {key} must be a string, got "
+                             f"{type(entry[key]).__name__}.")
+    return {
+        **entry,
+        "users": _check_users(entry["users"], groups),
+        "epsilon": _check_amount(entry["epsilon"], f"entry {position} epsilon"),
+        "delta": _check_amount(entry["delta"], f"entry {position} delta", upper=1.0),
+    }
+
+
 def _check_state(data, source):
-    """Validate a ledger read from ``source`` (its format, version, totals and entries)."""
+    """Validate a ledger read from ``source`` (its format, version, totals and entries).
+
+    Returns the state in the current version (without a checksum field).
+    """
     if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
         raise ValueError(f"{source} is not a privacy ledger (expected a JSON object with "
                          f"format={LEDGER_FORMAT!r}).")
@@ -190,22 +234,17 @@ def _check_state(data, source):
     if version > LEDGER_VERSION:
         raise ValueError(f"{source} has ledger version {version}, newer than this sklearn_ldp "
                          f"understands ({LEDGER_VERSION}); upgrade sklearn_ldp.")
+    missing = [key for key in STATE_KEYS if key not in data]
+    if missing:
+        raise ValueError(f"{source}: malformed ledger: missing field {missing[0]!r}.")
     try:
         total_epsilon, total_delta = _check_totals(data["total_epsilon"], data["total_delta"])
+        if not isinstance(data["groups"], list) or not isinstance(data["entries"], list):
+            raise ValueError("malformed ledger: the fields 'groups' and 'entries' must be "
+                             "lists.")
         groups = _check_groups(data["groups"])
-        entries = []
-        for position, entry in enumerate(data["entries"]):
-            if not isinstance(entry, dict) or set(entry) != set(ENTRY_KEYS):
-                raise ValueError(f"entry {position} must have exactly the keys {ENTRY_KEYS}.")
-            if entry["kind"] not in KINDS:
-                raise ValueError(f"entry {position} has kind {entry['kind']!r}, not one of "
-                                 f"{KINDS}.")
-            entries.append({
-                **entry,
-                "users": _check_users(entry["users"], groups),
-                "epsilon": _check_amount(entry["epsilon"], f"entry {position} epsilon"),
-                "delta": _check_amount(entry["delta"], f"entry {position} delta", upper=1.0),
-            })
+        entries = [_check_entry(entry, position, groups)
+                   for position, entry in enumerate(data["entries"])]
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{source}: malformed ledger ({exc!r}).") from None
     except ValueError as exc:
@@ -219,6 +258,36 @@ def _check_state(data, source):
             f"for the most charged users) exceed the totals (epsilon={total_epsilon:g}, "
             f"delta={total_delta:g}); the ledger is inconsistent.")
     return state
+
+
+def _state_digest(data):
+    """SHA-256 (hex) of the canonical JSON of a ledger's fields, its checksum excepted."""
+    fields = {key: value for key, value in data.items() if key != CHECKSUM_KEY}
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _sealed(state):
+    """The state with its checksum field, as written to a file."""
+    return {**state, CHECKSUM_KEY: _state_digest(state)}
+
+
+def _verify_state(data, source):
+    """Check the checksum of a ledger of the current version; warn for older versions."""
+    if not isinstance(data, dict):
+        return  # _check_state says what is wrong
+    version = data.get("version")
+    if version in UNVERIFIED_LEDGER_VERSIONS and not isinstance(version, bool):
+        warnings.warn(f"{source} was written by an earlier sklearn_ldp (ledger version "
+                      f"{version}) without a checksum: it is read unverified, and rewritten "
+                      f"with one (version {LEDGER_VERSION}) by its next charge.",
+                      UnverifiedFileWarning, stacklevel=4)
+        return
+    if version != LEDGER_VERSION or data.get("format") != LEDGER_FORMAT:
+        return  # _check_state refuses it with the reason
+    if data.get(CHECKSUM_KEY) != _state_digest(data):
+        raise checksum_mismatch(source)
 
 
 # ---------------------------------------------------------------------- file storage
@@ -241,24 +310,43 @@ def _exclusive_lock(path):
 
 
 def _read_file(path):
+    """The validated state of the ledger file ``path`` (size capped, checksum verified)."""
+    source = f"privacy ledger {path!r}"
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size:
+                check_size(size, "the file size", "max_header_bytes", source)
+            text = handle.read().decode("utf-8")
+        data = json.loads(text)
     except FileNotFoundError:
         raise ValueError(f"no privacy ledger file at {path!r}; create one with "
                          "PrivacyLedger.create(path, total_epsilon=...).") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{source} is not UTF-8 text ({exc}).") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"privacy ledger {path!r} is not valid JSON ({exc}).") from None
-    return _check_state(data, f"privacy ledger {path!r}")
+        raise ValueError(f"{source} is not valid JSON ({exc}); the file was modified or "
+                         "truncated.") from None
+    except RecursionError:
+        raise ValueError(f"{source}: the JSON nests too deeply to be a ledger.") from None
+    except OSError as exc:
+        raise ValueError(f"{source} cannot be read ({exc}).") from None
+    _verify_state(data, source)
+    return _check_state(data, source)
 
 
 def _write_file(path, state):
-    """Replace ``path`` atomically: readers see the old or the new ledger, never a mix."""
+    """Replace ``path`` atomically: readers see the old or the new ledger, never a mix.
+
+    The new content (with its checksum) goes to a temporary file of the same directory,
+    is flushed to disk, renamed onto ``path``, and the directory is flushed too, so that
+    the rename survives a crash.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".ledger-", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(state, handle, indent=1, allow_nan=False)
+            json.dump(_sealed(state), handle, indent=1, allow_nan=False)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -266,6 +354,21 @@ def _write_file(path, state):
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
         raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory):
+    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # pragma: no cover - file systems without directory fsync
+        pass
+    finally:
+        os.close(descriptor)
 
 
 # ---------------------------------------------------------------------- the ledger
@@ -348,8 +451,19 @@ class PrivacyLedger:
 
     @classmethod
     def from_dict(cls, data):
-        """An in-memory ledger from :meth:`to_dict`'s output (format and version checked)."""
-        state = _check_state(json.loads(json.dumps(data)), "ledger dict")
+        """An in-memory ledger from :meth:`to_dict`'s output (format and version checked).
+
+        A ``sha256`` field (the content of a ledger file) is verified; a dict without one is
+        accepted (it is already in memory).
+        """
+        try:
+            data = json.loads(json.dumps(data, allow_nan=False))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"ledger dict: not plain JSON values ({exc}).") from None
+        if isinstance(data, dict) and CHECKSUM_KEY in data \
+                and data[CHECKSUM_KEY] != _state_digest(data):
+            raise checksum_mismatch("ledger dict")
+        state = _check_state(data, "ledger dict")
         ledger = cls(state["total_epsilon"], state["total_delta"], state["groups"])
         ledger._state["entries"] = state["entries"]
         return ledger

@@ -3,10 +3,14 @@
 Every mechanism's statistic is additive over disjoint sets of reports, so a cluster needs
 no special algorithm: each partition is aggregated where it lives with the mechanism's own
 ``aggregate`` (which validates the reports), and the small statistics are summed pairwise up
-a tree (``split_every`` at a time). The integer statistics (every mechanism except the
+a tree (``split_every`` at a time) with :func:`~sklearn_ldp.reports.sum_statistics`, the
+overflow-checked sum of :meth:`AggregatedReports.merge
+<sklearn_ldp.reports.AggregatedReports.merge>` (a total past ``2**62`` reports is a
+ValueError, never an int64 wraparound). The integer statistics (every mechanism except the
 Gaussian randomizers) are int64 counts, whose sums do not depend on the order: the result
 equals the single-machine aggregate **bit for bit**. (The Gaussian mechanisms' float sums
-agree up to rounding.)
+agree up to rounding.) The final statistic is validated like every
+:class:`~sklearn_ldp.reports.AggregatedReports` (:func:`~sklearn_ldp.reports.check_statistic`).
 
 :class:`DaskReports` wraps a Dask collection so that any estimator's ``fit`` /
 ``partial_fit`` accepts it directly; it is an :class:`~sklearn_ldp.reports.AggregatedReports`
@@ -20,7 +24,8 @@ and only when used. A Spark recipe with the same per-partition statistics is in
 import numpy as np
 
 from .io import check_column_names, frame_to_reports, report_columns
-from .reports import AggregatedReports, empty_reports
+from .mechanisms import Mechanism
+from .reports import AggregatedReports, check_statistic, empty_reports, sum_statistics
 
 __all__ = ["DaskReports", "aggregate_dask", "partition_statistic"]
 
@@ -63,11 +68,9 @@ def _partition_task(partition, mechanism, number):
     return partition_statistic(partition, mechanism, f"partition {number}")
 
 
-def _sum_statistics(*statistics):
-    total = statistics[0].copy()
-    for statistic in statistics[1:]:
-        total += statistic
-    return total
+def _sum_statistics(mechanism, *statistics):
+    """One node of the tree of sums: the same overflow-checked sum as a merge."""
+    return sum_statistics(statistics, mechanism)
 
 
 def _partitions(collection, mechanism):
@@ -104,7 +107,7 @@ def _lazy_statistic(collection, mechanism, split_every=SPLIT_EVERY):
         return dask.delayed(mechanism.aggregate(empty_reports(mechanism)))
     add = dask.delayed(_sum_statistics)
     while len(level) > 1:
-        level = [add(*level[start:start + split_every])
+        level = [add(shared, *level[start:start + split_every])
                  for start in range(0, len(level), split_every)]
     return level[0]
 
@@ -167,7 +170,11 @@ class DaskReports(AggregatedReports):
 
     def __init__(self, collection, mechanism, domain=None, workload=None,
                  split_every=SPLIT_EVERY):
-        super().__init__(np.zeros(0, dtype=np.int64), mechanism, domain, workload)
+        # A valid placeholder (the empty aggregate), which the statistic setter discards; a
+        # non-mechanism gets AggregatedReports' own error.
+        placeholder = (mechanism.aggregate(empty_reports(mechanism))
+                       if isinstance(mechanism, Mechanism) else np.zeros(0))
+        super().__init__(placeholder, mechanism, domain, workload)
         self.collection = collection
         self.split_every = split_every
         self._lazy = _lazy_statistic(collection, mechanism, split_every)  # checks now
@@ -176,7 +183,7 @@ class DaskReports(AggregatedReports):
     @property
     def statistic(self):
         if self._statistic is None:
-            self._statistic = self._lazy.compute()
+            self._statistic = check_statistic(self._lazy.compute(), self.mechanism)
         return self._statistic
 
     @statistic.setter

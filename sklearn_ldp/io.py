@@ -27,20 +27,61 @@ Files written here also carry the mechanism's JSON specification (CSV: a first l
 ``sklearn_ldp.mechanism``), so that reports of another mechanism are refused before anything
 is aggregated. Files from elsewhere may omit it (then pass ``mechanism=``).
 
+File format versions and integrity
+----------------------------------
+Files written here are of **report file version 2**:
+
+* CSV: the spec line, then ``# sklearn_ldp file_version: 2``, the column line, the rows, and a
+  last line ``# sklearn_ldp end: {"n_rows": N, "sha256": "..."}``: the SHA-256 of every byte
+  before it (of the decompressed text, for ``.csv.gz``);
+* Parquet: the metadata ``sklearn_ldp.file_version`` (``"2"``, in the schema and the file's
+  key-value metadata), ``sklearn_ldp.n_rows`` and ``sklearn_ldp.sha256``: the SHA-256 of
+  every byte before the footer (the row groups: page headers and data), then of the spec
+  and of the row count; the data pages also carry Parquet's CRC-32 page checksums. The
+  footer's other fields (schema, offsets, statistics) are checked by decoding it: damage
+  there is refused as an unreadable file, or cannot change a report.
+
+Readers verify a file of version 2 completely **before** yielding any of its reports (a
+hashing pass over its bytes, then the parsing pass: each such file is read twice, the first
+time at the speed of SHA-256), and refuse a mismatch, a missing end line or metadata, or a
+wrong row count with "checksum mismatch: the file was modified or truncated". Files of
+version 1 (written by earlier releases: a spec, no checksum) are still read, with an
+:class:`~sklearn_ldp._limits.UnverifiedFileWarning`; files without a spec (from other
+systems) carry no sklearn_ldp format and are read without verification and without a
+warning. The checksum detects damage and truncation, not forgery: whoever can write the file
+can recompute it.
+
+:class:`ReportWriter` writes to a hidden temporary file (``.<name>.<random>.tmp``) in the
+target directory and renames it onto the target only on a successful ``close``, after an
+``fsync``: a writer that fails or is killed (even by SIGKILL) leaves no file at the target,
+and the hidden temporary file is never picked up when reading a directory or a glob pattern.
+
+Sizes a file declares (rows, header lines) are checked against the caps of
+:mod:`sklearn_ldp._limits` (``max_file_rows``, ``max_header_bytes``); the spec's sizes are
+checked when the mechanism is rebuilt.
+
 Parquet needs the optional dependency pyarrow (``pip install sklearn_ldp[distributed]``).
 """
 
+import contextlib
 import glob
 import gzip
+import hashlib
+import io
+import json
 import os
 import sys
+import tempfile
 import time
+import warnings
+import zlib
 
 import numpy as np
 import pandas as pd
 
+from ._limits import UnverifiedFileWarning, check_size, checksum_mismatch, get_limits
 from .mechanisms import Mechanism, mechanism_from_json
-from .reports import AggregatedReports, LDPReports, empty_reports
+from .reports import AggregatedReports, LDPReports, add_counts, empty_reports
 
 __all__ = ["ReportWriter", "aggregate_files", "frame_to_reports", "iter_report_chunks",
            "read_reports", "report_columns", "reports_frame", "write_reports"]
@@ -51,6 +92,16 @@ CHUNK_SIZE = 2**20
 SPEC_KEY = "sklearn_ldp.mechanism"
 CSV_SPEC_PREFIX = "# sklearn_ldp mechanism: "
 SUFFIXES = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+# Layout of the files written here: 2 added the checksum (1 had the spec only).
+FILE_VERSION = 2
+CSV_VERSION_PREFIX = "# sklearn_ldp file_version: "
+CSV_END_PREFIX = "# sklearn_ldp end: "
+VERSION_KEY = "sklearn_ldp.file_version"
+ROWS_KEY = "sklearn_ldp.n_rows"
+CHECKSUM_KEY = "sklearn_ldp.sha256"
+# Bytes hashed at once by the verification pass of a CSV file.
+READ_BLOCK = 2**20
 
 
 def _import_pyarrow():
@@ -246,12 +297,74 @@ def _format_of(path, format=None):
                      f"{sorted(SUFFIXES)} (or pass format='csv' or 'parquet').")
 
 
-class ReportWriter:
-    """Append chunks of reports to one CSV or Parquet file (a context manager).
+class _HashingSink(io.RawIOBase):
+    """A binary file that hashes every byte written through it (the Parquet writer's sink)."""
 
-    The file gets the column schema of the module docstring and the mechanism's JSON
-    specification. If an exception leaves the ``with`` block, the incomplete file is
-    deleted.
+    def __init__(self, file):
+        super().__init__()
+        self.file = file
+        self.size = 0
+        self.digest = hashlib.sha256()
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self.digest.update(data)
+        self.size += len(data)
+        return self.file.write(data)
+
+    def tell(self):
+        return self.size
+
+    def flush(self):
+        self.file.flush()
+
+
+def _parquet_checksum(region_digest, spec, n_rows):
+    """The checksum of a Parquet report file: its bytes before the footer, spec, rows."""
+    digest = region_digest.copy()
+    digest.update(b"\0" + (spec or "").encode() + b"\0" + str(n_rows).encode())
+    return digest.hexdigest()
+
+
+def _parquet_footer_start(handle, where):
+    """Offset of the footer of the Parquet file ``handle`` (from its last 8 bytes)."""
+    size = os.fstat(handle.fileno()).st_size
+    if size < 12:
+        raise checksum_mismatch(where, "too short for a Parquet file")
+    handle.seek(size - 8)
+    tail = handle.read(8)
+    start = size - 8 - int.from_bytes(tail[:4], "little")
+    if tail[4:] != b"PAR1" or start < 4:
+        raise checksum_mismatch(where, "no Parquet footer")
+    return start
+
+
+def _fsync_directory(directory):
+    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # pragma: no cover - file systems without directory fsync
+        pass
+    finally:
+        os.close(descriptor)
+
+
+class ReportWriter:
+    """Append chunks of reports to one CSV or Parquet file (a context manager), atomically.
+
+    The file gets the column schema of the module docstring, the mechanism's JSON
+    specification and, on :meth:`close`, its row count and SHA-256 checksum (report file
+    version 2). Until then everything goes to a hidden temporary file in the same
+    directory (``.<name>.<random>.tmp``); ``close`` flushes it to disk and renames it onto
+    ``path``. If an exception leaves the ``with`` block, or the process dies, nothing is
+    written at ``path`` (an existing file there is left as it was) and no file that a
+    reader would take as complete exists.
 
     Parameters
     ----------
@@ -271,6 +384,8 @@ class ReportWriter:
     >>> with ReportWriter(path, mechanism) as writer:
     ...     writer.write(np.array([0, 2, 1]))
     ...     writer.write(np.array([1]))
+    ...     os.path.exists(path)      # not before close
+    False
     >>> aggregate_files(path).statistic.tolist()
     [1, 2, 1, 4]
     """
@@ -284,20 +399,48 @@ class ReportWriter:
         self.format = _format_of(path, format)
         self.n_reports = 0
         self._columns = report_columns(mechanism)
-        if self.format == "parquet":
-            pa = _import_pyarrow()
-            empty = empty_reports(mechanism)
-            fields = [pa.field(name, pa.from_numpy_dtype(empty.dtype)) for name in self._columns]
-            self._schema = pa.schema(fields, metadata={SPEC_KEY: mechanism.to_json()})
-            self._file = pa.parquet.ParquetWriter(self.path, self._schema)
-        else:
-            opener = gzip.open if self.path.lower().endswith(".gz") else open
-            self._file = opener(self.path, "wt", newline="")
-            self._file.write(CSV_SPEC_PREFIX + mechanism.to_json() + "\n")
-            self._file.write(",".join(self._columns) + "\n")
+        self._closed = False
+        self._file = self._raw = None
+        pa = _import_pyarrow() if self.format == "parquet" else None  # before any file exists
+        directory, name = os.path.split(os.path.abspath(self.path))
+        # Hidden, and with a suffix no reader accepts: never taken for a report file.
+        descriptor, self._temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.",
+                                                       suffix=".tmp")
+        try:
+            if self.format == "parquet":
+                self._raw = os.fdopen(descriptor, "wb")
+                self._sink = _HashingSink(self._raw)
+                self._spec = mechanism.to_json()
+                empty = empty_reports(mechanism)
+                fields = [pa.field(column, pa.from_numpy_dtype(empty.dtype))
+                          for column in self._columns]
+                # The version also in the schema: damage to one copy cannot pass for version 1.
+                self._schema = pa.schema(fields, metadata={SPEC_KEY: self._spec,
+                                                           VERSION_KEY: str(FILE_VERSION)})
+                self._file = pa.parquet.ParquetWriter(self._sink, self._schema,
+                                                      write_page_checksum=True)
+            else:
+                self._raw = os.fdopen(descriptor, "wb")
+                self._file = (gzip.GzipFile(filename="", mode="wb", fileobj=self._raw)
+                              if self.path.lower().endswith(".gz") else self._raw)
+                self._digest = hashlib.sha256()
+                self._write_text(f"{CSV_SPEC_PREFIX}{mechanism.to_json()}\n"
+                                 f"{CSV_VERSION_PREFIX}{FILE_VERSION}\n"
+                                 + ",".join(self._columns) + "\n")
+        except BaseException:
+            self._abort()
+            raise
+
+    def _write_text(self, text, hashed=True):
+        data = text.encode("utf-8")
+        if hashed:
+            self._digest.update(data)
+        self._file.write(data)
 
     def write(self, reports):
         """Append reports (LDPReports of this mechanism, or a report array)."""
+        if self._closed:
+            raise ValueError(f"{self.path}: the writer is closed.")
         if isinstance(reports, LDPReports):
             if reports.mechanism != self.mechanism:
                 raise ValueError(f"these reports come from {reports.mechanism!r}, but the file "
@@ -306,28 +449,89 @@ class ReportWriter:
         frame = reports_frame(LDPReports(reports, self.mechanism))
         if self.format == "parquet":
             pa = _import_pyarrow()
-            table = pa.Table.from_arrays([pa.array(frame[name].to_numpy()) for name in
-                                          self._columns], schema=self._schema)
+            table = pa.Table.from_arrays([pa.array(frame[name].to_numpy())
+                                          for name in self._columns], schema=self._schema)
             self._file.write_table(table, row_group_size=CHUNK_SIZE)
         else:
-            frame.to_csv(self._file, header=False, index=False, lineterminator="\n")
+            self._write_text(frame.to_csv(header=False, index=False, lineterminator="\n"))
         self.n_reports += len(frame)
 
+    def flush(self):
+        """Push the reports written so far to the temporary file (not to ``path``).
+
+        A checkpoint for long-running writers (the operating system holds the bytes even if
+        this process dies); the file still appears at ``path`` only on :meth:`close`.
+        """
+        if self._closed:
+            raise ValueError(f"{self.path}: the writer is closed.")
+        if self.format == "csv":
+            self._file.flush()  # gzip: a sync flush, so the compressed bytes so far decode
+        self._raw.flush()
+
     def close(self):
-        self._file.close()
+        """Write the row count and checksum, flush to disk and rename onto ``path``.
+
+        On any failure the temporary file is removed and nothing appears at ``path``.
+        Closing twice does nothing.
+        """
+        if self._closed:
+            return
+        try:
+            if self.format == "parquet":
+                # Every row group is in the sink by now: only the footer is left to write.
+                region = self._sink.size
+                self._file.add_key_value_metadata({
+                    VERSION_KEY: str(FILE_VERSION), ROWS_KEY: str(self.n_reports),
+                    CHECKSUM_KEY: _parquet_checksum(self._sink.digest, self._spec,
+                                                    self.n_reports)})
+                self._file.close()
+                self._raw.flush()
+                os.fsync(self._raw.fileno())
+                self._raw.close()
+                with open(self._temporary, "rb") as written:
+                    if _parquet_footer_start(written, self._temporary) != region:
+                        raise RuntimeError("pyarrow wrote row-group bytes after close: the "
+                                           "checksum would not cover them.")
+            else:
+                end = {"n_rows": self.n_reports, "sha256": self._digest.hexdigest()}
+                self._write_text(f"{CSV_END_PREFIX}{json.dumps(end)}\n", hashed=False)
+                if self._file is not self._raw:
+                    self._file.close()
+                self._raw.flush()
+                os.fsync(self._raw.fileno())
+                self._raw.close()
+            os.replace(self._temporary, self.path)
+            self._closed = True
+        except BaseException:
+            self._abort()
+            raise
+        _fsync_directory(os.path.dirname(os.path.abspath(self.path)))
+
+    def _abort(self):
+        """Drop the temporary file (after an error): nothing is written at ``path``."""
+        self._closed = True
+        for handle in (self._file, self._raw):
+            if handle is not None:
+                with contextlib.suppress(Exception):
+                    handle.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self._temporary)
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc, traceback):
-        self.close()
-        if exc_type is not None and os.path.exists(self.path):
-            os.remove(self.path)  # never leave a truncated file that looks complete
+        if exc_type is not None:
+            self._abort()  # never leave a truncated file that looks complete
+        else:
+            self.close()
         return False
 
 
 def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
     """Write LDPReports to one CSV or Parquet file (see the module docstring for the columns).
+
+    Atomic, with a checksum (see :class:`ReportWriter`).
 
     Examples
     --------
@@ -347,60 +551,194 @@ def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
 
 
 # ---------------------------------------------------------------------- reading
+def _check_rows(n_rows, where):
+    """``n_rows`` if within ``max_file_rows`` (zero rows are allowed)."""
+    if n_rows:
+        check_size(n_rows, "the number of rows", "max_file_rows", where)
+    return n_rows
+
+
+@contextlib.contextmanager
+def _csv_stream(path):
+    """The decompressed bytes of a CSV file (``.gz``: gzip), as one seekable binary stream."""
+    with open(path, "rb") as raw:
+        if path.lower().endswith(".gz"):
+            with gzip.GzipFile(fileobj=raw, mode="rb") as stream:
+                yield stream
+        else:
+            yield raw
+
+
+def _read_line(stream, where, number):
+    """One line of at most ``max_header_bytes`` bytes (a longer one is refused unread)."""
+    limit = get_limits()["max_header_bytes"]
+    line = stream.readline(limit + 1)
+    if len(line) > limit:
+        check_size(len(line), f"line {number}", "max_header_bytes", where)
+    return line
+
+
 class _ReportFile:
-    """One file's header: format, mechanism spec (or None), columns, rows (None if unknown)."""
+    """One file's header: format, version, spec, columns, rows (None if unknown).
+
+    ``version`` is None for a file without a spec (from another system), 1 for one written
+    by an earlier sklearn_ldp (a spec, no checksum), 2 for a verified one.
+    """
 
     def __init__(self, path):
         self.path = path
         self.format = _format_of(path)
         self.spec = None
+        self.version = None
         self.n_rows = None
+        self.checksum = None
         self.skip_lines = 0
         try:
             if self.format == "parquet":
                 self._read_parquet_header()
             else:
                 self._read_csv_header()
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise checksum_mismatch(path, f"cannot decompress: {exc}") from None
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             if str(exc).startswith(path):
                 raise
-            raise ValueError(f"{path}: cannot read the file ({exc}).") from None
+            raise ValueError(f"{path}: cannot read the file ({exc}; it may be truncated or "
+                             "not a report file).") from None
+        if self.version == 1:
+            warnings.warn(f"{path} was written by an earlier sklearn_ldp (report file version "
+                          "1) without a checksum: it is read unverified. Write it again to "
+                          "add one.", UnverifiedFileWarning, stacklevel=5)
 
-    def _read_parquet_header(self):
+    # ------------------------------------------------------------------ parquet
+    def _parquet(self, source=None):
+        """The ParquetFile of ``source`` (an open binary file; default: the path)."""
         pa = _import_pyarrow()
         try:
-            parquet = pa.parquet.ParquetFile(self.path)
-        except pa.ArrowException as exc:
-            raise ValueError(f"{self.path}: not a readable Parquet file ({exc}).") from None
+            return pa.parquet.ParquetFile(self.path if source is None else source,
+                                          page_checksum_verification=True)
+        except (pa.ArrowException, OSError) as exc:
+            raise ValueError(f"{self.path}: not a readable Parquet file ({exc}); it may be "
+                             "truncated (a writer that did not finish) or modified.") from None
+
+    def _parquet_fields(self, parquet):
+        """``(spec, version, rows declared, checksum)`` from a Parquet file's metadata."""
+        schema = parquet.schema_arrow
+        metadata = parquet.metadata.metadata or {}
+        spec = (schema.metadata or {}).get(SPEC_KEY.encode())
+        if spec is not None:
+            check_size(max(len(spec), 1), "the specification", "max_header_bytes", self.path)
+            spec = spec.decode()
+        # The version is in the schema and in the file's key-value metadata: a file with
+        # either is a version-2 file, and damage to the other cannot pass for version 1.
+        version = metadata.get(VERSION_KEY.encode(),
+                               (schema.metadata or {}).get(VERSION_KEY.encode()))
+        if version is None:
+            return spec, (None if spec is None else 1), None, None
+        if version != str(FILE_VERSION).encode():
+            raise ValueError(f"{self.path}: unsupported report file version {version!r}; this "
+                             f"sklearn_ldp reads versions 1 and {FILE_VERSION}.")
+        rows, checksum = metadata.get(ROWS_KEY.encode()), metadata.get(CHECKSUM_KEY.encode())
+        if rows is None or checksum is None or not rows.isdigit():
+            raise checksum_mismatch(self.path, f"version {FILE_VERSION} without a valid "
+                                               f"{ROWS_KEY} and {CHECKSUM_KEY}")
+        return spec, FILE_VERSION, int(rows), checksum.decode(errors="replace")
+
+    def _read_parquet_header(self):
+        parquet = self._parquet()
         schema = parquet.schema_arrow
         self.columns = list(schema.names)
         self.types = {field.name: field.type for field in schema}
-        metadata = schema.metadata or {}
-        if SPEC_KEY.encode() in metadata:
-            self.spec = metadata[SPEC_KEY.encode()].decode()
-        self.n_rows = parquet.metadata.num_rows
+        self._fields = self._parquet_fields(parquet)
+        self.spec, self.version, declared, self.checksum = self._fields
+        self.n_rows = _check_rows(parquet.metadata.num_rows, self.path)
+        if declared is not None and declared != self.n_rows:
+            raise checksum_mismatch(self.path, f"{declared} rows declared, {self.n_rows} "
+                                               "stored")
 
+    # ------------------------------------------------------------------ csv
     def _read_csv_header(self):
-        opener = gzip.open if self.path.lower().endswith(".gz") else open
-        with opener(self.path, "rt") as file:
-            first = file.readline()
-        if first.startswith(CSV_SPEC_PREFIX):
-            self.spec = first[len(CSV_SPEC_PREFIX):].strip()
-            self.skip_lines = 1
-        try:
-            header = pd.read_csv(self.path, skiprows=self.skip_lines, nrows=0)
-        except pd.errors.EmptyDataError:
+        with _csv_stream(self.path) as stream:
+            head = first = _read_line(stream, self.path, 1)
+            line = first
+            if first.startswith(CSV_SPEC_PREFIX.encode()):
+                self.spec = first[len(CSV_SPEC_PREFIX):].decode().strip()
+                self.skip_lines, self.version = 1, 1
+                line = _read_line(stream, self.path, 2)
+                head += line
+                if line.startswith(CSV_VERSION_PREFIX.encode()):
+                    found = line[len(CSV_VERSION_PREFIX):].decode().strip()
+                    if found != str(FILE_VERSION):
+                        raise ValueError(f"{self.path}: unsupported report file version "
+                                         f"{found!r}; this sklearn_ldp reads versions 1 and "
+                                         f"{FILE_VERSION}.")
+                    self.skip_lines, self.version = 2, FILE_VERSION
+                    line = _read_line(stream, self.path, 3)
+                    head += line
+        if not line.strip():
             raise ValueError(f"{self.path}: empty file, no header line with the report "
-                             "columns.") from None
+                             "columns.")
+        self._head = head  # the verification pass checks the file still starts with it
+        try:
+            header = pd.read_csv(io.BytesIO(line), nrows=0)
+        except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+            raise ValueError(f"{self.path}: no readable header line with the report columns "
+                             f"({exc}).") from None
         self.columns = list(header.columns)
 
+    def _verify_csv(self, stream):
+        """Hash the whole (decompressed) file and check its end line; returns the rows.
+
+        One pass in blocks of ``READ_BLOCK`` bytes: everything before the last line is
+        hashed, the last line must be the end line with the same SHA-256 and row count.
+        A line longer than ``max_header_bytes`` or more rows than ``max_file_rows`` are
+        refused as soon as they are seen.
+        """
+        limits = get_limits()
+        digest, pending, lines, start = hashlib.sha256(), b"", 0, b""
+        while True:
+            block = stream.read(READ_BLOCK)
+            if not block:
+                break
+            data = pending + block
+            if len(start) < len(self._head):
+                start += block[:len(self._head) - len(start)]
+            cut = data.rfind(b"\n", 0, len(data) - 1)  # pending: the last, maybe partial, line
+            if cut >= 0:
+                view = memoryview(data)[:cut + 1]
+                digest.update(view)
+                lines += data.count(b"\n", 0, cut + 1)
+                pending = data[cut + 1:]
+            else:
+                pending = data
+            if len(pending) > limits["max_header_bytes"]:
+                check_size(len(pending), f"line {lines + 1}", "max_header_bytes", self.path)
+            _check_rows(max(lines - self.skip_lines - 1, 0), self.path)
+        if not start.startswith(self._head):
+            raise ValueError(f"{self.path}: the file changed while it was read.")
+        if not (pending.startswith(CSV_END_PREFIX.encode()) and pending.endswith(b"\n")):
+            raise checksum_mismatch(self.path, "no end line: the writer did not finish, or "
+                                               "the file was cut short")
+        try:
+            end = json.loads(pending[len(CSV_END_PREFIX):])
+            n_rows, checksum = end["n_rows"], end["sha256"]
+        except (ValueError, KeyError, TypeError):
+            raise checksum_mismatch(self.path, "unreadable end line") from None
+        rows = lines - self.skip_lines - 1
+        if checksum != digest.hexdigest():
+            raise checksum_mismatch(self.path)
+        if n_rows != rows:
+            raise checksum_mismatch(self.path, f"{n_rows} rows declared, {rows} stored")
+        return rows
+
+    # ------------------------------------------------------------------ both
     def mechanism(self):
         """The mechanism of the file's spec (None if it has none); ValueError if unreadable."""
         if self.spec is None:
             return None
         try:
             return mechanism_from_json(self.spec)
-        except (ValueError, TypeError) as exc:  # json errors are ValueErrors
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
             raise ValueError(f"{self.path}: cannot rebuild the mechanism of its "
                              f"specification: {exc}") from None
 
@@ -421,13 +759,76 @@ class _ReportFile:
                                      f"{'integers' if integer else 'numbers'}.")
 
     def chunks(self, mechanism, chunk_size):
-        """Yield ``(report array, rows before it)``: converted, not yet checked by the mechanism."""
+        """Yield ``(report array, rows before it)``: converted, not yet checked by the mechanism.
+
+        A file of version 2 is verified completely (checksum, row count) before its first
+        chunk is yielded.
+        """
+        if self.format == "parquet":
+            yield from self._parquet_chunks(mechanism, chunk_size)
+            return
+        try:
+            with _csv_stream(self.path) as stream:
+                n_rows = None
+                if self.version == FILE_VERSION:
+                    n_rows = self._verify_csv(stream)
+                    stream.seek(0)
+                if n_rows == 0:
+                    return
+                yield from self._csv_chunks(stream, mechanism, chunk_size, n_rows)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise checksum_mismatch(self.path, f"cannot decompress: {exc}") from None
+        except OSError as exc:
+            raise ValueError(f"{self.path}: cannot read the file ({exc}).") from None
+
+    def _csv_chunks(self, stream, mechanism, chunk_size, n_rows):
         empty = empty_reports(mechanism)
         expected = report_columns(mechanism)
         first_row = 0
-        if self.format == "parquet":
-            pa = _import_pyarrow()
-            parquet = pa.parquet.ParquetFile(self.path)
+        # No usecols: with it pandas silently accepts rows with extra fields. ``nrows`` stops
+        # before the end line of a verified file.
+        reader = pd.read_csv(stream, skiprows=self.skip_lines, chunksize=chunk_size,
+                             nrows=n_rows)
+        try:
+            for frame in reader:
+                columns = {name: frame[name].to_numpy() for name in expected}
+                yield _columns_to_array(columns, empty, self.path, first_row), first_row
+                first_row += len(frame)
+                _check_rows(first_row, self.path)
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{self.path}: cannot parse the CSV after row {first_row} "
+                             f"({exc}).") from None
+        finally:
+            reader.close()
+
+    def _verify_parquet(self, handle):
+        """Hash the bytes before the footer (block by block), with the spec and the rows."""
+        start = _parquet_footer_start(handle, self.path)
+        handle.seek(0)
+        digest, done = hashlib.sha256(), 0
+        while done < start:
+            block = handle.read(min(READ_BLOCK, start - done))
+            if not block:
+                raise checksum_mismatch(self.path, "the file was cut short")
+            digest.update(block)
+            done += len(block)
+        if _parquet_checksum(digest, self.spec, self.n_rows) != self.checksum:
+            raise checksum_mismatch(self.path)
+        handle.seek(0)
+
+    def _parquet_chunks(self, mechanism, chunk_size):
+        pa = _import_pyarrow()
+        empty = empty_reports(mechanism)
+        expected = report_columns(mechanism)
+        first_row = 0
+        # One open file for the hashing pass and the parsing pass: what is parsed is what
+        # was verified, even if the path is replaced meanwhile.
+        with open(self.path, "rb") as handle:
+            if self.version == FILE_VERSION:
+                self._verify_parquet(handle)
+            parquet = self._parquet(handle)
+            if self._parquet_fields(parquet) != self._fields:
+                raise ValueError(f"{self.path}: the file changed while it was read.")
             try:
                 for batch in parquet.iter_batches(batch_size=chunk_size, columns=expected):
                     columns = {}
@@ -440,22 +841,14 @@ class _ReportFile:
                         columns[name] = column.to_numpy(zero_copy_only=False)
                     yield _columns_to_array(columns, empty, self.path, first_row), first_row
                     first_row += batch.num_rows
+            except OSError as exc:
+                if "checksum" in str(exc).lower():  # a Parquet page's CRC-32
+                    raise checksum_mismatch(self.path, str(exc)) from None
+                raise ValueError(f"{self.path}: cannot read row {first_row + 1} onwards "
+                                 f"({exc}); the file may be truncated or modified.") from None
             except pa.ArrowException as exc:
                 raise ValueError(f"{self.path}: cannot read row {first_row + 1} onwards "
                                  f"({exc}).") from None
-            return
-        # No usecols: with it pandas silently accepts rows with extra fields.
-        reader = pd.read_csv(self.path, skiprows=self.skip_lines, chunksize=chunk_size)
-        try:
-            for frame in reader:
-                columns = {name: frame[name].to_numpy() for name in expected}
-                yield _columns_to_array(columns, empty, self.path, first_row), first_row
-                first_row += len(frame)
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{self.path}: cannot parse the CSV after row {first_row} "
-                             f"({exc}).") from None
-        finally:
-            reader.close()
 
 
 def _resolve_paths(source):
@@ -511,7 +904,9 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
     """Yield the reports of the files at ``source`` as arrays of at most ``chunk_size`` rows.
 
     Each chunk is checked like :func:`frame_to_reports` (errors name the file, row and
-    column). ``source`` and ``mechanism`` as in :func:`aggregate_files`.
+    column). ``source`` and ``mechanism`` as in :func:`aggregate_files`. Each file with a
+    checksum is verified completely before its first chunk is yielded (see the module
+    docstring).
 
     Examples
     --------
@@ -615,10 +1010,17 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     ------
     ValueError
         Naming the file (and row and column) for: no files, an unknown file type, a
-        specification of an unknown version or mechanism or of another mechanism, missing or
-        extra columns, values that are not integers of the report type, reports the mechanism
-        refuses. Every header is checked before any data is read; on any error nothing is
-        returned.
+        specification of an unknown version or mechanism or of another mechanism, a checksum
+        mismatch (a file modified or truncated, e.g. by a writer that was killed), sizes over
+        the caps of :mod:`sklearn_ldp._limits`, missing or extra columns, values that are
+        not integers of the report type, reports the mechanism refuses, a total of more than
+        ``2**62`` reports. Every header is checked before any data is read; on any error
+        nothing is returned.
+
+    Warns
+    -----
+    UnverifiedFileWarning
+        For each file written by an earlier sklearn_ldp (a spec, no checksum).
 
     Examples
     --------
@@ -640,7 +1042,8 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     bar = _Progress(files, progress)
     for file in files:
         for array, first_row in file.chunks(mechanism, int(chunk_size)):
-            total += _aggregate_checked(mechanism, array, file.path, first_row)
+            add_counts(total, _aggregate_checked(mechanism, array, file.path, first_row),
+                       mechanism)
             bar.update(file, array.shape[0], first_row + array.shape[0])
         bar.file_done()
     return AggregatedReports(total, mechanism, domain, workload)

@@ -35,6 +35,7 @@ import scipy.sparse.linalg
 from . import _gram
 from ._fwht import fwht, is_power_of_two
 from ._gram import check_dense_entries
+from ._limits import check_size
 from ._validation import MAX_DENSE_ENTRIES, as_float_matrix, check_positive_int
 from .domain import Domain, _object_array, _product_strings, _shorten, as_domain
 
@@ -1451,16 +1452,16 @@ def custom(matrix, domain=None, labels=None):
 
 
 # ---------------------------------------------------------------------- serialization
-# Structured kinds rebuilt from a spec; sizes are capped so that a tampered file cannot ask
-# for an unbounded allocation (the matrix kinds carry their arrays, already in memory).
-MAX_SPEC_CELLS = 2**31
+# Structured kinds rebuilt from a spec; sizes are capped (the configurable max_cells of
+# sklearn_ldp._limits) so that a tampered file cannot ask for an unbounded allocation (the
+# matrix kinds carry their arrays, already in memory).
 
 
 def _spec_size(spec, key="n"):
     value = spec.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SPEC_CELLS:
-        raise ValueError(f"workload spec: {key!r} must be an integer in [1, {MAX_SPEC_CELLS}], "
-                         f"got {value!r}.")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"workload spec: {key!r} must be a positive integer, got {value!r}.")
+    check_size(value, f"workload spec {key!r}", "max_cells")
     return value
 
 

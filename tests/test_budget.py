@@ -27,6 +27,7 @@ from sklearn_ldp.budget import (
     Budget,
     BudgetExceededError,
     PrivacyLedger,
+    _sealed,
     register_ledger,
     resolve_ledger,
     unregister_ledger,
@@ -182,15 +183,16 @@ def test_create_never_overwrites_an_existing_ledger(ledger_path):
 
 
 def _write_and_open(tmp_path, content):
+    """Write ``content`` (a dict gets a matching checksum, so its content checks run)."""
     path = tmp_path / "ledger.json"
-    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    path.write_text(content if isinstance(content, str) else json.dumps(_sealed(content)))
     return PrivacyLedger.open(path)
 
 
 def test_version_format_and_corruption_errors(tmp_path):
     good = PrivacyLedger(total_epsilon=1.0).to_dict()
-    with pytest.raises(ValueError, match="version 2, newer"):
-        _write_and_open(tmp_path, {**good, "version": 2})
+    with pytest.raises(ValueError, match="version 3, newer"):
+        _write_and_open(tmp_path, {**good, "version": 3})
     with pytest.raises(ValueError, match="invalid ledger version"):
         _write_and_open(tmp_path, {**good, "version": "1"})
     with pytest.raises(ValueError, match="is not a privacy ledger"):

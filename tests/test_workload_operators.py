@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse
 import scipy.sparse.linalg
 
+import sklearn_ldp
 from sklearn_ldp import workloads
 from sklearn_ldp._gram import MinMaxGram, as_gram
 from sklearn_ldp.workloads import (
@@ -251,8 +252,13 @@ def test_builder_classes():
 
 
 def test_tampered_specs_are_refused():
-    with pytest.raises(ValueError, match="'n' must be an integer"):
+    with pytest.raises(ValueError, match="'n' must be a positive integer"):
         workload_from_spec({"kind": "prefix", "n": -3})
+    # Sizes past the configurable cap are refused before anything is built.
+    with pytest.raises(ValueError, match=r"exceeds the limit max_cells = 16777216 .*set_limits"):
+        workload_from_spec({"kind": "all_range", "n": 2**40})
+    with sklearn_ldp.limits(max_cells=2**25):
+        assert workload_from_spec({"kind": "prefix", "n": 2**25}).n_cells == 2**25
     with pytest.raises(ValueError, match="unknown kind"):
         workload_from_spec({"kind": "nope"})
     with pytest.raises(ValueError, match="missing"):
