@@ -209,3 +209,14 @@ def test_point_queries_read_the_data_vector():
     records = pd.DataFrame({"t": [5, 70, 5]})
     np.testing.assert_allclose(estimator.predict(records),
                                estimator.data_vector_[[5, 70, 5]])
+
+
+def test_hierarchical_unary_reports_are_refused_before_allocation():
+    """The tree with OUE levels writes every row as wide as the leaf level's report: 10^6
+    users over 2^18 cells would take 30.5 GiB, refused by name with the alternatives."""
+    from sklearn_ldp.mechanisms import HierarchicalHistogram
+
+    tree = HierarchicalHistogram(2**18, 1.0, oracle="oue")
+    with pytest.raises(ValueError, match=r"262144 bits per user: 1000000 reports would take "
+                                         r"30\.5 GiB.*simulate"):
+        tree.randomize(np.zeros(10**6, dtype=np.int64), np.random.default_rng(0))

@@ -401,17 +401,9 @@ def flip_bits(packed, positions, rows):
 
 
 # ---------------------------------------------------------------------- validation
-def check_packed_reports(reports, n_bits, name):
-    """Packed bit reports of ``n_bits`` bits per user, or a ValueError naming the problem.
-
-    Requires a 2-D uint8 array of width ``ceil(n_bits / 8)`` whose unused trailing bits are 0.
-
-    Examples
-    --------
-    >>> reports = np.packbits([[1, 0, 1]], axis=1, bitorder="little")
-    >>> check_packed_reports(reports, 3, "rappor").shape
-    (1, 1)
-    """
+def packed_report_layout(reports, n_bits, name):
+    """Packed bit reports as an array, or a ValueError if the array is not 2-D uint8 of width
+    ``ceil(n_bits / 8)`` (the layout is wrong, not one report)."""
     reports = np.asarray(reports)
     n_bytes = n_packed_bytes(n_bits)
     if reports.ndim != 2 or reports.dtype != np.uint8:
@@ -426,16 +418,46 @@ def check_packed_reports(reports, n_bits, name):
             f"per report; got {reports.shape[1]} bytes per report: they come from another "
             "mechanism or domain."
         )
+    return reports
+
+
+def unused_bits_clear(reports, n_bits):
+    """Per row of packed ``reports``: whether the unused high bits of the last byte are 0
+    (only then is the row a vector of ``n_bits`` bits)."""
     mask = _last_byte_mask(n_bits)
-    if mask != 0xFF and reports.shape[0]:
-        for start in range(0, reports.shape[0], COUNT_BLOCK * 16):
-            last = reports[start:start + COUNT_BLOCK * 16, -1]
-            if np.any(last & ~mask):
-                raise ValueError(
-                    f"reports of the {name!r} mechanism hold {n_bits} bits, but some have bits "
-                    f"set past bit {n_bits - 1} (unused bits of the last byte must be 0): "
-                    "they come from another mechanism or domain."
-                )
+    if mask == 0xFF or not reports.shape[0]:
+        # Every row is a vector of n_bits bits: a read-only all-True view, no memory.
+        return np.broadcast_to(np.True_, (reports.shape[0],))
+    return (reports[:, -1] & ~mask) == 0
+
+
+def packed_rule(n_bits):
+    """The valid-report set of packed vectors of ``n_bits`` bits, in words."""
+    return f"vectors of {n_bits} bits, with no bits set past bit {n_bits - 1} in the last byte"
+
+
+def check_packed_reports(reports, n_bits, name):
+    """Packed bit reports of ``n_bits`` bits per user, or a ValueError naming the problem.
+
+    Requires a 2-D uint8 array of width ``ceil(n_bits / 8)`` whose unused trailing bits are 0;
+    the error names the first row with a bit set past bit ``n_bits - 1``.
+
+    Examples
+    --------
+    >>> reports = np.packbits([[1, 0, 1]], axis=1, bitorder="little")
+    >>> check_packed_reports(reports, 3, "rappor").shape
+    (1, 1)
+    """
+    reports = packed_report_layout(reports, n_bits, name)
+    clear = unused_bits_clear(reports, n_bits)
+    if not np.all(clear):
+        row = int(np.flatnonzero(~clear)[0])
+        raise ValueError(
+            f"reports of the {name!r} mechanism hold {n_bits} bits, but report {row} "
+            f"({reports[row].tolist()[:8]}) has bits set past bit {n_bits - 1} (unused bits of "
+            f"the last byte must be 0; {int(np.count_nonzero(~clear))} such reports): they "
+            "come from another mechanism or domain, or were crafted."
+        )
     return reports
 
 

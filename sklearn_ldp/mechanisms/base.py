@@ -9,7 +9,16 @@ A mechanism has a client side and a server side:
   disjoint sets of reports (so chunked and distributed aggregation just sums). It works in
   bounded memory on any number of reports (it processes them in chunks of
   ``AGGREGATE_CHUNK`` users) and counts in int64, so it cannot overflow.
-* ``estimate(statistic)``: an unbiased estimate of the data vector (users per cell).
+* ``estimate(statistic)``: an unbiased estimate of the data vector (users per cell). It
+  validates the statistic first (length, counts that are non-negative integers up to
+  ``MAX_REPORTS = 2^62``, totals that some set of reports can produce), so that a corrupted
+  or crafted aggregate is refused, not decoded.
+* ``report_validity(reports)``: the mechanism's valid-report set (the outputs its randomizer
+  produces; for the Gaussian mechanisms, a box the noise leaves with probability below
+  ``1e-12``), row by row; ``check_reports`` refuses reports outside it naming the mechanism,
+  the row and the value, ``drop_invalid_reports`` removes and counts them.
+* ``report_influence(W)``: how far one valid report can move each answer (the poisoning
+  bound, :mod:`.poisoning`).
 * ``per_user_variance(gram)`` and ``query_variance(W)``: the exact variance of the workload
   answers that one user of each type contributes (the answers' variance is the sum over
   users), so errors are known before any data is collected. ``gram`` is ``W^T W`` as a
@@ -27,16 +36,23 @@ Everything here is pure numpy; nothing knows about scikit-learn or pandas.
 
 import importlib
 import json
+from typing import NamedTuple
 
 import numpy as np
 
 from .._gram import DenseGram, IntervalGram, as_gram
+from .._limits import check_mechanism_spec_sizes
 from .._validation import MAX_DENSE_ENTRIES
 
 SPEC_VERSION = 1
 
 # Users processed at once by `aggregate` (bounds the memory of the temporaries).
 AGGREGATE_CHUNK = 2**18
+
+# Most reports (or simulated users) one statistic may count. Counts are int64, whose largest
+# value is 2^63 - 1: every count is kept at most 2^62, and a sum of two counts is checked
+# against this limit *before* it is formed (`add_counts`), so no sum ever wraps.
+MAX_REPORTS = 2**62
 
 _REGISTRY = {}
 
@@ -68,9 +84,21 @@ def _import_all_mechanisms():
 
 
 def mechanism_from_dict(spec):
-    """Rebuild any registered mechanism from the dict its ``to_dict()`` returned."""
+    """Rebuild any registered mechanism from the dict its ``to_dict()`` returned.
+
+    A spec may come from another party: its declared sizes are compared with the caps of
+    :mod:`sklearn_ldp._limits` (``n_inputs <= max_cells`` ...) before any constructor runs,
+    and a missing or malformed field is a ValueError naming it (never a KeyError).
+
+    Examples
+    --------
+    >>> mechanism_from_dict({"version": 1, "mechanism": "randomized_response",
+    ...                      "epsilon": 1.0, "n_inputs": 3, "params": {}})
+    RandomizedResponse(n_inputs=3, epsilon=1.0)
+    """
     _import_all_mechanisms()
-    if not isinstance(spec, dict) or spec.get("mechanism") not in _REGISTRY:
+    if not isinstance(spec, dict) or not isinstance(spec.get("mechanism"), str) \
+            or spec["mechanism"] not in _REGISTRY:
         raise ValueError(
             f"not a mechanism specification (known mechanisms: {sorted(_REGISTRY)}): "
             f"{str(spec)[:80]!r}."
@@ -80,7 +108,16 @@ def mechanism_from_dict(spec):
             f"unsupported specification version {spec.get('version')!r}; this sklearn_ldp "
             f"reads version {SPEC_VERSION}."
         )
-    return _REGISTRY[spec["mechanism"]].from_dict(spec)
+    kind = spec["mechanism"]
+    check_mechanism_spec_sizes(spec)  # before anything of the declared sizes is allocated
+    try:
+        return _REGISTRY[kind].from_dict(spec)
+    except KeyError as exc:
+        raise ValueError(f"the {kind!r} specification has no field {exc}.") from None
+    except (AttributeError, IndexError, OverflowError, RecursionError) as exc:
+        # A field of the wrong JSON type (a number where a list is expected, ...).
+        raise ValueError(f"malformed {kind!r} specification: {type(exc).__name__}: "
+                         f"{exc}.") from None
 
 
 def mechanism_from_json(text):
@@ -110,14 +147,122 @@ def check_workload_matrix(workload_matrix, n_inputs):
     return W
 
 
+def exact_total(counts):
+    """The exact sum of non-negative integer ``counts`` as a Python int (never wraps).
+
+    Each count is split into its high and low 31-bit halves; the halves of fewer than
+    ``2^32`` counts sum in int64 without overflow, and are recombined in Python integers.
+
+    Examples
+    --------
+    >>> exact_total(np.array([2**62, 2**62, 2**62]))
+    13835058055282163712
+    """
+    flat = np.asarray(counts, dtype=np.int64).ravel()
+    total = 0
+    for start in range(0, flat.shape[0], 2**31):
+        part = flat[start:start + 2**31]
+        total += int(np.sum(part >> 31)) * 2**31 + int(np.sum(part & (2**31 - 1)))
+    return total
+
+
 def check_type_counts(type_counts, n_inputs):
-    """Users per cell as an int64 array of length ``n_inputs`` (for simulation)."""
+    """Users per cell as an int64 array of length ``n_inputs`` (for simulation).
+
+    At most ``MAX_REPORTS = 2^62`` users in all, so that every count a simulation draws (each
+    at most the total) and every sum of two of them fits in int64: a larger total is refused
+    before anything is drawn, never wrapped.
+    """
     counts = np.asarray(type_counts)
     if counts.shape != (n_inputs,) or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError(f"type_counts must be {n_inputs} integer counts, one per cell.")
     if np.any(counts < 0):
-        raise ValueError("type_counts must be non-negative.")
-    return counts.astype(np.int64)
+        cell = int(np.flatnonzero(counts < 0)[0])
+        raise ValueError(f"type_counts must be non-negative; cell {cell} has {counts[cell]}.")
+    if counts.size and counts.max() > MAX_REPORTS:  # also catches uint64 beyond int64
+        cell = int(np.argmax(counts))
+        raise ValueError(f"type_counts holds at most 2^62 users; cell {cell} has "
+                         f"{counts[cell]}.")
+    counts = counts.astype(np.int64)
+    total = exact_total(counts)
+    if total > MAX_REPORTS:
+        raise ValueError(f"type_counts holds at most 2^62 = {MAX_REPORTS} users in all (so "
+                         f"that the simulated counts fit in int64); got {total}.")
+    return counts
+
+
+def check_count_values(counts, name, what="statistic"):
+    """``counts`` checked to hold counts of reports, or a ValueError naming the first
+    offending entry.
+
+    Integer arrays are counts of reports: returned as int64. Float arrays are accepted for
+    decoding an *expected* statistic (``Q @ x``: exact checks of unbiasedness), so their
+    entries may be fractions, but they must be finite; statistics that cross a trust boundary
+    (files, estimators' fit) are required to be integers where they are read. Either way no
+    entry may be negative or exceed ``MAX_REPORTS = 2^62``.
+    """
+    counts = np.asarray(counts)
+    floating = np.issubdtype(counts.dtype, np.floating)
+    if floating:
+        if not np.all(np.isfinite(counts)):
+            index = int(np.flatnonzero(~np.isfinite(counts.ravel()))[0])
+            raise ValueError(f"the {what} of {name!r} holds counts of reports; entry {index} "
+                             f"is {counts.ravel()[index].item()!r}.")
+    elif not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError(f"the {what} of {name!r} holds integer counts, got dtype "
+                         f"{counts.dtype}.")
+    if counts.size:
+        if counts.min() < 0:
+            index = int(np.argmin(counts.ravel()))
+            raise ValueError(f"the {what} of {name!r} holds counts of reports, which are "
+                             f"non-negative; entry {index} is {counts.ravel()[index].item()!r}.")
+        if counts.max() > MAX_REPORTS:
+            index = int(np.argmax(counts.ravel()))
+            raise ValueError(f"the {what} of {name!r} counts at most 2^62 reports; entry "
+                             f"{index} is {counts.ravel()[index].item()!r}.")
+    return counts.astype(float if floating else np.int64)
+
+
+def count_total(counts):
+    """The sum of checked counts: exact (a Python int) for integers, a float for an expected
+    statistic."""
+    counts = np.asarray(counts)
+    if np.issubdtype(counts.dtype, np.floating):
+        return float(np.sum(counts))
+    return exact_total(counts)
+
+
+def report_count(counts):
+    """The number of reports that checked ``counts`` sum to, as an int (rounded for an
+    expected statistic)."""
+    total = count_total(counts)
+    return total if isinstance(total, int) else int(round(total))
+
+
+def totals_differ(found, expected):
+    """Whether two totals of counts differ: exactly for integers, beyond rounding (a relative
+    ``1e-9``) when either is a float (an expected statistic)."""
+    if isinstance(found, float) or isinstance(expected, float):
+        return abs(found - expected) > 1e-9 * max(abs(found), abs(expected), 1.0)
+    return found != expected
+
+
+def add_counts(total, counts, name):
+    """``total + counts`` for two checked int64 count arrays, refused (never wrapped) when an
+    entry would exceed ``MAX_REPORTS``.
+
+    ``MAX_REPORTS - counts`` cannot overflow for checked counts, so the comparison is exact.
+    """
+    total, counts = np.asarray(total), np.asarray(counts)
+    if np.issubdtype(total.dtype, np.integer) and np.issubdtype(counts.dtype, np.integer):
+        over = total > MAX_REPORTS - counts
+        if np.any(over):
+            index = int(np.flatnonzero(over.ravel())[0])
+            raise ValueError(
+                f"adding these statistics of {name!r} would count more than 2^62 reports in "
+                f"entry {index} ({total.ravel()[index]} + {counts.ravel()[index]}); refused "
+                "rather than wrapped.")
+    return total + counts
 
 
 def report_dtype(n_values):
@@ -128,21 +273,78 @@ def report_dtype(n_values):
     return np.uint64
 
 
-def check_index_reports(reports, n_values, name):
-    """Reports that are one index in ``[0, n_values)`` per user, as a 1-D integer array."""
+class ReportCheck(NamedTuple):
+    """What :meth:`Mechanism.report_validity` found.
+
+    Attributes
+    ----------
+    reports : ndarray
+        The reports, checked for their layout (dimension, dtype, width).
+    valid : ndarray of bool
+        One entry per report: whether it lies in the mechanism's valid-report set.
+    rule : str
+        That set in words ("output indices in [0, 8)"), for error messages.
+    """
+
+    reports: np.ndarray
+    valid: np.ndarray
+    rule: str
+
+
+def report_text(reports, row):
+    """Report ``row`` as short text for messages (rows of many entries are truncated)."""
+    value = np.asarray(reports)[row]
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value.item())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def invalid_reports_error(name, check):
+    """The ValueError for reports outside the valid set: mechanism, first row and value."""
+    invalid = np.flatnonzero(~check.valid)
+    row = int(invalid[0])
+    return ValueError(
+        f"report {row} of the {name!r} mechanism is {report_text(check.reports, row)}, but its "
+        f"reports must be {check.rule} ({invalid.shape[0]} of {check.valid.shape[0]} reports "
+        "are not): they come from another mechanism or domain, or were crafted. To drop and "
+        "count them instead, collect with reports_from_client(..., invalid='drop')."
+    )
+
+
+def raise_invalid_reports(name, check):
+    """``check.reports`` if every report is valid, else :func:`invalid_reports_error`."""
+    if not np.all(check.valid):
+        raise invalid_reports_error(name, check)
+    return check.reports
+
+
+def index_report_validity(reports, n_values, name, low=0):
+    """:class:`ReportCheck` of reports that are one index in ``[low, n_values)`` per user.
+
+    A ValueError (not a mask) when the array is not 1-D integer: its layout, not one report,
+    is wrong.
+    """
     reports = np.asarray(reports)
     if reports.ndim != 1 or not np.issubdtype(reports.dtype, np.integer):
         raise ValueError(
             f"reports of the {name!r} mechanism must be a 1-D array of integer output indices, "
             f"got an array of shape {reports.shape} and dtype {reports.dtype}."
         )
-    if reports.size and (reports.min() < 0 or reports.max() >= n_values):
-        raise ValueError(
-            f"reports of the {name!r} mechanism are indices in [0, {n_values}); got values "
-            f"from {reports.min()} to {reports.max()}: they come from another mechanism or "
-            "domain."
-        )
-    return reports
+    rule = f"indices in [{low}, {n_values})"
+    if not reports.size or (reports.min() >= low and reports.max() < n_values):
+        return ReportCheck(reports, all_valid(reports.shape[0]), rule)
+    return ReportCheck(reports, (reports >= low) & (reports < n_values), rule)
+
+
+def all_valid(n_reports):
+    """A read-only mask of ``n_reports`` True values that takes no memory (a broadcast view):
+    the common case of reports that are all valid, without a mask as long as the reports."""
+    return np.broadcast_to(np.True_, (n_reports,))
+
+
+def check_index_reports(reports, n_values, name, low=0):
+    """Reports that are one index in ``[low, n_values)`` per user, as a 1-D integer array;
+    a ValueError naming the first report outside."""
+    return raise_invalid_reports(name, index_report_validity(reports, n_values, name, low))
 
 
 def count_outputs(reports, n_outputs):
@@ -154,14 +356,16 @@ def count_outputs(reports, n_outputs):
 
 
 def check_output_counts(counts, n_outputs, name):
-    """A statistic of output counts, or a ValueError if its length is not ``n_outputs``."""
+    """A statistic of ``n_outputs`` output counts as int64, or a ValueError: wrong length
+    (another mechanism, epsilon or domain), or an entry that is no count of reports
+    (:func:`check_count_values`)."""
     counts = np.asarray(counts)
     if counts.shape != (n_outputs,):
         raise ValueError(
             f"the statistic of {name!r} holds {n_outputs} output counts, got shape "
             f"{counts.shape}: it comes from another mechanism, epsilon or domain."
         )
-    return counts
+    return check_count_values(counts, name)
 
 
 # Range mechanisms without a structured Gram fall back to the dense Gram up to this many
@@ -307,8 +511,10 @@ class Mechanism:
     Subclasses set ``kind`` (registry key), and in ``__init__`` the attributes ``epsilon``,
     ``n_inputs``, ``name`` and ``params`` (the plain-valued constructor arguments other than
     ``n_inputs`` and ``epsilon``, used by :meth:`to_dict`), and implement ``randomize``,
-    ``check_reports``, ``aggregate``, ``estimate``, ``n_reports``, ``per_user_variance`` and
-    ``query_variance``. ``per_user_variance`` must accept a Gram operator (convert with
+    ``report_validity`` (or only ``check_reports``, when reports cannot be dropped one by
+    one), ``aggregate``, ``estimate`` and ``n_reports`` (both validating the statistic),
+    ``per_user_variance`` and ``query_variance``, and where they can ``report_influence``.
+    ``per_user_variance`` must accept a Gram operator (convert with
     :func:`check_gram`; use only the operator methods it needs, or densify with
     ``_dense_gram`` when ``n`` is small by construction). ``query_variance_summary`` (per-query
     worst and average) and ``supports`` work from the dense rows by default; override them
@@ -322,9 +528,48 @@ class Mechanism:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ server side
+    def report_validity(self, reports):
+        """Which reports lie in the mechanism's valid-report set, as a :class:`ReportCheck`.
+
+        The layout of the array (dimension, dtype, width) is checked first and a wrong one
+        raises a ValueError: no single report is at fault. Then every report is tested
+        against the set of values the randomizer can produce (for the Gaussian mechanisms:
+        with probability at least ``1e-12``), vectorized. Subclasses implement this; the
+        default serves mechanisms that only implement ``check_reports`` (every report is
+        then valid or the whole array is refused, so none can be dropped one by one).
+        """
+        if type(self).check_reports is Mechanism.check_reports:
+            raise NotImplementedError(f"the {self.name!r} mechanism does not check its reports.")
+        reports = self.check_reports(reports)
+        return ReportCheck(reports, np.ones(np.shape(reports)[0], dtype=bool),
+                           "accepted as a whole")
+
     def check_reports(self, reports):
-        """The reports as an array, or a ValueError if they cannot come from this mechanism."""
-        raise NotImplementedError
+        """The reports as an array, or a ValueError naming the mechanism, the first report
+        outside the valid-report set and its value (see :meth:`report_validity`)."""
+        return raise_invalid_reports(self.name, self.report_validity(reports))
+
+    def drop_invalid_reports(self, reports):
+        """``(valid reports, number dropped)``: the reports outside the valid-report set
+        removed, for servers that collect with ``invalid="drop"`` (a wrong array layout still
+        raises)."""
+        check = self.report_validity(reports)
+        n_invalid = int(check.valid.shape[0] - np.count_nonzero(check.valid))
+        if n_invalid == 0:
+            return check.reports, 0
+        return check.reports[check.valid], n_invalid
+
+    def report_influence(self, workload_matrix):
+        """How far one report can move each answer: a :class:`ReportInfluence`.
+
+        For every query ``w`` (rows of ``workload_matrix``), the smallest and largest change
+        of the unbiased answer ``w . estimate(statistic)`` that adding one valid report to
+        any statistic makes (the estimates are linear, so the change does not depend on the
+        other reports; the count of reports it adds is part of it), and the reports that
+        attain them. :mod:`sklearn_ldp.mechanisms.poisoning` tabulates it.
+        """
+        raise NotImplementedError(
+            f"the {self.name!r} mechanism does not compute the influence of one report.")
 
     def aggregate(self, reports):
         raise NotImplementedError
@@ -522,13 +767,73 @@ class OutputIndexMechanism(Mechanism):
     whose statistic counts the users of each output (factorization strategies, Hadamard
     response). Subclasses set ``n_outputs``."""
 
-    def check_reports(self, reports):
-        """Reports as a 1-D integer array, or a ValueError if they cannot come from here."""
-        return check_index_reports(reports, self.n_outputs, self.name)
+    def report_validity(self, reports):
+        """Every output index in ``[0, n_outputs)`` is a valid report."""
+        return index_report_validity(reports, self.n_outputs, self.name)
 
     def aggregate(self, reports):
         """Sufficient statistic: how many users sent each output (additive over chunks)."""
         return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def n_reports(self, statistic):
-        return int(np.sum(statistic))
+        return report_count(check_output_counts(statistic, self.n_outputs, self.name))
+
+    def output_answers(self, workload_matrix):
+        """``(p, n_outputs)``: the change of each query's answer when one report names each
+        output, i.e. ``W V`` for the linear decoder ``V`` (``estimate(y) = V y``).
+
+        This default uses the mechanism's dense ``reconstruction(W)`` (factorization
+        strategies); structured mechanisms override it.
+        """
+        if not hasattr(self, "reconstruction"):
+            raise NotImplementedError(
+                f"the {self.name!r} mechanism does not give the answer of each output.")
+        return np.atleast_2d(self.reconstruction(check_workload_matrix(workload_matrix,
+                                                                       self.n_inputs)))
+
+    def report_influence(self, workload_matrix):
+        """Influence of one report (:meth:`Mechanism.report_influence`): every output index
+        is a valid report, so the extremes of each row of :meth:`output_answers`."""
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        low, high = np.empty(W.shape[0]), np.empty(W.shape[0])
+        low_reports = np.empty(W.shape[0], dtype=np.int64)
+        high_reports = np.empty(W.shape[0], dtype=np.int64)
+        # Rows in blocks: the (rows, n_outputs) answers stay bounded in memory.
+        step = max(1, 2**22 // self.n_outputs)
+        for start in range(0, W.shape[0], step):
+            rows = slice(start, start + step)
+            answers = self.output_answers(W[rows])
+            low_reports[rows] = np.argmin(answers, axis=1)
+            high_reports[rows] = np.argmax(answers, axis=1)
+            low[rows] = np.min(answers, axis=1)
+            high[rows] = np.max(answers, axis=1)
+        dtype = report_dtype(self.n_outputs)
+        return ReportInfluence(low, high, low_reports.astype(dtype), high_reports.astype(dtype))
+
+
+class ReportInfluence(NamedTuple):
+    """The influence of one report on each answer (:meth:`Mechanism.report_influence`).
+
+    Attributes
+    ----------
+    low, high : ndarray of shape (p,)
+        Per query, the smallest and the largest change of the unbiased answer that adding one
+        valid report makes.
+    low_reports, high_reports : ndarray or None
+        Row ``i`` is a valid report (in the mechanism's format) whose change is ``low[i]``
+        (``high[i]``); None when the mechanism cannot construct it.
+    exact : bool
+        True when ``low`` and ``high`` are attained; False when they are only bounds (the
+        valid-report set is too large to search, e.g. the hash functions of local hashing).
+    """
+
+    low: np.ndarray
+    high: np.ndarray
+    low_reports: object = None
+    high_reports: object = None
+    exact: bool = True
+
+    @property
+    def largest(self):
+        """Per query, the largest absolute change one report can make."""
+        return np.maximum(np.abs(self.low), np.abs(self.high))

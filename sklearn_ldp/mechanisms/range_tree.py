@@ -105,17 +105,25 @@ import numpy as np
 
 from .._gram import SummaryGram
 from .._validation import check_epsilon, check_positive_int
-from ._bits import check_packed_reports, column_counts, n_packed_bytes
+from ._bits import (
+    check_packed_report_memory,
+    column_counts,
+    n_packed_bytes,
+    unused_bits_clear,
+)
 from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
+    ReportCheck,
+    ReportInfluence,
+    check_count_values,
     check_gram,
-    check_index_reports,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
     chunks,
     gram_with_blocks,
+    index_report_validity,
     register,
     report_dtype,
 )
@@ -319,6 +327,12 @@ class HierarchicalHistogram(Mechanism):
         suggests one.
     oracle : {"oue", "olh", "hrr"}, default="oue"
         Frequency oracle of every level.
+    olh_hash : {"by_size", "tabulation"} or None
+        With ``oracle="olh"``: ``"by_size"`` (the default for new trees) gives each level
+        :class:`OptimizedLocalHashing`'s default hash family for its size (linear, decoded
+        in ``O(N g + m log m)``, above ``LINEAR_MIN_CELLS`` nodes); ``"tabulation"`` hashes
+        every level by tabulation, as specs written before the linear family (which lack
+        the parameter) did. Recorded in ``params`` for ``oracle="olh"`` only.
 
     Attributes
     ----------
@@ -350,7 +364,7 @@ class HierarchicalHistogram(Mechanism):
 
     kind = "hierarchical"
 
-    def __init__(self, n_inputs, epsilon, branching=4, oracle="oue"):
+    def __init__(self, n_inputs, epsilon, branching=4, oracle="oue", olh_hash=None):
         self.n_inputs = check_positive_int(n_inputs, "n_inputs")
         self.epsilon = check_epsilon(epsilon)
         self.branching = check_branching(branching)
@@ -360,11 +374,23 @@ class HierarchicalHistogram(Mechanism):
         self.oracle = oracle
         self.name = self.kind
         self.params = {"branching": self.branching, "oracle": oracle}
+        level_options = {}
+        if oracle == "olh":
+            olh_hash = "by_size" if olh_hash is None else olh_hash
+            if olh_hash not in ("by_size", "tabulation"):
+                raise ValueError(f"olh_hash must be 'by_size' or 'tabulation', got "
+                                 f"{olh_hash!r}.")
+            self.params["olh_hash"] = olh_hash
+            if olh_hash == "tabulation":
+                level_options = {"hash_family": "tabulation"}
+        elif olh_hash is not None:
+            raise ValueError(f"olh_hash applies to oracle='olh' only, got oracle={oracle!r}.")
         self.height = tree_height(self.n_inputs, self.branching)
         self.level_sizes = level_sizes(self.n_inputs, self.branching)
         self.widths = [self.branching ** (self.height - level)
                        for level in range(1, self.height + 1)]
-        self.level_oracles = [LEVEL_ORACLES[oracle](m, self.epsilon) for m in self.level_sizes]
+        self.level_oracles = [LEVEL_ORACLES[oracle](m, self.epsilon, **level_options)
+                              for m in self.level_sizes]
         lengths = [self._statistic_length(level) for level in self.level_oracles]
         self._statistic_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         if oracle == "oue":
@@ -377,6 +403,13 @@ class HierarchicalHistogram(Mechanism):
         self.level_variances = np.array([self._node_variance(level)
                                          for level in self.level_oracles])
         self._root_weights = None
+
+    @classmethod
+    def from_dict(cls, spec):
+        params = dict(spec.get("params", {}))
+        if params.get("oracle") == "olh":
+            params.setdefault("olh_hash", "tabulation")  # specs from before the linear family
+        return cls(spec["n_inputs"], spec["epsilon"], **params)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -402,6 +435,8 @@ class HierarchicalHistogram(Mechanism):
         return [statistic[offsets[k]:offsets[k + 1]] for k in range(self.height)]
 
     def _check_statistic(self, statistic):
+        """The statistic as int64 counts, or a ValueError (wrong length, entries that are no
+        counts); each level's part is checked by its oracle where it is read."""
         statistic = np.asarray(statistic)
         if statistic.shape != (int(self._statistic_offsets[-1]),):
             raise ValueError(
@@ -409,7 +444,7 @@ class HierarchicalHistogram(Mechanism):
                 f"entries (the levels' statistics), got shape {statistic.shape}: it comes from "
                 "another mechanism, epsilon, branching, oracle or domain."
             )
-        return statistic
+        return check_count_values(statistic, self.name)
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
@@ -426,6 +461,8 @@ class HierarchicalHistogram(Mechanism):
         order = np.argsort(levels, kind="stable")
         bounds = np.searchsorted(levels[order], np.arange(self.height + 1))
         if self.oracle == "oue":
+            # Every row is as wide as the leaf level's report: refuse before allocating.
+            check_packed_report_memory(n_users, 8 * (self.report_width - 1), self.name)
             reports = np.zeros((n_users, self.report_width), dtype=np.uint8)
         elif self.oracle == "olh":
             reports = np.zeros((n_users, 3), dtype=np.uint64)
@@ -447,30 +484,19 @@ class HierarchicalHistogram(Mechanism):
         return reports
 
     # ------------------------------------------------------------------ server side
-    def _report_levels(self, reports):
-        """Level (1..h) of each report row, checked."""
-        levels = reports[:, 0].astype(np.int64)
-        if levels.size and (levels.min() < 1 or levels.max() > self.height):
-            raise ValueError(
-                f"reports of the {self.name!r} mechanism start with their level in [1, "
-                f"{self.height}]; got levels from {levels.min()} to {levels.max()}: they come "
-                "from another mechanism, branching or domain."
-            )
-        return levels
-
-    def check_reports(self, reports):
-        """The reports as an array, or a ValueError if they cannot come from this mechanism."""
+    def report_validity(self, reports):
+        """Which report rows are valid (:meth:`~.base.Mechanism.report_validity`): a level in
+        ``[1, h]`` and a valid report of that level's oracle (HRR: coefficient ``>= 1``; OUE:
+        no bit past the level's nodes; OLH: a bucket in ``[0, g)``)."""
         reports = np.asarray(reports)
         if self.oracle == "hrr":
-            reports = check_index_reports(reports, self.n_outputs, self.name)
-            if reports.size:
-                level = np.searchsorted(self._report_offsets, reports, side="right") - 1
-                if np.any(reports - self._report_offsets[level] < 2):
-                    raise ValueError(
-                        f"reports of the {self.name!r} mechanism include an HRR coefficient 0, "
-                        "which is never sent: they come from another mechanism."
-                    )
-            return reports
+            check = index_report_validity(reports, self.n_outputs, self.name)
+            inside = np.where(check.valid, reports, 0).astype(np.int64)
+            level = np.searchsorted(self._report_offsets, inside, side="right") - 1
+            valid = check.valid & (inside - self._report_offsets[level] >= 2)
+            return ReportCheck(reports, valid,
+                               f"indices in [0, {self.n_outputs}) naming a level's HRR "
+                               "coefficient j >= 1 (coefficient 0 is never sent)")
         if self.oracle == "olh":
             if reports.ndim != 2 or reports.shape[1] != 3 or reports.dtype != np.uint64:
                 raise ValueError(
@@ -478,12 +504,15 @@ class HierarchicalHistogram(Mechanism):
                     f"array of [level, seed, bucket] rows, got shape {reports.shape} and dtype "
                     f"{reports.dtype}: they come from another mechanism."
                 )
-            self._report_levels(reports)
-            g = self.level_oracles[0].n_buckets
-            if reports.shape[0] and reports[:, 2].max() >= g:
-                raise ValueError(f"reports of the {self.name!r} mechanism have buckets in [0, "
-                                 f"{g}); got {reports[:, 2].max()}: another mechanism.")
-            return reports
+            levels = reports[:, 0]
+            valid = (levels >= 1) & (levels <= self.height)
+            buckets = np.array([oracle.n_buckets for oracle in self.level_oracles],
+                               dtype=np.uint64)
+            level_index = np.where(valid, levels - 1, 0).astype(np.int64)
+            valid &= reports[:, 2] < buckets[level_index]
+            return ReportCheck(reports, valid,
+                               f"[level, seed, bucket] rows with a level in [1, {self.height}] "
+                               f"and a bucket in [0, {int(buckets.min())})")
         if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != self.report_width:
             raise ValueError(
                 f"reports of the {self.name!r} mechanism (oracle 'oue') are a 2-D uint8 array of "
@@ -491,22 +520,72 @@ class HierarchicalHistogram(Mechanism):
                 f"{reports.shape} and dtype {reports.dtype}: they come from another mechanism "
                 "or domain."
             )
+        valid = np.zeros(reports.shape[0], dtype=bool)
         for rows in chunks(reports.shape[0]):
             block = reports[rows]
-            levels = self._report_levels(block)
+            levels = block[:, 0]
+            part = valid[rows]  # a view: filled level by level
             for k in range(self.height):
-                mine = block[levels == k + 1, 1:]
+                mine = np.flatnonzero(levels == k + 1)
                 if not mine.size:
                     continue
                 used = int(self._level_bytes[k])
-                check_packed_reports(mine[:, :used], self.level_sizes[k], self.name)
-                if np.any(mine[:, used:]):
-                    raise ValueError(
-                        f"reports of the {self.name!r} mechanism at level {k + 1} hold "
-                        f"{self.level_sizes[k]} bits, but some have bytes set past them: they "
-                        "come from another mechanism or domain."
-                    )
-        return reports
+                bits = block[mine, 1:]
+                part[mine] = (unused_bits_clear(bits[:, :used], self.level_sizes[k])
+                              & ~np.any(bits[:, used:], axis=1))
+        return ReportCheck(reports, valid,
+                           f"[level in [1, {self.height}], then the level's packed bits] rows "
+                           "with no bit set past bit m_l - 1 of level l (m_l its nodes)")
+
+    def report_influence(self, workload_matrix):
+        """Influence of one report (:meth:`~.base.Mechanism.report_influence`).
+
+        The answer is ``sum_l v_l . yhat_l + c0 N`` (module docstring); a report of level
+        ``l`` whose oracle estimate is ``e`` adds ``h (v_l . e - mu_l) + sum_k mu_k + c0``.
+        ``v_l . e`` ranges over the level oracle's own influence on the query ``v_l``, so
+        the extremes are the level oracles' extremes, scaled by ``h`` and shifted, over the
+        levels.
+        """
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        weights = self._level_weights(W)
+        means = [v.mean(axis=1) for v in weights]
+        shared = sum(means) + W @ self.root_weights()
+        p = W.shape[0]
+        low, high = np.full(p, np.inf), np.full(p, -np.inf)
+        low_level, high_level = np.zeros(p, dtype=np.int64), np.zeros(p, dtype=np.int64)
+        inner = [oracle.report_influence(v) for oracle, v in
+                 zip(self.level_oracles, weights, strict=True)]
+        for k, level in enumerate(inner):
+            shift = shared - self.height * means[k]
+            candidate_low = self.height * level.low + shift
+            candidate_high = self.height * level.high + shift
+            low_level = np.where(candidate_low < low, k, low_level)
+            high_level = np.where(candidate_high > high, k, high_level)
+            low, high = np.minimum(low, candidate_low), np.maximum(high, candidate_high)
+        exact = all(level.exact for level in inner)
+        if any(level.low_reports is None for level in inner):
+            return ReportInfluence(low, high, None, None, exact)
+        return ReportInfluence(low, high, self._level_reports(inner, low_level, "low_reports"),
+                               self._level_reports(inner, high_level, "high_reports"), exact)
+
+    def _level_reports(self, inner, chosen, which):
+        """Row ``i``: the level ``chosen[i]`` oracle's report ``which`` for query ``i``, in this
+        mechanism's layout (level byte and packed bits, or the shifted HRR output)."""
+        rows = np.arange(chosen.shape[0])
+        if self.oracle == "hrr":
+            result = np.zeros(chosen.shape[0], dtype=np.int64)
+            for k, level in enumerate(inner):
+                mine = rows[chosen == k]
+                result[mine] = getattr(level, which)[mine].astype(np.int64) + (
+                    self._report_offsets[k])
+            return result.astype(report_dtype(self.n_outputs))
+        result = np.zeros((chosen.shape[0], self.report_width), dtype=np.uint8)
+        for k, level in enumerate(inner):
+            mine = rows[chosen == k]
+            bits = getattr(level, which)[mine]
+            result[mine, 0] = k + 1
+            result[mine, 1:1 + bits.shape[1]] = bits
+        return result
 
     def aggregate(self, reports):
         """The levels' statistics, concatenated (int64, additive, in chunks)."""
