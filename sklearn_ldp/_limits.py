@@ -26,7 +26,7 @@ cap                     default      what it bounds
 The defaults sit comfortably above the largest supported domains (about ``2**20`` cells
 for the structured strategies) and strategies. Raise a cap for files you trust::
 
-    from sklearn_ldp._limits import set_limits, limits
+    from sklearn_ldp import set_limits, limits
     set_limits(max_cells=2**26)            # for the rest of the process
     with limits(max_file_rows=2**40):      # for one block
         ...

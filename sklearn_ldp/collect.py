@@ -10,8 +10,13 @@ them, and wraps them in :class:`~sklearn_ldp.reports.LDPReports` for any estimat
 
 import numpy as np
 
+from ._logging import get_logger
 from .mechanisms import Mechanism, mechanism_from_json
 from .reports import LDPReports
+
+INVALID_POLICIES = ("raise", "drop")
+
+_logger = get_logger("collect")
 
 
 def report_template(mechanism):
@@ -83,41 +88,100 @@ def _as_objects(values, template, kind):
     return objects
 
 
-def reports_from_client(values, mechanism, domain=None, workload=None):
+def _well_formed(value, template, check):
+    """Whether one device's report has the row shape of ``template`` and entries of the
+    right kind (``check``): what the stacking below needs. Used to drop malformed reports
+    one by one under ``invalid="drop"``."""
+    if template.ndim == 1:
+        return check(value)
+    if isinstance(value, (bytes, bytearray)) and template.dtype == np.uint8:
+        value = list(value)
+    if value is None and np.issubdtype(template.dtype, np.floating):
+        return True  # a dropped ("bottom") report of gaussian_pure
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != template.shape[1]:
+        return False
+    return all(check(entry) for entry in (value.tolist() if isinstance(value, np.ndarray)
+                                          else value))
+
+
+def _in_dtype_range(objects, template):
+    """Per report (row of ``objects``), whether every entry fits the report dtype."""
+    limits = np.iinfo(template.dtype)
+    rows = objects.reshape(objects.shape[0], -1).tolist()
+    return np.array([min(row) >= 0 and max(row) <= limits.max for row in rows], dtype=bool)
+
+
+def _wrap(array, mechanism, domain, workload, invalid, n_dropped, n_received):
+    """LDPReports of ``array`` (dropping the reports the mechanism refuses under "drop"),
+    with ``n_invalid``: how many of the ``n_received`` reports were dropped in all."""
+    if invalid == "drop":
+        array, refused = mechanism.drop_invalid_reports(array)
+        n_dropped += refused
+    reports = LDPReports(array, mechanism, domain, workload)
+    reports.n_invalid = n_dropped
+    if n_dropped:
+        _logger.warning("reports_from_client: dropped %d of %d reports of the %r mechanism as "
+                        "invalid (malformed, or outside its valid-report set).", n_dropped,
+                        n_received, mechanism.kind)
+    return reports
+
+
+def reports_from_client(values, mechanism, domain=None, workload=None, invalid="raise"):
     """Stack reports sent by ``sklearn_ldp.client`` into :class:`LDPReports`.
+
+    Reports are untrusted: each must have the layout of the mechanism's reports and lie in
+    its valid-report set (:meth:`~sklearn_ldp.mechanisms.Mechanism.report_validity`: the
+    outputs the randomizer can produce; for the Gaussian mechanisms, values beyond the noise
+    bound that an honest report exceeds with probability below 1e-12). This is the one place
+    where invalid reports may be dropped instead of refused.
 
     Parameters
     ----------
-    values : sequence
+    values : sequence or ndarray
         One report per device, as ``Randomizer.privatize`` returned it (after a JSON round
         trip: lists instead of tuples, ``null`` for a dropped ``gaussian_pure`` report).
-        Packed-bit reports may also be ``bytes``.
+        Packed-bit reports may also be ``bytes``. An array with the dtype and row shape of
+        the mechanism's reports is taken as it is (no per-report conversion).
     mechanism : Mechanism or str
         The server's mechanism, or the JSON it shipped to the clients.
     domain, workload : optional
         Passed to :class:`LDPReports`.
+    invalid : {"raise", "drop"}, default="raise"
+        ``"raise"``: a ValueError names the mechanism, the first invalid report and its
+        value. ``"drop"``: malformed reports and reports outside the valid set are removed,
+        counted in the result's ``n_invalid`` attribute (estimators fitted on it record it as
+        ``n_invalid_reports_``) and logged as a warning on the ``sklearn_ldp.collect``
+        logger. An array of the wrong layout (not one report at fault) raises either way.
 
     Returns
     -------
     LDPReports
         The reports as the array ``mechanism.randomize`` would have returned (same dtype and
-        row shape), checked by ``mechanism.check_reports``.
+        row shape), checked by ``mechanism.check_reports``, with ``n_invalid`` (0 under
+        ``"raise"``).
 
     Raises
     ------
     ValueError
         A report of the wrong type or length (the message names the first one), an entry out
         of the report dtype's range, or reports that the mechanism refuses (e.g. a bucket
-        outside ``[0, g)``, a level outside the tree).
+        outside ``[0, g)``, a level outside the tree, a Gaussian report beyond its bound).
 
     Examples
     --------
-    >>> from sklearn_ldp.mechanisms import OptimizedUnaryEncoding
+    >>> from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse
     >>> mechanism = OptimizedUnaryEncoding(10, 1.0)
     >>> reports = reports_from_client([[5, 2], [0, 1], [128, 0]], mechanism)
     >>> reports.shape, reports.reports.dtype
     ((3, 2), dtype('uint8'))
+    >>> kept = reports_from_client([0, 3, 9, "x", 1], RandomizedResponse(4, 1.0),
+    ...                            invalid="drop")
+    >>> kept.reports.tolist(), kept.n_invalid
+    ([0, 3, 1], 2)
     """
+    if invalid not in INVALID_POLICIES:
+        raise ValueError(f"invalid must be 'raise' (refuse invalid reports) or 'drop' (drop and "
+                         f"count them), got {invalid!r}.")
     if isinstance(mechanism, str):
         mechanism = mechanism_from_json(mechanism)
     if not isinstance(mechanism, Mechanism):
@@ -125,16 +189,25 @@ def reports_from_client(values, mechanism, domain=None, workload=None):
                          f"{type(mechanism).__name__}.")
     kind = mechanism.kind
     template = report_template(mechanism)
+    if (isinstance(values, np.ndarray) and values.dtype == template.dtype
+            and values.shape[1:] == template.shape[1:]):
+        # Already the mechanism's layout (e.g. read from a columnar file): checked as a whole.
+        return _wrap(values, mechanism, domain, workload, invalid, 0, values.shape[0])
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
         raise ValueError(f"values must be a sequence of reports (one per device), got "
                          f"{type(values).__name__}.")
     values = list(values)
-    if not values:
-        return LDPReports(template, mechanism, domain, workload)
-    objects = _as_objects(values, template, kind)
-    flat = objects.reshape(-1)
+    n_received = len(values)
     floating = np.issubdtype(template.dtype, np.floating)
     check = _is_number if floating else _is_integer
+    n_dropped = 0
+    if invalid == "drop":
+        kept = [value for value in values if _well_formed(value, template, check)]
+        n_dropped, values = len(values) - len(kept), kept
+    if not values:
+        return _wrap(template, mechanism, domain, workload, invalid, n_dropped, n_received)
+    objects = _as_objects(values, template, kind)
+    flat = objects.reshape(-1)
     for position, entry in enumerate(flat.tolist()):
         if not check(entry):
             index = position // max(1, int(np.prod(template.shape[1:])))
@@ -143,10 +216,19 @@ def reports_from_client(values, mechanism, domain=None, workload=None):
         array = objects.astype(template.dtype)
     else:
         limits = np.iinfo(template.dtype)
-        low, high = min(flat), max(flat)
-        if low < 0 or high > limits.max:
-            raise ValueError(f"reports of the {kind!r} mechanism hold integers in [0, "
-                             f"{limits.max}]; got values from {low} to {high}: they come from "
-                             "another mechanism or domain.")
+        if invalid == "drop":
+            fits = _in_dtype_range(objects, template)
+            n_dropped += int(fits.shape[0] - np.count_nonzero(fits))
+            objects = objects[fits]
+            flat = objects.reshape(-1)
+        if flat.size:
+            low, high = min(flat), max(flat)
+            if low < 0 or high > limits.max:
+                fits = _in_dtype_range(objects, template)
+                row = int(np.flatnonzero(~fits)[0])
+                raise ValueError(
+                    f"reports of the {kind!r} mechanism hold integers in [0, {limits.max}]; "
+                    f"got values from {low} to {high} (report {row} is {values[row]!r}): they "
+                    "come from another mechanism or domain, or were crafted.")
         array = objects.astype(template.dtype)
-    return LDPReports(array, mechanism, domain, workload)
+    return _wrap(array, mechanism, domain, workload, invalid, n_dropped, n_received)

@@ -1,7 +1,13 @@
 """Glue shared by the estimators (scikit-learn side; the encoder and the reports below it)."""
 
+import numpy as np
+
+from .._logging import get_logger
 from ..encoder import LDPEncoder
-from ..reports import AggregatedReports, LDPReports
+from ..mechanisms.base import add_counts
+from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
+
+_logger = get_logger("estimators")
 
 
 def reports_or_privatized(estimator, X, first_call, strategy_params=None, **encoder_params):
@@ -38,3 +44,100 @@ def reports_or_privatized(estimator, X, first_call, strategy_params=None, **enco
             if hasattr(estimator.encoder_, attribute):
                 setattr(estimator, attribute, getattr(estimator.encoder_, attribute))
     return estimator.encoder_.transform(X)
+
+
+# ---------------------------------------------------------------------- fitting batches
+def _same_workload(first, other):
+    """Whether two workloads (or None) describe the same queries: the same object, or the
+    same structure and arrays (``to_spec``)."""
+    if first is other:
+        return True
+    if first is None or other is None:
+        return False
+    spec_a, arrays_a = first.to_spec()
+    spec_b, arrays_b = other.to_spec()
+    return spec_a == spec_b and arrays_a.keys() == arrays_b.keys() and all(
+        np.array_equal(arrays_a[key], arrays_b[key]) for key in arrays_a)
+
+
+def start_batches(estimator, reports):
+    """Record what the first batch of ``partial_fit`` fixes: its mechanism, domain and
+    workload (later batches must match them), and the invalid reports dropped so far."""
+    estimator._first_batch = (reports.mechanism, reports.domain, reports.workload)
+    estimator.n_invalid_reports_ = 0
+
+
+def check_batch(estimator, reports):
+    """Refuse a later ``partial_fit`` batch whose mechanism (fingerprint), domain or workload
+    differs from the first batch's, with a ValueError naming what differs.
+
+    A batch without a domain (or workload) is accepted after one with it: it carries no
+    other claim about the cells. Two different ones are refused, since the counts of one
+    cannot be added to the counts of the other.
+    """
+    name = type(estimator).__name__
+    mechanism, domain, workload = getattr(estimator, "_first_batch",
+                                          (estimator.mechanism_, estimator.domain_, None))
+    if reports.mechanism != mechanism:
+        raise ValueError(
+            f"{name}.partial_fit: these reports come from a different mechanism than the ones "
+            f"already fitted ({reports.mechanism!r}, fingerprint "
+            f"{_short(reports.mechanism.fingerprint())}, vs {mechanism!r}, fingerprint "
+            f"{_short(mechanism.fingerprint())}); a different strategy, epsilon or domain "
+            "cannot be mixed into one estimate."
+        )
+    if reports.domain is not None and domain is not None and reports.domain != domain:
+        raise ValueError(
+            f"{name}.partial_fit: these reports are over the domain {reports.domain!r}, the "
+            f"first batch over {domain!r}; the same cells cannot mean different categories in "
+            "one estimate."
+        )
+    if (reports.workload is not None and workload is not None
+            and not _same_workload(workload, reports.workload)):
+        raise ValueError(
+            f"{name}.partial_fit: these reports carry the workload {reports.workload!r}, the "
+            f"first batch {workload!r}; fit reports collected for one workload together."
+        )
+
+
+def _short(fingerprint):
+    """A fingerprint shortened for messages (a dense strategy's fingerprint is long)."""
+    text = str(fingerprint)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def checked_statistic(estimator, reports):
+    """The statistic of ``reports`` (LDPReports aggregated now, or AggregatedReports),
+    checked by the mechanism: counts where the mechanism counts (integers, non-negative,
+    consistent totals, at most 2^62), as the mechanism's own aggregate of no reports has
+    them; its number of reports comes with it."""
+    statistic = statistic_of(reports)
+    if isinstance(reports, AggregatedReports):
+        zero = reports.mechanism.aggregate(empty_reports(reports.mechanism))
+        statistic = np.asarray(statistic)
+        if (np.issubdtype(zero.dtype, np.integer)
+                and not np.issubdtype(statistic.dtype, np.integer)):
+            raise ValueError(
+                f"{type(estimator).__name__}.fit: the statistic of {reports.mechanism!r} holds "
+                f"integer counts of reports, got dtype {statistic.dtype}.")
+    return statistic, reports.mechanism.n_reports(statistic)
+
+
+def add_statistic(estimator, statistic):
+    """``counts_ + statistic`` for a later batch, refused (not wrapped) past 2^62 reports
+    in any count."""
+    if np.issubdtype(np.asarray(statistic).dtype, np.integer):
+        return add_counts(estimator.counts_, statistic, estimator.mechanism_.name)
+    return estimator.counts_ + statistic
+
+
+def record_invalid(estimator, reports):
+    """Add the invalid reports dropped when ``reports`` were collected
+    (``reports_from_client(..., invalid="drop")`` sets ``n_invalid``) to
+    ``n_invalid_reports_``, and log them."""
+    dropped = int(getattr(reports, "n_invalid", 0) or 0)
+    if dropped:
+        estimator.n_invalid_reports_ += dropped
+        _logger.warning("%s: %d invalid reports were dropped when this batch was collected "
+                        "(%d in all so far).", type(estimator).__name__, dropped,
+                        estimator.n_invalid_reports_)

@@ -28,7 +28,14 @@ from .._glue import all_attribute_sets, marginal_error_table
 from ..mechanisms.marginals import MarginalMechanism
 from ..postprocess import clip_to_distribution, consistent_marginals, marginalize
 from ..reports import check_same_mechanism, statistic_of
-from ._base import reports_or_privatized
+from ._base import (
+    add_statistic,
+    check_batch,
+    checked_statistic,
+    record_invalid,
+    reports_or_privatized,
+    start_batches,
+)
 
 OUTPUTS = ("fraction", "count")
 
@@ -193,7 +200,8 @@ class MarginalEstimator(BaseEstimator):
 
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate every marginal up to ``max_order``."""
-        for attribute in ("counts_", "encoder_", "em_report_"):
+        for attribute in ("counts_", "encoder_", "em_report_", "_first_batch",
+                          "n_invalid_reports_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
         return self.partial_fit(X)
@@ -212,16 +220,21 @@ class MarginalEstimator(BaseEstimator):
                     f"inp_ht, marg_rr, marg_ps, marg_ht, inp_em); these come from "
                     f"{reports.mechanism!r}. Use WorkloadEstimator for other strategies."
                 )
+        else:
+            check_batch(self, reports)
+        # Checked before any state changes: a refused batch leaves the fit as it was.
+        statistic, n_reports = checked_statistic(self, reports)
+        if first_call:
             self.mechanism_ = reports.mechanism
             self.domain_ = reports.domain
             self.attributes_ = _attribute_names(self.mechanism_, self.domain_)
             self.max_order_ = int(self.mechanism_.params["max_order"])
-            self.counts_ = 0
-            self.n_users_ = 0
+            start_batches(self, reports)
+            self.counts_, self.n_users_ = statistic, n_reports
         else:
-            check_same_mechanism(reports, self.mechanism_)
-        self.counts_ = self.counts_ + statistic_of(reports)
-        self.n_users_ += len(reports)
+            self.counts_ = add_statistic(self, statistic)
+            self.n_users_ += n_reports
+        record_invalid(self, reports)
         self._reconstruct()
         return self
 

@@ -9,8 +9,14 @@ from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import check_is_fitted
 
 from ..mechanisms.range_tree import HierarchicalHistogram, range_matrix
-from ..reports import check_same_mechanism, statistic_of
-from ._base import reports_or_privatized
+from ._base import (
+    add_statistic,
+    check_batch,
+    checked_statistic,
+    record_invalid,
+    reports_or_privatized,
+    start_batches,
+)
 
 MONOTONE = ("none", "isotonic", "cumulative")
 
@@ -124,7 +130,7 @@ class RangeQueryEstimator(BaseEstimator):
 
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate the CDF."""
-        for attribute in ("counts_", "encoder_"):
+        for attribute in ("counts_", "encoder_", "_first_batch", "n_invalid_reports_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
         return self.partial_fit(X)
@@ -139,16 +145,20 @@ class RangeQueryEstimator(BaseEstimator):
         reports = self._as_reports(X, first_call)
         if len(reports) == 0:
             raise ValueError("no reports to fit: X has 0 rows.")
+        if not first_call:
+            check_batch(self, reports)
+        # Checked before any state changes: a refused batch leaves the fit as it was.
+        statistic, n_reports = checked_statistic(self, reports)
         if first_call:
             self.mechanism_ = reports.mechanism
             self.domain_ = reports.domain
-            self.counts_ = 0
-            self.n_users_ = 0
             self.labels_ = self._cell_labels()
+            start_batches(self, reports)
+            self.counts_, self.n_users_ = statistic, n_reports
         else:
-            check_same_mechanism(reports, self.mechanism_)
-        self.counts_ = self.counts_ + statistic_of(reports)
-        self.n_users_ += len(reports)
+            self.counts_ = add_statistic(self, statistic)
+            self.n_users_ += n_reports
+        record_invalid(self, reports)
         self._reconstruct()
         return self
 

@@ -11,9 +11,16 @@ from .._glue import resolve_domain, resolve_workload, validate_records
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.matrix import MatrixMechanism
 from ..postprocess import POSTPROCESS, postprocess
-from ..reports import AggregatedReports, LDPReports, check_same_mechanism, statistic_of
+from ..reports import AggregatedReports, LDPReports, statistic_of
 from ..selection.central import build_central_mechanism
-from ._base import reports_or_privatized
+from ._base import (
+    add_statistic,
+    check_batch,
+    checked_statistic,
+    record_invalid,
+    reports_or_privatized,
+    start_batches,
+)
 
 # answers_ and expected_error_ hold one row per query: past these many queries they are
 # refused (with the alternatives named) instead of exhausting memory.
@@ -222,7 +229,7 @@ class WorkloadEstimator(BaseEstimator):
         """
         for attribute in ("counts_", "data_vector_", "encoder_", "strategy_", "strategy_matrix_",
                           "lower_bound_", "candidates_", "selection_", "design_",
-                          "privacy_budget_"):
+                          "privacy_budget_", "_first_batch", "n_invalid_reports_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails before any work
@@ -297,17 +304,22 @@ class WorkloadEstimator(BaseEstimator):
         reports = _as_reports(self, X, first_call)
         if len(reports) == 0:
             raise ValueError("no reports to fit: X has 0 rows.")
+        if not first_call:
+            check_batch(self, reports)
+        # Checked before any state changes: a refused batch leaves the fit as it was.
+        statistic, n_reports = checked_statistic(self, reports)
         if first_call:
             self.mechanism_ = reports.mechanism
             self.domain_ = reports.domain
-            self.counts_ = 0  # the mechanism's additive statistic, summed over all reports
-            self.n_users_ = 0
             self.workload_ = self._workload_for(reports)
             self.mechanism_.check_supports(self.workload_)
+            start_batches(self, reports)
+            counts = statistic  # the mechanism's additive statistic, summed over all reports
         else:
-            check_same_mechanism(reports, self.mechanism_)
-        self.counts_ = self.counts_ + statistic_of(reports)
-        self.n_users_ += len(reports)
+            counts = add_statistic(self, statistic)
+        self.counts_ = counts
+        self.n_users_ = n_reports if first_call else self.n_users_ + n_reports
+        record_invalid(self, reports)
         self._reconstruct()
         return self
 

@@ -20,6 +20,7 @@ from .._validation import check_delta, check_epsilon
 
 __all__ = [
     "discrete_gaussian_sigma2",
+    "discrete_gaussian_tail_bound",
     "sample_discrete_gaussian",
     "zcdp_delta",
 ]
@@ -86,6 +87,29 @@ def discrete_gaussian_sigma2(sensitivity2, epsilon, delta):
     while zcdp_delta(sensitivity2 / (2.0 * sigma2), epsilon) > delta:  # guard the rounding
         sigma2 += 1
     return sigma2
+
+
+def discrete_gaussian_tail_bound(sigma2, dimension=1, probability=1e-12):
+    """The least integer ``t`` with ``P(some |Y_i| > t) < probability`` for ``dimension``
+    independent draws ``Y_i`` of ``N_Z(0, sigma^2)``.
+
+    The discrete Gaussian is sub-Gaussian with variance proxy ``sigma^2`` (CKS20), so
+    ``P(|Y| > t) <= 2 exp(-t^2 / (2 sigma^2))``; the union bound over the coordinates gives
+    ``t = sigma sqrt(2 ln(2 dimension / probability))``, rounded up. A measurement whose noise
+    exceeds it is refused as not produced by the sampler (it happens with probability below
+    ``probability``).
+
+    Examples
+    --------
+    >>> discrete_gaussian_tail_bound(100)
+    76
+    """
+    if isinstance(sigma2, bool) or not isinstance(sigma2, numbers.Real) or not sigma2 > 0:
+        raise ValueError(f"sigma2 must be a positive number, got {sigma2!r}.")
+    if not 0 < probability < 1:
+        raise ValueError(f"probability must lie in (0, 1), got {probability!r}.")
+    dimension = max(1, int(dimension))
+    return math.ceil(math.sqrt(2.0 * sigma2 * math.log(2.0 * dimension / probability)))
 
 
 def _bernoulli_exp_small(num, den, rng):

@@ -45,11 +45,42 @@ import numpy as np
 from scipy import special
 
 from .._validation import check_delta, check_epsilon, check_positive_int
-from .base import Mechanism, check_type_counts, check_type_indices, chunks, register
+from .base import (
+    MAX_REPORTS,
+    Mechanism,
+    ReportCheck,
+    ReportInfluence,
+    check_type_counts,
+    check_type_indices,
+    check_workload_matrix,
+    chunks,
+    register,
+)
 from .factorization import PseudoInverse, workload_in_row_space
 
 # Users randomized at once (bounds the temporaries of randomize beyond the output itself).
 RANDOMIZE_CHUNK = 2**16
+
+# A report is refused when the randomizer produces a value as far out with probability below
+# this (per report, all coordinates together): honest reports pass except once in 10^12,
+# while a crafted report can move an estimate only a bounded amount.
+REPORT_TAIL_PROBABILITY = 1e-12
+
+
+def tail_multiplier(dimension, probability=REPORT_TAIL_PROBABILITY, density_factor=1.0):
+    """``z`` with ``P(some |g_i| > sigma z) <= probability`` for the ``dimension`` coordinates
+    of a report whose density is at most ``density_factor`` times that of
+    ``N(0, sigma^2 I)``.
+
+    By the union bound over the coordinates, ``dimension * density_factor * 2 Phi(-z)`` is
+    set equal to ``probability``.
+
+    Examples
+    --------
+    >>> round(float(tail_multiplier(1)), 3), round(float(tail_multiplier(1000)), 3)
+    (7.131, 8.027)
+    """
+    return float(-special.ndtri(probability / (2.0 * dimension * density_factor)))
 
 
 # ---------------------------------------------------------------------- calibration
@@ -212,17 +243,87 @@ class _VectorReportMechanism(Mechanism):
             )
         return reports
 
+    def report_bounds(self):
+        """``(low, high)``: per coordinate, the range outside which a report is refused."""
+        raise NotImplementedError
+
+    def _box_validity(self, reports, bottom_allowed):
+        """:class:`ReportCheck`: rows that are finite and inside :meth:`report_bounds` (or,
+        when ``bottom_allowed``, entirely NaN: the "bottom" report)."""
+        reports = self._check_report_shape(reports)
+        low, high = self.report_bounds()
+        valid = np.empty(reports.shape[0], dtype=bool)
+        for rows in chunks(reports.shape[0]):
+            block = reports[rows]
+            # NaN compares False, so a NaN entry is never "inside": only whole NaN rows pass.
+            inside = np.all((block >= low) & (block <= high), axis=1)
+            if bottom_allowed:
+                inside |= np.all(np.isnan(block), axis=1)
+            valid[rows] = inside
+        rule = (f"finite vectors of length {self.n_queries} with every coordinate i in "
+                f"[low_i, high_i] of report_bounds() ([{low[0]:.6g}, {high[0]:.6g}] for i = 0; "
+                f"honest noise leaves this box with probability below "
+                f"{REPORT_TAIL_PROBABILITY:g})")
+        if bottom_allowed:
+            rule += (", or a row of NaN (bottom); rows with some NaN or infinite entries are "
+                     "neither")
+        return ReportCheck(reports, valid, rule)
+
     def _check_statistic(self, statistic, extra):
-        statistic = np.asarray(statistic, dtype=float)
+        """The statistic as float64, or a ValueError: wrong length, non-finite entries, a
+        number of reports that is not an integer in ``[0, 2^62]``, or sums that ``N`` reports
+        inside :meth:`report_bounds` cannot reach."""
+        statistic = np.asarray(statistic)
         if statistic.shape != (self.n_queries + extra,):
             raise ValueError(
                 f"the statistic of the {self.kind!r} mechanism has {self.n_queries + extra} "
                 f"entries, got shape {statistic.shape}."
             )
+        if not (np.issubdtype(statistic.dtype, np.floating)
+                or np.issubdtype(statistic.dtype, np.integer)):
+            raise ValueError(f"the statistic of the {self.kind!r} mechanism holds numbers, got "
+                             f"dtype {statistic.dtype}.")
+        statistic = statistic.astype(float)
+        if not np.all(np.isfinite(statistic)):
+            index = int(np.flatnonzero(~np.isfinite(statistic))[0])
+            raise ValueError(f"the statistic of the {self.kind!r} mechanism must be finite; "
+                             f"entry {index} is {statistic[index].item()!r}.")
+        counts = statistic[self.n_queries:]
+        bad = (counts < 0) | (counts > MAX_REPORTS) | (counts != np.round(counts))
+        if np.any(bad):
+            index = self.n_queries + int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"the statistic of the {self.kind!r} mechanism ends with counts of reports, "
+                f"integers in [0, 2^62]; entry {index} is {statistic[index].item()!r}.")
+        # Every report lies in the box, so the sum of the m reports it adds lies in m times it
+        # (up to the rounding of a float sum).
+        summed = counts[0]
+        low, high = self.report_bounds()
+        slack = 1e-9 * summed * np.maximum(np.abs(low), np.abs(high)) + 1e-9
+        outside = (statistic[:self.n_queries] < summed * low - slack) | (
+            statistic[:self.n_queries] > summed * high + slack)
+        if np.any(outside):
+            index = int(np.flatnonzero(outside)[0])
+            raise ValueError(
+                f"the statistic of the {self.kind!r} mechanism sums {int(summed)} reports, but "
+                f"coordinate {index} of the sum is {statistic[index].item()!r}, outside "
+                f"[{summed * low[index]:.6g}, {summed * high[index]:.6g}] (reports are bounded "
+                "per coordinate): the statistic is corrupted or crafted.")
         return statistic
 
     def n_reports(self, statistic):
-        return int(round(float(statistic[-1])))
+        return int(self._check_statistic(statistic, self._statistic_extra)[-1])
+
+    def _influence_from_coefficients(self, coefficients):
+        """:class:`~.base.ReportInfluence` of the answers ``c . r`` (one row ``c`` per query)
+        over the reports ``r`` in the box of :meth:`report_bounds`: a linear function is
+        extreme at a corner, coordinate by coordinate."""
+        low, high = self.report_bounds()
+        at_low, at_high = coefficients * low, coefficients * high
+        positive = coefficients > 0
+        return ReportInfluence(
+            np.minimum(at_low, at_high).sum(axis=1), np.maximum(at_low, at_high).sum(axis=1),
+            np.where(positive, low, high), np.where(positive, high, low))
 
     def supports(self, workload_matrix):
         """Whether every query (a query matrix or a workload) lies in the row space of the
@@ -322,9 +423,23 @@ class GaussianMechanism(_VectorReportMechanism):
         else:
             self.sigma = classic_gaussian_sigma(sensitivity, self.epsilon, self.delta)
         self._solver_cache = None
+        self._tail = tail_multiplier(self.n_queries)
+
+    _statistic_extra = 1
 
     def _scalar_params(self):
         return {"delta": self.delta, "calibration": self.calibration}
+
+    def report_bounds(self):
+        """Per coordinate ``i``: ``[min_u A[i, u] - sigma z, max_u A[i, u] + sigma z]``.
+
+        A report is ``a_u + g``, ``g ~ N(0, sigma^2 I)``: whatever ``u``, every coordinate
+        lies in this range unless some ``|g_i| > sigma z``, which has probability below
+        ``REPORT_TAIL_PROBABILITY`` (``z`` from :func:`tail_multiplier` with the ``d``
+        coordinates).
+        """
+        spread = self.sigma * self._tail
+        return self.A.min(axis=1) - spread, self.A.max(axis=1) + spread
 
     @property
     def _solver(self):
@@ -346,13 +461,17 @@ class GaussianMechanism(_VectorReportMechanism):
         return reports
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        """Reports as an ``(N, d)`` float array, or a ValueError (width, dtype, NaN/inf)."""
-        reports = self._check_report_shape(reports)
-        if not np.all(np.isfinite(reports)):
-            raise ValueError(f"reports of the {self.kind!r} mechanism must be finite; found NaN "
-                             "or infinite entries.")
-        return reports
+    def report_validity(self, reports):
+        """Valid reports: finite rows inside :meth:`report_bounds` (width and dtype are
+        checked first)."""
+        return self._box_validity(reports, bottom_allowed=False)
+
+    def report_influence(self, workload_matrix):
+        """Influence of one report (:meth:`~.base.Mechanism.report_influence`): a report
+        ``r`` adds ``r`` to the sum, so ``W x_hat`` moves by ``W A^+ r``, extreme at a corner
+        of the box of :meth:`report_bounds`."""
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        return self._influence_from_coefficients(W @ self._solver.pinv)
 
     def aggregate(self, reports):
         """``[sum of the reports (d), N]`` as float64 (additive over chunks)."""

@@ -66,8 +66,14 @@ import numpy as np
 from scipy import special
 
 from .._validation import check_epsilon
-from .base import check_type_counts, check_type_indices, chunks, register
-from .gaussian import RANDOMIZE_CHUNK, _MinimumNorm, _VectorReportMechanism
+from .base import (
+    check_type_counts,
+    check_type_indices,
+    check_workload_matrix,
+    chunks,
+    register,
+)
+from .gaussian import RANDOMIZE_CHUNK, _MinimumNorm, _VectorReportMechanism, tail_multiplier
 
 # Largest epsilon for which the rejection-sampling window [e^{-eps/2}/2, e^{eps/2}/2] is a
 # range of probabilities.
@@ -350,9 +356,22 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         self.beta = beta * ratio**2
         self._effective = np.ascontiguousarray((self.A * ratio[None, :]).T)  # rows: plugged in
         self._solver_cache = None
+        # A kept draw has density phi_0(v) h(v) with h <= e^{eps/2} / 2 whatever the input.
+        self._tail = tail_multiplier(self.n_queries,
+                                     density_factor=0.5 * math.exp(self.epsilon / 2))
+
+    _statistic_extra = 2
 
     def _scalar_params(self):
         return {"calibration": self.calibration, "columns": self.columns}
+
+    def report_bounds(self):
+        """``[-sigma z, sigma z]`` per coordinate: a kept report is a draw ``v`` of
+        ``N(0, sigma^2 I)`` (whatever the input) kept with probability at most
+        ``e^{eps/2} / 2``, so some ``|v_i| > sigma z`` with probability below
+        ``REPORT_TAIL_PROBABILITY`` (``z`` from :func:`~.gaussian.tail_multiplier`)."""
+        bound = np.full(self.n_queries, self.sigma * self._tail)
+        return -bound, bound
 
     @property
     def _solver(self):
@@ -386,19 +405,27 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         return reports
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        """Reports as an ``(N, d)`` float array whose rows are finite or entirely NaN."""
-        reports = self._check_report_shape(reports)
-        for rows in chunks(reports.shape[0]):
-            block = reports[rows]
-            missing = np.isnan(block)
-            dropped = missing.all(axis=1)
-            if np.any(missing.any(axis=1) & ~dropped) or np.any(np.isinf(block)):
-                raise ValueError(
-                    f"reports of the {self.kind!r} mechanism are finite vectors or rows of NaN "
-                    "(a dropped report); found a row with some NaN or infinite entries."
-                )
-        return reports
+    def report_validity(self, reports):
+        """Valid reports: rows of NaN (bottom), or finite rows inside
+        :meth:`report_bounds` (width and dtype are checked first)."""
+        return self._box_validity(reports, bottom_allowed=True)
+
+    def report_influence(self, workload_matrix):
+        """Influence of one report (:meth:`~.base.Mechanism.report_influence`): a kept
+        report ``v`` adds ``v`` to ``T``, so ``W x_hat`` moves by ``W B^+ v``, extreme at a
+        corner of the box of :meth:`report_bounds` (a bottom report moves nothing)."""
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        return self._influence_from_coefficients(W @ self._solver.pinv)
+
+    def _check_statistic(self, statistic, extra):
+        """As for every Gaussian statistic, and the kept reports are at most all reports."""
+        statistic = super()._check_statistic(statistic, extra)
+        kept, total = statistic[-2], statistic[-1]
+        if extra == 2 and kept > total:
+            raise ValueError(
+                f"the statistic of the {self.kind!r} mechanism counts {int(kept)} kept reports "
+                f"out of {int(total)}: more kept than sent, so it is corrupted or crafted.")
+        return statistic
 
     def aggregate(self, reports):
         """``[sum of kept reports (d), number kept, N]`` as float64 (additive over chunks)."""
@@ -414,7 +441,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
 
     def n_kept(self, statistic):
         """Number of kept (non-bottom) reports in ``statistic``."""
-        return int(round(float(statistic[-2])))
+        return int(self._check_statistic(statistic, 2)[-2])
 
     def estimate(self, statistic):
         """``x_hat = (A diag(kappa))^+ T``: exactly unbiased on the supported row space."""

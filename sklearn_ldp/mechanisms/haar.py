@@ -72,16 +72,19 @@ from ._fwht import fwht, hadamard_parity
 from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
+    ReportInfluence,
     check_gram,
-    check_index_reports,
+    check_output_counts,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
     check_workload_width,
     chunks,
     gram_with_blocks,
+    index_report_validity,
     is_workload,
     register,
+    report_count,
     report_dtype,
 )
 
@@ -173,8 +176,38 @@ class HaarHRR(Mechanism):
         return reports.astype(report_dtype(self.n_outputs))
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        return check_index_reports(reports, self.n_outputs, self.name)
+    def report_validity(self, reports):
+        """Valid reports are the ``2 (D - 1)`` output indices ``offset_l + 2 j + bit``."""
+        return index_report_validity(reports, self.n_outputs, self.name)
+
+    def report_influence(self, workload_matrix):
+        """Influence of one report (:meth:`~.base.Mechanism.report_influence`).
+
+        Report ``(l, j, b)`` changes ``w . x_hat`` by ``sum(w) / D + h c b (H a_l)[j] / 2^l``
+        (module docstring, with ``a_l`` the left-minus-right sums of ``w``): extreme at the
+        level and coefficient of largest ``|(H a_l)[j]| / 2^l``, with the sign ``b`` that adds
+        to (or subtracts from) the constant. One FWHT per level and query.
+        """
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        rows = np.arange(W.shape[0])
+        best_size = np.full(W.shape[0], -1.0)
+        best_signed = np.zeros(W.shape[0])
+        best_output = np.zeros(W.shape[0], dtype=np.int64)  # output 2 j of the best (l, j)
+        for k, details in enumerate(_left_minus_right(W, self.height, self.n_inputs)):
+            signal = self.height * self.debias * fwht(details, axis=-1) / 2.0 ** (k + 1)
+            j = np.argmax(np.abs(signal), axis=1)
+            value = signal[rows, j]
+            better = np.abs(value) > best_size
+            best_size = np.where(better, np.abs(value), best_size)
+            best_signed = np.where(better, value, best_signed)
+            best_output = np.where(better, self._offsets[k] + 2 * j, best_output)
+        constant = W.sum(axis=1) / self.padded_size
+        # bit 1 sends +1 (adds the signal), bit 0 sends -1.
+        plus = (best_signed >= 0).astype(np.int64)
+        dtype = report_dtype(self.n_outputs)
+        return ReportInfluence(constant - best_size, constant + best_size,
+                               (best_output + 1 - plus).astype(dtype),
+                               (best_output + plus).astype(dtype))
 
     def aggregate(self, reports):
         """Count of each output (int64), in chunks: additive, bounded memory."""
@@ -185,16 +218,11 @@ class HaarHRR(Mechanism):
         return counts
 
     def _check_statistic(self, statistic):
-        statistic = np.asarray(statistic)
-        if statistic.shape != (self.n_outputs,):
-            raise ValueError(
-                f"the statistic of {self.name!r} holds {self.n_outputs} output counts, got "
-                f"shape {statistic.shape}: it comes from another mechanism, epsilon or domain."
-            )
-        return statistic
+        """Output counts as int64: the right length, non-negative integers (at most 2^62)."""
+        return check_output_counts(statistic, self.n_outputs, self.name)
 
     def n_reports(self, statistic):
-        return int(np.sum(self._check_statistic(statistic)))
+        return report_count(self._check_statistic(statistic))
 
     def simulate_statistic(self, type_counts, rng):
         """Exact draw of ``aggregate(randomize(users))`` without one draw per user.

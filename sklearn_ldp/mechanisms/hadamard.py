@@ -596,6 +596,21 @@ class HadamardResponse(OutputIndexMechanism):
             z[start:start + step] = self._from_norms(*norms) - rows * rows
         return z
 
+    def output_answers(self, workload_matrix):
+        """``(p, K)``: ``W V* e_o`` for every output ``o``, the change of each answer when one
+        report names ``o`` (step 6: ``V*^T w`` per query), in output order.
+
+        The partial block's outputs ``y`` take the folded value at ``y mod b'`` and every
+        output of an empty block the same value.
+        """
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        full, partial, empty = self._decode_rows(W)
+        parts = [full.reshape(W.shape[0], -1)]
+        if self._has_partial:
+            parts.append(np.tile(partial, (1, self.block_size // self._partial_width)))
+        parts.append(np.repeat(empty[:, None], self._n_empty * self.block_size, axis=1))
+        return np.concatenate(parts, axis=1)
+
     def _decode_rows(self, rows):
         """``V*^T w`` for each row ``w`` of ``rows (p, n)`` (step 6), per output in block
         form: ``(full (p, F, b), partial (p, b'), empty (p,))``; an empty block's outputs all

@@ -68,15 +68,18 @@ from ._fwht import fwht, hadamard_parity
 from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
+    ReportInfluence,
     centered_square_extremes,
     check_gram,
-    check_index_reports,
     check_output_counts,
     check_type_counts,
     check_type_indices,
+    check_workload_matrix,
     check_workload_width,
     count_outputs,
+    index_report_validity,
     register,
+    report_count,
     report_dtype,
 )
 
@@ -144,15 +147,36 @@ class HadamardRandomizedResponse(Mechanism):
         return (2 * coefficient + bit).astype(report_dtype(self.n_outputs))
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        """Reports as a 1-D integer array in ``[2, 2K)``, or a ValueError."""
-        reports = check_index_reports(reports, self.n_outputs, self.name)
-        if reports.size and reports.min() < 2:
-            raise ValueError(
-                f"reports of the {self.name!r} mechanism are 2 j + bit with coefficient "
-                f"j >= 1, so at least 2; got {reports.min()}: they come from another mechanism."
-            )
-        return reports
+    def report_validity(self, reports):
+        """Valid reports are ``2 j + bit`` with coefficient ``j`` in ``[1, K)``: the
+        integers in ``[2, 2K)`` (coefficient 0 is never sent)."""
+        check = index_report_validity(reports, self.n_outputs, self.name, low=2)
+        return check._replace(rule=f"2 j + bit with coefficient j >= 1: indices in [2, "
+                                   f"{self.n_outputs})")
+
+    def report_influence(self, workload_matrix):
+        """Influence of one report (:meth:`~.base.Mechanism.report_influence`).
+
+        Report ``(j, s)`` changes ``w . x_hat`` by ``(K - 1) c s (H w')_j / K + sum(w) / n``
+        (``w' = w - mean(w)`` padded with zeros to ``K``; module docstring): extreme at the
+        coefficient ``j >= 1`` of largest ``|(H w')_j|``, with the sign that adds to (or
+        subtracts from) the constant. One FWHT per query.
+        """
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        K = self.n_coefficients
+        padded = np.zeros((W.shape[0], K))
+        padded[:, :self.n_inputs] = W - W.mean(axis=1, keepdims=True)
+        signal = (K - 1) * self.debias * fwht(padded, axis=-1)[:, 1:] / K
+        best = np.argmax(np.abs(signal), axis=1)
+        size = signal[np.arange(W.shape[0]), best]
+        constant = W.sum(axis=1) / self.n_inputs
+        # Output 2 j + 1 sends +1: it adds +signal_j; output 2 j adds -signal_j.
+        plus = (size >= 0).astype(np.int64)
+        coefficient = best + 1
+        dtype = report_dtype(self.n_outputs)
+        return ReportInfluence(constant - np.abs(size), constant + np.abs(size),
+                               (2 * coefficient + 1 - plus).astype(dtype),
+                               (2 * coefficient + plus).astype(dtype))
 
     def aggregate(self, reports):
         """Count of each output ``o in [0, 2K)`` (int64), in chunks: additive, bounded memory."""
@@ -168,7 +192,7 @@ class HadamardRandomizedResponse(Mechanism):
         return statistic
 
     def n_reports(self, statistic):
-        return int(np.sum(self._check_statistic(statistic)))
+        return report_count(self._check_statistic(statistic))
 
     def coefficients(self, statistic):
         """Unbiased Hadamard coefficients ``F_hat`` (length ``K``) of the padded data vector."""

@@ -41,11 +41,12 @@ import numpy as np
 
 from .._validation import check_dense_size, check_positive_int
 from .base import (
-    check_index_reports,
     check_output_counts,
     check_type_indices,
     chunks,
+    index_report_validity,
     register,
+    report_count,
     report_dtype,
 )
 from .marginals import MarginalMechanism
@@ -122,8 +123,9 @@ class InpEM(MarginalMechanism):
         return noisy.astype(report_dtype(self.n_inputs))
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        return check_index_reports(reports, self.n_inputs, self.name)
+    def report_validity(self, reports):
+        """Every noisy record, a cell index in ``[0, n)``, is a valid report."""
+        return index_report_validity(reports, self.n_inputs, self.name)
 
     def aggregate(self, reports):
         """Noisy counts of every ``max_order``-set's table (int64, chunked)."""
@@ -144,7 +146,7 @@ class InpEM(MarginalMechanism):
         return check_output_counts(statistic, int(self.cell_offsets[-1]), self.name)
 
     def n_reports(self, statistic):
-        return int(self._check_statistic(statistic)[: self.cell_offsets[1]].sum())
+        return report_count(self._check_statistic(statistic)[: self.cell_offsets[1]])
 
     def noisy_marginal(self, statistic, attributes):
         """Noisy counts over ``attributes`` (from the first ``max_order``-set containing them)."""

@@ -102,14 +102,16 @@ from ._fwht import fwht, hadamard_parity
 from .base import (
     AGGREGATE_CHUNK,
     Mechanism,
-    check_index_reports,
+    ReportCheck,
     check_output_counts,
     check_type_counts,
     check_type_indices,
     chunks,
     count_outputs,
+    index_report_validity,
     mechanism_class,
     register,
+    report_count,
     report_dtype,
 )
 from .fourier import attribute_bits, cell_bit_strings
@@ -437,8 +439,14 @@ class _FullDomainMechanism(MarginalMechanism):
     def randomize(self, indices, rng):
         return self.oracle.randomize(indices, rng)
 
-    def check_reports(self, reports):
-        return self.oracle.check_reports(reports)
+    def report_validity(self, reports):
+        """The oracle's valid reports (the whole record goes through it)."""
+        return self.oracle.report_validity(reports)
+
+    def report_influence(self, workload_matrix):
+        """The oracle's influence of one report on queries over the domain's cells (the
+        marginals are sums of its cell estimates, divided by ``N``)."""
+        return self.oracle.report_influence(workload_matrix)
 
     def aggregate(self, reports):
         return self.oracle.aggregate(reports)
@@ -619,15 +627,16 @@ class InpHT(MarginalMechanism):
         return (2 * coefficient + (1 ^ parity ^ flipped)).astype(report_dtype(self.n_outputs))
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        return check_index_reports(reports, self.n_outputs, self.name)
+    def report_validity(self, reports):
+        """Every output index in ``[0, n_outputs)`` is a valid report."""
+        return index_report_validity(reports, self.n_outputs, self.name)
 
     def aggregate(self, reports):
         """Count of each output in ``[0, 2T)`` (int64, chunked)."""
         return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def n_reports(self, statistic):
-        return int(check_output_counts(statistic, self.n_outputs, self.name).sum())
+        return report_count(check_output_counts(statistic, self.n_outputs, self.name))
 
     def coefficient_estimates(self, statistic):
         """``F_hat[t]``: the debiased mean sign of the users who sampled coefficient ``t``."""
@@ -768,7 +777,7 @@ class _SetOracleMechanism(_SampledSetMechanism):
         return self._statistic_from(support, per_set)
 
     def n_reports(self, statistic):
-        return int(self._set_counts(statistic)[1].sum())
+        return report_count(self._set_counts(statistic)[1])
 
     def set_estimate(self, statistic, index):
         """Unbiased fractions over the cells of set ``index`` (uniform if no user chose it)."""
@@ -848,8 +857,9 @@ class MargPS(_SetOracleMechanism):
             reports[users] = oracle.randomize(cells[users], rng) + self.cell_offsets[chosen[users]]
         return reports
 
-    def check_reports(self, reports):
-        return check_index_reports(reports, int(self.cell_offsets[-1]), self.name)
+    def report_validity(self, reports):
+        """Every (set, cell) index in ``[0, total cells of the sets)`` is a valid report."""
+        return index_report_validity(reports, int(self.cell_offsets[-1]), self.name)
 
     def aggregate(self, reports):
         return count_outputs(self.check_reports(reports), int(self.cell_offsets[-1]))
@@ -914,7 +924,9 @@ class MargRR(_SetOracleMechanism):
         weights = 256 ** np.arange(self._set_bytes, dtype=np.int64)
         return reports[:, :self._set_bytes].astype(np.int64) @ weights
 
-    def check_reports(self, reports):
+    def report_validity(self, reports):
+        """Valid rows name a set in ``[0, K)`` and set no bit past that set's cells (the
+        array layout is checked first)."""
         reports = np.asarray(reports)
         width = self._set_bytes + self._bit_bytes
         if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != width:
@@ -924,16 +936,15 @@ class MargRR(_SetOracleMechanism):
                 f"{reports.shape} and dtype {reports.dtype}: they come from another mechanism "
                 "or domain."
             )
+        valid = np.empty(reports.shape[0], dtype=bool)
         for rows in chunks(reports.shape[0]):
             chosen = self._decode_sets(reports[rows])
-            if chosen.size and chosen.max() >= self.n_sets:
-                raise ValueError(f"reports of the {self.name!r} mechanism name attribute sets "
-                                 f"in [0, {self.n_sets}); got {chosen.max()}: they come from "
-                                 "another mechanism or domain.")
-            if np.any(reports[rows, self._set_bytes:] & ~self._used_bits[chosen]):
-                raise ValueError(f"reports of the {self.name!r} mechanism have bits set past "
-                                 "their set's cells: they come from another mechanism or domain.")
-        return reports
+            known = chosen < self.n_sets
+            used = self._used_bits[np.where(known, chosen, 0)]
+            valid[rows] = known & ~np.any(reports[rows, self._set_bytes:] & ~used, axis=1)
+        return ReportCheck(reports, valid,
+                           f"rows naming an attribute set in [0, {self.n_sets}) with no bits set "
+                           "past their set's cells")
 
     def aggregate(self, reports):
         reports = self.check_reports(reports)
@@ -1029,14 +1040,15 @@ class MargHT(_SampledSetMechanism):
         output = 2 * (self.coefficient_offsets[chosen] + alpha - 1) + bit
         return output.astype(report_dtype(self.n_outputs))
 
-    def check_reports(self, reports):
-        return check_index_reports(reports, self.n_outputs, self.name)
+    def report_validity(self, reports):
+        """Every output index in ``[0, n_outputs)`` is a valid report."""
+        return index_report_validity(reports, self.n_outputs, self.name)
 
     def aggregate(self, reports):
         return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def n_reports(self, statistic):
-        return int(check_output_counts(statistic, self.n_outputs, self.name).sum())
+        return report_count(check_output_counts(statistic, self.n_outputs, self.name))
 
     def _pooled_signs(self, statistic, attributes):
         """Reported ``+1`` and ``-1`` per coefficient of ``attributes``, over containing sets."""

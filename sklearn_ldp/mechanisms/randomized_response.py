@@ -8,12 +8,14 @@ import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
 from .base import (
-    check_index_reports,
     check_type_counts,
     check_type_indices,
     chunks,
+    count_total,
+    index_report_validity,
     register,
     report_dtype,
+    totals_differ,
 )
 from .support import SupportOracle
 
@@ -97,11 +99,31 @@ class RandomizedResponse(SupportOracle):
         other += other >= indices  # uniform over the n - 1 cells other than the user's own
         return np.where(keep, indices, other).astype(report_dtype(self.n_inputs))
 
-    def check_reports(self, reports):
-        return check_index_reports(reports, self.n_inputs, self.name)
+    def report_validity(self, reports):
+        """Every cell index in ``[0, n)`` is a valid report, and nothing else."""
+        return index_report_validity(reports, self.n_inputs, self.name)
 
     def _support_counts(self, reports):
         return np.bincount(reports, minlength=self.n_inputs).astype(np.int64)
+
+    def _check_support_totals(self, support, total):
+        """Every report supports exactly one cell: the support counts sum to ``N``."""
+        supported = count_total(support)
+        if totals_differ(supported, total):
+            raise ValueError(
+                f"the statistic of {self.name!r} counts {total} reports, but its support "
+                f"counts sum to {supported}: each report names exactly one cell, so the counts "
+                "are inconsistent (corrupted or crafted)."
+            )
+
+    def _support_extremes(self, centered):
+        """A report supports one cell: the extremes are the row's smallest and largest
+        entries, attained by reporting that cell."""
+        low_cells, high_cells = np.argmin(centered, axis=1), np.argmax(centered, axis=1)
+        rows = np.arange(centered.shape[0])
+        dtype = report_dtype(self.n_inputs)
+        return (centered[rows, low_cells], centered[rows, high_cells], low_cells.astype(dtype),
+                high_cells.astype(dtype), True)
 
     def simulate_statistic(self, type_counts, rng):
         """Exact draw of the counts: kept reports are binomial, the others multinomial.
@@ -119,10 +141,13 @@ class RandomizedResponse(SupportOracle):
             for block in chunks(n, SIMULATION_BLOCK):
                 types = np.arange(n)[block]
                 spread = rng.multinomial(moved[block], uniform)  # (block, n - 1)
-                slots = np.arange(n - 1)[None, :]
-                cells = slots + (slots >= types[:, None])  # skip each type's own cell
-                support += np.bincount(cells.ravel(), weights=spread.ravel(),
-                                       minlength=n).astype(np.int64)
+                # Slot s of type t is cell s + [s >= t] (each type skips its own cell): cell c
+                # receives slot c of the types above it and slot c - 1 of those below, summed
+                # in int64 (a float bincount would round counts past 2^53).
+                above = types[:, None] > np.arange(n - 1)[None, :]
+                support[:n - 1] += np.sum(np.where(above, spread, 0), axis=0)
+                support[1:] += np.sum(np.where(above, 0, spread), axis=0)
+        # Every count is at most the total, at most 2^62 (check_type_counts): no sum wraps.
         return np.append(support, np.int64(counts.sum()))
 
     def strategy_matrix(self):

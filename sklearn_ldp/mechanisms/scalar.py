@@ -98,11 +98,22 @@ class OneBitRandomizer:
         return np.where(plus, np.int8(1), np.int8(-1))
 
     def check_reports(self, bits):
-        """Bits as an int8 array of +-1, or a ValueError."""
+        """Bits as an int8 array of +-1, or a ValueError naming the first other value.
+
+        The valid-report set is ``{-1, +1}``: a report decodes to ``+-c r``, so one report
+        moves the estimated sum by at most ``c r`` (the bound a crafted report can reach).
+        """
         bits = np.asarray(bits)
-        if bits.size and (not np.issubdtype(bits.dtype, np.integer)
-                          or not np.all(np.abs(bits) == 1)):
-            raise ValueError("one-bit reports must be integers equal to +1 or -1.")
+        if bits.size and not np.issubdtype(bits.dtype, np.integer):
+            raise ValueError(f"one-bit reports must be integers equal to +1 or -1, got dtype "
+                             f"{bits.dtype}.")
+        wrong = np.flatnonzero((bits != 1) & (bits != -1))
+        if wrong.size:
+            index = int(wrong[0])
+            value = bits.ravel()[index].item()
+            raise ValueError(
+                f"one-bit reports must be integers equal to +1 or -1; report {index} of the "
+                f"one-bit randomizer is {value!r} ({wrong.size} such reports).")
         return bits.astype(np.int8, copy=False)
 
     def decode(self, bits):

@@ -80,13 +80,22 @@ from ._bits import (
     column_counts,
     decimal_exp,
     dyadic_numerator,
-    first_row_without_popcount,
     n_packed_bytes,
+    packed_report_layout,
     ratio_at_most,
     row_popcounts,
     set_bits,
+    unused_bits_clear,
 )
-from .base import check_type_indices, chunks, register
+from .base import (
+    ReportCheck,
+    check_type_indices,
+    chunks,
+    count_total,
+    register,
+    report_text,
+    totals_differ,
+)
 from .support import SupportOracle
 
 # Largest number of outputs C(n, k) of the exact strategy matrix.
@@ -328,17 +337,59 @@ class SubsetSelection(SupportOracle):
                 types, row_start = types[keep], row_start[keep]
 
     # ------------------------------------------------------------------ server side
+    def report_validity(self, reports):
+        """Valid reports are the vectors of ``n`` bits with exactly ``k`` of them set."""
+        reports = packed_report_layout(reports, self.n_inputs, self.name)
+        valid = unused_bits_clear(reports, self.n_inputs) & (
+            row_popcounts(reports) == self.subset_size)
+        rule = (f"vectors of {self.n_inputs} bits with exactly {self.subset_size} bits set "
+                f"(subset_size={self.subset_size})")
+        return ReportCheck(reports, valid, rule)
+
     def check_reports(self, reports):
+        """The reports, or a ValueError naming the first invalid one: bits set past bit
+        ``n - 1``, or a number of bits other than ``k`` (with the value it has)."""
         reports = check_packed_reports(reports, self.n_inputs, self.name)
-        bad = first_row_without_popcount(reports, self.subset_size)
-        if bad is not None:
+        popcounts = row_popcounts(reports)
+        wrong = np.flatnonzero(popcounts != self.subset_size)
+        if wrong.size:
+            bad = int(wrong[0])
             raise ValueError(
                 f"reports of the 'subset_selection' mechanism with subset_size="
                 f"{self.subset_size} have exactly {self.subset_size} bits set; report {bad} has "
-                f"{int(row_popcounts(reports[bad:bad + 1])[0])}: the reports come from another "
-                "mechanism or subset size."
+                f"{int(popcounts[bad])} ({report_text(reports, bad)}; {wrong.size} such "
+                "reports): the reports come from another mechanism or subset size, or were "
+                "crafted."
             )
         return reports
+
+    def _check_support_totals(self, support, total):
+        """No cell is supported more than ``N`` times, and every report supports exactly
+        ``k`` cells: the support counts sum to ``k N``."""
+        super()._check_support_totals(support, total)
+        supported = count_total(support)
+        if totals_differ(supported, self.subset_size * total):
+            raise ValueError(
+                f"the statistic of {self.name!r} counts {total} reports of {self.subset_size} "
+                f"cells each, but its support counts sum to {supported}, not "
+                f"{self.subset_size * total}: the counts are inconsistent (corrupted or "
+                "crafted)."
+            )
+
+    def _support_extremes(self, centered):
+        """A report supports exactly ``k`` cells: the extremes sum the row's ``k`` smallest
+        (largest) entries, attained by the report of those cells."""
+        k = self.subset_size
+        lowest = np.argpartition(centered, k - 1, axis=1)[:, :k]
+        highest = np.argpartition(-centered, k - 1, axis=1)[:, :k]
+        reports = []
+        for cells in (lowest, highest):
+            bits = np.zeros(centered.shape, dtype=bool)
+            np.put_along_axis(bits, cells, True, axis=1)
+            reports.append(np.packbits(bits, axis=1, bitorder="little"))
+        low = np.take_along_axis(centered, lowest, axis=1).sum(axis=1)
+        high = np.take_along_axis(centered, highest, axis=1).sum(axis=1)
+        return low, high, reports[0], reports[1], True
 
     def _support_counts(self, reports):
         return column_counts(reports, self.n_inputs)

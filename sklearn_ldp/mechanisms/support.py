@@ -42,10 +42,14 @@ import numpy as np
 
 from .base import (
     Mechanism,
+    ReportInfluence,
     centered_square_extremes,
+    check_count_values,
     check_gram,
+    check_workload_matrix,
     check_workload_width,
     chunks,
+    totals_differ,
 )
 
 
@@ -68,16 +72,63 @@ class SupportOracle(Mechanism):
         return np.append(counts, np.int64(reports.shape[0]))
 
     def n_reports(self, statistic):
-        return int(statistic[-1])
+        return int(round(self._check_statistic(statistic)[-1].item()))
 
     def _check_statistic(self, statistic):
+        """The statistic as int64, or a ValueError: wrong length, entries that are no counts
+        (:func:`~.base.check_count_values`), or support counts that no set of ``N`` reports
+        can produce (:meth:`_check_support_totals`)."""
         statistic = np.asarray(statistic)
         if statistic.shape != (self.n_inputs + 1,):
             raise ValueError(
                 f"the statistic of {self.name!r} has {self.n_inputs + 1} entries (support "
                 f"counts and the number of reports), got shape {statistic.shape}."
             )
+        statistic = check_count_values(statistic, self.name)
+        self._check_support_totals(statistic[:-1], statistic[-1].item())
         return statistic
+
+    def _check_support_totals(self, support, total):
+        """Refuse support counts inconsistent with ``total`` reports: a report supports a
+        cell at most once, so no count exceeds the number of reports. Subclasses whose
+        reports support a fixed number of cells check the sum too."""
+        if support.size and support.max() > total and totals_differ(support.max().item(), total):
+            cell = int(np.argmax(support))
+            raise ValueError(
+                f"the statistic of {self.name!r} counts {total} reports, but cell {cell} is "
+                f"supported by {support[cell]} of them: a report supports a cell at most once, "
+                "so the counts are inconsistent (corrupted or crafted)."
+            )
+
+    # ------------------------------------------------------------------ poisoning
+    def _support_extremes(self, centered):
+        """Per row ``c`` of ``centered`` (zero-mean queries), the smallest and largest
+        ``c . s`` over the support indicators ``s`` of the valid reports, and reports that
+        attain them: ``(low, high, low_reports, high_reports, exact)``.
+
+        This default lets ``s`` be any subset of the cells, an upper bound for every oracle
+        (its own valid set is a family of subsets), with no report constructed. Oracles
+        whose valid set is known exactly override it.
+        """
+        low = np.minimum(centered, 0.0).sum(axis=1)
+        high = np.maximum(centered, 0.0).sum(axis=1)
+        return low, high, None, None, False
+
+    def report_influence(self, workload_matrix):
+        """Influence of one report on each query (:meth:`Mechanism.report_influence`).
+
+        A report with support set ``S`` adds ``1_S`` to the support counts and 1 to ``N``;
+        through ``(C - q N) / (p - q)`` and the known-total step it changes ``w . x_hat`` by
+        ``(w' . 1_S) / (p - q) + mean(w)``, ``w' = w - mean(w)`` (the ``q N`` terms cancel
+        against the known-total correction). So the extremes are those of ``w' . 1_S`` over
+        the valid reports' support sets.
+        """
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        mean = W.mean(axis=1)
+        low, high, low_reports, high_reports, exact = self._support_extremes(W - mean[:, None])
+        scale = self.p - self.q
+        return ReportInfluence(low / scale + mean, high / scale + mean, low_reports,
+                               high_reports, exact)
 
     def estimate(self, statistic):
         statistic = self._check_statistic(statistic)

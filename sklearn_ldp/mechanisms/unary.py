@@ -49,14 +49,16 @@ from ._bits import (
     bernoulli_bits,
     bernoulli_packed,
     check_packed_report_memory,
-    check_packed_reports,
     column_counts,
     decimal_exp,
     dyadic_numerator,
+    packed_report_layout,
+    packed_rule,
     ratio_at_most,
     set_bits,
+    unused_bits_clear,
 )
-from .base import check_type_counts, check_type_indices, register
+from .base import ReportCheck, check_type_counts, check_type_indices, register
 from .support import SupportOracle
 
 MAX_EXACT_RAPPOR_CELLS = 16
@@ -190,8 +192,20 @@ class UnaryEncoding(SupportOracle):
         return reports
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
-        return check_packed_reports(reports, self.n_inputs, self.name)
+    def report_validity(self, reports):
+        """Every vector of ``n`` bits is a valid report (each has positive probability)."""
+        reports = packed_report_layout(reports, self.n_inputs, self.name)
+        return ReportCheck(reports, unused_bits_clear(reports, self.n_inputs),
+                           packed_rule(self.n_inputs))
+
+    def _support_extremes(self, centered):
+        """Any set of bits is a valid report: the extremes sum the row's negative (positive)
+        entries, attained by the report with exactly those bits set."""
+        low = np.minimum(centered, 0.0).sum(axis=1)
+        high = np.maximum(centered, 0.0).sum(axis=1)
+        low_reports = np.packbits(centered < 0, axis=1, bitorder="little")
+        high_reports = np.packbits(centered > 0, axis=1, bitorder="little")
+        return low, high, low_reports, high_reports, True
 
     def _support_counts(self, reports):
         return column_counts(reports, self.n_inputs)
