@@ -270,3 +270,16 @@ def test_hierarchical_olh_client_reports_decode_like_the_servers(legacy):
     sd = math.sqrt(3000 * tree.query_variance(np.eye(tree.n_inputs)[cell:cell + 1])[0, cell])
     assert abs(answer - 3000) <= 4.5 * sd
     assert abs(estimate.sum() - 3000) < 1e-6
+
+
+def test_invalid_buckets_are_refused_by_row_or_dropped_and_counted():
+    from sklearn_ldp.collect import reports_from_client
+
+    mechanism = OptimizedLocalHashing(3000, 1.0)
+    reports = np.array([[1, 2], [5, 9], [7, 3]], dtype=np.uint64)
+    with pytest.raises(ValueError, match=r"report 1 .*\[5, 9\].*buckets in \[0, 4\)"):
+        mechanism.aggregate(reports)
+    kept = reports_from_client(reports.tolist(), mechanism, invalid="drop")
+    assert len(kept) == 2 and kept.n_invalid == 1
+    np.testing.assert_array_equal(mechanism.aggregate(np.asarray(kept)),
+                                  mechanism.aggregate(reports[[0, 2]]))

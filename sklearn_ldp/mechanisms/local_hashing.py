@@ -110,7 +110,7 @@ import numpy as np
 
 from .._fwht import fwht
 from .._validation import MAX_DENSE_ENTRIES, check_epsilon, check_positive_int
-from .base import check_type_indices, chunks, register
+from .base import ReportCheck, check_type_indices, chunks, register
 from .support import SupportOracle
 
 MAX_BUCKETS = 2**20
@@ -369,7 +369,9 @@ class LocalHashing(SupportOracle):
         return reports
 
     # ------------------------------------------------------------------ server side
-    def check_reports(self, reports):
+    def report_validity(self, reports):
+        """Layout ``(N, 2)`` uint64 ``[seed, bucket]`` rows (a wrong one raises); a row is
+        valid when its bucket is in ``[0, g)`` (every 64-bit seed is possible)."""
         reports = np.asarray(reports)
         if reports.ndim != 2 or reports.shape[1] != 2:
             raise ValueError(
@@ -383,13 +385,10 @@ class LocalHashing(SupportOracle):
                 f"seeds), got dtype {reports.dtype}: they come from another mechanism or were "
                 "converted; keep them as uint64."
             )
-        if reports.shape[0] and reports[:, 1].max() >= self.n_buckets:
-            raise ValueError(
-                f"reports of the {self.name!r} mechanism have buckets in [0, {self.n_buckets}) "
-                f"(g = {self.n_buckets}), got a bucket {reports[:, 1].max()}: they come from "
-                "local hashing with another number of buckets, or another mechanism."
-            )
-        return reports
+        return ReportCheck(reports, reports[:, 1] < np.uint64(self.n_buckets),
+                           f"[seed, bucket] rows with buckets in [0, {self.n_buckets}) "
+                           f"(g = {self.n_buckets}; from local hashing with another number of "
+                           "buckets, or another mechanism?)")
 
     @classmethod
     def from_dict(cls, spec):
