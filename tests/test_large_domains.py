@@ -220,3 +220,26 @@ def test_hierarchical_unary_reports_are_refused_before_allocation():
     with pytest.raises(ValueError, match=r"262144 bits per user: 1000000 reports would take "
                                          r"30\.5 GiB.*simulate"):
         tree.randomize(np.zeros(10**6, dtype=np.int64), np.random.default_rng(0))
+
+
+def test_per_query_errors_without_a_closed_form_are_refused_at_once_and_fit_still_works():
+    """1000 chosen ranges over 2^16 cells: the tree and Hadamard response have no per-query
+    closed form there (dense rows: 6.5e7 entries, about 25 s for the tree). Fitting and
+    answering still work; the per-query error table is refused at once with the
+    alternatives, and a few queries at a time are answered."""
+    n = 2**16
+    domain = {"t": range(n)}
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"t": rng.integers(0, n, 2000)})
+    bounds = np.sort(rng.integers(0, n, size=(1000, 2)), axis=1)
+    queries = workloads.ranges(domain, [tuple(b) for b in bounds])
+    for strategy in ("hierarchical", "hadamard"):
+        encoder = LDPEncoder(categories=domain, strategy=strategy, epsilon=1.0,
+                             random_state=0).fit(frame)
+        estimator = WorkloadEstimator(workload=queries).fit(encoder.transform(frame))
+        assert estimator.answers_.shape == (1000,)
+        with pytest.raises(ValueError, match=r"1000 queries x 65536 cells .*at most 256 "
+                                             r"queries at a time.*expected_total_error_"):
+            estimator.expected_error_
+        few = workloads.ranges(domain, [tuple(b) for b in bounds[:3]])
+        assert estimator.predict_error(few).shape == (3, 2)

@@ -289,7 +289,7 @@ class WorkloadEstimator(BaseEstimator):
         self._answers = self._expected_error = None
         scale2 = self._answer_scale() ** 2
         total = scale2 * self.mechanism_.total_squared_error(gram)
-        self.expected_total_error_ = {"worst_case": total, "average_case": total}
+        self._expected_total_error = {"worst_case": total, "average_case": total}
         design = report["design"]
         self.lower_bound_ = scale2 * self.mechanism_.lower_bound(
             gram, svdb=None if design is None else design.bound)
@@ -342,9 +342,21 @@ class WorkloadEstimator(BaseEstimator):
         # Answers and per-query errors have one row per query (all ranges over 2^16 cells
         # are 2^31 of them): they are built on first access; the totals come from the Gram.
         self._answers = self._expected_error = None
-        total = self.mechanism_.expected_error(gram)
-        self.expected_total_error_ = {key: self._variance_scale() * value
-                                      for key, value in total.items()}
+        # The total error too is computed on first access: a mechanism without a structured
+        # form for this workload's Gram (Hadamard response on chosen ranges over 2^16 cells)
+        # still fits and answers; only asking for its error says why it cannot be had.
+        self._expected_total_error = None
+
+    @property
+    def expected_total_error_(self):
+        """Sum over the workload's queries of the answers' variance (``worst_case``,
+        ``average_case``), from the Gram; computed on first access."""
+        check_is_fitted(self, "data_vector_")
+        if self._expected_total_error is None:
+            total = self.mechanism_.expected_error(self.workload_.gram())
+            self._expected_total_error = {key: self._variance_scale() * value
+                                          for key, value in total.items()}
+        return self._expected_total_error
 
     def _answer_scale(self):
         return 1.0 / self.n_users_ if self.normalize else 1.0

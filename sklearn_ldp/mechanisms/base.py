@@ -631,6 +631,18 @@ class Mechanism:
         boolean mask over the queries) is True (all by default; NaN elsewhere)."""
         check_workload_width(workload, self.n_inputs)
         n_queries = workload_n_queries(workload)
+        n_rows = n_queries if only is None else int(np.count_nonzero(only))
+        if n_rows * self.n_inputs > ROW_FALLBACK_ENTRIES:
+            # Dense rows cost O(p n) (the hierarchical tree: about 25 s for 1000 ranges over
+            # 2^16 cells): refuse at once rather than run for minutes or hours.
+            raise ValueError(
+                f"the per-query error of the {self.name!r} mechanism has no closed form for "
+                f"these queries: it is computed from their dense rows, {n_rows} queries x "
+                f"{self.n_inputs} cells = {n_rows * self.n_inputs} entries, more than "
+                f"{ROW_FALLBACK_ENTRIES} (2^24). Ask predict_error for at most "
+                f"{max(1, ROW_FALLBACK_ENTRIES // self.n_inputs)} queries at a time, read "
+                "expected_total_error_ (the sum over the workload, from its Gram), or use a "
+                "mechanism with a closed form per query (frequency oracles, 'haar').")
         worst, average = np.full(n_queries, np.nan), np.full(n_queries, np.nan)
         for rows, block in workload_row_blocks(workload):
             chosen = np.arange(rows.start, rows.stop)
