@@ -240,6 +240,6 @@ def test_per_query_errors_without_a_closed_form_are_refused_at_once_and_fit_stil
         assert estimator.answers_.shape == (1000,)
         with pytest.raises(ValueError, match=r"1000 queries x 65536 cells .*at most 256 "
                                              r"queries at a time.*expected_total_error_"):
-            estimator.expected_error_
+            _ = estimator.expected_error_
         few = workloads.ranges(domain, [tuple(b) for b in bounds[:3]])
         assert estimator.predict_error(few).shape == (3, 2)
