@@ -117,8 +117,7 @@ def _wrap(array, mechanism, domain, workload, invalid, n_dropped, n_received):
     if invalid == "drop":
         array, refused = mechanism.drop_invalid_reports(array)
         n_dropped += refused
-    reports = LDPReports(array, mechanism, domain, workload)
-    reports.n_invalid = n_dropped
+    reports = LDPReports(array, mechanism, domain, workload, n_invalid=n_dropped)
     if n_dropped:
         _logger.warning("reports_from_client: dropped %d of %d reports of the %r mechanism as "
                         "invalid (malformed, or outside its valid-report set).", n_dropped,

@@ -127,7 +127,7 @@ def _members_digest(arrays):
     return digest.hexdigest()
 
 
-def _save_npz(path, kind, array_name, array, mechanism, domain, workload):
+def _save_npz(path, kind, array_name, array, mechanism, domain, workload, n_invalid=0):
     """Write ``array`` and everything needed to decode it (no pickled objects)."""
     categories = None
     if domain is not None:
@@ -136,6 +136,8 @@ def _save_npz(path, kind, array_name, array, mechanism, domain, workload):
     header = {"format": "sklearn_ldp", "kind": kind, "file_version": FILE_VERSION,
               "mechanism": mechanism.to_dict(), "categories": categories,
               "workload": None}
+    if n_invalid:
+        header["n_invalid"] = int(n_invalid)  # reports dropped at collection (LDPReports)
     arrays = {array_name: np.asarray(array)}
     if workload is not None:
         # The workload's structure, not its matrix (all ranges over 2^16 cells are 2^31 rows).
@@ -352,7 +354,8 @@ def _workload_from_header(header, contents, domain, name):
 
 
 def _load_npz(path, kind, array_name):
-    """``(array, mechanism, domain, workload)`` from a file written by ``_save_npz``.
+    """``(array, mechanism, domain, workload, n_invalid)`` from a file written by
+    ``_save_npz``.
 
     Every failure is a ValueError naming the file (and the field or member).
     """
@@ -374,7 +377,12 @@ def _load_npz(path, kind, array_name):
     workload = _workload_from_header(header, contents, domain, name)
     if array_name not in contents:
         raise ValueError(f"{name}: the file has no array {array_name!r}.")
-    return contents[array_name], mechanism, domain, workload
+    n_invalid = header.get("n_invalid", 0)
+    if isinstance(n_invalid, bool) or not isinstance(n_invalid, int) or not (
+            0 <= n_invalid <= MAX_REPORTS):
+        raise ValueError(f"{name}: the header's n_invalid must be an integer in [0, 2^62], "
+                         f"got {n_invalid!r}.")
+    return contents[array_name], mechanism, domain, workload, n_invalid
 
 
 class LDPReports:
@@ -393,6 +401,12 @@ class LDPReports:
         The public domain the user types index into (for labelled answers).
     workload : Workload, optional
         The workload the strategy was built for; estimators use it when given none.
+    n_invalid : int, default=0
+        Reports dropped as invalid when these were collected
+        (``reports_from_client(..., invalid="drop")``); estimators fitted on them add it to
+        ``n_invalid_reports_``. Kept by :meth:`save`/:meth:`load` and summed by
+        :meth:`concat`; a selection of rows (``reports[a:b]``) has 0, since the dropped
+        reports belong to no row (fit the whole batch to count them once).
 
     Examples
     --------
@@ -404,16 +418,21 @@ class LDPReports:
     (4, 2, 8)
     """
 
-    def __init__(self, reports, mechanism, domain=None, workload=None):
+    def __init__(self, reports, mechanism, domain=None, workload=None, n_invalid=0):
         if not isinstance(mechanism, Mechanism):
             raise ValueError(
                 f"mechanism must be a mechanism object (e.g. from mechanism_from_json), got "
                 f"{type(mechanism).__name__}."
             )
+        if isinstance(n_invalid, (bool, np.bool_)) or not isinstance(
+                n_invalid, (int, np.integer)) or not 0 <= n_invalid <= MAX_REPORTS:
+            raise ValueError(f"n_invalid must be an integer in [0, 2^62] (reports dropped "
+                             f"at collection), got {n_invalid!r}.")
         self.reports = mechanism.check_reports(reports)
         self.mechanism = mechanism
         self.domain = domain
         self.workload = workload
+        self.n_invalid = int(n_invalid)
 
     def __len__(self):
         return self.reports.shape[0]
@@ -461,7 +480,7 @@ class LDPReports:
         [0, 2, 1, 1]
         """
         _save_npz(path, "LDPReports", "reports", self.reports, self.mechanism, self.domain,
-                  self.workload)
+                  self.workload, self.n_invalid)
 
     @classmethod
     def load(cls, path):
@@ -473,9 +492,10 @@ class LDPReports:
         earlier version (no checksum) loads with an
         :class:`~sklearn_ldp._limits.UnverifiedFileWarning`.
         """
-        reports, mechanism, domain, workload = _load_npz(path, "LDPReports", "reports")
+        reports, mechanism, domain, workload, n_invalid = _load_npz(path, "LDPReports",
+                                                                    "reports")
         try:
-            return cls(reports, mechanism, domain, workload)
+            return cls(reports, mechanism, domain, workload, n_invalid)
         except ValueError as exc:
             raise ValueError(f"{os.fspath(path)}: {exc}") from None
 
@@ -497,6 +517,7 @@ class LDPReports:
             first.mechanism,
             first.domain,
             first.workload,
+            sum(part.n_invalid for part in parts),
         )
 
     def __repr__(self):
@@ -638,8 +659,8 @@ class AggregatedReports:
         earlier version (no checksum) loads with an
         :class:`~sklearn_ldp._limits.UnverifiedFileWarning`.
         """
-        statistic, mechanism, domain, workload = _load_npz(path, "AggregatedReports",
-                                                           "statistic")
+        statistic, mechanism, domain, workload, _ = _load_npz(path, "AggregatedReports",
+                                                              "statistic")
         try:
             statistic = check_statistic(statistic, mechanism)
         except ValueError as exc:

@@ -227,3 +227,22 @@ def test_estimators_record_the_dropped_reports(caplog):
     # A fit from scratch starts counting again; reports built directly count none.
     estimator.fit(LDPReports(np.asarray(rows, dtype=np.uint8), mechanism))
     assert estimator.n_invalid_reports_ == 0
+
+
+def test_the_count_of_dropped_reports_travels_with_the_reports(tmp_path):
+    """n_invalid is part of LDPReports: saved and loaded, summed by concat, 0 on a selection
+    of rows (the dropped reports belong to none), validated."""
+    from sklearn_ldp import LDPReports
+    from sklearn_ldp.collect import reports_from_client
+    from sklearn_ldp.mechanisms import RandomizedResponse
+
+    mechanism = RandomizedResponse(4, 1.0)
+    kept = reports_from_client([0, 1, 9, 2, -1, 3], mechanism, invalid="drop")
+    assert len(kept) == 4 and kept.n_invalid == 2
+    kept.save(tmp_path / "kept.npz")
+    assert LDPReports.load(tmp_path / "kept.npz").n_invalid == 2
+    assert LDPReports.concat([kept, kept]).n_invalid == 4
+    assert kept[:2].n_invalid == 0
+    for bad in (-1, 1.5, True, 2**63):
+        with pytest.raises(ValueError, match="n_invalid must be an integer"):
+            LDPReports(np.array([0, 1]), mechanism, n_invalid=bad)
