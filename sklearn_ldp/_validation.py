@@ -120,6 +120,49 @@ def realised_epsilon(Q):
         return float(np.max(np.log1p((row_max - row_min) / row_min)))
 
 
+def check_column_sums(Q, name):
+    """The column sums of a probability matrix, each within ``COLUMN_SUM_ATOL`` of 1.
+
+    Shared by every check of a matrix that is sampled column by column
+    (:func:`check_ldp_strategy`, and the count mechanisms, whose neighbours are adjacent
+    counts rather than all pairs of inputs, so they check the ratios themselves).
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n_outputs, n_inputs)
+        Finite, non-negative entries (checked by the caller).
+    name : str
+        How the error message names the matrix.
+
+    Returns
+    -------
+    sums : ndarray of shape (n_inputs,)
+        The column sums added down the rows in order (``np.cumsum`` is sequential), exactly
+        as the sampler's cumulative table and the standard-library client add them: divide
+        the columns by them to get the matrix to sample.
+
+    Raises
+    ------
+    ValueError
+        Naming the first column whose sum is off, and that sum. The tolerance is absolute,
+        whatever the number of rows (see ``COLUMN_SUM_ATOL``).
+
+    Examples
+    --------
+    >>> check_column_sums(np.array([[0.25, 0.5], [0.75, 0.5]]), "Q").tolist()
+    [1.0, 1.0]
+    """
+    sums = np.cumsum(Q, axis=0)[-1]
+    off = np.abs(sums - 1.0) > COLUMN_SUM_ATOL
+    if off.any():
+        u = int(np.flatnonzero(off)[0])
+        raise ValueError(f"column {u} of the {name} sums to {float(sums[u])!r}: every column "
+                         f"must sum to 1 within {COLUMN_SUM_ATOL:g} (a deficit or a surplus is "
+                         "given to or taken from the last outputs by the sampler, which breaks "
+                         "the privacy ratio).")
+    return sums
+
+
 def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
     """The privacy check of a strategy matrix from outside; returns the matrix to sample.
 
@@ -178,16 +221,7 @@ def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
     source = Q[Q.max(axis=1) > 0]
     if source.shape[0] == 0:
         raise ValueError(f"{name} is all zeros: every column must sum to 1.")
-    # The last row of the running sums: the column sums added in row order (np.cumsum is
-    # sequential), exactly as the client adds them.
-    sums = np.cumsum(source, axis=0)[-1]
-    off = np.abs(sums - 1.0) > COLUMN_SUM_ATOL
-    if off.any():
-        u = int(np.flatnonzero(off)[0])
-        raise ValueError(f"column {u} of the {name} sums to {float(sums[u])!r}: every column "
-                         f"must sum to 1 within {COLUMN_SUM_ATOL:g} (a deficit or a surplus is "
-                         "given to or taken from the last outputs by the sampler, which breaks "
-                         "the privacy ratio).")
+    sums = check_column_sums(source, name)
     normalized = source / sums
     row_max = normalized.max(axis=1)
     partly_zero = normalized.min(axis=1) <= 0

@@ -430,7 +430,7 @@ def test_check_counts_rejects_bad_counts():
 
 def test_sampling_and_decoding_need_a_stochastic_matrix():
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="probabilities"):
+    with pytest.raises(ValueError, match=r"column 0 of the count mechanism matrix sums to 0\.9"):
         sample_outputs(np.array([[0.5, 0.2], [0.4, 0.8]]), [0, 1], rng)
     with pytest.raises(ValueError, match="probabilities"):
         decode(np.array([[1.5, 0.2], [-0.5, 0.8]]), [0, 1])

@@ -33,12 +33,12 @@ from sklearn.base import BaseEstimator
 
 from .. import workloads
 from .._glue import resolve_domain, validate_records
-from .._validation import check_epsilon, check_positive_int
+from .._validation import FreshEntropyMixin, check_epsilon, check_positive_int
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
 
 
-class AdaptiveQueryEstimator(BaseEstimator):
+class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
     """Answer (possibly adaptively chosen) linear queries, one fresh group of users per query.
 
     ``fit(X)`` splits the users (rows of ``X``) into ``d`` disjoint groups uniformly at random
@@ -67,8 +67,9 @@ class AdaptiveQueryEstimator(BaseEstimator):
         first ``n_rounds`` queries are answered (default all).
     random_state : int, numpy Generator or None, default=None
         Seeds the split into groups and the randomization. A seeded generator is for
-        reproducible *simulation* only; a deployed client must use fresh operating-system
-        entropy.
+        reproducible *simulation* only (its copies repeat its draws); a deployed client must
+        use ``None``: fresh operating-system entropy, drawn again in every copy (pickle,
+        fork, Dask worker), so that two copies never send the same noise.
     ledger : str, path or None, default=None
         Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
         ledger file or the name of a ledger registered with
@@ -146,7 +147,7 @@ class AdaptiveQueryEstimator(BaseEstimator):
             )
         self._charge(self.epsilon, f"fit: {n_rounds} rounds on disjoint groups of "
                                    f"{indices.shape[0]} users (parallel composition)")
-        groups = np.array_split(self._rng.permutation(indices.shape[0]), n_rounds)
+        groups = np.array_split(self._generator().permutation(indices.shape[0]), n_rounds)
         for group in groups:
             query, label = self._next_query(None)
             self._answer(indices[group], query, label)
@@ -206,7 +207,7 @@ class AdaptiveQueryEstimator(BaseEstimator):
         """Fresh fitted state for ``domain``: randomizer, generator, empty answers."""
         self.domain_ = domain
         self.randomizer_ = OneBitRandomizer(self.epsilon, self.bound)
-        self._rng = np.random.default_rng(self.random_state)
+        self._set_generator(np.random.default_rng(self.random_state))
         if not hasattr(self, "n_features_in_"):
             self.n_features_in_ = domain.n_columns  # 1-D input is not seen by validate_data
         self._source = self._resolve_queries(domain)
@@ -290,7 +291,7 @@ class AdaptiveQueryEstimator(BaseEstimator):
         """One round: the group's bits about ``query`` and the resulting answer."""
         if indices.shape[0] == 0:
             raise ValueError("a round needs at least one user; X has no rows.")
-        bits = self.randomizer_.randomize(query[indices], self._rng)
+        bits = self.randomizer_.randomize(query[indices], self._generator())
         self._answers.append(self.randomizer_.estimate_mean(bits))
         self._variances.append(self.randomizer_.scale**2 / indices.shape[0])
         self._sizes.append(indices.shape[0])

@@ -12,9 +12,11 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from .._validation import FreshEntropyMixin
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.count import (
     alpha_of,
+    check_count_matrix,
     check_counts,
     check_group_size,
     check_prior,
@@ -28,7 +30,7 @@ from ..selection.count import design_count_mechanism
 DECODERS = ("mean", "map")
 
 
-class CountMechanism(TransformerMixin, BaseEstimator):
+class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     """Epsilon-DP noisy counts for groups of ``group_size`` users, optimal for a loss.
 
     Each group of ``n = group_size`` users has a true count ``j`` in ``0..n`` (say, how many
@@ -78,9 +80,10 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         bool) column to count. ``value_column=None`` takes the one other column. Groups may
         hold at most ``group_size`` rows.
     random_state : int, numpy.random.Generator or None, default=None
-        Seeds the sampling of ``transform``. A seeded generator reproduces a simulation;
-        a real deployment must use ``None`` (fresh OS entropy) so that the noise cannot be
-        replayed.
+        Seeds the sampling of ``transform``. A seeded generator reproduces a simulation,
+        in every copy of the estimator too; a real deployment must use ``None``: fresh
+        operating-system entropy, drawn again in every copy (pickle, fork, Dask worker), so
+        that the noise cannot be replayed.
     ledger : str, path or None, default=None
         Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
         ledger file or the name of a ledger registered with
@@ -205,7 +208,7 @@ class CountMechanism(TransformerMixin, BaseEstimator):
         self.prior_ = check_prior(self.prior, n)
         self.alpha_ = alpha_of(self.epsilon)
         self.lp_ = design.lp
-        self._rng = np.random.default_rng(self.random_state)
+        self._set_generator(np.random.default_rng(self.random_state))
         return self
 
     # ------------------------------------------------------------------ validation
@@ -301,14 +304,18 @@ class CountMechanism(TransformerMixin, BaseEstimator):
             ``"noisy_count"``.
         """
         check_is_fitted(self, "matrix_")
+        # matrix_ is a public attribute (and a pickle can carry any): it is checked against
+        # epsilon again, before the charge, so that a refused matrix releases and charges
+        # nothing; the normalized matrix returned is the one sampled.
+        matrix = check_count_matrix(self.matrix_, self.epsilon, name="CountMechanism's matrix_")
         if self._is_grouped(X):
             counts = self._group_counts(X)
             self._charge_release(counts.to_numpy())
-            noisy = sample_outputs(self.matrix_, counts.to_numpy(), self._rng)
+            noisy = sample_outputs(matrix, counts.to_numpy(), self._generator())
             return pd.Series(noisy, index=counts.index, name="noisy_count")
         counts = self._validate_counts(X, reset=False)
         self._charge_release(counts)
-        return _like(X, sample_outputs(self.matrix_, counts, self._rng), "noisy_count")
+        return _like(X, sample_outputs(matrix, counts, self._generator()), "noisy_count")
 
     def _charge_release(self, counts):
         """Charge the ledger (if any): epsilon per count released about each group."""

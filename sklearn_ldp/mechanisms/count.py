@@ -16,6 +16,9 @@ This module holds:
 * the closed forms: geometric (GM), explicit fair (EM), uniform (UM) and randomized response
   for one user (RR);
 * :func:`check_properties` (RH, RM, CH, CM, F, WH, S) and the DP verifier :func:`verify_dp`;
+* :func:`check_count_matrix`, the privacy check of a matrix that is about to be sampled (or
+  decoded with): columns within ``COLUMN_SUM_ATOL`` of 1 whatever their length, normalized,
+  and the normalized matrix verified against the claimed epsilon;
 * :func:`choose_mechanism`, the thesis's decision logic (Fig. 6.4) behind ``mechanism="auto"``;
 * vectorized sampling of noisy counts and Bayesian decoding (posterior mean / MAP).
 
@@ -61,7 +64,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_dense_size, check_epsilon, check_positive_int
+from .._validation import (
+    COLUMN_SUM_ATOL,
+    check_column_sums,
+    check_dense_size,
+    check_epsilon,
+    check_positive_int,
+)
 
 PROPERTIES = ("RH", "RM", "CH", "CM", "F", "WH", "S")
 PROPERTY_DESCRIPTIONS = {
@@ -233,10 +242,10 @@ def check_mechanism_name(mechanism):
     return mechanism
 
 
-def _check_matrix(P, stochastic=False):
-    """A square float matrix with at least 2 rows (counts 0..n, n >= 1), or a ValueError.
+def _check_matrix(P):
+    """A square finite float matrix with at least 2 rows (counts 0..n, n >= 1), or a ValueError.
 
-    ``stochastic=True`` also requires probabilities: non-negative columns summing to 1.
+    Probabilities are checked by :func:`check_count_matrix`, which also normalizes.
     """
     P = np.asarray(P, dtype=float)
     if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] < 2:
@@ -246,12 +255,74 @@ def _check_matrix(P, stochastic=False):
         )
     if not np.all(np.isfinite(P)):
         raise ValueError("the mechanism matrix contains NaN or infinite entries.")
-    if stochastic and (np.any(P < 0) or not np.allclose(P.sum(axis=0), 1.0, rtol=0, atol=1e-9)):
-        raise ValueError(
-            "the mechanism matrix must hold probabilities: non-negative entries, every column "
-            "summing to 1."
-        )
     return P
+
+
+def check_count_matrix(P, epsilon=None, neighbours="adjacent", name="count mechanism matrix"):
+    """The privacy check of a count mechanism matrix; returns the matrix to sample.
+
+    ``P[i, j] = Pr[output i | true count j]``. An inverse-CDF sampler gives whatever mass a
+    column lacks (or takes whatever it has in excess) to its last outputs, so a matrix whose
+    columns do not sum to 1 is not the distribution it displays, and its entries alone do not
+    show its privacy. Hence, in order:
+
+    1. the matrix is square, finite, with non-negative entries;
+    2. each column sum (added down the rows in order) is within ``COLUMN_SUM_ATOL`` of 1,
+       an absolute tolerance whatever ``n`` (a tolerance growing with the number of rows let
+       a column of 1001 rows lack 9e-5 of its mass), and the column is divided by its sum
+       (:func:`~sklearn_ldp._validation.check_column_sums`);
+    3. if ``epsilon`` is given, the privacy loss of the *normalized* matrix between
+       ``neighbours`` (:func:`verify_dp`) is at most ``epsilon`` up to a relative ``1e-9``.
+
+    Count mechanisms are private between adjacent counts only, so this cannot be
+    :func:`~sklearn_ldp._validation.check_ldp_strategy`, which compares all pairs of inputs.
+
+    Parameters
+    ----------
+    P : array-like of shape (n+1, n+1)
+    epsilon : float or None, default=None
+        The claimed epsilon; ``None`` skips step 3 (a matrix already verified by its design).
+    neighbours : {"adjacent", "all"}, default="adjacent"
+        As in :func:`verify_dp`.
+    name : str, default="count mechanism matrix"
+        How error messages name the matrix.
+
+    Returns
+    -------
+    ndarray of shape (n+1, n+1)
+        The normalized matrix: the one to sample and to decode with.
+
+    Raises
+    ------
+    ValueError
+        Naming the negative entry, the column and its sum, or the realised epsilon and where
+        it is reached.
+
+    Examples
+    --------
+    >>> P = check_count_matrix([[0.75, 0.25], [0.25, 0.75 - 1e-12]], np.log(3.0))
+    >>> P.sum(axis=0).tolist()
+    [1.0, 1.0]
+    """
+    P = _check_matrix(P)
+    negative = P < 0
+    if negative.any():
+        i, j = (int(k) for k in np.argwhere(negative)[0])
+        raise ValueError(f"the {name} has a negative entry {float(P[i, j])!r} at row {i}, "
+                         f"column {j}; it must hold probabilities.")
+    normalized = P / check_column_sums(P, name)
+    if epsilon is not None:
+        epsilon = check_epsilon(epsilon)
+        verdict = verify_dp(normalized, epsilon, neighbours)
+        if not verdict:
+            u, v = verdict.inputs
+            raise ValueError(
+                f"the {name} is not {epsilon}-DP: its realised epsilon (largest "
+                f"log P[i, u] / P[i, v] over {neighbours} counts u, v of the normalized "
+                f"matrix) is {verdict.epsilon!r} > {epsilon}, reached at output "
+                f"{verdict.output}, counts {u} and {v}."
+            )
+    return normalized
 
 
 # ---------------------------------------------------------------------------- objectives
@@ -671,14 +742,18 @@ def check_properties(P, epsilon=None, tol=1e-7):
     epsilon : float or None
         If given, the dict also reports ``"DP"`` (exact check of :func:`verify_dp`).
     tol : float, default=1e-7
-        Absolute slack for the linear properties and for column sums (LP solutions meet their
+        Absolute slack for the entries and the linear properties (LP solutions meet their
         constraints only to the solver's tolerance, 1e-9 here, and Clarabel's is similar).
+        Column sums are held to ``COLUMN_SUM_ATOL`` instead, whatever ``tol`` and ``n``: the
+        sampler gives a column's missing mass to its last output, so a looser sum is not the
+        matrix that is sampled.
 
     Returns
     -------
     dict
-        ``"valid"`` (entries in [0, 1], columns sum to 1), ``"DP"`` if epsilon is given, then
-        ``RH, RM, CH, CM, F, WH, S`` (see :data:`PROPERTY_DESCRIPTIONS`), each a bool.
+        ``"valid"`` (entries in [0, 1], columns sum to 1), ``"DP"`` if epsilon is given (valid,
+        non-negative, and the normalized matrix, the one sampled, passes :func:`verify_dp`),
+        then ``RH, RM, CH, CM, F, WH, S`` (see :data:`PROPERTY_DESCRIPTIONS`), each a bool.
 
     Examples
     --------
@@ -687,12 +762,13 @@ def check_properties(P, epsilon=None, tol=1e-7):
     ['CH', 'CM', 'F', 'WH']
     """
     P = _check_matrix(P)
-    result = {
-        "valid": bool(np.all(P >= -tol) and np.all(P <= 1 + tol)
-                      and np.allclose(P.sum(axis=0), 1.0, rtol=0.0, atol=tol * P.shape[0])),
-    }
+    # Same sums and tolerance as the sampler's check (check_count_matrix), so that "valid"
+    # and "DP" describe the matrix that would be sampled.
+    sums = np.cumsum(P, axis=0)[-1]
+    sums_ok = bool(np.all(np.abs(sums - 1.0) <= COLUMN_SUM_ATOL))
+    result = {"valid": bool(np.all(P >= -tol) and np.all(P <= 1 + tol) and sums_ok)}
     if epsilon is not None:
-        result["DP"] = bool(np.all(P >= 0) and verify_dp(P, epsilon))
+        result["DP"] = bool(sums_ok and np.all(P >= 0) and verify_dp(P / sums, epsilon))
     violations = _property_violations(P)
     result.update({name: violations[name] <= tol for name in PROPERTIES})
     return result
@@ -798,9 +874,12 @@ def choose_mechanism(n, epsilon, properties=(), loss="L0", d=1, aggregation="sum
 
 
 # ---------------------------------------------------------------------------- sampling
-def sample_outputs(P, counts, rng):
+def sample_outputs(P, counts, rng, epsilon=None):
     """Draw one noisy count per true count, from the columns of ``P`` (vectorized).
 
+    ``P`` is first checked and normalized by :func:`check_count_matrix` (columns within
+    ``COLUMN_SUM_ATOL`` of 1, and, if ``epsilon`` is given, the normalized matrix
+    epsilon-DP between adjacent counts); the draws follow that normalized matrix.
     Inverse-CDF sampling for all entries at once: the cumulative columns are laid end to end
     with column ``j`` shifted by ``j``, so one ``searchsorted`` of ``j + u`` finds the output
     of every entry without a loop over users or counts.
@@ -811,6 +890,8 @@ def sample_outputs(P, counts, rng):
     counts : int array of any shape
         True counts in ``0..n`` (validated).
     rng : numpy.random.Generator
+    epsilon : float or None, default=None
+        The epsilon ``P`` claims; when given, a normalized matrix that exceeds it is refused.
 
     Returns
     -------
@@ -822,12 +903,15 @@ def sample_outputs(P, counts, rng):
     >>> out.tolist()
     [[0, 2], [1, 1]]
     """
-    P = _check_matrix(P, stochastic=True)
+    P = check_count_matrix(P, epsilon)
     n = P.shape[0] - 1
     counts = check_counts(counts, n)
     cumulative = np.cumsum(P, axis=0).T  # row j: CDF of the output for true count j
-    cumulative /= cumulative[:, -1:]
-    cumulative[:, -1] = 1.0  # exactly 1, so u < 1 always finds an output in its own column
+    # The normalized columns sum to 1 within a few ulps, on either side: clipping keeps each
+    # CDF non-decreasing, and an exact 1 at the end lets u < 1 find an output in its own
+    # column. Both move probabilities by ulps only.
+    np.minimum(cumulative, 1.0, out=cumulative)
+    cumulative[:, -1] = 1.0
     offsets = np.arange(n + 1, dtype=float)
     flat = (cumulative + offsets[:, np.newaxis]).ravel()
     u = rng.random(counts.shape)
@@ -847,7 +931,7 @@ def posterior(P, prior=None):
     array([[0.75, 0.25],
            [0.25, 0.75]])
     """
-    P = _check_matrix(P, stochastic=True)
+    P = check_count_matrix(P)
     w = check_prior(prior, P.shape[0] - 1)
     joint = P * w[np.newaxis, :]
     evidence = joint.sum(axis=1, keepdims=True)
@@ -875,7 +959,7 @@ def decode(P, outputs, prior=None, method="mean"):
     >>> decode(P, [0, 4], method="map").tolist()
     [0, 4]
     """
-    P = _check_matrix(P, stochastic=True)
+    P = check_count_matrix(P)
     n = P.shape[0] - 1
     outputs = check_counts(outputs, n, name="noisy counts")
     R = posterior(P, prior)
