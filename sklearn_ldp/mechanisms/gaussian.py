@@ -20,7 +20,7 @@ at most ``2 r`` in L2, so this is the Gaussian mechanism with sensitivity ``Delt
 
   solved by bisection on sigma (the left side decreases in sigma).
 * ``calibration="classic"``: the formula of the paper, ``sigma = 2 r sqrt(2 ln(2/delta)) /
-  eps``. The reference notes mark ``2/delta`` vs ``1.25/delta`` as UNSURE: we use ``2/delta``
+  eps``. Decision between ``2/delta`` and ``1.25/delta`` (the references differ): ``2/delta``
   (the paper's, and the LM12 convention); it is the larger sigma of the two, and on every
   setting we checked with ``eps <= 1`` it is at least the analytic sigma, so it is private.
 

@@ -20,7 +20,7 @@ otherwise the report is the symbol "bottom", encoded as a row of NaN.
   exactly, for every input and every sigma** (checked by 1-D integration in the tests). The
   mechanism is therefore exactly eps-LDP for any sigma; sigma only trades noise against the
   fraction of decisions that fall outside the window and carry no information.
-* Calibration (delta_0 is UNSURE in the notes). ``calibration="paper"`` follows the paper's
+* Calibration (decision: the notes leave delta_0 open). ``calibration="paper"`` follows the paper's
   construction with ``delta_0 = tanh(eps / 2)``, the largest value with
   ``(1 + delta_0) / (1 - delta_0) <= e^eps``: sigma is the smallest value for which
   ``P(|L| <= eps/2) >= 1 - delta_0`` under both ``phi_a`` and ``phi_0`` for every column; the

@@ -26,9 +26,10 @@ step subtracts a quantity of mean zero.
 
 Decisions.
 
-* The dissertation is UNSURE whether ``j = 0`` is sampled: it is not, because ``F_0 = N`` is
-  known and a report spent on it carries no information (``n = 16``, ``eps = 1``: Prefix
-  worst-case per-user variance 185.2, against 628 when ``j = 0`` is sampled).
+* Decision (the dissertation leaves open whether ``j = 0`` is sampled): it is not, because
+  ``F_0 = N`` is known and a report spent on it carries no information (``n = 16``,
+  ``eps = 1``: Prefix worst-case per-user variance 185.2, against 628 when ``j = 0`` is
+  sampled).
 * Known-total step ``x_hat = y - (sum(y) - N) / n`` (the "Norm" step of
   :mod:`.support`). When ``n = K`` it changes nothing (``sum(y) = F_hat_0 = N`` already) and
   the estimator equals the optimal linear decoder ``V*`` of the strategy. When ``n < K`` the

@@ -24,7 +24,7 @@ which give the exact variance of any workload (see ``support.py``); on the histo
 items, ``(e^eps + g - 1)^2 / ((e^eps - 1)^2 (g - 1))`` per user, ``4 e^eps / (e^eps - 1)^2``
 at ``g = e^eps + 1``.
 
-Number of buckets. OLH takes ``g = round(e^eps) + 1`` (the references are UNSURE between round
+Number of buckets. OLH takes ``g = round(e^eps) + 1`` (decision: the references differ between round
 and ceil; we round, as Wang et al.'s code does; both give ``g = 4`` at eps = 1), capped to
 ``[2, MAX_BUCKETS]``; ``n_buckets`` overrides it and is stored in ``params``, so the JSON pins
 ``g``. BLH takes ``g = 2``.

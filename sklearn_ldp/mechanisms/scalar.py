@@ -12,7 +12,7 @@ else ``-1``. The server reads a bit ``b`` as the value ``b c r``:
 * exactly eps-LDP: ``P(+1 | s)`` ranges over ``[(1 - 1/c) / 2, (1 + 1/c) / 2]`` and the ratio
   of the two ends is ``(c + 1) / (c - 1) = e^eps``, the bound being attained by ``s = +-r``.
 
-The reference notes mark the paper's exact randomizer UNSURE; this is the standard unbiased
+Decision: the paper does not pin its exact randomizer down; we use the standard unbiased
 one-bit randomizer (Duchi-Jordan-Wainwright style), which gives the same rate. Reports are
 ``int8`` arrays of ``+1`` / ``-1``.
 

@@ -6,10 +6,11 @@ the noisy mean onto ``K`` (:func:`project_onto_hull`, applied by
 :func:`sklearn_ldp.postprocess.projected_answers` and ``postprocess="hull"``)
 never moves it farther from the truth and, when ``N`` is small relative to ``d``, cuts the
 error from ``sigma sqrt(d / N)`` to ``O((r sigma)^{1/2} (ln n / N)^{1/4})``. It is biased.
-We always project when asked (the paper's threshold on ``N`` is UNSURE, and projecting is never
-worse up to constants). The solver interleaves FISTA (fast for well-conditioned ``A``) and
-Wolfe's exact active-set minimum-norm-point algorithm (fast when the projection lies on a
-low-dimensional face, e.g. ill-conditioned prefix workloads), both with certified stopping.
+We always project when asked (decision: the paper's threshold on ``N`` is not pinned down,
+and projecting is never worse up to constants). The solver interleaves FISTA (fast for
+well-conditioned ``A``) and Wolfe's exact active-set minimum-norm-point algorithm (fast when
+the projection lies on a low-dimensional face, e.g. ill-conditioned prefix workloads), both
+with certified stopping.
 
 Takes a matrix and a point, returns a point and coefficients; pure numpy/scipy.
 """
