@@ -14,7 +14,7 @@ import pandas as pd
 from sklearn.utils.validation import validate_data
 
 from . import workloads
-from .domain import Domain
+from .domain import MAX_CATEGORIES_FROM_DATA, Domain
 from .postprocess import clip_to_distribution
 
 WORKLOAD_BY_NAME = {
@@ -25,11 +25,18 @@ WORKLOAD_BY_NAME = {
 
 
 def resolve_domain(categories, X):
-    """The public Domain: from ``categories``, or (with a warning) read from ``X``."""
+    """The public Domain: from ``categories``, or (with a warning) read from ``X``.
+
+    Read from the data, only categorical columns are accepted: a column of non-integral
+    floats or with more than ``MAX_CATEGORIES_FROM_DATA`` distinct values is a ValueError
+    that points to public binning and declared categories (one category per distinct
+    measurement made ``LDPEncoder().fit`` run for many minutes, for useless estimates).
+    """
     if categories is None or (isinstance(categories, str) and categories == "auto"):
         if X is None:
             raise ValueError("categories must be given when there is no data to read them from.")
-        return Domain.from_data(X)
+        return Domain.from_data(X, max_categories=MAX_CATEGORIES_FROM_DATA,
+                                allow_continuous=False)
     if isinstance(categories, str):
         raise ValueError(f"categories must be a mapping column -> categories or 'auto', got "
                          f"{categories!r}.")
@@ -52,13 +59,15 @@ def resolve_workload(workload, domain):
     return result
 
 
-def validate_records(estimator, X, reset):
+def validate_records(estimator, X, reset, allow_nan=False):
     """scikit-learn's checks of a 2-D table of records (sparse, complex, empty, width).
 
     Values are not converted: the Domain encodes them and names any bad column or value.
-    A 1-D input (a single column) is left to the Domain.
+    A 1-D input (a single column) is left to the Domain. ``allow_nan``: missing values are
+    mapped to a declared category afterwards (``LDPEncoder(handle_missing="category")``), so
+    a numeric array may hold NaN (never inf).
     """
-    if isinstance(X, pd.Series) or (not hasattr(X, "tocsr") and np.ndim(X) == 1):
+    if isinstance(X, pd.Series):
         return
     if isinstance(X, pd.DataFrame):
         # The Domain reports NaN by column name. sklearn's checks of a DataFrame (sparse or
@@ -72,10 +81,18 @@ def validate_records(estimator, X, reset):
         except (TypeError, ValueError):
             validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=False)
         return
+    if not hasattr(X, "tocsr"):
+        # np.asarray, not np.ndim: array-likes that only implement __array__ (sklearn's
+        # _NotAnArray refuses every other numpy function) are records too.
+        ndim = X.ndim if isinstance(X, np.ndarray) else np.asarray(X, dtype=object).ndim
+        if ndim == 1:
+            return
     # Plain numeric arrays: refuse NaN and inf here (inf would otherwise become a category
     # when categories are read from data).
     numeric = np.asarray(X).dtype.kind in "fc"
-    validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=numeric)
+    finite = ("allow-nan" if allow_nan else True) if numeric else False
+    validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=finite)
+
 
 # Number of users at which the data-independent TV prediction is evaluated before it is
 # rescaled to "TV x sqrt(N)" (every marginal variance is proportional to 1 / N).

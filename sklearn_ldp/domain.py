@@ -25,6 +25,12 @@ __all__ = ["Domain", "as_domain"]
 MAX_ENUMERATED_CELLS = 2**22
 # How many distinct offending values an error message shows.
 _N_SHOWN = 5
+# Most categories Domain.from_data reads from one column. Beyond it the column is almost surely
+# an identifier or a measurement, not a category: a domain of one cell per distinct value makes
+# every strategy slow (the issue that motivated it ran for many minutes) and its estimates
+# useless (each cell holds a handful of users), and reading it from the private data leaks the
+# values. Declared categories have no such limit.
+MAX_CATEGORIES_FROM_DATA = 1000
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -304,6 +310,54 @@ class _ColumnCodec:
         return result.to_numpy()
 
 
+_BINNING_ADVICE = (
+    "Bin it at public edges chosen without the data (sklearn_ldp.binning."
+    "PublicBinsDiscretizer, or categories={{{column!r}: interval_categories(edges)}} with "
+    "sklearn_ldp.binning.interval_categories), or declare its categories explicitly "
+    "(categories={{{column!r}: [...]}})."
+)
+
+
+def _check_not_continuous(column, distinct, dtype):
+    """Refuse a column of non-integral floats when categories are read from the data.
+
+    ``distinct`` holds the column's distinct values. Every distinct measurement would become
+    a category (thousands of cells, each holding a user or two). Integral floats (codes such
+    as 0.0/1.0, e.g. an integer column that pandas stored as float) are categories like
+    integers, within the cardinality limit.
+    """
+    distinct = np.asarray(distinct)
+    if distinct.dtype.kind == "c":
+        bad = np.ones(distinct.shape, dtype=bool)
+    elif distinct.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(distinct) | (distinct != np.round(distinct))
+    elif distinct.dtype.kind == "O":
+        bad = np.array([isinstance(v, float | np.floating | complex | np.complexfloating)
+                        and not (np.isfinite(v) and float(np.real(v)).is_integer()
+                                 and np.imag(v) == 0)
+                        for v in distinct], dtype=bool)
+    else:
+        return
+    if bad.any():
+        raise ValueError(
+            f"Column {column!r} holds continuous values (dtype {dtype}, e.g. "
+            f"{_shorten(distinct[bad][:3], 3)}); reading categories from the data would make "
+            "every distinct value a category. " + _BINNING_ADVICE.format(column=column)
+        )
+
+
+def _check_cardinality(column, n_distinct, max_categories):
+    """Refuse a column with more than ``max_categories`` (if not None) distinct values."""
+    if max_categories is not None and n_distinct > max_categories:
+        raise ValueError(
+            f"Column {column!r} has {n_distinct} distinct values, more than max_categories="
+            f"{max_categories} read from the data: it looks like an identifier or a "
+            "measurement, and one category per value would make the domain too large to "
+            "collect and estimate well. " + _BINNING_ADVICE.format(column=column)
+        )
+
+
 class Domain:
     """A public, finite domain: the product of the categories of the chosen columns.
 
@@ -390,12 +444,21 @@ class Domain:
         return cls({column: range(n)})
 
     @classmethod
-    def from_data(cls, X, columns=None):
+    def from_data(cls, X, columns=None, max_categories=None, allow_continuous=True):
         """Read the categories from data (sorted unique values per column). Leaks information.
 
         Reading the categories from the private data reveals which values occur (rare values in
         particular). Use it to explore; production code should pass the categories explicitly.
         A column with a pandas categorical dtype keeps its declared categories and their order.
+
+        Estimators and encoders that read categories from data (``categories=None``) call it
+        with ``max_categories=MAX_CATEGORIES_FROM_DATA`` (1000) and
+        ``allow_continuous=False``: a column of non-integral floats (a measurement) and a
+        column with more than 1000 distinct values (an identifier, a timestamp) are refused
+        there, since one category per distinct value gives a domain too large to collect and
+        estimate well. Bin such a column at public edges
+        (:class:`~sklearn_ldp.binning.PublicBinsDiscretizer`,
+        :func:`~sklearn_ldp.binning.interval_categories`) or declare its categories.
 
         Parameters
         ----------
@@ -403,10 +466,24 @@ class Domain:
             The data. A 2-D numpy array gets the column names ``"x0", "x1", ...``.
         columns : list of str, optional
             For a DataFrame: the columns to use (default all). For an array: the column names.
+        max_categories : int or None, default=None
+            Most distinct values read from one column (None: no limit); declared categories
+            never have a limit.
+        allow_continuous : bool, default=True
+            False refuses a column of non-integral (or infinite, or complex) floats instead
+            of making each distinct value a category. Integral floats (0.0, 1.0, ...) are read
+            like integers.
 
         Returns
         -------
         Domain
+
+        Raises
+        ------
+        ValueError
+            A column with missing values, with continuous values (``allow_continuous=False``)
+            or with more than ``max_categories`` distinct values; no rows; unknown or
+            duplicated columns.
 
         Warns
         -----
@@ -453,6 +530,8 @@ class Domain:
             series = {name: pd.Series(array[:, j]) for j, name in enumerate(names)}
         if not series:
             raise ValueError("The data has no columns.")
+        if max_categories is not None:
+            max_categories = check_positive_int(max_categories, "max_categories")
         categories = {}
         for name, values in series.items():
             if isinstance(values, pd.DataFrame):
@@ -466,9 +545,14 @@ class Domain:
                     "them explicitly first."
                 )
             if isinstance(values.dtype, pd.CategoricalDtype):
+                _check_cardinality(name, len(values.cat.categories), max_categories)
                 categories[name] = list(values.cat.categories)
                 continue
-            uniques = [_to_python(v) for v in values.unique()]
+            distinct = values.unique()
+            if not allow_continuous:
+                _check_not_continuous(name, distinct, values.dtype)
+            _check_cardinality(name, len(distinct), max_categories)
+            uniques = [_to_python(v) for v in distinct]
             try:
                 uniques = sorted(uniques)
             except TypeError:  # mixed types: sort by their text, deterministically
@@ -613,6 +697,91 @@ class Domain:
                 flat *= n_categories
                 flat += code
         return flat
+
+    def has_category(self, column, value):
+        """Whether ``value`` is a declared category of ``column`` (as :meth:`encode` matches).
+
+        Examples
+        --------
+        >>> Domain({"smoker": ["no", "yes"]}).has_category("smoker", "yes")
+        True
+        """
+        if column not in self._categories:
+            raise ValueError(f"{column!r} is not a column of the domain {self._columns!r}.")
+        index = self._indexes[self._columns.index(column)]
+        try:
+            return bool(index.get_indexer(_object_array([value]))[0] >= 0)
+        except (TypeError, ValueError):
+            return False
+
+    def substitute(self, X, unknown=None, missing=None):
+        """The domain columns of ``X`` with missing and unknown values replaced by categories.
+
+        The step before :meth:`encode` of ``LDPEncoder(handle_unknown="other",
+        handle_missing="category")``: every record keeps a cell (nothing is dropped), so the
+        number of reports stays the number of users.
+
+        Parameters
+        ----------
+        X : DataFrame, 2-D array-like, or 1-D array-like / Series
+            As for :meth:`encode`.
+        unknown : dict, optional
+            Column -> declared category that replaces the values of that column that are not
+            among its categories (missing values excepted). Other columns are unchanged.
+        missing : dict, optional
+            Column -> declared category that replaces the missing values (None, NaN, NaT,
+            pd.NA) of that column.
+
+        Returns
+        -------
+        DataFrame or X
+            ``X`` itself when nothing is replaced, else a DataFrame of the domain columns.
+
+        Raises
+        ------
+        ValueError
+            A replacement category that is not declared for its column, or an unknown column.
+
+        Examples
+        --------
+        >>> dom = Domain({"smoker": ["no", "yes", "other", "missing"]})
+        >>> dom.substitute(pd.DataFrame({"smoker": ["yes", "maybe", None]}),
+        ...                unknown={"smoker": "other"}, missing={"smoker": "missing"}
+        ...                )["smoker"].tolist()
+        ['yes', 'other', 'missing']
+        """
+        unknown, missing = dict(unknown or {}), dict(missing or {})
+        for what, mapping in (("unknown", unknown), ("missing", missing)):
+            for column, category in mapping.items():
+                if not self.has_category(column, category):
+                    raise ValueError(
+                        f"the {what} category {category!r} of column {column!r} is not among "
+                        f"its declared categories {_shorten(self._categories[column], 10)}; "
+                        "declare it (the domain is public: it needs a cell of its own).")
+        if not unknown and not missing:
+            return X
+        values = self._columns_of(X)
+        result, changed = {}, False
+        for j, (column, vals) in enumerate(zip(self._columns, values, strict=True)):
+            if column in unknown or column in missing:
+                array = vals.to_numpy() if isinstance(vals, pd.Series) else np.asarray(vals)
+                is_missing = np.asarray(pd.isna(array), dtype=bool)
+                replace_unknown = np.zeros(array.shape[0], dtype=bool)
+                if column in unknown:
+                    known = self._indexes[j].get_indexer(array) >= 0
+                    replace_unknown = ~known & ~is_missing
+                replace_missing = is_missing if column in missing else np.zeros_like(is_missing)
+                if replace_unknown.any() or replace_missing.any():
+                    array = array.astype(object)  # a copy: the caller's data is not modified
+                    array[replace_unknown] = unknown.get(column)
+                    array[replace_missing] = missing.get(column)
+                    vals, changed = array, True
+            if isinstance(vals, pd.Series):
+                vals = vals.reset_index(drop=True)  # aligned by position with the arrays
+            result[column] = vals
+        if not changed:
+            return X
+        return pd.DataFrame(result, columns=self._columns, copy=False)
 
     def _general_codes(self, j, vals):
         """Codes of column ``j`` by hashed lookup; raises on missing or unknown values."""

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._set_output import _get_output_config
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
 from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
@@ -18,6 +19,8 @@ from ._validation import (
     check_positive_int,
 )
 from .budget import BudgetExceededError, charge_ledger, resolve_ledger
+from .domain import Domain, _is_missing
+from .io import report_columns, reports_frame
 from .mechanisms.base import check_type_counts
 from .mechanisms.range_tree import LEVEL_ORACLES
 from .reports import AggregatedReports, LDPReports
@@ -32,6 +35,16 @@ from .selection import (
 
 # Strategies stored as dense matrices (the others are structured).
 DENSE_STRATEGIES = FACTORIZATION_BASELINES + ("optimized",)
+# What transform does with a value outside the categories, and with a missing value.
+HANDLE_UNKNOWN = ("error", "other")
+HANDLE_MISSING = ("error", "category")
+_NO_IGNORE = (
+    "handle_unknown='ignore' is not offered: OneHotEncoder encodes an unknown value as a row of "
+    "zeros, but every LDP user must send a report of some cell, and dropping the user's report "
+    "would change the number of users N and reveal that the value was unknown. Use "
+    "handle_unknown='other' with unknown_category=<a category declared for the column> (every "
+    "unknown value then counts in that cell), or 'error'."
+)
 
 
 class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
@@ -127,6 +140,41 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     ledger_users : str, default="all"
         Group of users covered by the charges: ``"all"`` (everyone) or a cohort declared in
         the ledger (cohorts are disjoint and compose in parallel).
+    handle_unknown : {"error", "other"}, default="error"
+        A value of ``transform`` (or ``simulate``) that is not among its column's categories:
+        ``"error"`` raises a ValueError naming the column and values; ``"other"`` encodes it
+        as ``unknown_category``, which must be a declared category of the column (with
+        categories read from the data it is appended to every column). There is no
+        ``"ignore"``: every user must send a report of some cell, and dropping a report would
+        change the number of users and reveal that the value was unknown.
+    unknown_category : hashable or dict, default=None
+        With ``handle_unknown="other"``: the category unknown values become, the same for
+        every column or a dict column -> category (columns not in the dict raise on unknown
+        values). Must be None with ``"error"``.
+    handle_missing : {"error", "category"}, default="error"
+        A missing value (None, NaN, NaT, pd.NA) in ``fit`` data read for categories or in
+        ``transform``: ``"error"`` raises a ValueError naming the column; ``"category"``
+        encodes it as ``missing_category``, declared like ``unknown_category``. Missing
+        values are never treated as unknown ones.
+    missing_category : hashable or dict, default=None
+        With ``handle_missing="category"``: the category missing values become (one for
+        every column, or a dict column -> category). Must be None with ``"error"``.
+
+    Notes
+    -----
+    **Categories read from the data** (``categories=None``) are for exploration: they leak
+    which values occur (a UserWarning says so). Only categorical columns are read: a column
+    of non-integral floats, or with more than 1000 distinct values
+    (:data:`~sklearn_ldp.domain.MAX_CATEGORIES_FROM_DATA`), is refused with a ValueError
+    that points to :class:`~sklearn_ldp.binning.PublicBinsDiscretizer` and to declaring the
+    categories, never turned into one category per value.
+
+    **pandas output.** With ``set_output(transform="pandas")``, ``transform`` returns a
+    DataFrame of the report columns (:func:`~sklearn_ldp.io.report_columns`, the names of
+    :meth:`get_feature_names_out`) whose ``attrs`` carry the mechanism, the domain and the
+    workload (:func:`~sklearn_ldp.io.reports_frame`); the estimators accept it as reports,
+    also after ``DataFrame.to_parquet`` / ``pandas.read_parquet`` and inside a
+    ColumnTransformer (see ``docs/encoder.md``).
 
     Attributes
     ----------
@@ -186,6 +234,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         random_state=None,
         ledger=None,
         ledger_users="all",
+        handle_unknown="error",
+        unknown_category=None,
+        handle_missing="error",
+        missing_category=None,
     ):
         self.categories = categories
         self.strategy = strategy
@@ -204,6 +256,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
         self.ledger_users = ledger_users
+        self.handle_unknown = handle_unknown
+        self.unknown_category = unknown_category
+        self.handle_missing = handle_missing
+        self.missing_category = missing_category
 
     def fit(self, X=None, y=None):
         """Build the strategy from the public domain and the workload (data-independent)."""
@@ -216,9 +272,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                              "frequency oracle of each level of the 'hierarchical' tree), got "
                              f"{self.oracle!r}.")
         check_positive_int(self.max_iter, "max_iter")
+        self._check_handling()
         if X is not None:
-            validate_records(self, X, reset=True)
-        self.domain_ = resolve_domain(self.categories, X)
+            validate_records(self, X, reset=True, allow_nan=self.handle_missing == "category")
+        self.domain_ = self._resolve_domain(X)
         if self.strategy == "optimized":
             check_optimized_size(self.domain_.size, self.n_outputs)  # refuse at once, no hang
         elif self.strategy in DENSE_STRATEGIES:
@@ -286,14 +343,129 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self._set_generator(rng)
         return self
 
+    # ------------------------------------------------------------------ unknown / missing
+    def _check_handling(self):
+        """Validate handle_unknown / handle_missing and their categories (before the domain)."""
+        if self.handle_unknown == "ignore":
+            raise ValueError(_NO_IGNORE)
+        for handle, allowed, category, name in (
+                ("handle_unknown", HANDLE_UNKNOWN, "unknown_category", self.unknown_category),
+                ("handle_missing", HANDLE_MISSING, "missing_category", self.missing_category)):
+            value = getattr(self, handle)
+            if not isinstance(value, str) or value not in allowed:
+                raise ValueError(f"{handle} must be one of {allowed}, got {value!r}.")
+            if value == "error":
+                if name is not None:
+                    raise ValueError(f"{category}={name!r} is only used with {handle}="
+                                     f"{allowed[1]!r}; {handle} is 'error'.")
+                continue
+            if name is None:
+                raise ValueError(f"{handle}={value!r} needs {category}: the declared category "
+                                 f"the values become (e.g. {category}='other').")
+            for column, cat in (name.items() if isinstance(name, dict) else [(None, name)]):
+                where = category if column is None else f"{category}[{column!r}]"
+                try:
+                    hash(cat)
+                except TypeError:
+                    raise ValueError(f"{where} must be a hashable category, got "
+                                     f"{cat!r}.") from None
+                if _is_missing(cat):
+                    raise ValueError(f"{where} must be a category, not a missing value "
+                                     f"({cat!r}).")
+
+    def _replacements(self, param, columns):
+        """Column -> category for ``unknown_category`` / ``missing_category`` (None: none)."""
+        value = getattr(self, param)
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            extra = [c for c in value if c not in columns]
+            if extra:
+                raise ValueError(f"{param} names columns {extra!r} that are not in the domain "
+                                 f"{list(columns)!r}.")
+            return dict(value)
+        return dict.fromkeys(columns, value)
+
+    def _resolve_domain(self, X):
+        """The public domain, with the other/missing categories (see handle_unknown)."""
+        reading = self.categories is None or (isinstance(self.categories, str)
+                                              and self.categories == "auto")
+        if not reading:
+            domain = resolve_domain(self.categories, None)
+            # Declared categories must hold the replacements (a cell of their own in the
+            # public domain): checked here, at fit, not at the first unknown value.
+            for param in ("unknown_category", "missing_category"):
+                for column, category in self._replacements(param, domain.columns).items():
+                    if not domain.has_category(column, category):
+                        raise ValueError(
+                            f"{param}={getattr(self, param)!r}: {category!r} is not a declared "
+                            f"category of column {column!r}; add it to categories[{column!r}] "
+                            "(the domain is public, so the other/missing cell is declared "
+                            "like any other).")
+            return domain
+        if X is None or self.missing_category is None:
+            domain = resolve_domain(self.categories, X)
+        else:
+            # Missing values become their category before the categories are read.
+            frame = _as_frame(X)
+            missing = self._replacements("missing_category", list(frame.columns))
+            filled = frame.copy()
+            for column, category in missing.items():
+                filled[column] = frame[column].astype(object).where(frame[column].notna(),
+                                                                     category)
+            domain = resolve_domain(self.categories, filled)
+        # Read categories cannot hold what the data lacks: the replacements are appended
+        # (after the sorted values), so that transform can always use them.
+        categories = domain.categories
+        for param in ("unknown_category", "missing_category"):
+            for column, category in self._replacements(param, domain.columns).items():
+                if not domain.has_category(column, category):
+                    categories[column].append(category)
+                    domain = Domain(categories)
+        return domain
+
+    def _encode(self, X):
+        """Flat cell indices of ``X``, unknown and missing values replaced as configured."""
+        columns = self.domain_.columns
+        X = self.domain_.substitute(
+            X, unknown=self._replacements("unknown_category", columns),
+            missing=self._replacements("missing_category", columns))
+        return self.domain_.encode(X)
+
     def transform(self, X):
-        """Privatize every row of ``X``; returns LDPReports (one report per row)."""
+        """Privatize every row of ``X``: one report per row.
+
+        Parameters
+        ----------
+        X : DataFrame, 2-D array-like, or 1-D array-like / Series
+            Records over the domain columns (a DataFrame may hold other columns).
+
+        Returns
+        -------
+        LDPReports or pandas.DataFrame
+            LDPReports (the reports with their mechanism, domain and workload); with
+            ``set_output(transform="pandas")`` a DataFrame of the report columns, indexed
+            like ``X``, whose ``attrs`` carry the mechanism (see
+            :func:`~sklearn_ldp.io.reports_frame`).
+        """
         check_is_fitted(self, "mechanism_")
-        validate_records(self, X, reset=False)
-        indices = self.domain_.encode(X)
+        output = _get_output_config("transform", self)["dense"]
+        if output not in ("default", "pandas"):
+            # Checked before any charge or draw: a refused call collects nothing.
+            raise ValueError(f"set_output(transform={output!r}) is not supported: reports are "
+                             "returned as LDPReports or, with 'pandas', as a DataFrame whose "
+                             "attrs carry the mechanism needed to decode them.")
+        validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
+        indices = self._encode(X)
         self._charge_collection(indices.shape[0], "transform")
-        reports = self.mechanism_.randomize(indices, self._generator())
-        return LDPReports(reports, self.mechanism_, self.domain_, self.workload_)
+        reports = LDPReports(self.mechanism_.randomize(indices, self._generator()),
+                             self.mechanism_, self.domain_, self.workload_)
+        if output == "default":
+            return reports
+        frame = reports_frame(reports)
+        if isinstance(X, pd.DataFrame | pd.Series):
+            frame.index = X.index  # one report per record, as scikit-learn's outputs align
+        return frame
 
     def simulate(self, X):
         """Simulate the clients of ``X`` and return only the server's aggregate.
@@ -308,8 +480,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         :class:`~sklearn_ldp.reports.AggregatedReports`.
         """
         check_is_fitted(self, "mechanism_")
-        validate_records(self, X, reset=False)
-        counts = np.bincount(self.domain_.encode(X), minlength=self.domain_.size)
+        validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
+        counts = np.bincount(self._encode(X), minlength=self.domain_.size)
         return self.simulate_counts(counts)
 
     def simulate_counts(self, type_counts):
@@ -385,16 +557,47 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return self.mechanism_.to_json()
 
     def get_feature_names_out(self, input_features=None):
+        """Names of the report columns of the pandas output (and of report files).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked against the input features seen in ``fit`` (scikit-learn convention);
+            the output names do not depend on them.
+
+        Returns
+        -------
+        ndarray of str
+            :func:`~sklearn_ldp.io.report_columns` of the fitted mechanism: ``["report"]``
+            for one integer per user, ``["report_0", ..., "report_{w-1}"]`` otherwise.
+        """
         check_is_fitted(self, "mechanism_")
-        return np.asarray(["report"], dtype=object)
+        _check_feature_names_in(self, input_features)
+        return np.asarray(report_columns(self.mechanism_), dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.string = True
+        tags.input_tags.allow_nan = self.handle_missing == "category"
         tags.non_deterministic = True
         tags.requires_fit = True
+        # Reports are integer output indices (or the Gaussian coordinates), whatever the
+        # input dtype: no input dtype is preserved.
+        tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def _as_frame(X):
+    """``X`` as a DataFrame with the column names Domain.from_data gives it."""
+    if isinstance(X, pd.DataFrame):
+        return X
+    if isinstance(X, pd.Series):
+        return X.to_frame(X.name if isinstance(X.name, str) else "x0")
+    array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    if array.ndim == 1:
+        array = array[:, np.newaxis]
+    return pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])])
 
 
 def __getattr__(name):

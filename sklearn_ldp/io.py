@@ -81,10 +81,20 @@ import pandas as pd
 
 from ._limits import UnverifiedFileWarning, check_size, checksum_mismatch, get_limits
 from .mechanisms import Mechanism, mechanism_from_json
-from .reports import AggregatedReports, LDPReports, add_counts, empty_reports
+from .reports import (
+    AggregatedReports,
+    LDPReports,
+    _category_to_json,
+    _domain_from_header,
+    _workload_spec_cells,
+    add_counts,
+    empty_reports,
+)
+from .workloads import workload_from_spec
 
 __all__ = ["ReportWriter", "aggregate_files", "frame_to_reports", "iter_report_chunks",
-           "read_reports", "report_columns", "reports_frame", "write_reports"]
+           "read_reports", "report_columns", "reports_frame", "reports_from_frame",
+           "write_reports"]
 
 # Reports read (and written per Parquet row group) at once: ~1-8 MB per chunk for most
 # mechanisms, so memory stays bounded whatever the size of the files.
@@ -102,6 +112,11 @@ ROWS_KEY = "sklearn_ldp.n_rows"
 CHECKSUM_KEY = "sklearn_ldp.sha256"
 # Bytes hashed at once by the verification pass of a CSV file.
 READ_BLOCK = 2**20
+# DataFrame.attrs keys of a report frame (reports_frame): JSON text only, so that pandas keeps
+# them through copies, slices and DataFrame.to_parquet / pandas.read_parquet (which stores
+# attrs in the file's metadata).
+DOMAIN_ATTR = "sklearn_ldp.domain"
+WORKLOAD_ATTR = "sklearn_ldp.workload"
 
 
 def _import_pyarrow():
@@ -132,22 +147,158 @@ def report_columns(mechanism):
     return [f"report_{j}" for j in range(empty.shape[1])]
 
 
-def reports_frame(reports):
+def _frame_attrs(reports):
+    """The ``DataFrame.attrs`` that let :func:`reports_from_frame` rebuild ``reports``.
+
+    The mechanism's JSON specification always; the domain when its categories are JSON-able
+    (str, numbers, bools, tuples and intervals, as :meth:`LDPReports.save` stores them); the
+    workload when its structure needs no arrays (histogram, prefix, all ranges, their
+    products and stacks; a custom query matrix is left out: pass ``workload=`` again).
+    """
+    attrs = {SPEC_KEY: reports.mechanism.to_json()}
+    domain = getattr(reports, "domain", None)
+    if domain is not None:
+        try:
+            attrs[DOMAIN_ATTR] = json.dumps(
+                {column: [_category_to_json(v, column) for v in values]
+                 for column, values in domain.categories.items()})
+        except ValueError:
+            pass  # categories JSON cannot hold: answers are then labelled by cell index
+    workload = getattr(reports, "workload", None)
+    if workload is not None:
+        spec, arrays = workload.to_spec()
+        if not arrays:
+            attrs[WORKLOAD_ATTR] = json.dumps(spec)
+    return attrs
+
+
+def reports_frame(reports, attrs=True):
     """LDPReports as a pandas DataFrame with the file schema (e.g. for ``dd.from_pandas``).
+
+    Parameters
+    ----------
+    reports : LDPReports
+    attrs : bool, default=True
+        Store the mechanism's JSON specification (and the domain and workload when they can
+        be written as JSON) in ``DataFrame.attrs``, so that :func:`reports_from_frame` and
+        the estimators decode the frame without being told the mechanism. pandas keeps
+        ``attrs`` through copies and slices and through ``to_parquet`` / ``read_parquet``;
+        CSV files do not hold them (use :func:`write_reports`, whose files carry the
+        specification).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per report, columns :func:`report_columns`.
 
     Examples
     --------
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
-    >>> reports_frame(LDPReports(np.array([0, 2]), RandomizedResponse(3, 1.0)))
+    >>> frame = reports_frame(LDPReports(np.array([0, 2]), RandomizedResponse(3, 1.0)))
+    >>> frame
        report
     0       0
     1       2
+    >>> reports_from_frame(frame).mechanism
+    RandomizedResponse(n_inputs=3, epsilon=1.0)
     """
     array = np.asarray(reports.reports)
     columns = report_columns(reports.mechanism)
     if array.ndim == 1:
-        return pd.DataFrame({columns[0]: array})
-    return pd.DataFrame({name: array[:, j] for j, name in enumerate(columns)})
+        frame = pd.DataFrame({columns[0]: array})
+    else:
+        frame = pd.DataFrame({name: array[:, j] for j, name in enumerate(columns)})
+    if attrs:
+        frame.attrs.update(_frame_attrs(reports))
+    return frame
+
+
+def _strip_prefix(columns, expected):
+    """``columns`` without a common ``"<name>__"`` prefix, if that leaves ``expected``.
+
+    A ColumnTransformer prefixes its transformers' column names (verbose feature names:
+    ``"ldp__report_0"``); the report columns are still recognized, in their order.
+    """
+    if len(columns) != len(expected) or not all(isinstance(c, str) for c in columns):
+        return columns
+    first = columns[0]
+    if not first.endswith("__" + expected[0]):
+        return columns
+    prefix = first[:len(first) - len(expected[0])]
+    if all(c == prefix + e for c, e in zip(columns, expected, strict=True)):
+        return list(expected)
+    return columns
+
+
+def reports_from_frame(frame, mechanism=None, domain=None, workload=None):
+    """LDPReports from a DataFrame of report columns (the reverse of :func:`reports_frame`).
+
+    Accepts the output of ``LDPEncoder`` with ``set_output(transform="pandas")`` (alone or
+    in a ColumnTransformer, whose ``"<name>__"`` column prefix is recognized) and frames
+    read back with ``pandas.read_parquet`` after ``DataFrame.to_parquet``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Exactly the columns :func:`report_columns` of the mechanism, in any order.
+    mechanism : Mechanism, optional
+        Default: rebuilt from ``frame.attrs`` (set by :func:`reports_frame`). Given and the
+        frame carries another one, a ValueError.
+    domain, workload : Domain, Workload, optional
+        Default: those of ``frame.attrs``, if any.
+
+    Returns
+    -------
+    LDPReports
+
+    Raises
+    ------
+    ValueError
+        No mechanism (neither ``mechanism=`` nor in ``attrs``), a different mechanism in
+        ``attrs``, wrong columns, or values that are not reports of the mechanism (naming
+        the row and column).
+
+    Examples
+    --------
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> frame = pd.DataFrame({"report": [0, 2, 1]})
+    >>> reports_from_frame(frame, mechanism=RandomizedResponse(3, 1.0)).reports.tolist()
+    [0, 2, 1]
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be a pandas DataFrame of report columns, got "
+                         f"{type(frame).__name__}.")
+    where = "DataFrame.attrs"
+    spec = frame.attrs.get(SPEC_KEY)
+    if spec is not None and not isinstance(spec, str):
+        raise ValueError(f"{where}[{SPEC_KEY!r}] must be the mechanism's JSON text, got "
+                         f"{type(spec).__name__}.")
+    carried = None if spec is None else mechanism_from_json(spec)
+    if mechanism is None:
+        if carried is None:
+            raise ValueError(
+                "the DataFrame carries no mechanism (no DataFrame.attrs[" + repr(SPEC_KEY)
+                + "]: e.g. it was read from CSV, or rebuilt by an operation that drops "
+                "attrs); pass mechanism= (e.g. mechanism_from_json(encoder.client_spec())).")
+        mechanism = carried
+    elif not isinstance(mechanism, Mechanism):
+        raise ValueError(f"mechanism must be a mechanism object (e.g. from "
+                         f"mechanism_from_json), got {type(mechanism).__name__}.")
+    elif carried is not None and carried != mechanism:
+        raise ValueError(f"the DataFrame holds reports of {carried!r} ({where}), not of "
+                         f"{mechanism!r}.")
+    if domain is None and frame.attrs.get(DOMAIN_ATTR) is not None:
+        domain = _domain_from_header(json.loads(frame.attrs[DOMAIN_ATTR]), where)
+    if workload is None and frame.attrs.get(WORKLOAD_ATTR) is not None:
+        workload_spec = json.loads(frame.attrs[WORKLOAD_ATTR])
+        _workload_spec_cells(workload_spec, where)
+        workload = workload_from_spec(workload_spec, None, domain)
+    expected = report_columns(mechanism)
+    columns = _strip_prefix(list(frame.columns), expected)
+    if columns != list(frame.columns):
+        frame = frame.set_axis(columns, axis=1)
+    array = frame_to_reports(frame, mechanism)
+    return LDPReports(array, mechanism, domain, workload)
 
 
 def _python(value):

@@ -598,9 +598,7 @@ def test_adaptive_queries_out_of_bound_are_refused():
         AdaptiveQueryEstimator(categories=DOM, epsilon=0).fit(df)
 
 
-EXPECTED_FAILED = {
-    "check_fit1d": "1-D input is accepted as one column (a pandas Series) by design",
-}
+EXPECTED_FAILED = {}
 # The default constructor asks one query per cell of the domain read from the data, one
 # group of users per query: scikit-learn's small check data (15 rows, 18 cells) cannot give
 # every query a user, which fit refuses by design; and after fit has answered every query,

@@ -548,7 +548,6 @@ def test_local_strategies_get_delta_and_options_through():
 @parametrize_with_checks(
     [WorkloadEstimator(strategy="eigen", epsilon=1.0, delta=1e-5, random_state=0)],
     expected_failed_checks=lambda estimator: {
-        "check_fit1d": "1-D input is accepted as one column (a pandas Series) by design",
         "check_fit2d_predict1d": "predict takes queries: a 1-D array is one linear query",
     },
 )

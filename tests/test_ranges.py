@@ -573,7 +573,6 @@ def test_reports_from_elsewhere_are_refused():
 # ---------------------------------------------------------------- scikit-learn conformance
 PREDICT_TAKES_RANGES = "predict takes ranges [[lo, hi], ...], not records like those fitted"
 EXPECTED_FAILED = {
-    "check_fit1d": "1-D input is accepted as one column (a pandas Series) by design",
     "check_fit2d_predict1d": PREDICT_TAKES_RANGES,
     "check_n_features_in_after_fitting": PREDICT_TAKES_RANGES,
     "check_estimators_dtypes": PREDICT_TAKES_RANGES,

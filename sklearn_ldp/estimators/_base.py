@@ -1,9 +1,12 @@
 """Glue shared by the estimators (scikit-learn side; the encoder and the reports below it)."""
 
 import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_array
 
 from .._logging import get_logger
 from ..encoder import LDPEncoder
+from ..io import SPEC_KEY, reports_from_frame
 from ..mechanisms.base import add_counts
 from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
 
@@ -19,16 +22,30 @@ def reports_or_privatized(estimator, X, first_call, strategy_params=None, **enco
     **encoder_params, **strategy_params)`` on ``X`` (privatizing raw records is a collection,
     so the estimator's ledger is charged) and copies its ``n_features_in_`` /
     ``feature_names_in_``; every call returns ``encoder_.transform(X)``.
+
+    A DataFrame whose ``attrs`` carry a mechanism (``LDPEncoder`` with
+    ``set_output(transform="pandas")``, :func:`~sklearn_ldp.io.reports_frame`, also after
+    ``to_parquet`` / ``read_parquet``) holds reports: it is converted back by
+    :func:`~sklearn_ldp.io.reports_from_frame`, never privatized again.
     """
     if isinstance(X, LDPReports | AggregatedReports):
         return X
+    if isinstance(X, pd.DataFrame) and X.attrs.get(SPEC_KEY) is not None:
+        return reports_from_frame(X)
     name = type(estimator).__name__
     if estimator.strategy is None:
+        if not isinstance(X, pd.DataFrame):
+            # What cannot be records either (sparse, complex, empty, NaN) gets scikit-learn's
+            # own message first; anything else is refused below.
+            check_array(X, accept_sparse=False, dtype=None, ensure_2d=False,
+                        ensure_all_finite=np.asarray(X).dtype.kind in "fc")
         raise ValueError(
-            f"{name}.fit expects LDPReports (the output of LDPEncoder.transform) or "
-            "AggregatedReports (LDPEncoder.simulate). To fit on raw records, set strategy= and "
-            "epsilon= so that the estimator privatizes them itself (a simulation of the "
-            "clients)."
+            f"{name}.fit expects LDPReports (the output of LDPEncoder.transform), a DataFrame "
+            "of reports (LDPEncoder with set_output(transform='pandas'), whose attrs carry the "
+            "mechanism; a frame of report columns without them: "
+            "sklearn_ldp.io.reports_from_frame(frame, mechanism)) or AggregatedReports "
+            "(LDPEncoder.simulate). To fit on raw records, set strategy= and epsilon= so that "
+            "the estimator privatizes them itself (a simulation of the clients)."
         )
     if first_call:
         try:

@@ -129,7 +129,12 @@ class RangeQueryEstimator(BaseEstimator):
                                      oracle=self.oracle)
 
     def fit(self, X, y=None):
-        """Aggregate the reports in ``X`` and estimate the CDF."""
+        """Aggregate the reports in ``X`` and estimate the CDF.
+
+        ``X``: LDPReports, AggregatedReports, or a DataFrame of report columns whose
+        ``attrs`` carry the mechanism (``LDPEncoder`` with ``set_output(transform="pandas")``;
+        see :func:`~sklearn_ldp.io.reports_from_frame`); raw records with ``strategy`` set.
+        """
         for attribute in ("counts_", "encoder_", "_first_batch", "n_invalid_reports_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)

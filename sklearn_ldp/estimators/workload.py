@@ -225,7 +225,11 @@ class WorkloadEstimator(BaseEstimator):
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and reconstruct the workload answers.
 
-        In the central model (see ``delta``), measure the raw records in ``X`` instead.
+        ``X``: LDPReports, AggregatedReports, or a DataFrame of report columns whose
+        ``attrs`` carry the mechanism (``LDPEncoder`` with ``set_output(transform="pandas")``,
+        also after ``to_parquet`` / ``read_parquet``; see
+        :func:`~sklearn_ldp.io.reports_from_frame`); raw records with ``strategy`` set. In
+        the central model (see ``delta``), measure the raw records in ``X`` instead.
         """
         for attribute in ("counts_", "data_vector_", "encoder_", "strategy_", "strategy_matrix_",
                           "lower_bound_", "candidates_", "selection_", "design_",
