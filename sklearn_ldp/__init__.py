@@ -26,6 +26,7 @@ from .estimators import (
     WorkloadEstimator,
 )
 from .mechanisms import mechanism_from_json
+from .model_selection import expected_error_scorer
 from .reports import AggregatedReports, LDPReports
 
 __version__ = "0.1.0"
@@ -46,6 +47,7 @@ __all__ = [
     "binning",
     "budget",
     "distributed",
+    "expected_error_scorer",
     "get_limits",
     "io",
     "limits",
