@@ -1,4 +1,5 @@
-"""Bassily's protocols: Gaussian and pure randomizers, the hull projection, adaptive queries.
+"""Bassily's protocols: Gaussian and pure randomizers, the hull projection, adaptive queries
+=========================================================================================
 
 1. A survey with few users per query: the Gaussian randomizer's unbiased answers against
    the same answers projected onto the workload's hull (``postprocess="hull"``), and the pure

@@ -1,4 +1,5 @@
-"""Central model: compare matrix-mechanism strategies on three workloads.
+"""Central model: compare matrix-mechanism strategies on three workloads
+=====================================================================
 
 A trusted curator answers a workload with the matrix mechanism (Gaussian noise on a strategy
 ``A``, least-squares answers). The total squared error of every strategy is known before
@@ -17,6 +18,7 @@ with ``WorkloadEstimator(strategy="auto", epsilon=..., delta=...)`` on simulated
 Run: ``python examples/central_strategies.py``
 """
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +102,8 @@ def main():
                           for name, (W, shape) in build_workloads(rng).items()}).T
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table.round(3))
-    plot(table, Path(__file__).with_name("central_strategies.png"))
+    # sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
+    plot(table, Path(sys.argv[0]).resolve().with_name("central_strategies.png"))
     curator_release()
 
 

@@ -1,5 +1,8 @@
-"""Deployment round trip: the server ships a mechanism as JSON, devices privatize with the
-standard-library client, the server decodes their reports.
+"""Deployment round trip with the standard-library client
+======================================================
+
+The server ships a mechanism as JSON, devices privatize with the standard-library client,
+the server decodes their reports.
 
 1. The server builds an ``LDPEncoder`` over the public domain (no data needed) and ships
    ``encoder.mechanism_.to_json()`` and the categories to the devices.

@@ -1,4 +1,5 @@
-"""Private counts for small groups: GM, WM, EM and UM compared (dissertation chapter 6).
+"""Private counts for small groups: GM, WM, EM and UM compared (dissertation chapter 6)
+====================================================================================
 
 Each group of ``n`` people releases how many of them have some private bit (e.g. smoke),
 with epsilon-differential privacy. :class:`~sklearn_ldp.estimators.count.CountMechanism`
@@ -21,6 +22,7 @@ Run: ``python examples/count_mechanism.py`` (about 10 s).
 
 import math
 import os
+import sys
 
 import numpy as np
 import pandas as pd
@@ -124,6 +126,7 @@ else:
     axes[0].set_ylabel("error rate (released != true count)")
     axes[0].legend()
     figure.tight_layout()
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "count_mechanism.png")
+    # sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
+    path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "count_mechanism.png")
     figure.savefig(path, dpi=120)
     print(f"plot saved to {path}")

@@ -1,4 +1,5 @@
-"""Custom queries, post-processing, shipping the mechanism to clients, and streaming.
+"""Custom queries, post-processing, shipping the mechanism to clients, and streaming
+=================================================================================
 
 1. Build a workload from pandas predicates and optimize a strategy for it.
 2. Answer *other* queries from the same reports with ``WorkloadEstimator.predict``.

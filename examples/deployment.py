@@ -1,4 +1,5 @@
-"""Deployment: shards of reports in files, aggregated from disk, on Dask, merged, then fitted.
+"""Deployment: shards of reports in files, aggregated from disk, on Dask, merged, then fitted
+==========================================================================================
 
 A telemetry team collects, each day, the LDP reports of the app its users opened most. The
 collectors write the reports to Parquet (or CSV) shards; the server aggregates the shards

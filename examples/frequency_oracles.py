@@ -1,4 +1,5 @@
-"""Frequency oracles: estimate a 512-value histogram from 200,000 privatized reports.
+"""Frequency oracles: estimate a 512-value histogram from 200,000 privatized reports
+=================================================================================
 
 Every structured oracle privatizes the same Zipf-distributed population; the server estimates
 the histogram and we compare the empirical error with the analytic one. Then a plot of the
@@ -9,6 +10,7 @@ Run: ``python examples/frequency_oracles.py`` (about 20 s).
 """
 
 import os
+import sys
 
 import numpy as np
 import pandas as pd
@@ -68,6 +70,7 @@ else:
     axis.set_title(f"Frequency oracles, {N_VALUES} values")
     axis.legend(fontsize=8)
     figure.tight_layout()
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frequency_oracles.png")
+    # sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
+    path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "frequency_oracles.png")
     figure.savefig(path, dpi=120)
     print(f"plot saved to {path}")

@@ -1,4 +1,5 @@
-"""Large domains: the second of the day (86,400 values) and a port number (65,536 values).
+"""Large domains: the second of the day (86,400 values) and a port number (65,536 values)
+======================================================================================
 
 Two telemetry questions over domains far too large for a dense workload matrix:
 
@@ -20,6 +21,7 @@ Run: ``python examples/large_domains.py`` (about 40 s).
 """
 
 import os
+import sys
 
 import numpy as np
 import pandas as pd
@@ -93,6 +95,7 @@ if plt is not None:
     axis.set_ylabel("fraction of users")
     axis.legend()
     figure.tight_layout()
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "large_domains.png")
+    # sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
+    path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "large_domains.png")
     figure.savefig(path, dpi=100)
     print("saved", path)

@@ -1,4 +1,5 @@
 """How many users does each strategy need to answer the Prefix (empirical CDF) workload?
+=====================================================================================
 
 For the Prefix workload over n = 64 ordered cells (``workloads.prefix(64)``: query i counts the
 users in cells 0..i) we compute, for every strategy and privacy budget, the worst-case sample
@@ -17,6 +18,7 @@ Run:  python examples/plot_sample_complexity.py   (about 30 s; writes
 examples/sample_complexity_prefix.png)
 """
 
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -83,6 +85,7 @@ ax.set_title(f"Worst-case sample complexity, Prefix workload, n = {n}")
 ax.grid(True, which="both", alpha=0.3)
 ax.legend()
 fig.tight_layout()
-out = Path(__file__).with_name("sample_complexity_prefix.png")
+# sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
+out = Path(sys.argv[0]).resolve().with_name("sample_complexity_prefix.png")
 fig.savefig(out, dpi=120)
 print(f"saved {out}")

@@ -1,4 +1,5 @@
-"""A privacy budget ledger shared by a Pipeline, GridSearchCV and a central release.
+"""A privacy budget ledger shared by a Pipeline, GridSearchCV and a central release
+================================================================================
 
 A survey team has promised every respondent a total budget of epsilon = 4 (delta = 1e-6).
 The script:

@@ -1,4 +1,5 @@
-"""Range queries: quantiles of a time-of-day column from 200,000 privatized reports.
+"""Range queries: quantiles of a time-of-day column from 200,000 privatized reports
+================================================================================
 
 A telemetry team wants to know *when* users open an app (minute of the day, 0..1439) without
 collecting anyone's exact time. Each user privatizes their minute with epsilon = ln 3 ~ 1.1
@@ -12,6 +13,7 @@ Run: ``python examples/range_queries.py`` (about 15 s).
 """
 
 import os
+import sys
 
 import numpy as np
 import pandas as pd
@@ -100,6 +102,7 @@ else:
     axis.set_title(f"App openings, {N_USERS} users, eps = ln 3 (isotonic CDF)")
     axis.legend()
     figure.tight_layout()
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "range_queries.png")
+    # sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
+    path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "range_queries.png")
     figure.savefig(path, dpi=120)
     print(f"plot saved to {path}")
