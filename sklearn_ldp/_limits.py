@@ -36,6 +36,7 @@ The number of reports an aggregate may summarize is not configurable: :data:`MAX
 """
 
 import contextlib
+import os
 import threading
 
 # Reports one aggregate may summarize: any two counts <= 2**62 add up without int64 overflow.
@@ -257,3 +258,18 @@ def check_mechanism_spec_sizes(spec):
             check_size(value, f"params.{name}", "max_cells", where)
     if kind in _MARGINAL_KINDS:
         _marginal_sizes(params.get("shape"), params.get("max_order"), kind)
+
+
+def fsync_directory(directory):
+    """Make a rename into ``directory`` durable (POSIX; shared by the report writer and the
+    ledger); a no-op where directories cannot be opened."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # pragma: no cover - file systems without directory fsync
+        pass
+    finally:
+        os.close(descriptor)

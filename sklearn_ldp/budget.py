@@ -75,7 +75,12 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ._limits import UnverifiedFileWarning, check_size, checksum_mismatch
+from ._limits import (
+    UnverifiedFileWarning,
+    check_size,
+    checksum_mismatch,
+    fsync_directory,
+)
 
 try:  # POSIX
     import fcntl
@@ -354,21 +359,7 @@ def _write_file(path, state):
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
         raise
-    _fsync_directory(directory)
-
-
-def _fsync_directory(directory):
-    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - Windows
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:  # pragma: no cover - file systems without directory fsync
-        pass
-    finally:
-        os.close(descriptor)
+    fsync_directory(directory)
 
 
 # ---------------------------------------------------------------------- the ledger

@@ -79,7 +79,13 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ._limits import UnverifiedFileWarning, check_size, checksum_mismatch, get_limits
+from ._limits import (
+    UnverifiedFileWarning,
+    check_size,
+    checksum_mismatch,
+    fsync_directory,
+    get_limits,
+)
 from .mechanisms import Mechanism, mechanism_from_json
 from .reports import (
     AggregatedReports,
@@ -492,20 +498,6 @@ def _parquet_footer_start(handle, where):
     return start
 
 
-def _fsync_directory(directory):
-    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - Windows
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:  # pragma: no cover - file systems without directory fsync
-        pass
-    finally:
-        os.close(descriptor)
-
-
 class ReportWriter:
     """Append chunks of reports to one CSV or Parquet file (a context manager), atomically.
 
@@ -656,7 +648,7 @@ class ReportWriter:
         except BaseException:
             self._abort()
             raise
-        _fsync_directory(os.path.dirname(os.path.abspath(self.path)))
+        fsync_directory(os.path.dirname(os.path.abspath(self.path)))
 
     def _abort(self):
         """Drop the temporary file (after an error): nothing is written at ``path``."""
