@@ -12,6 +12,7 @@ import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
+from _stats import check_unbiased_and_variance
 from scipy import integrate, special, stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -42,23 +43,6 @@ WIDE = np.array([[1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
                  [0.0, 1.0, 0.0, 0.0, 1.0, 1.0],
                  [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]])  # 4 x 6, rank 4, unequal column norms
 COUNTS = np.array([40, 5, 0, 25, 60, 12])
-
-
-def _variance_band(sample_variance, true_variance, n_samples, level=1e-6):
-    """Whether a sample variance is within the two-sided chi-square band of the true one."""
-    dof = n_samples - 1
-    low, high = stats.chi2.ppf([level / 2, 1 - level / 2], dof) / dof
-    ratio = np.asarray(sample_variance) / np.asarray(true_variance)
-    return bool(np.all((ratio >= low) & (ratio <= high)))
-
-
-def _check_unbiased_and_variance(answers, truth, variance):
-    """Replicates (R x p) have mean ``truth`` (4 SE) and variance ``variance`` (chi-square)."""
-    replicates = answers.shape[0]
-    variance = np.asarray(variance, dtype=float)
-    z = (answers.mean(axis=0) - truth) / np.sqrt(variance / replicates)
-    assert np.all(np.abs(z) < 4.5), z
-    assert _variance_band(answers.var(axis=0, ddof=1), variance, replicates)
 
 
 # ---------------------------------------------------------------------- calibration
@@ -104,7 +88,7 @@ def test_gaussian_estimate_unbiased_with_exact_variance_simulated():
     answers = np.array([W @ mechanism.estimate(mechanism.simulate_statistic(COUNTS, rng))
                         for _ in range(4000)])
     variance = mechanism.query_variance(W) @ COUNTS
-    _check_unbiased_and_variance(answers, W @ COUNTS, variance)
+    check_unbiased_and_variance(answers, W @ COUNTS, variance)
     assert mechanism.per_user_variance(W.T @ W) @ COUNTS == pytest.approx(variance.sum())
 
 
@@ -114,7 +98,7 @@ def test_gaussian_randomize_matches_analytic_moments():
     users = np.repeat(np.arange(6), COUNTS)
     answers = np.array([WIDE @ mechanism.estimate(mechanism.aggregate(
         mechanism.randomize(users, rng))) for _ in range(1500)])
-    _check_unbiased_and_variance(answers, WIDE @ COUNTS, mechanism.query_variance(WIDE) @ COUNTS)
+    check_unbiased_and_variance(answers, WIDE @ COUNTS, mechanism.query_variance(WIDE) @ COUNTS)
 
 
 def test_gaussian_row_space_and_null_space():
@@ -358,11 +342,11 @@ def test_pure_estimate_unbiased_with_exact_variance(columns):
     rng = np.random.default_rng(8)
     answers = np.array([A @ mechanism.estimate(mechanism.simulate_statistic(COUNTS, rng))
                         for _ in range(4000)])
-    _check_unbiased_and_variance(answers, A @ COUNTS, mechanism.query_variance(A) @ COUNTS)
+    check_unbiased_and_variance(answers, A @ COUNTS, mechanism.query_variance(A) @ COUNTS)
     users = np.repeat(np.arange(6), COUNTS)
     answers = np.array([A @ mechanism.estimate(mechanism.aggregate(
         mechanism.randomize(users, rng))) for _ in range(1500)])
-    _check_unbiased_and_variance(answers, A @ COUNTS, mechanism.query_variance(A) @ COUNTS)
+    check_unbiased_and_variance(answers, A @ COUNTS, mechanism.query_variance(A) @ COUNTS)
     assert mechanism.per_user_variance(A.T @ A) @ COUNTS == pytest.approx(
         (mechanism.query_variance(A) @ COUNTS).sum())
 
@@ -380,11 +364,11 @@ def test_pure_statistic_moments_simulated_and_randomized_agree():
         np.array([mechanism.simulate_statistic(COUNTS, rng) for _ in range(3000)]),
         np.array([mechanism.aggregate(mechanism.randomize(users, rng)) for _ in range(1500)]),
     ):
-        _check_unbiased_and_variance(statistics[:, :4], mean, np.diag(covariance))
-        _check_unbiased_and_variance(statistics[:, 4:5], [n_users / 2], [n_users / 4])
+        check_unbiased_and_variance(statistics[:, :4], mean, np.diag(covariance))
+        check_unbiased_and_variance(statistics[:, 4:5], [n_users / 2], [n_users / 4])
         assert np.all(statistics[:, 5] == n_users)
         # one off-diagonal covariance, through the variance of a sum of two coordinates
-        _check_unbiased_and_variance(statistics[:, :1] + statistics[:, 1:2], [mean[0] + mean[1]],
+        check_unbiased_and_variance(statistics[:, :1] + statistics[:, 1:2], [mean[0] + mean[1]],
                                      [covariance[0, 0] + covariance[1, 1] + 2 * covariance[0, 1]])
 
 
@@ -461,7 +445,7 @@ def test_one_bit_randomizer_unbiased_with_exact_variance():
     bits = randomizer.randomize(np.tile(values, (40000, 1)), rng)
     assert bits.dtype == np.int8 and set(np.unique(bits).tolist()) <= {-1, 1}
     decoded = randomizer.decode(bits)
-    _check_unbiased_and_variance(decoded, values, randomizer.variance(values))
+    check_unbiased_and_variance(decoded, values, randomizer.variance(values))
     # the frequency of +1 is binomial with the exact probability
     plus = (bits == 1).sum(axis=0)
     probability = randomizer.probability_plus(values)
@@ -530,7 +514,7 @@ def test_adaptive_answer_variance_matches_exact_formula():
     scale = estimator.randomizer_.scale
     exact = np.sum(scale**2 - values**2) / len(df) ** 2
     answers = estimator.answers_.to_numpy()[:, None]
-    _check_unbiased_and_variance(answers, [values.mean()], [exact])
+    check_unbiased_and_variance(answers, [values.mean()], [exact])
     assert np.all(estimator.expected_error_ >= exact)
     assert estimator.answers_.index.is_unique and estimator.n_rounds_ == 1500
 

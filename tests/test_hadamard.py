@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from _stats import chi_square_p_value
 from scipy import stats
 from scipy.linalg import hadamard
 
@@ -38,17 +39,6 @@ def _output_rows(kind, reports):
     """Row of the strategy matrix of each report (HRR rows start at output 2)."""
     reports = np.asarray(reports, dtype=np.int64)
     return reports if kind == "hr" else reports - 2
-
-
-def _chi_square_p_value(observed, expected):
-    """Pearson chi-square p-value; cells with expected count < 5 are pooled into one."""
-    observed, expected = np.ravel(observed), np.ravel(expected)
-    small = expected < 5
-    if small.any():
-        observed = np.append(observed[~small], observed[small].sum())
-        expected = np.append(expected[~small], expected[small].sum())
-    statistic = np.sum((observed - expected) ** 2 / expected)
-    return stats.chi2.sf(statistic, observed.size - 1)
 
 
 # ------------------------------------------------------------------ fast Walsh-Hadamard transform
@@ -139,11 +129,11 @@ def test_randomize_draws_exactly_from_the_strategy_columns(kind, n, epsilon):
     rows = _output_rows(kind, reports)
     assert rows.min() >= 0 and rows.max() < m
     observed = np.bincount(rows * n + types, minlength=m * n).reshape(m, n)
-    assert _chi_square_p_value(observed, per_type * Q) > ALPHA
+    assert chi_square_p_value(observed, per_type * Q) > ALPHA
     if n > 1:
         # The same test rejects the sample against the wrong columns (it has power).
         shifted = np.roll(np.arange(n), 1)
-        assert _chi_square_p_value(observed, per_type * Q[:, shifted]) < 1e-12
+        assert chi_square_p_value(observed, per_type * Q[:, shifted]) < 1e-12
 
 
 def test_report_dtypes_are_compact():
@@ -284,13 +274,13 @@ def test_simulate_statistic_has_the_exact_distribution(kind, n, epsilon):
         assert statistic.dtype == np.int64
         observed[index[statistic.tobytes()]] += 1
     expected = draws * np.array([distribution[key] for key in keys])
-    assert _chi_square_p_value(observed, expected) > ALPHA
+    assert chi_square_p_value(observed, expected) > ALPHA
     # randomize + aggregate has that distribution too (the reference for the simulation).
     reports = mechanism.randomize(np.tile(types, draws), rng).reshape(draws, len(types))
     observed = np.zeros(len(keys))
     for row in reports:
         observed[index[mechanism.aggregate(row).tobytes()]] += 1
-    assert _chi_square_p_value(observed, expected) > ALPHA
+    assert chi_square_p_value(observed, expected) > ALPHA
 
 
 def test_hrr_simulate_statistic_moments_at_a_larger_domain():

@@ -5,6 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _stats import chi_square_p_value
 from scipy import stats
 from scipy.linalg import hadamard
 
@@ -175,16 +176,6 @@ def test_walsh_block_diagonals_and_block_products(n, n_blocks, width):
                                    G[start:stop, start:stop] @ Y, rtol=1e-12, atol=1e-9)
 
 
-def _chi_square_p_value(observed, expected):
-    """Pearson chi-square p-value; cells with expected count < 5 are pooled into one."""
-    observed, expected = np.ravel(observed), np.ravel(expected)
-    small = expected < 5
-    if small.any():
-        observed = np.append(observed[~small], observed[small].sum())
-        expected = np.append(expected[~small], expected[small].sum())
-    return stats.chi2.sf(np.sum((observed - expected) ** 2 / expected), observed.size - 1)
-
-
 def test_hyperplane_counts_have_the_exact_distribution():
     """Users of columns 1, 2 and 3 of a block of 4 (hyperplanes {0,2}, {0,1}, {0,3}) and of
     column 5 of a block of 8, against every joint outcome enumerated."""
@@ -212,7 +203,7 @@ def test_hyperplane_counts_have_the_exact_distribution():
         assert drawn.dtype == np.int64 and np.array_equal(drawn.sum(axis=1), counts.sum(axis=1))
         observed[index[drawn.tobytes()]] += 1
     expected = draws * np.array(list(distribution.values()))
-    assert _chi_square_p_value(observed, expected) > ALPHA
+    assert chi_square_p_value(observed, expected) > ALPHA
 
 
 @pytest.mark.parametrize("n, epsilon, per_cell", [(13, 2.0, 200), (30, 1.0, 3), (9, 0.5, 400),

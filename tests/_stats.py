@@ -1,0 +1,37 @@
+"""Statistical checks shared by the tests (one copy of each, imported as ``_stats``).
+
+Every check takes its tolerance from the variance it tests against, at a stated level, so a
+failure means the analytic formula or the sampler is wrong, not that a band was too tight.
+"""
+
+import numpy as np
+from scipy import stats
+
+
+def chi_square_p_value(observed, expected):
+    """Pearson chi-square p-value; cells with expected count < 5 are pooled into one."""
+    observed, expected = np.ravel(observed), np.ravel(expected)
+    small = expected < 5
+    if small.any():
+        observed = np.append(observed[~small], observed[small].sum())
+        expected = np.append(expected[~small], expected[small].sum())
+    return stats.chi2.sf(np.sum((observed - expected) ** 2 / expected), observed.size - 1)
+
+
+def variance_band(sample_variance, true_variance, n_samples, level=1e-6):
+    """Whether every sample variance is within the two-sided chi-square band (at ``level``)
+    of the true one."""
+    dof = n_samples - 1
+    low, high = stats.chi2.ppf([level / 2, 1 - level / 2], dof) / dof
+    ratio = np.asarray(sample_variance) / np.asarray(true_variance)
+    return bool(np.all((ratio >= low) & (ratio <= high)))
+
+
+def check_unbiased_and_variance(answers, truth, variance):
+    """Replicates (R x p) have mean ``truth`` (4.5 standard errors) and variance ``variance``
+    (chi-square band)."""
+    replicates = answers.shape[0]
+    variance = np.asarray(variance, dtype=float)
+    z = (answers.mean(axis=0) - truth) / np.sqrt(variance / replicates)
+    assert np.all(np.abs(z) < 4.5), z
+    assert variance_band(answers.var(axis=0, ddof=1), variance, replicates)
