@@ -144,32 +144,8 @@ html_theme_options = {
 
 # -- A check: every public object is in the API reference ----------------------------------
 
-# The modules whose public names (``__all__``, or the public functions and classes defined
-# there when there is no ``__all__``) must appear in api.rst.
-API_MODULES = [
-    "sklearn_ldp",
-    "sklearn_ldp.workloads",
-    "sklearn_ldp.mechanisms",
-    "sklearn_ldp.io",
-    "sklearn_ldp.distributed",
-    "sklearn_ldp.budget",
-    "sklearn_ldp.binning",
-    "sklearn_ldp.client",
-    "sklearn_ldp.postprocess",
-]
-
-
-def _public_objects(module_name):
-    """``(qualified name, object)`` for the public names of a module (submodules excluded)."""
-    module = importlib.import_module(module_name)
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [name for name, value in vars(module).items()
-                 if not name.startswith("_") and (inspect.isfunction(value)
-                                                  or inspect.isclass(value))
-                 and value.__module__ == module_name]
-    return [(f"{module_name}.{name}", getattr(module, name)) for name in names
-            if not inspect.ismodule(getattr(module, name))]
+from sklearn_ldp._public_api import API_MODULES, SKLEARN_GENERATED  # noqa: E402
+from sklearn_ldp._public_api import public_objects as _public_objects  # noqa: E402
 
 
 def _documented_names(api_text):
@@ -227,10 +203,9 @@ def _check_api_coverage(app):
 
 # -- Docstring handling --------------------------------------------------------------------
 
-# scikit-learn gives every estimator generated ``set_<method>_request`` methods (metadata
-# routing); their docstrings link into scikit-learn's own glossary, which does not exist
-# here, and they are scikit-learn's API, documented there.
-_SKLEARN_GENERATED = re.compile(r"set_\w+_request")
+# scikit-learn's generated ``set_<method>_request`` methods link into scikit-learn's own
+# glossary, which does not exist here.
+_SKLEARN_GENERATED = SKLEARN_GENERATED
 
 
 def _skip_sklearn_generated(app, what, name, obj, skip, options):
