@@ -1,0 +1,455 @@
+"""Frequencies of several categorical attributes per user: SPL, SMP and RS+FD.
+
+Each user holds one value of each of ``d`` attributes (attribute ``i`` has ``k_i`` values) and
+the server wants every attribute's histogram. Three protocols, each with randomized response
+("grr") or optimized unary encoding ("oue") as the frequency oracle inside; pure numpy.
+
+* **SPL** (split the budget): every attribute is reported with ``eps / d`` (sequential
+  composition: ``eps``-LDP for the whole record).
+* **SMP** (sample): each user picks one attribute uniformly at random, reports which, and
+  reports its value with the whole ``eps``. The choice does not depend on the data, so the
+  record is ``eps``-LDP. Attribute ``i``'s counts are estimated from the ``n_i`` users who
+  chose it and scaled by ``N / n_i`` (a simple random sample of the users, so unbiased given
+  ``n_i``).
+* **RS+FD** (random sampling plus fake data, Arcolezi et al. 2021): each user picks one
+  attribute secretly, reports its value through the oracle with budget ``eps'`` and a *fake*
+  report for every other attribute (GRR: a uniform value; "oue_z": unary encoding of no value,
+  every bit 1 with probability ``q``; "oue_r": unary encoding of a uniform value). The server
+  cannot tell the real report from the fakes.
+
+The privacy of RS+FD, checked exactly. With ``L(y | x) = P_oracle(y | x) / P_fake(y)``,
+``P(y_1..y_d | x) = prod_i P_fake(y_i) * (1/d) sum_j L(y_j | x_j)``, so the ratio for two
+records is ``sum_j L(y_j | x_j) / sum_j L(y_j | x'_j)``. If the records differ in every
+attribute, it reaches ``e^eps'`` (every report agreeing with ``x``): RS+FD is
+``eps'``-LDP and no better. The paper's amplified ``eps' = ln(d (e^eps - 1) + 1)`` bounds the
+ratio by ``e^eps`` only for records that differ in a *single* attribute ``j``, and only when
+every attribute's smallest ``L`` is the same (GRR with equal domain sizes, "oue_z"): the
+worst ratio is ``(S_j + A_j) / (S_j + B_j)``, with ``S_j`` the sum of the other attributes'
+smallest ``L`` and ``(A_j, B_j)`` the most distant pair of ``L`` one report of attribute ``j``
+gives two values (GRR: ``(k p, k q)`` and smallest ``k q``; "oue_z": ``(p/q, (1-p)/(1-q))``,
+smallest ``(1-p)/(1-q)``; "oue_r", whose fake law is unary encoding of a uniform value, with
+``m`` set bits: ``L = l(bit x) k / (m l(1) + (k - m) l(0))``, ``l(1) = p/q``,
+``l(0) = (1-p)/(1-q)``).
+So here ``neighbourhood="record"`` (default, standard LDP) uses ``eps' = eps``, and
+``neighbourhood="attribute"`` the largest ``eps'`` whose exact worst ratio between records
+that differ in one attribute is ``e^eps`` (the paper's value for equal domains with GRR, and
+for "oue_z"); the mechanism's ``epsilon`` — what a privacy ledger records — is then that
+``eps'``, with ``attribute_epsilon = eps``. ``tests/test_multi_attribute.py`` checks both on
+the exact output law.
+
+Estimators. For SPL and RS+FD every attribute's support count ``C_v`` (reports supporting
+value ``v``) is a sum of independent per-user bits with probability ``P_1`` (users whose value
+is ``v``) or ``P_0``; the unbiased estimate is ``(a C_v - b N) / c`` and its variance
+``N (a / c)^2 [f P_1 (1 - P_1) + (1 - f) P_0 (1 - P_0)]`` at frequency ``f``, exactly. SMP's
+variance, ``N d [f p (1 - p) + (1 - f) q (1 - q)] / (p - q)^2 + N (d - 1) f (1 - f)``, replaces
+``E[N / n_i]`` by ``d`` (relative error ``O(d / N)``).
+
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols for
+   frequency estimation", USENIX Security 2017 (GRR, OUE).
+.. [2] N. Wang et al., "Collecting and analyzing multidimensional data with local
+   differential privacy", ICDE 2019 (sampling one attribute).
+.. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Random sampling plus fake
+   data: multidimensional frequency estimates with local differential privacy", CIKM 2021.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .._validation import check_epsilon
+from ._bits import bernoulli_packed
+from .base import report_dtype
+from .randomized_response import RandomizedResponse
+from .unary import OptimizedUnaryEncoding
+
+PROTOCOLS = ("spl", "smp", "rsfd")
+ORACLES = {"spl": ("grr", "oue"), "smp": ("grr", "oue"), "rsfd": ("grr", "oue_z", "oue_r")}
+NEIGHBOURHOODS = ("record", "attribute")
+MAX_ATTRIBUTES = 1024
+
+
+def rsfd_amplified_epsilon(epsilon, n_attributes):
+    """The RS+FD paper's inner budget ``ln(d (e^eps - 1) + 1)``."""
+    return math.log(n_attributes * math.expm1(epsilon) + 1)
+
+
+def _nominal_pq(oracle, size, inner_epsilon):
+    e = math.exp(inner_epsilon)
+    return (e / (e + size - 1), 1 / (e + size - 1)) if oracle == "grr" else (0.5, 1 / (e + 1))
+
+
+def rsfd_attribute_ratio(inner_epsilon, shape, oracle):
+    """Exact worst ratio ``P(y | x) / P(y | x')`` of RS+FD over records ``x, x'`` that differ
+    in one attribute, for the inner budget ``inner_epsilon`` (module docstring)."""
+    smallest, pairs = [], []
+    for size in shape:
+        p, q = _nominal_pq(oracle, size, inner_epsilon)
+        if oracle == "grr":
+            smallest.append(size * q)
+            pairs.append((size * p, size * q))
+            continue
+        high, low = p / q, (1 - p) / (1 - q)
+        if oracle == "oue_z":
+            smallest.append(low)
+            pairs.append((high, low))
+        else:  # oue_r: the smallest L has bit x clear and every other bit set; the widest
+            # pair one set bit (bit x) among clear ones.
+            smallest.append(low * size / ((size - 1) * high + low))
+            one_bit = (high + (size - 1) * low) / size
+            pairs.append((high / one_bit, low / one_bit))
+    total = sum(smallest)
+    return max((total - smallest[j] + A) / (total - smallest[j] + B)
+               for j, (A, B) in enumerate(pairs))
+
+
+def rsfd_attribute_epsilon(epsilon, shape, oracle):
+    """The largest inner budget of RS+FD whose exact worst ratio between records that differ
+    in one attribute is ``e^epsilon`` (slightly below, for floating-point safety)."""
+    target = epsilon + math.log1p(-1e-12)
+
+    def excess(inner):
+        return math.log(rsfd_attribute_ratio(inner, shape, oracle)) - target
+
+    # The ratio grows with the inner budget from 1 (at 0); widen the bracket until it
+    # passes e^epsilon.
+    high = epsilon + math.log(len(shape)) + 1.0
+    while excess(high) < 0:
+        if high >= 50.0:
+            raise ValueError(f"no inner budget up to 50 reaches epsilon={epsilon!r} between "
+                             f"records that differ in one attribute for shape {shape}.")
+        high = min(2 * high, 50.0)
+    return brentq(excess, 1e-12, high, xtol=1e-15)
+
+
+def _check_shape(shape):
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise ValueError(f"shape must be a sequence of category counts, got {shape!r}.") \
+            from None
+    if not 1 <= len(shape) <= MAX_ATTRIBUTES:
+        raise ValueError(f"shape must name between 1 and {MAX_ATTRIBUTES} attributes, got "
+                         f"{len(shape)}.")
+    for size in shape:
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 2:
+            raise ValueError(f"every attribute needs an integer number >= 2 of categories; "
+                             f"shape={shape!r}.")
+    return tuple(int(size) for size in shape)
+
+
+class MultiAttributeMechanism:
+    """Per-attribute histograms of ``d`` categorical attributes by SPL, SMP or RS+FD.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        Number of categories of each attribute.
+    epsilon : float
+        Privacy budget of one user's whole record (standard LDP).
+    protocol : {"spl", "smp", "rsfd"}, default="smp"
+        How the budget is shared between the attributes (see the module docstring).
+    oracle : str, default="grr"
+        Frequency oracle inside: "grr" or "oue" (SPL, SMP); "grr", "oue_z" or "oue_r"
+        (RS+FD).
+    neighbourhood : {"record", "attribute"}, default="record"
+        RS+FD only: "attribute" uses the paper's amplified inner budget, which is
+        ``epsilon``-LDP only between records that differ in one attribute; ``epsilon_``
+        then holds the (larger) standard guarantee.
+
+    Attributes
+    ----------
+    epsilon : float
+        The standard (record-level) LDP guarantee.
+    inner_epsilon : float
+        Budget of each oracle report.
+    oracles : list of Mechanism
+        The frequency oracle of each attribute.
+
+    See Also
+    --------
+    sklearn_ldp.mechanisms.MarginalMechanism : joint (marginal) tables of the attributes.
+
+    References
+    ----------
+    .. [1] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Random sampling plus fake
+       data: multidimensional frequency estimates with local differential privacy", CIKM
+       2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> mechanism = MultiAttributeMechanism((3, 4), 2.0, protocol="smp")
+    >>> records = np.column_stack([rng.integers(3, size=20_000), rng.integers(4, size=20_000)])
+    >>> estimates = mechanism.estimate(mechanism.aggregate(mechanism.randomize(records, rng)))
+    >>> [np.round(counts.sum()) for counts in estimates]
+    [20000.0, 20000.0]
+    """
+
+    kind = "multi_attribute"
+
+    def __init__(self, shape, epsilon, protocol="smp", oracle="grr", neighbourhood="record"):
+        self.shape = _check_shape(shape)
+        self.attribute_epsilon = check_epsilon(epsilon)
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}.")
+        if oracle not in ORACLES[protocol]:
+            raise ValueError(f"oracle must be one of {ORACLES[protocol]} for protocol "
+                             f"{protocol!r}, got {oracle!r}.")
+        if neighbourhood not in NEIGHBOURHOODS:
+            raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got "
+                             f"{neighbourhood!r}.")
+        if neighbourhood == "attribute" and protocol != "rsfd":
+            raise ValueError("neighbourhood='attribute' applies to protocol='rsfd' only (SPL "
+                             "and SMP are epsilon-LDP for whole records).")
+        self.protocol, self.oracle, self.neighbourhood = protocol, oracle, neighbourhood
+        d = len(self.shape)
+        if protocol == "spl":
+            inner = self.attribute_epsilon / d
+        elif protocol == "rsfd" and neighbourhood == "attribute":
+            inner = rsfd_attribute_epsilon(self.attribute_epsilon, self.shape, oracle)
+        else:
+            inner = self.attribute_epsilon
+        self.inner_epsilon = inner
+        # The standard guarantee: composition for SPL (d * eps / d), the inner budget for
+        # SMP and RS+FD (exactly attained by RS+FD, see the module docstring).
+        self.epsilon = self.attribute_epsilon if protocol == "spl" else inner
+        oracle_class = RandomizedResponse if oracle == "grr" else OptimizedUnaryEncoding
+        self.oracles = [oracle_class(size, inner) for size in self.shape]
+
+    @property
+    def n_attributes(self):
+        """Number of attributes ``d``."""
+        return len(self.shape)
+
+    def _params(self):
+        return {"protocol": self.protocol, "oracle": self.oracle,
+                "neighbourhood": self.neighbourhood}
+
+    def to_dict(self):
+        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
+        return {"version": 1, "mechanism": self.kind, "epsilon": self.attribute_epsilon,
+                "shape": list(self.shape), "params": self._params()}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
+        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
+                or spec.get("version") != 1:
+            raise ValueError(f"not a version-1 {cls.kind!r} specification: {str(spec)[:80]!r}.")
+        params = spec.get("params", {})
+        if not isinstance(params, dict) or not set(params) <= {"protocol", "oracle",
+                                                               "neighbourhood"}:
+            raise ValueError(f"malformed params of a {cls.kind!r} specification: {params!r}.")
+        if "shape" not in spec or "epsilon" not in spec:
+            raise ValueError(f"a {cls.kind!r} specification needs 'shape' and 'epsilon'.")
+        return cls(spec["shape"], spec["epsilon"], **params)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.to_dict() == self.to_dict()
+
+    def __hash__(self):
+        return hash(repr(self.to_dict()))
+
+    def __repr__(self):
+        return (f"MultiAttributeMechanism(shape={self.shape}, epsilon="
+                f"{self.attribute_epsilon}, protocol={self.protocol!r}, oracle="
+                f"{self.oracle!r}, neighbourhood={self.neighbourhood!r})")
+
+    # ------------------------------------------------------------------ client side
+    def _check_records(self, records):
+        records = np.asarray(records)
+        if records.ndim != 2 or records.shape[1] != self.n_attributes:
+            raise ValueError(f"records must be an (n_users, {self.n_attributes}) integer "
+                             f"array, got shape {records.shape}.")
+        if records.dtype.kind not in "iu":
+            raise TypeError(f"records must hold integer category codes, got dtype "
+                            f"{records.dtype}.")
+        bad = (records < 0) | (records >= np.array(self.shape))
+        if bad.any():
+            row, column = np.argwhere(bad)[0]
+            raise ValueError(f"records[{row}, {column}] = {records[row, column]} is not a "
+                             f"category of attribute {column} (0..{self.shape[column] - 1}).")
+        return records
+
+    def _fake(self, i, n, rng):
+        """Fake reports of attribute ``i`` for ``n`` users (RS+FD)."""
+        oracle = self.oracles[i]
+        if self.oracle == "grr":
+            return rng.integers(self.shape[i], size=n).astype(report_dtype(self.shape[i]))
+        if self.oracle == "oue_z":
+            return bernoulli_packed(rng, n, self.shape[i], oracle.q_numerator)
+        return oracle.randomize(rng.integers(self.shape[i], size=n), rng)
+
+    def randomize(self, records, rng):
+        """Privatize one record per user.
+
+        Parameters
+        ----------
+        records : ndarray of int, shape (n_users, n_attributes)
+            Category codes, column ``i`` in ``[0, shape[i])``.
+        rng : numpy.random.Generator
+            Source of randomness (the clients').
+
+        Returns
+        -------
+        reports : dict
+            ``"attribute"``: the attribute each user reported (SMP; None otherwise) and
+            ``"reports"``: a list with each attribute's oracle reports (for SMP, only the
+            users who chose that attribute, in user order).
+        """
+        records = self._check_records(records)
+        n = records.shape[0]
+        if self.protocol == "spl":
+            return {"attribute": None,
+                    "reports": [oracle.randomize(records[:, i], rng)
+                                for i, oracle in enumerate(self.oracles)]}
+        chosen = rng.integers(self.n_attributes, size=n)
+        if self.protocol == "smp":
+            return {"attribute": chosen.astype(np.min_scalar_type(self.n_attributes - 1)),
+                    "reports": [oracle.randomize(records[chosen == i, i], rng)
+                                for i, oracle in enumerate(self.oracles)]}
+        reports = []
+        for i, oracle in enumerate(self.oracles):
+            column = self._fake(i, n, rng)
+            real = chosen == i
+            column[real] = oracle.randomize(records[real, i], rng)
+            reports.append(column)
+        return {"attribute": None, "reports": reports}
+
+    # ------------------------------------------------------------------ server side
+    def aggregate(self, reports):
+        """Each attribute's oracle statistic ``[C_0 .. C_(k-1), n_i]``, concatenated (int64).
+
+        Every oracle checks its reports; for SMP the reported attributes must be valid and
+        match the number of reports of each attribute.
+        """
+        if not isinstance(reports, dict) or set(reports) != {"attribute", "reports"}:
+            raise ValueError("reports must be the dict that randomize returns (keys "
+                             "'attribute' and 'reports').")
+        parts = reports["reports"]
+        if not isinstance(parts, (list, tuple)) or len(parts) != self.n_attributes:
+            raise ValueError(f"reports['reports'] must hold {self.n_attributes} arrays, one "
+                             "per attribute.")
+        lengths = [len(part) for part in parts]
+        if self.protocol == "smp":
+            attribute = np.asarray(reports["attribute"])
+            if attribute.ndim != 1 or attribute.dtype.kind not in "iu" or (
+                    attribute.size and (attribute.min() < 0
+                                        or attribute.max() >= self.n_attributes)):
+                raise ValueError(f"reports['attribute'] must be attribute indices in [0, "
+                                 f"{self.n_attributes}).")
+            expected = np.bincount(attribute, minlength=self.n_attributes).tolist()
+            if expected != lengths:
+                raise ValueError(f"the reports per attribute {lengths} do not match the "
+                                 f"reported attributes {expected}.")
+        elif len(set(lengths)) > 1:
+            raise ValueError(f"every attribute needs one report per user; got {lengths}.")
+        return np.concatenate([oracle.aggregate(part)
+                               for oracle, part in zip(self.oracles, parts, strict=True)])
+
+    def _split(self, statistic):
+        statistic = np.asarray(statistic)
+        expected = sum(self.shape) + self.n_attributes
+        if statistic.shape != (expected,):
+            raise ValueError(f"the statistic has {expected} entries (each attribute's support "
+                             f"counts and report count), got shape {statistic.shape}.")
+        bounds = np.cumsum([0] + [size + 1 for size in self.shape])
+        parts = [oracle._check_statistic(statistic[start:stop])
+                 for oracle, start, stop in zip(self.oracles, bounds[:-1], bounds[1:],
+                                                strict=True)]
+        totals = {int(part[-1]) for part in parts}
+        if self.protocol != "smp" and len(totals) > 1:
+            raise ValueError(f"the attributes' report counts {sorted(totals)} differ: every "
+                             "user reports every attribute.")
+        return parts
+
+    def _linear(self, i):
+        """``(a, b, c, P_0, P_1)`` of attribute ``i``: estimate ``(a C - b N) / c``; support
+        probabilities of a user without / with the value (SPL and RS+FD)."""
+        oracle, d, k = self.oracles[i], self.n_attributes, self.shape[i]
+        p, q = oracle.p, oracle.q
+        if self.protocol == "spl":
+            return 1.0, q, p - q, q, p
+        fake = {"grr": 1.0 / k, "oue_z": q, "oue_r": p / k + q * (k - 1) / k}[self.oracle]
+        b = (d - 1) * fake + q
+        return float(d), b, p - q, (q + (d - 1) * fake) / d, (p + (d - 1) * fake) / d
+
+    def estimate(self, statistic):
+        """Unbiased count estimates of every attribute's categories.
+
+        Parameters
+        ----------
+        statistic : ndarray of int64
+            :meth:`aggregate`'s statistic (or a sum of several).
+
+        Returns
+        -------
+        estimates : list of ndarray of float
+            Attribute ``i``'s estimated user counts, shape ``(shape[i],)``.
+        """
+        parts = self._split(statistic)
+        if self.protocol == "smp":
+            n_users = sum(int(part[-1]) for part in parts)
+            estimates = []
+            for oracle, part in zip(self.oracles, parts, strict=True):
+                n_i = int(part[-1])
+                if n_i == 0:
+                    raise ValueError("an attribute was chosen by no user: its counts cannot "
+                                     "be estimated (collect more reports).")
+                estimates.append(oracle.estimate(part) * (n_users / n_i))
+            return estimates
+        estimates = []
+        for i, part in enumerate(parts):
+            a, b, c, _, _ = self._linear(i)
+            n = float(part[-1])
+            estimates.append((a * part[:-1].astype(float) - b * n) / c)
+        return estimates
+
+    def count_variance(self, i, frequencies, n_users):
+        """Variance of attribute ``i``'s count estimates for users with the given value
+        frequencies (exact for SPL and RS+FD; SMP up to ``O(d / N)``, module docstring).
+
+        Parameters
+        ----------
+        i : int
+            The attribute.
+        frequencies : array-like of float, shape (shape[i],)
+            True fraction of users holding each value.
+        n_users : int
+            Number of users ``N``.
+
+        Returns
+        -------
+        variance : ndarray of float, shape (shape[i],)
+            Variance of each count estimate.
+        """
+        f = np.asarray(frequencies, dtype=float)
+        if self.protocol == "smp":
+            p, q = self.oracles[i].p, self.oracles[i].q
+            d = self.n_attributes
+            return n_users * (d * (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (p - q) ** 2
+                              + (d - 1) * f * (1 - f))
+        a, _, c, P0, P1 = self._linear(i)
+        return n_users * (a / c) ** 2 * (f * P1 * (1 - P1) + (1 - f) * P0 * (1 - P0))
+
+    def expected_error(self, n_users=1):
+        """Per attribute, the worst-case and the uniform-data variance of a count estimate.
+
+        Returns
+        -------
+        errors : list of dict
+            ``{"worst_case": ..., "average_case": ...}`` for each attribute; the worst case
+            over a cell's frequency in ``[0, 1]``.
+        """
+        errors = []
+        for i, k in enumerate(self.shape):
+            grid = np.linspace(0.0, 1.0, 1001)  # each variance is a quadratic in f
+            errors.append({"worst_case": float(self.count_variance(i, grid, n_users).max()),
+                           "average_case": float(self.count_variance(i, np.full(k, 1 / k),
+                                                                     n_users).mean())})
+        return errors

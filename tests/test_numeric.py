@@ -1,0 +1,285 @@
+"""Bounded numeric values: Duchi, Piecewise, Hybrid (means) and Square Wave (distribution).
+
+Privacy is checked exactly on each randomizer's output law; unbiasedness and variance by
+simulation against the analytic formulas (tolerances from the variance, fixed seeds).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from _stats import check_unbiased_and_variance, chi_square_p_value
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sklearn_ldp.mechanisms.numeric import (
+    HYBRID_EPSILON_STAR,
+    DuchiMechanism,
+    HybridMechanism,
+    PiecewiseMechanism,
+    SquareWaveMechanism,
+    duchi_constant,
+    hybrid_alpha,
+    numeric_mechanism,
+    numeric_mechanism_from_dict,
+    piecewise_constant,
+    square_wave_bandwidth,
+)
+
+EPSILONS = [0.1, 0.5, HYBRID_EPSILON_STAR, 1.0, 2.0, 4.0, 8.0]
+MEAN_CLASSES = [DuchiMechanism, PiecewiseMechanism, HybridMechanism]
+
+
+# ---------------------------------------------------------------- exact privacy
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_duchi_output_probabilities_differ_by_exactly_e_eps(epsilon):
+    t = np.linspace(-1, 1, 201)
+    plus = 0.5 + t * math.tanh(epsilon / 2) / 2  # the randomizer's P(+C | t)
+    for probabilities in (plus, 1 - plus):
+        assert probabilities.min() > 0
+        assert probabilities.max() / probabilities.min() == pytest.approx(math.exp(epsilon),
+                                                                          rel=1e-12)
+
+
+def _piecewise_density(epsilon, t, y):
+    C = piecewise_constant(epsilon)
+    s = math.exp(epsilon / 2)
+    p = (math.exp(epsilon) - s) / (2 * s + 2)
+    left = (C + 1) / 2 * t - (C - 1) / 2
+    return np.where((y >= left) & (y <= left + C - 1), p, p / math.exp(epsilon))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_piecewise_density_is_normalized_and_epsilon_ldp(epsilon):
+    C = piecewise_constant(epsilon)
+    y = np.linspace(-C, C, 20001)
+    densities = np.array([_piecewise_density(epsilon, t, y) for t in np.linspace(-1, 1, 41)])
+    # Each density is a normalized step function; over all inputs, at each output its
+    # largest value is e^eps times its smallest.
+    for t in (-1.0, 0.3, 1.0):
+        left = (C + 1) / 2 * t - (C - 1) / 2
+        p = _piecewise_density(epsilon, t, np.array([left + 1e-12]))[0]
+        assert p * (C - 1) + p / math.exp(epsilon) * (C + 1) == pytest.approx(1.0, rel=1e-12)
+    ratio = densities.max(axis=0) / densities.min(axis=0)
+    assert ratio.max() == pytest.approx(math.exp(epsilon), rel=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_square_wave_density_ratio_and_normalization(epsilon):
+    mechanism = SquareWaveMechanism(epsilon, n_bins=16)
+    b = square_wave_bandwidth(epsilon)
+    assert mechanism.p / mechanism.q == pytest.approx(math.exp(epsilon), rel=1e-12)
+    # Density p on 2b, q on the rest of [-b, 1 + b] (length 1).
+    assert 2 * b * mechanism.p + mechanism.q == pytest.approx(1.0, rel=1e-12)
+    channel = mechanism.channel()
+    assert np.allclose(channel.sum(axis=0), 1.0, atol=1e-12)
+    # Every bucket's probability over all inputs spans at most a factor e^eps.
+    assert (channel.max(axis=1) / channel.min(axis=1)).max() <= math.exp(epsilon) * (1 + 1e-12)
+
+
+def test_hybrid_is_a_data_independent_mixture_of_epsilon_ldp_randomizers():
+    # Its law is alpha * Piecewise + (1 - alpha) * Duchi with alpha fixed by epsilon alone,
+    # so every event's probability ratio is at most e^eps (both components are checked
+    # above); here: alpha follows the paper's rule around the exact eps_star.
+    assert HYBRID_EPSILON_STAR == pytest.approx(0.61, abs=0.01)
+    assert hybrid_alpha(HYBRID_EPSILON_STAR) == 0.0
+    assert hybrid_alpha(1.0) == pytest.approx(1 - math.exp(-0.5))
+
+
+# ---------------------------------------------------------------- error
+
+@pytest.mark.parametrize("epsilon", np.geomspace(0.01, 20, 400))
+def test_hybrid_worst_case_never_above_duchi_or_piecewise(epsilon):
+    hybrid = HybridMechanism(epsilon).worst_case_variance()
+    assert hybrid <= DuchiMechanism(epsilon).worst_case_variance() * (1 + 1e-12)
+    assert hybrid <= PiecewiseMechanism(epsilon).worst_case_variance() * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("cls", MEAN_CLASSES)
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
+def test_mean_reports_are_unbiased_with_the_analytic_variance(cls, epsilon):
+    # Replicates are means of batches of 1000 reports: near normal even when one report is
+    # a very skewed two-point variable (Duchi at eps = 4, t = -1), so the chi-square band of
+    # the variance holds.
+    rng = np.random.default_rng(12345)
+    mechanism = cls(epsilon, bounds=(-1, 1))
+    batch = 1000
+    for t in (-1.0, -0.3, 0.0, 0.8, 1.0):
+        y = mechanism.report_values(mechanism.randomize(np.full(400 * batch, t), rng))
+        check_unbiased_and_variance(y.reshape(-1, batch).mean(axis=1)[:, None], t,
+                                    mechanism.unit_variance(np.array([t])) / batch)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
+def test_piecewise_reports_follow_the_density(epsilon):
+    rng = np.random.default_rng(99)
+    mechanism = PiecewiseMechanism(epsilon)
+    C = piecewise_constant(epsilon)
+    edges = np.linspace(-C, C, 61)
+    fine = np.linspace(-C, C, 60 * 2000 + 1)
+    midpoints = (fine[1:] + fine[:-1]) / 2
+    for t in (-1.0, 0.25, 1.0):
+        density = _piecewise_density(epsilon, t, midpoints)
+        expected = (density * np.diff(fine)).reshape(60, -1).sum(axis=1)
+        # The step density's mean and variance are the analytic ones.
+        mean = (density * midpoints * np.diff(fine)).sum()
+        second = (density * midpoints ** 2 * np.diff(fine)).sum()
+        assert mean == pytest.approx(t, abs=1e-4)
+        assert second - mean ** 2 == pytest.approx(mechanism.unit_variance(t), rel=1e-4)
+        counts, _ = np.histogram(mechanism.randomize(np.full(200_000, t), rng), bins=edges)
+        assert chi_square_p_value(counts, 200_000 * expected / expected.sum()) > 1e-6
+
+
+@pytest.mark.parametrize("cls", MEAN_CLASSES)
+def test_mean_estimate_in_value_units(cls):
+    rng = np.random.default_rng(7)
+    values = rng.uniform(20, 80, size=400_000)
+    mechanism = cls(2.0, bounds=(0, 100))
+    statistic = mechanism.aggregate(mechanism.randomize(values, rng))
+    variance = mechanism.variance(values).sum() / len(values) ** 2
+    z = (mechanism.estimate_mean(statistic) - values.mean()) / math.sqrt(variance)
+    assert abs(z) < 4.5
+    # The estimated variance of the estimate is close to the analytic one (large N).
+    assert mechanism.estimate_mean_variance(statistic) == pytest.approx(
+        variance + values.var() / len(values), rel=0.05)
+
+
+def test_statistics_are_additive_over_chunks():
+    rng = np.random.default_rng(3)
+    mechanism = PiecewiseMechanism(1.0, bounds=(0, 1))
+    reports = mechanism.randomize(rng.random(10_000), rng)
+    whole = mechanism.aggregate(reports)
+    parts = mechanism.aggregate(reports[:3000]) + mechanism.aggregate(reports[3000:])
+    assert np.allclose(whole, parts, rtol=1e-12)
+    sw = SquareWaveMechanism(1.0, n_bins=32)
+    reports = sw.randomize(rng.random(10_000), rng)
+    assert np.array_equal(sw.aggregate(reports),
+                          sw.aggregate(reports[:1234]) + sw.aggregate(reports[1234:]))
+
+
+# ---------------------------------------------------------------- Square Wave
+
+def test_square_wave_channel_matches_numerical_integration():
+    mechanism = SquareWaveMechanism(1.3, n_bins=24, n_buckets=30)
+    channel = mechanism.channel()
+    b, edges = mechanism.b, np.linspace(-mechanism.b, 1 + mechanism.b, 31)
+    for i in (0, 7, 23):
+        v = (i + (np.arange(4000) + 0.5) / 4000) / 24  # midpoints inside bin i
+        overlap = np.clip(np.minimum(v[:, None] + b, edges[1:]) -
+                          np.maximum(v[:, None] - b, edges[:-1]), 0, None)
+        expected = (mechanism.q * np.diff(edges) + (mechanism.p - mechanism.q) * overlap
+                    ).mean(axis=0)
+        assert np.allclose(channel[:, i], expected, atol=1e-7)
+
+
+def test_square_wave_report_law_matches_the_channel():
+    rng = np.random.default_rng(11)
+    mechanism = SquareWaveMechanism(1.0, n_bins=16)
+    bin_index = 5
+    values = (bin_index + rng.random(300_000)) / 16  # uniform in bin 5
+    counts = mechanism.aggregate(mechanism.randomize(values, rng))
+    assert chi_square_p_value(counts, len(values) * mechanism.channel()[:, bin_index]) > 1e-6
+
+
+def test_square_wave_em_recovers_a_distribution():
+    rng = np.random.default_rng(5)
+    mechanism = SquareWaveMechanism(2.0, bounds=(0, 10), n_bins=16)
+    values = rng.choice([2.1, 7.7], p=[0.3, 0.7], size=400_000)
+    counts = mechanism.aggregate(mechanism.randomize(values, rng))
+    estimate = mechanism.estimate_distribution(counts, smoothing=False)
+    assert estimate.sum() == pytest.approx(1.0) and (estimate >= 0).all()
+    # Mass near the two atoms (bins 3 and 12, with their neighbours).
+    assert estimate[2:5].sum() == pytest.approx(0.3, abs=0.05)
+    assert estimate[11:14].sum() == pytest.approx(0.7, abs=0.05)
+
+
+def test_em_increases_the_likelihood_monotonically():
+    rng = np.random.default_rng(8)
+    mechanism = SquareWaveMechanism(1.0, n_bins=32)
+    counts = mechanism.aggregate(mechanism.randomize(rng.beta(2, 6, 50_000), rng))
+    channel = mechanism.channel()
+    likelihoods = []
+    for iterations in (1, 2, 5, 20, 100):
+        x = mechanism.estimate_distribution(counts, smoothing=False, max_iter=iterations,
+                                            tol=0.0)
+        likelihoods.append(counts @ np.log(channel @ x))
+    assert np.all(np.diff(likelihoods) >= -1e-9)
+
+
+# ---------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("cls", MEAN_CLASSES + [SquareWaveMechanism])
+def test_values_outside_bounds_or_nan_are_refused(cls):
+    mechanism = cls(1.0, bounds=(0, 10))
+    rng = np.random.default_rng(0)
+    for bad in ([1.0, 10.5], [np.nan], [-0.1]):
+        with pytest.raises(ValueError, match="declared bounds"):
+            mechanism.randomize(np.array(bad), rng)
+    with pytest.raises(TypeError, match="numbers"):
+        mechanism.randomize(np.array(["a"]), rng)
+
+
+@pytest.mark.parametrize("bounds", [(1, 1), (2, 1), (0, np.inf), (np.nan, 1), "ab", (0,),
+                                    (True, 2)])
+def test_bad_bounds_are_refused(bounds):
+    with pytest.raises(ValueError, match="bounds"):
+        PiecewiseMechanism(1.0, bounds=bounds)
+
+
+def test_invalid_reports_are_refused():
+    duchi, piecewise = DuchiMechanism(1.0), PiecewiseMechanism(1.0)
+    with pytest.raises(ValueError, match="row 1"):
+        duchi.aggregate(np.array([1, 2, 0], dtype=np.uint8))
+    with pytest.raises(ValueError, match="row 0"):
+        piecewise.aggregate(np.array([piecewise_constant(1.0) * 1.01]))
+    with pytest.raises(ValueError, match="row 2"):
+        piecewise.aggregate(np.array([0.0, 1.0, np.nan]))
+    hybrid = HybridMechanism(0.3)  # Duchi alone: only +-C_D
+    with pytest.raises(ValueError, match="row 0"):
+        hybrid.aggregate(np.array([0.5]))
+    assert hybrid.aggregate(np.array([duchi_constant(0.3)]))[0] == 1
+    sw = SquareWaveMechanism(1.0, n_bins=8)
+    with pytest.raises(ValueError, match="row 0"):
+        sw.aggregate(np.array([2.0]))
+
+
+def test_impossible_statistics_are_refused():
+    mechanism = PiecewiseMechanism(1.0)
+    C = piecewise_constant(1.0)
+    for statistic in ([0, 0, 0], [2.5, 0, 1], [2, 3 * C, 1], [2, 0, -1], [2, 0, 3 * C * C],
+                      [2, 1.0, 0.1], [np.nan, 0, 0], [1, 2]):
+        with pytest.raises(ValueError, match="statistic"):
+            mechanism.estimate_mean(statistic)
+    sw = SquareWaveMechanism(1.0, n_bins=8)
+    for counts in (np.zeros(8, dtype=np.int64), np.full(8, -1), np.ones(7, dtype=np.int64),
+                   np.ones(8)):
+        with pytest.raises(ValueError, match="statistic"):
+            sw.estimate_distribution(counts)
+
+
+@settings(max_examples=200, deadline=2000)
+@given(st.dictionaries(st.sampled_from(["version", "mechanism", "epsilon", "bounds",
+                                        "params"]),
+                       st.one_of(st.none(), st.integers(-5, 5000), st.floats(allow_nan=True),
+                                 st.text(max_size=5),
+                                 st.sampled_from(["duchi", "piecewise", "hybrid",
+                                                  "square_wave"]),
+                                 st.lists(st.floats(-10, 10), max_size=3),
+                                 st.dictionaries(st.sampled_from(["n_bins", "n_buckets", "x"]),
+                                                 st.integers(-3, 10_000), max_size=2))))
+def test_spec_loader_refuses_malformed_specs_with_value_or_type_errors(spec):
+    try:
+        mechanism = numeric_mechanism_from_dict(spec)
+    except (ValueError, TypeError):
+        return
+    assert numeric_mechanism_from_dict(mechanism.to_dict()) == mechanism
+
+
+@pytest.mark.parametrize("kind", ["duchi", "piecewise", "hybrid", "square_wave"])
+def test_specs_round_trip(kind):
+    params = {"n_bins": 64} if kind == "square_wave" else {}
+    mechanism = numeric_mechanism(kind, 1.5, (0, 3), **params)
+    assert numeric_mechanism_from_dict(mechanism.to_dict()) == mechanism
+    with pytest.raises(ValueError, match="unknown numeric strategy"):
+        numeric_mechanism("laplace", 1.0, (0, 1))
