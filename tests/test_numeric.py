@@ -283,3 +283,36 @@ def test_specs_round_trip(kind):
     assert numeric_mechanism_from_dict(mechanism.to_dict()) == mechanism
     with pytest.raises(ValueError, match="unknown numeric strategy"):
         numeric_mechanism("laplace", 1.0, (0, 1))
+
+
+@pytest.mark.parametrize("epsilon, base", [(1.0, "hybrid"), (5.0, "piecewise"),
+                                           (10.0, "hybrid"), (2.0, "duchi")])
+def test_sampled_means_are_unbiased_with_the_analytic_variance(epsilon, base):
+    from sklearn_ldp.mechanisms.numeric import SampledMeanMechanism, optimal_sample_size
+    rng = np.random.default_rng(31)
+    bounds = [(0, 1), (-5, 5), (10, 20), (0, 1)]
+    mechanism = SampledMeanMechanism(epsilon, bounds, base=base)
+    assert mechanism.n_sampled == optimal_sample_size(4, epsilon)
+    low, high = np.array(bounds).T
+    X = low + (high - low) * rng.beta(2, 3, size=(3000, 4))
+    answers = np.array([mechanism.estimate_means(mechanism.aggregate(
+        mechanism.randomize(X, rng))) for _ in range(300)])
+    t = (X - (low + high) / 2) / ((high - low) / 2)
+    variance = mechanism.unit_variance(t).sum(axis=0) * ((high - low) / 2) ** 2 / 3000 ** 2
+    check_unbiased_and_variance(answers, X.mean(axis=0), variance)
+
+
+def test_sampled_mean_refuses_bad_input():
+    from sklearn_ldp.mechanisms.numeric import SampledMeanMechanism
+    mechanism = SampledMeanMechanism(4.0, [(0, 1)] * 3, n_sampled=2)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="column 1"):
+        mechanism.randomize(np.array([[0.5, 1.5, 0.5]]), rng)
+    attributes, values = mechanism.randomize(np.full((10, 3), 0.5), rng)
+    attributes[0] = [1, 1]
+    with pytest.raises(ValueError, match="twice"):
+        mechanism.aggregate((attributes, values))
+    with pytest.raises(ValueError, match="n_sampled"):
+        SampledMeanMechanism(1.0, [(0, 1)] * 3, n_sampled=4)
+    with pytest.raises(ValueError, match=r"bounds\[1\]"):
+        SampledMeanMechanism(1.0, [(0, 1), (1, 0)])
