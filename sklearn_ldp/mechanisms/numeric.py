@@ -274,7 +274,7 @@ class DuchiMechanism(MeanMechanism):
     >>> import numpy as np
     >>> mechanism = DuchiMechanism(1.0, bounds=(0, 10))
     >>> reports = mechanism.randomize(np.full(100_000, 7.0), np.random.default_rng(0))
-    >>> round(mechanism.estimate_mean(mechanism.aggregate(reports)), 1)
+    >>> round(float(mechanism.estimate_mean(mechanism.aggregate(reports))), 1)
     7.0
     """
 
