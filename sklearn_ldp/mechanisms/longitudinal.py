@@ -1,0 +1,336 @@
+"""Collection repeated over time: memoized (permanent) plus instantaneous randomization.
+
+A telemetry client reports the same value every round. Fresh randomization each round would
+let an observer average the reports and learn the value; memoization stops that: the client
+draws a *permanent* randomized response once per value (budget ``eps_perm``, kept in its
+state) and every round sends a fresh *instantaneous* randomization of it (RAPPOR's scheme,
+Erlingsson et al. 2014). Averaging many rounds then reveals at most the permanent response,
+which is ``eps_perm``-LDP; one report alone is ``eps_1``-LDP (``eps_1 < eps_perm``).
+
+The family (Arcolezi et al. 2022): the permanent and the instantaneous steps are each
+generalized randomized response ("grr": report the value with probability ``p``, any other
+with ``q``), symmetric unary encoding ("sue": every bit kept with ``p``, flipped with
+``1 - p``) or optimized unary encoding ("oue": a 1 kept with probability 1/2, a 0 turned to
+1 with ``q``). Names: ``l_grr`` (grr, grr), ``l_sue`` (sue, sue: basic RAPPOR), ``l_oue``
+(oue, oue), ``l_osue`` (oue, sue), ``l_soue`` (sue, oue).
+
+Chained, one report of a user of value ``v`` supports ``v`` with probability
+``P1 = p1 p2 + (1 - p1) q2`` and any other value with ``P0 = q1 p2 + (1 - q1) q2`` (for grr,
+the permanent value is that other value with ``q1`` and something else with ``1 - q1``). The
+instantaneous step's
+parameter is the one for which a single report is exactly ``eps_1``-LDP: ``P1 / P0 = e^eps_1``
+(grr) or ``P1 (1 - P0) / (P0 (1 - P1)) = e^eps_1`` (unary), solved numerically (the ratio is
+monotone in the free parameter). Estimates of each round are the usual support-count
+estimates with ``P1, P0``, and their variance ``N [f P1 (1 - P1) + (1 - f) P0 (1 - P0)] /
+(P1 - P0)^2`` holds round by round (each user's report in a round is one independent draw).
+
+What memoization protects against, and what not: averaging the rounds of one unchanged value
+(the permanent response is reused). It does not hide *when* a value changes: a new value
+draws a new permanent response, and the rounds after a change reveal a second
+``eps_perm``-LDP response, so ``c`` distinct values over time cost ``c * eps_perm``; and
+reports of a changed value differ in law from the earlier rounds (the known leak of which
+rounds changed).
+
+References
+----------
+.. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", ACM CCS 2014.
+.. [2] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility of
+   locally differentially private protocols for longitudinal and multidimensional frequency
+   estimates", Digital Communications and Networks, 2022 (arXiv:2111.04636).
+"""
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .._validation import check_epsilon, check_positive_int
+
+LONGITUDINAL_PROTOCOLS = {"l_grr": ("grr", "grr"), "l_sue": ("sue", "sue"),
+                          "l_oue": ("oue", "oue"), "l_osue": ("oue", "sue"),
+                          "l_soue": ("sue", "oue")}
+
+
+def _step_probabilities(kind, k, epsilon):
+    """``(p, q)`` of one randomization step with budget ``epsilon`` over ``k`` values."""
+    e = math.exp(epsilon)
+    if kind == "grr":
+        return e / (e + k - 1), 1 / (e + k - 1)
+    if kind == "sue":
+        half = math.exp(epsilon / 2)
+        return half / (half + 1), 1 / (half + 1)
+    return 0.5, 1 / (e + 1)
+
+
+def _chain(p1, q1, p2, q2):
+    return p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+
+
+def _report_epsilon(kind, P1, P0):
+    if kind == "grr":
+        return math.log(P1 / P0)
+    return math.log(P1 * (1 - P0) / (P0 * (1 - P1)))
+
+
+class LongitudinalMechanism:
+    """Memoized frequency oracle for rounds of collection (RAPPOR-style chaining).
+
+    Parameters
+    ----------
+    n_cells : int
+        Number of values ``k``.
+    epsilon_perm : float
+        Budget of the permanent (memoized) response: what averaging any number of rounds of
+        an unchanged value can reveal.
+    epsilon_1 : float
+        Budget of one round's report, ``< epsilon_perm``.
+    protocol : {"l_grr", "l_sue", "l_oue", "l_osue", "l_soue"}, default="l_grr"
+        The permanent and instantaneous steps (module docstring).
+
+    Attributes
+    ----------
+    p1, q1, p2, q2 : float
+        Probabilities of the permanent and the instantaneous steps.
+    P1, P0 : float
+        Probability that one report supports the user's value / another value.
+
+    See Also
+    --------
+    MemoState : the clients' memoized permanent responses.
+
+    References
+    ----------
+    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
+       privacy-preserving ordinal response", ACM CCS 2014.
+    .. [2] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility of
+       locally differentially private protocols for longitudinal and multidimensional
+       frequency estimates", Digital Communications and Networks, 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mechanism = LongitudinalMechanism(4, epsilon_perm=2.0, epsilon_1=0.5)
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.integers(4, size=50_000)
+    >>> state = MemoState(mechanism)
+    >>> reports = mechanism.randomize(values, state, rng)
+    >>> counts = mechanism.estimate(mechanism.aggregate(reports))
+    >>> bool(np.allclose(counts, np.bincount(values), rtol=0.1))
+    True
+    """
+
+    kind = "longitudinal"
+
+    def __init__(self, n_cells, epsilon_perm, epsilon_1, protocol="l_grr"):
+        self.n_cells = check_positive_int(n_cells, "n_cells")
+        if self.n_cells < 2:
+            raise ValueError(f"n_cells must be at least 2, got {n_cells!r}.")
+        self.epsilon_perm = check_epsilon(epsilon_perm, "epsilon_perm")
+        self.epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
+        if not self.epsilon_1 < self.epsilon_perm:
+            raise ValueError(f"epsilon_1 (one round) must be below epsilon_perm (the permanent "
+                             f"response), got {epsilon_1!r} >= {epsilon_perm!r}.")
+        if protocol not in LONGITUDINAL_PROTOCOLS:
+            raise ValueError(f"protocol must be one of {sorted(LONGITUDINAL_PROTOCOLS)}, got "
+                             f"{protocol!r}.")
+        self.protocol = protocol
+        self.permanent, self.instant = LONGITUDINAL_PROTOCOLS[protocol]
+        k = self.n_cells
+        self.p1, self.q1 = _step_probabilities(self.permanent, k, self.epsilon_perm)
+        # The instantaneous step's budget a2 makes one report exactly epsilon_1-LDP; the
+        # chained ratio grows with a2 towards the permanent step's own ratio (> e^eps_1).
+
+        def excess(a2):
+            p2, q2 = _step_probabilities(self.instant, k, a2)
+            return _report_epsilon("grr" if not self.unary else "unary",
+                                   *_chain(self.p1, self.q1, p2, q2)) - self.epsilon_1
+
+        if excess(60.0) <= 0:  # the instantaneous step cannot add less noise than none
+            raise ValueError(
+                f"epsilon_1={epsilon_1!r} is too large for {protocol!r} with epsilon_perm="
+                f"{epsilon_perm!r}: one report is at most "
+                f"{excess(60.0) + self.epsilon_1:.4g}-LDP here; lower epsilon_1.")
+        self.epsilon_instant = brentq(excess, 1e-12, 60.0, xtol=1e-14)
+        self.p2, self.q2 = _step_probabilities(self.instant, k, self.epsilon_instant)
+        self.P1, self.P0 = _chain(self.p1, self.q1, self.p2, self.q2)
+
+    @property
+    def unary(self):
+        """Whether reports are bit vectors (every protocol but ``l_grr``)."""
+        return self.permanent != "grr"
+
+    def to_dict(self):
+        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
+        return {"version": 1, "mechanism": self.kind, "n_cells": self.n_cells,
+                "epsilon_perm": self.epsilon_perm, "epsilon_1": self.epsilon_1,
+                "protocol": self.protocol}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
+        fields = {"n_cells", "epsilon_perm", "epsilon_1", "protocol"}
+        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
+                or spec.get("version") != 1 or not fields <= set(spec):
+            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
+                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
+        return cls(spec["n_cells"], spec["epsilon_perm"], spec["epsilon_1"], spec["protocol"])
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.to_dict() == self.to_dict()
+
+    def __hash__(self):
+        return hash(repr(self.to_dict()))
+
+    def __repr__(self):
+        return (f"LongitudinalMechanism(n_cells={self.n_cells}, epsilon_perm="
+                f"{self.epsilon_perm}, epsilon_1={self.epsilon_1}, protocol="
+                f"{self.protocol!r})")
+
+    # ------------------------------------------------------------------ client side
+    def permanent_response(self, values, rng):
+        """Fresh permanent responses for ``values``: a value (grr) or a bool bit matrix."""
+        values = np.asarray(values)
+        n, k = values.shape[0], self.n_cells
+        if not self.unary:
+            other = rng.integers(k - 1, size=n)
+            other = other + (other >= values)  # uniform over the k - 1 other values
+            return np.where(rng.random(n) < self.p1, values, other)
+        bits = rng.random((n, k)) < self.q1
+        bits[np.arange(n), values] = rng.random(n) < self.p1
+        return bits
+
+    def instantaneous(self, permanent, rng):
+        """One round's report of memoized permanent responses (fresh randomness)."""
+        if not self.unary:
+            n, k = permanent.shape[0], self.n_cells
+            other = rng.integers(k - 1, size=n)
+            other = other + (other >= permanent)
+            return np.where(rng.random(n) < self.p2, permanent, other)
+        draws = rng.random(permanent.shape)
+        return np.packbits(np.where(permanent, draws < self.p2, draws < self.q2), axis=1,
+                           bitorder="little")
+
+    def randomize(self, values, state, rng):
+        """One round: each user's report of its value, memoizing permanent responses in
+        ``state`` (a :class:`MemoState`, one entry per user and value ever reported).
+
+        Parameters
+        ----------
+        values : array-like of int, shape (n_users,)
+            Each user's value this round, in ``[0, n_cells)``; user ``i`` is row ``i`` of
+            the state.
+        state : MemoState
+            The clients' memory, updated in place.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        reports : ndarray
+            One value per user (``l_grr``) or one packed bit vector per user.
+        """
+        values = np.asarray(values)
+        if values.ndim != 1 or values.dtype.kind not in "iu":
+            raise ValueError("values must be a 1-D array of integer codes.")
+        if values.size and (values.min() < 0 or values.max() >= self.n_cells):
+            row = int(np.argmax((values < 0) | (values >= self.n_cells)))
+            raise ValueError(f"values[{row}] = {values[row]} is not in [0, {self.n_cells}).")
+        if state.mechanism != self:
+            raise ValueError("the state belongs to another mechanism.")
+        return self.instantaneous(state.lookup(values, rng), rng)
+
+    # ------------------------------------------------------------------ server side
+    def aggregate(self, reports):
+        """``[C_0 .. C_(k-1), N]``: support counts and the number of reports (int64)."""
+        reports = np.asarray(reports)
+        k = self.n_cells
+        if not self.unary:
+            if reports.ndim != 1 or reports.dtype.kind not in "iu" or (
+                    reports.size and (reports.min() < 0 or reports.max() >= k)):
+                raise ValueError(f"{self.protocol!r} reports are values in [0, {k}).")
+            counts = np.bincount(reports.astype(np.int64), minlength=k)
+        else:
+            width = (k + 7) // 8
+            if reports.ndim != 2 or reports.shape[1] != width or reports.dtype != np.uint8:
+                raise ValueError(f"{self.protocol!r} reports are packed uint8 rows of {width} "
+                                 f"bytes, got {reports.dtype} of shape {reports.shape}.")
+            bits = np.unpackbits(reports, axis=1, bitorder="little")
+            if bits[:, k:].any():
+                row = int(np.argmax(bits[:, k:].any(axis=1)))
+                raise ValueError(f"report {row} sets a bit past value {k - 1}.")
+            counts = bits[:, :k].sum(axis=0, dtype=np.int64)
+        return np.append(counts.astype(np.int64), np.int64(reports.shape[0]))
+
+    def estimate(self, statistic):
+        """Unbiased estimate of one round's user counts per value."""
+        statistic = np.asarray(statistic)
+        k = self.n_cells
+        if statistic.shape != (k + 1,) or statistic.dtype.kind not in "iu" \
+                or (statistic < 0).any() or statistic[:-1].max() > statistic[-1] \
+                or (not self.unary and statistic[:-1].sum() != statistic[-1]):
+            raise ValueError(f"a {self.protocol!r} statistic is {k} support counts and the "
+                             "number of reports, consistent with each other.")
+        n = float(statistic[-1])
+        return (statistic[:-1] - self.P0 * n) / (self.P1 - self.P0)
+
+    def count_variance(self, frequencies, n_users):
+        """Variance of one round's count estimates for the given value frequencies."""
+        f = np.asarray(frequencies, dtype=float)
+        P1, P0 = self.P1, self.P0
+        return n_users * (f * P1 * (1 - P1) + (1 - f) * P0 * (1 - P0)) / (P1 - P0) ** 2
+
+
+class MemoState:
+    """The clients' memoized permanent responses, one per (user, value) ever reported.
+
+    Held as sorted keys ``user * n_cells + value`` with their responses, so a round costs a
+    search and a merge of the new keys (no Python loop over users).
+
+    Parameters
+    ----------
+    mechanism : LongitudinalMechanism
+        The mechanism whose permanent responses are kept.
+
+    See Also
+    --------
+    LongitudinalMechanism
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mechanism = LongitudinalMechanism(3, 2.0, 1.0)
+    >>> state = MemoState(mechanism)
+    >>> first = state.lookup(np.array([0, 2]), np.random.default_rng(0))
+    >>> again = state.lookup(np.array([0, 2]), np.random.default_rng(1))
+    >>> bool((first == again).all()), state.n_entries
+    (True, 2)
+    """
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self.keys = np.zeros(0, dtype=np.int64)
+        shape = (0, mechanism.n_cells) if mechanism.unary else (0,)
+        self.responses = np.zeros(shape, dtype=bool if mechanism.unary else np.int64)
+
+    @property
+    def n_entries(self):
+        """Number of memoized (user, value) pairs."""
+        return int(self.keys.size)
+
+    def lookup(self, values, rng):
+        """The permanent responses of user ``i`` for ``values[i]``, drawing and memoizing
+        those not yet drawn."""
+        keys = np.arange(values.shape[0], dtype=np.int64) * self.mechanism.n_cells + values
+        position = np.searchsorted(self.keys, keys)
+        known = position < self.keys.size
+        known[known] = self.keys[position[known]] == keys[known]
+        if not known.all():
+            new = ~known
+            fresh = self.mechanism.permanent_response(values[new], rng)
+            merged = np.concatenate([self.keys, keys[new]])
+            order = np.argsort(merged, kind="stable")
+            self.keys = merged[order]
+            self.responses = np.concatenate([self.responses, fresh])[order]
+            position = np.searchsorted(self.keys, keys)
+        return self.responses[position]

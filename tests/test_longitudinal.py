@@ -1,0 +1,132 @@
+"""Memoized longitudinal collection: L-GRR, L-SUE (RAPPOR), L-OUE, L-OSUE, L-SOUE.
+
+Exact privacy of one report (eps_1) and of the permanent response (eps_perm); unbiased rounds
+with the analytic variance; and the point of memoization: averaging many rounds reveals the
+permanent response only, never converging to the true value.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from _stats import check_unbiased_and_variance
+
+from sklearn_ldp.mechanisms.longitudinal import (
+    LONGITUDINAL_PROTOCOLS,
+    LongitudinalMechanism,
+    MemoState,
+)
+
+PROTOCOLS = sorted(LONGITUDINAL_PROTOCOLS)
+
+
+def _report_law(mechanism):
+    """``law[v]``: probabilities of every possible report of a user of value ``v``."""
+    k = mechanism.n_cells
+    if not mechanism.unary:
+        return {v: np.where(np.arange(k) == v, mechanism.P1, mechanism.P0) for v in range(k)}
+    reports = np.array(list(itertools.product([0, 1], repeat=k)))
+    return {v: np.prod(np.where(reports == 1, np.where(np.arange(k) == v, mechanism.P1,
+                                                       mechanism.P0),
+                                1 - np.where(np.arange(k) == v, mechanism.P1, mechanism.P0)),
+                       axis=1) for v in range(k)}
+
+
+def _permanent_ratio(mechanism):
+    p, q = mechanism.p1, mechanism.q1
+    return p / q if not mechanism.unary else p * (1 - q) / (q * (1 - p))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("eps_perm, eps_1", [(2.0, 0.5), (4.0, 1.0), (1.0, 0.2)])
+def test_exact_privacy_of_one_report_and_of_the_permanent_response(protocol, eps_perm,
+                                                                   eps_1):
+    mechanism = LongitudinalMechanism(4, eps_perm, eps_1, protocol)
+    laws = _report_law(mechanism)
+    assert all(law.sum() == pytest.approx(1.0) for law in laws.values())
+    worst = max(float(np.max(laws[u] / laws[v])) for u, v in itertools.permutations(laws, 2))
+    assert worst == pytest.approx(math.exp(eps_1), rel=1e-9)
+    assert _permanent_ratio(mechanism) == pytest.approx(math.exp(eps_perm), rel=1e-9)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_rounds_are_unbiased_with_the_analytic_variance(protocol):
+    rng = np.random.default_rng(77)
+    mechanism = LongitudinalMechanism(5, 3.0, 1.0, protocol)
+    values = rng.choice(5, size=3000, p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    truth = np.bincount(values, minlength=5)
+    # Each replicate is one round of a fresh population of clients (a new state), so the
+    # replicates are independent.
+    answers = np.array([mechanism.estimate(mechanism.aggregate(mechanism.randomize(
+        values, MemoState(mechanism), rng))) for _ in range(400)])
+    check_unbiased_and_variance(answers, truth, mechanism.count_variance(truth / 3000, 3000))
+
+
+@pytest.mark.parametrize("protocol", ["l_grr", "l_sue"])
+def test_averaging_rounds_reveals_the_permanent_response_not_the_value(protocol):
+    rng = np.random.default_rng(5)
+    mechanism = LongitudinalMechanism(4, 1.0, 0.5, protocol)
+    n_users, rounds = 3000, 300
+    values = np.zeros(n_users, dtype=np.int64)  # everyone holds value 0
+    state = MemoState(mechanism)
+    support = np.zeros((n_users, 4))
+    for _ in range(rounds):
+        reports = mechanism.randomize(values, state, rng)
+        if mechanism.unary:
+            support += np.unpackbits(reports, axis=1, bitorder="little")[:, :4]
+        else:
+            support[np.arange(n_users), reports] += 1
+    guessed = support.argmax(axis=1) == 0
+    # After many rounds the best guess of a user's value is its permanent response, right
+    # with the permanent step's own accuracy, never converging to 1.
+    if mechanism.unary:  # bit 0 of the permanent is kept with p1, the rest may show ones
+        assert guessed.mean() < 0.9
+    else:
+        band = 4.5 * math.sqrt(mechanism.p1 * (1 - mechanism.p1) / n_users)
+        assert abs(guessed.mean() - mechanism.p1) < band + 0.02
+    assert state.n_entries == n_users  # one memoized response per (user, value)
+    # Without memoization (a fresh permanent response every round) the average converges.
+    fresh = np.zeros((n_users, 4))
+    for _ in range(rounds):
+        reports = mechanism.randomize(values, MemoState(mechanism), rng)
+        if mechanism.unary:
+            fresh += np.unpackbits(reports, axis=1, bitorder="little")[:, :4]
+        else:
+            fresh[np.arange(n_users), reports] += 1
+    assert (fresh.argmax(axis=1) == 0).mean() > 0.99
+
+
+def test_memo_state_keeps_one_response_per_user_and_value():
+    mechanism = LongitudinalMechanism(3, 2.0, 1.0, "l_grr")
+    state = MemoState(mechanism)
+    rng = np.random.default_rng(0)
+    first = state.lookup(np.array([0, 1, 2]), rng)
+    assert np.array_equal(state.lookup(np.array([0, 1, 2]), rng), first)
+    # User 1 changes its value: a new permanent response, the old one kept.
+    state.lookup(np.array([0, 2, 2]), rng)
+    assert state.n_entries == 4
+    assert np.array_equal(state.lookup(np.array([0, 1, 2]), rng), first)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="epsilon_1"):
+        LongitudinalMechanism(4, 1.0, 1.0)
+    with pytest.raises(ValueError, match="protocol"):
+        LongitudinalMechanism(4, 2.0, 1.0, "l_xyz")
+    with pytest.raises(ValueError, match="too large"):
+        LongitudinalMechanism(4, 2.0, 1.9, "l_oue")
+    mechanism = LongitudinalMechanism(4, 2.0, 1.0, "l_sue")
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"values\[1\] = 4"):
+        mechanism.randomize(np.array([0, 4]), MemoState(mechanism), rng)
+    with pytest.raises(ValueError, match="another mechanism"):
+        mechanism.randomize(np.array([0]), MemoState(LongitudinalMechanism(4, 2.0, 0.5)), rng)
+    with pytest.raises(ValueError, match="bit past"):
+        mechanism.aggregate(np.array([[0b10001]], dtype=np.uint8))
+    with pytest.raises(ValueError, match="statistic"):
+        mechanism.estimate(np.array([5, 0, 0, 0, 3]))
+    grr = LongitudinalMechanism(4, 2.0, 1.0, "l_grr")
+    with pytest.raises(ValueError, match="statistic"):
+        grr.estimate(np.array([1, 1, 0, 0, 3]))  # value reports must sum to N
+    assert LongitudinalMechanism.from_dict(grr.to_dict()) == grr
