@@ -130,3 +130,44 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="statistic"):
         grr.estimate(np.array([1, 1, 0, 0, 3]))  # value reports must sum to N
     assert LongitudinalMechanism.from_dict(grr.to_dict()) == grr
+
+
+def test_dbitflip_exact_privacy():
+    from sklearn_ldp.mechanisms.longitudinal import DBitFlipPM
+    for epsilon in (0.5, 1.0, 3.0):
+        mechanism = DBitFlipPM(5, epsilon, n_sampled=3)
+        e = mechanism.e
+        buckets = np.array([0, 2, 4])  # any sample: the bits' law given the value
+        bits = np.array(list(itertools.product([0, 1], repeat=3)))
+        laws = []
+        for value in range(5):
+            own = buckets == value
+            one = np.where(own, e / (e + 1), 1 / (e + 1))
+            laws.append(np.prod(np.where(bits == 1, one, 1 - one), axis=1))
+        worst = max(float(np.max(a / b)) for a, b in itertools.permutations(laws, 2))
+        assert worst == pytest.approx(math.exp(epsilon), rel=1e-12)
+
+
+@pytest.mark.parametrize("n_sampled", [1, 3])
+def test_dbitflip_rounds_are_unbiased_and_memoized(n_sampled):
+    from sklearn_ldp.mechanisms.longitudinal import DBitFlipPM
+    rng = np.random.default_rng(9)
+    mechanism = DBitFlipPM(6, 2.0, n_sampled=n_sampled)
+    values = rng.choice(6, size=3000, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
+    truth = np.bincount(values, minlength=6)
+    answers = []
+    for _ in range(400):
+        state = mechanism.new_state(len(values), rng)
+        answers.append(mechanism.estimate(mechanism.aggregate(
+            mechanism.randomize(values, state, rng))))
+    check_unbiased_and_variance(np.array(answers), truth,
+                                mechanism.count_variance(truth / 3000, 3000))
+    # Memoized: the same value gives the same report every round.
+    state = mechanism.new_state(len(values), rng)
+    first = mechanism.randomize(values, state, rng)
+    again = mechanism.randomize(values, state, rng)
+    assert np.array_equal(first[1], again[1])
+    with pytest.raises(ValueError, match="statistic"):
+        stat = mechanism.aggregate(first)
+        stat[0] = stat[6] + 1
+        mechanism.estimate(stat)

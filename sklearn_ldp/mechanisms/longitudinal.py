@@ -334,3 +334,166 @@ class MemoState:
             self.responses = np.concatenate([self.responses, fresh])[order]
             position = np.searchsorted(self.keys, keys)
         return self.responses[position]
+
+
+class DBitFlipPM:
+    """Microsoft's dBitFlipPM: histograms over time with permanent memoization.
+
+    Each user samples ``d`` of the ``k`` buckets once (kept), and for each sampled bucket
+    ``j`` sends a bit that is 1 with probability ``e^(eps/2) / (e^(eps/2) + 1)`` if its value
+    is ``j`` and ``1 / (e^(eps/2) + 1)`` otherwise. Two values change at most two bits'
+    laws, each by ``e^(eps/2)``: a report is ``eps``-LDP. The bits are memoized per (user,
+    value): while a value does not change, every round repeats the same report, so the
+    rounds together reveal no more than one report (``eps``); a change of value shows.
+
+    Count estimate of bucket ``j``: ``(k / d) ((e + 1) S_j - T_j) / (e - 1)`` with
+    ``e = e^(eps/2)``, ``S_j`` the sum of the bits sent for ``j`` and ``T_j`` the number of
+    users who sampled ``j``; unbiased, with per-user variance ``(k/d) e / (e - 1)^2`` (other
+    values) or ``(k/d) (e^2 - e + 1) / (e - 1)^2 - 1`` (value ``j``).
+
+    Parameters
+    ----------
+    n_cells : int
+        Number of buckets ``k``.
+    epsilon : float
+        Budget of one report (and of all the rounds of an unchanged value).
+    n_sampled : int, default=1
+        Buckets each user samples, ``d`` (``1 <= d <= k``).
+
+    See Also
+    --------
+    LongitudinalMechanism : memoization plus fresh noise every round.
+
+    References
+    ----------
+    .. [1] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
+       NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> mechanism = DBitFlipPM(8, 2.0, n_sampled=2)
+    >>> values = rng.integers(8, size=40_000)
+    >>> state = mechanism.new_state(len(values), rng)
+    >>> counts = mechanism.estimate(mechanism.aggregate(mechanism.randomize(values, state,
+    ...                                                                     rng)))
+    >>> truth = np.bincount(values)
+    >>> sd = np.sqrt(mechanism.count_variance(truth / len(values), len(values)))
+    >>> bool(np.all(np.abs(counts - truth) < 4 * sd))
+    True
+    """
+
+    kind = "dbitflip_pm"
+
+    def __init__(self, n_cells, epsilon, n_sampled=1):
+        self.n_cells = check_positive_int(n_cells, "n_cells")
+        if self.n_cells < 2:
+            raise ValueError(f"n_cells must be at least 2, got {n_cells!r}.")
+        self.epsilon = check_epsilon(epsilon)
+        self.n_sampled = check_positive_int(n_sampled, "n_sampled")
+        if self.n_sampled > self.n_cells:
+            raise ValueError(f"n_sampled must be at most n_cells={self.n_cells}, got "
+                             f"{n_sampled!r}.")
+        self.e = math.exp(self.epsilon / 2)
+
+    def to_dict(self):
+        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
+        return {"version": 1, "mechanism": self.kind, "n_cells": self.n_cells,
+                "epsilon": self.epsilon, "n_sampled": self.n_sampled}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
+        fields = {"n_cells", "epsilon", "n_sampled"}
+        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
+                or spec.get("version") != 1 or not fields <= set(spec):
+            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
+                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
+        return cls(spec["n_cells"], spec["epsilon"], spec["n_sampled"])
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.to_dict() == self.to_dict()
+
+    def __hash__(self):
+        return hash(repr(self.to_dict()))
+
+    def __repr__(self):
+        return (f"DBitFlipPM(n_cells={self.n_cells}, epsilon={self.epsilon}, n_sampled="
+                f"{self.n_sampled})")
+
+    def new_state(self, n_users, rng):
+        """The clients' permanent state: each user's ``d`` sampled buckets and an empty
+        memo of reports per value (a :class:`MemoState`-like store)."""
+        buckets = np.argsort(rng.random((n_users, self.n_cells)), axis=1)[:, :self.n_sampled]
+        return {"buckets": np.sort(buckets, axis=1), "keys": np.zeros(0, dtype=np.int64),
+                "bits": np.zeros((0, self.n_sampled), dtype=np.uint8)}
+
+    def randomize(self, values, state, rng):
+        """One round: ``(buckets, bits)``, each ``(n_users, d)``; memoized per (user, value).
+        """
+        values = np.asarray(values)
+        buckets = state["buckets"]
+        if values.ndim != 1 or values.dtype.kind not in "iu" \
+                or values.shape[0] != buckets.shape[0]:
+            raise ValueError(f"values must be {buckets.shape[0]} integer codes (one per user "
+                             "of the state).")
+        if values.size and (values.min() < 0 or values.max() >= self.n_cells):
+            row = int(np.argmax((values < 0) | (values >= self.n_cells)))
+            raise ValueError(f"values[{row}] = {values[row]} is not in [0, {self.n_cells}).")
+        keys = np.arange(values.shape[0], dtype=np.int64) * self.n_cells + values
+        position = np.searchsorted(state["keys"], keys)
+        known = position < state["keys"].size
+        known[known] = state["keys"][position[known]] == keys[known]
+        if not known.all():
+            new = ~known
+            own = buckets[new] == values[new, None]
+            bits = (rng.random(own.shape) < np.where(own, self.e / (self.e + 1),
+                                                     1 / (self.e + 1))).astype(np.uint8)
+            merged = np.concatenate([state["keys"], keys[new]])
+            order = np.argsort(merged, kind="stable")
+            state["keys"] = merged[order]
+            state["bits"] = np.concatenate([state["bits"], bits])[order]
+            position = np.searchsorted(state["keys"], keys)
+        return buckets, state["bits"][position]
+
+    def aggregate(self, reports):
+        """``[S_0 .. S_(k-1), T_0 .. T_(k-1), N]`` (int64): per bucket the bits sent and the
+        users who sampled it, and the number of reports."""
+        buckets, bits = (np.asarray(part) for part in reports)
+        if buckets.ndim != 2 or buckets.shape != bits.shape \
+                or buckets.shape[1] != self.n_sampled:
+            raise ValueError(f"reports are two (n_users, {self.n_sampled}) arrays, got "
+                             f"shapes {buckets.shape} and {bits.shape}.")
+        if buckets.dtype.kind not in "iu" or (buckets.size and (
+                buckets.min() < 0 or buckets.max() >= self.n_cells)):
+            raise ValueError(f"report buckets must be in [0, {self.n_cells}).")
+        if bits.dtype.kind not in "iub" or (bits.size and (bits.min() < 0 or bits.max() > 1)):
+            raise ValueError("report bits must be 0 or 1.")
+        if self.n_sampled > 1 and (np.diff(np.sort(buckets, axis=1), axis=1) == 0).any():
+            raise ValueError("a report names the same bucket twice.")
+        flat = buckets.ravel().astype(np.int64)
+        sums = np.bincount(flat, weights=bits.ravel(), minlength=self.n_cells)
+        samplers = np.bincount(flat, minlength=self.n_cells)
+        return np.concatenate([sums.astype(np.int64), samplers.astype(np.int64),
+                               [np.int64(buckets.shape[0])]])
+
+    def estimate(self, statistic):
+        """Unbiased estimate of the user count of every bucket."""
+        statistic = np.asarray(statistic)
+        k = self.n_cells
+        if statistic.shape != (2 * k + 1,) or statistic.dtype.kind not in "iu" \
+                or (statistic < 0).any() or (statistic[:k] > statistic[k:2 * k]).any() \
+                or statistic[k:2 * k].sum() != self.n_sampled * statistic[-1]:
+            raise ValueError(f"a {self.kind!r} statistic is {k} bit sums, {k} sampler counts "
+                             f"and the number of reports, consistent with each other.")
+        S, T = statistic[:k].astype(float), statistic[k:2 * k].astype(float)
+        return (k / self.n_sampled) * ((self.e + 1) * S - T) / (self.e - 1)
+
+    def count_variance(self, frequencies, n_users):
+        """Variance of the count estimates for the given value frequencies."""
+        f = np.asarray(frequencies, dtype=float)
+        e, ratio = self.e, self.n_cells / self.n_sampled
+        other = ratio * e / (e - 1) ** 2
+        own = ratio * (e * e - e + 1) / (e - 1) ** 2 - 1
+        return n_users * ((1 - f) * other + f * own)
