@@ -59,7 +59,24 @@ class Gram:
     """A symmetric ``n x n`` operator ``W^T W`` (base class).
 
     Subclasses implement ``_matvec`` (on an ``(n, k)`` array) and ``diagonal``; they may
-    override the other methods with closed forms.
+    override the other methods with closed forms. :meth:`Workload.gram
+    <sklearn_ldp.workloads.Workload.gram>` returns one.
+
+    Parameters
+    ----------
+    n : int
+        The number of domain cells (rows and columns of ``G``).
+
+    See Also
+    --------
+    sklearn_ldp.workloads.Workload.gram : The Gram of a workload.
+
+    Examples
+    --------
+    >>> from sklearn_ldp import workloads
+    >>> G = workloads.all_range(4).gram()
+    >>> G.diagonal(), G.total()
+    (array([4., 6., 6., 4.]), 50.0)
     """
 
     def __init__(self, n):
@@ -67,13 +84,25 @@ class Gram:
 
     @property
     def shape(self):
+        """``(n, n)`` (tuple of int)."""
         return (self.n, self.n)
 
     def _matvec(self, X):
         raise NotImplementedError
 
     def matvec(self, x):
-        """``G x`` for a vector ``(n,)`` or a block of vectors ``(n, k)``."""
+        """``G x`` for a vector ``(n,)`` or a block of vectors ``(n, k)``.
+
+        Parameters
+        ----------
+        x : array-like of shape (n,) or (n, k)
+            One vector, or ``k`` vectors as columns.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, k)
+            The product, shaped like ``x``.
+        """
         X, vector = _as_columns(x, self.n)
         result = self._matvec(X)
         return result[:, 0] if vector else result
@@ -82,26 +111,61 @@ class Gram:
         return self.matvec(x)
 
     def diagonal(self):
-        """``diag(G)``: the squared norm of each workload column."""
+        """``diag(G)``: the squared norm of each workload column.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``G[u, u]`` for every cell ``u``.
+        """
         raise NotImplementedError
 
     def trace(self):
-        """``tr(G)``: the squared Frobenius norm of the workload."""
+        """``tr(G)``: the squared Frobenius norm of the workload.
+
+        Returns
+        -------
+        float
+            The sum of :meth:`diagonal`.
+        """
         return float(self.diagonal().sum())
 
     def row_sums(self):
-        """``G 1`` (computed once: every candidate of a selection asks for it)."""
+        """``G 1`` (computed once: every candidate of a selection asks for it).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The sum of each row of ``G`` (a copy).
+        """
         cached = getattr(self, "_row_sums_cache", None)
         if cached is None:
             cached = self._row_sums_cache = self.matvec(np.ones(self.n))
         return cached.copy()
 
     def total(self):
-        """``1^T G 1``: the squared norm of the answers on the all-ones data vector."""
+        """``1^T G 1``: the squared norm of the answers on the all-ones data vector.
+
+        Returns
+        -------
+        float
+            The sum of every entry of ``G``.
+        """
         return float(self.row_sums().sum())
 
     def toarray(self):
-        """The dense ``n x n`` matrix (refused past ``MAX_DENSE_ENTRIES`` entries)."""
+        """The dense ``n x n`` matrix (refused past ``MAX_DENSE_ENTRIES`` entries).
+
+        Returns
+        -------
+        ndarray of shape (n, n)
+            ``W^T W``, dense.
+
+        Raises
+        ------
+        ValueError
+            If ``n * n`` exceeds ``MAX_DENSE_ENTRIES``.
+        """
         check_dense_entries(self.n, self.n, "The Gram matrix",
                             "Use its operator methods (matvec, diagonal, row_sums) instead.")
         return self._matvec(np.eye(self.n))
@@ -117,6 +181,18 @@ class Gram:
         Cells are cut into ``ceil(n / width)`` blocks (the last one may be short); entry ``b``
         is ``1_b^T G 1_{b + offset}``, for every ``b`` with ``b + offset`` a block. Range
         mechanisms (Haar, trees) need these for ``offset`` 0 and 1.
+
+        Parameters
+        ----------
+        width : int
+            The number of consecutive cells per block.
+        offset : int, default=0
+            Which block pairs: block ``b`` with block ``b + offset``.
+
+        Returns
+        -------
+        ndarray of shape (ceil(n / width) - offset,)
+            One sum per block pair.
         """
         dense = self.toarray()
         n_blocks = -(-self.n // width)
@@ -131,6 +207,16 @@ class Gram:
         Blocks are those of :meth:`block_sums` (``width`` consecutive cells, the last one
         possibly short), so summing ``R`` over a block gives that block's ``block_sums``
         entry. A consistent range tree needs these at every level width.
+
+        Parameters
+        ----------
+        width : int
+            The number of consecutive cells per block.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            ``R[x]`` for every cell ``x``.
         """
         dense = self.toarray()
         n_blocks = -(-self.n // width)
@@ -140,11 +226,28 @@ class Gram:
 
     def supports_blocks(self, width):
         """Whether ``block_sums(width, 0)`` and ``block_row_sums(width)`` come from the
-        structure (or a stored matrix) rather than from forming the dense ``n x n`` matrix."""
+        structure (or a stored matrix) rather than from forming the dense ``n x n`` matrix.
+
+        Parameters
+        ----------
+        width : int
+            The number of consecutive cells per block.
+
+        Returns
+        -------
+        bool
+            True if they are computed without the dense matrix.
+        """
         return False
 
     def aslinearoperator(self):
-        """A :class:`scipy.sparse.linalg.LinearOperator` (symmetric)."""
+        """A :class:`scipy.sparse.linalg.LinearOperator` (symmetric).
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator
+            An ``n x n`` operator whose products call :meth:`matvec`.
+        """
         return scipy.sparse.linalg.LinearOperator(
             self.shape, matvec=self.matvec, rmatvec=self.matvec, matmat=self.matvec,
             dtype=float)

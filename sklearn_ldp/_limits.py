@@ -61,12 +61,42 @@ class UnverifiedFileWarning(UserWarning):
     """A file written by an earlier sklearn_ldp (without a checksum) was read unverified.
 
     Its content cannot be checked against modification or truncation; saving it again with
-    this version adds a checksum.
+    this version adds a checksum. Emitted when loading report files
+    (:func:`sklearn_ldp.io.read_reports`), saved reports and aggregates
+    (:meth:`sklearn_ldp.LDPReports.load`, :meth:`sklearn_ldp.AggregatedReports.load`) and
+    privacy ledgers (:meth:`sklearn_ldp.PrivacyLedger.open`) of earlier versions.
+
+    See Also
+    --------
+    sklearn_ldp.LDPReports.load : Loads saved reports, verifying their checksum.
+    sklearn_ldp.io.read_reports : Reads report files, verifying their checksum.
+    sklearn_ldp.PrivacyLedger.open : Opens a ledger file, verifying its checksum.
+
+    Examples
+    --------
+    Refuse unverified files instead of reading them with a warning:
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", UnverifiedFileWarning)
+    ...     issubclass(UnverifiedFileWarning, UserWarning)
+    True
     """
 
 
 def get_limits():
     """The current caps, as a new dict.
+
+    Returns
+    -------
+    dict of str to int
+        The caps ``max_cells``, ``max_matrix_entries``, ``max_array_bytes``,
+        ``max_header_bytes`` and ``max_file_rows`` (changing the dict changes no cap).
+
+    See Also
+    --------
+    set_limits : Change caps for the whole process.
+    limits : Change caps inside a ``with`` block.
 
     Examples
     --------
@@ -82,6 +112,27 @@ def set_limits(**changes):
 
     Each value is an integer >= 1; unknown names are a ValueError (a typo must not leave
     the default in place silently).
+
+    Parameters
+    ----------
+    **changes : int
+        New values of caps by name: ``max_cells``, ``max_matrix_entries``,
+        ``max_array_bytes``, ``max_header_bytes``, ``max_file_rows``.
+
+    Returns
+    -------
+    dict of str to int
+        The previous values of the changed caps (``set_limits(**previous)`` restores them).
+
+    Raises
+    ------
+    ValueError
+        If a name is unknown or a value is not an integer >= 1 (no cap is changed then).
+
+    See Also
+    --------
+    get_limits : The current caps.
+    limits : Change caps inside a ``with`` block only.
 
     Examples
     --------
@@ -107,6 +158,27 @@ def limits(**changes):
     """Change caps inside a ``with`` block, restoring them on exit.
 
     The caps are process-wide: other threads see the change while the block runs.
+
+    Parameters
+    ----------
+    **changes : int
+        New values of caps by name, as for :func:`set_limits`.
+
+    Yields
+    ------
+    None
+        The block runs with the new caps; the previous values are restored on exit, also
+        when the block raises.
+
+    Raises
+    ------
+    ValueError
+        If a name is unknown or a value is not an integer >= 1.
+
+    See Also
+    --------
+    set_limits : Change caps for the rest of the process.
+    get_limits : The current caps.
 
     Examples
     --------

@@ -57,6 +57,18 @@ def interval_categories(edges):
     Returns
     -------
     list of pandas.Interval
+        One left-closed interval per pair of consecutive edges, in order.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than two edges, they are not strictly increasing, or an inner
+        edge is not finite.
+
+    See Also
+    --------
+    PublicBinsDiscretizer : Replace numeric columns by their bins in a DataFrame.
+    sklearn_ldp.domain.Domain : A domain whose interval categories encode raw numbers.
 
     Examples
     --------
@@ -81,12 +93,22 @@ class PublicBinsDiscretizer(TransformerMixin, BaseEstimator):
     edges : dict
         Column name -> bin edges (see :func:`interval_categories`).
     encode : {"interval", "ordinal"}, default="interval"
+        What replaces a binned value: its ``pandas.Interval`` (``"interval"``) or the number
+        of its bin, ``0 .. k-1`` (``"ordinal"``).
 
     Attributes
     ----------
+    edges_ : dict
+        Column name -> its checked edges (float ndarray).
     categories_ : dict
         Column name -> its bins in order (for ``LDPEncoder(categories=...)``: the intervals,
         or ``list(range(k))`` with ``encode="ordinal"``).
+
+    See Also
+    --------
+    interval_categories : The bins of one column as categories.
+    sklearn_ldp.LDPEncoder : Privatizes the binned columns (pass it ``categories_``).
+    sklearn.preprocessing.KBinsDiscretizer : The scikit-learn transformer that learns edges.
 
     Examples
     --------
@@ -103,7 +125,25 @@ class PublicBinsDiscretizer(TransformerMixin, BaseEstimator):
         self.encode = encode
 
     def fit(self, X=None, y=None):
-        """Check the edges (the data are not read)."""
+        """Check the edges (the data are not read).
+
+        Parameters
+        ----------
+        X : object, optional
+            Ignored: the edges are public, so fitting reads no data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PublicBinsDiscretizer
+            The fitted transformer (``edges_`` and ``categories_`` set).
+
+        Raises
+        ------
+        ValueError
+            If ``edges`` is not a non-empty dict of valid edges or ``encode`` is unknown.
+        """
         if not isinstance(self.edges, dict) or not self.edges:
             raise ValueError("edges must be a non-empty dict column -> bin edges, e.g. "
                              "{'age': [0, 30, 50, 120]}.")
@@ -119,7 +159,25 @@ class PublicBinsDiscretizer(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """The DataFrame with every binned column replaced by its bins."""
+        """The DataFrame with every binned column replaced by its bins.
+
+        Parameters
+        ----------
+        X : DataFrame
+            The data; it must hold every column of ``edges``. Other columns pass through.
+
+        Returns
+        -------
+        DataFrame
+            A copy of ``X`` whose binned columns hold ``pandas.Interval`` values
+            (``encode="interval"``) or bin numbers (``encode="ordinal"``).
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not a DataFrame, lacks a binned column, or has a missing, non-numeric
+            or out-of-bins value in one (the column is named).
+        """
         check_is_fitted(self, "edges_")
         if not isinstance(X, pd.DataFrame):
             raise ValueError("PublicBinsDiscretizer transforms a pandas DataFrame (the binned "

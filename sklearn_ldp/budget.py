@@ -103,7 +103,26 @@ ENTRY_KEYS = ("id", "timestamp", "kind", "users", "epsilon", "delta", "descripti
 
 
 class Budget(NamedTuple):
-    """An amount of privacy budget."""
+    """An amount of privacy budget.
+
+    Parameters
+    ----------
+    epsilon : float
+        The epsilon of (epsilon, delta)-differential privacy.
+    delta : float
+        The delta of (epsilon, delta)-differential privacy (0 for pure DP).
+
+    See Also
+    --------
+    PrivacyLedger.spent : The budget spent, as a Budget.
+    PrivacyLedger.remaining : The budget left, as a Budget.
+
+    Examples
+    --------
+    >>> budget = Budget(epsilon=1.0, delta=1e-6)
+    >>> budget.epsilon, budget.delta
+    (1.0, 1e-06)
+    """
 
     epsilon: float
     delta: float
@@ -113,7 +132,33 @@ class BudgetExceededError(ValueError):
     """A charge would exceed the ledger's total; nothing was recorded.
 
     Attributes ``requested``, ``spent``, ``remaining`` (:class:`Budget`) and ``users`` (the
-    group charged) describe the refusal.
+    group charged) describe the refusal. A subclass of ValueError.
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    requested : Budget
+        The budget the refused charge asked for.
+    spent : Budget
+        The budget already spent by ``users``.
+    remaining : Budget
+        The budget ``users`` could still spend.
+    users : str
+        The group of users charged (``"all"`` or a declared cohort).
+
+    See Also
+    --------
+    PrivacyLedger.charge : Raises it when a charge would exceed the totals.
+
+    Examples
+    --------
+    >>> ledger = PrivacyLedger(total_epsilon=1.0)
+    >>> try:
+    ...     ledger.charge(2.0, description="too much")
+    ... except BudgetExceededError as error:
+    ...     print(error.requested.epsilon, error.remaining.epsilon, error.users)
+    2.0 1.0 all
     """
 
     def __init__(self, message, requested, spent, remaining, users):
@@ -382,6 +427,21 @@ class PrivacyLedger:
         Named cohorts of users, declared **pairwise disjoint**: charges on different cohorts
         compose in parallel. ``"all"`` (everyone) always exists and cannot be declared.
 
+    See Also
+    --------
+    register_ledger : Share an in-memory ledger with estimators by name.
+    BudgetExceededError : The error of a refused charge.
+    sklearn_ldp.LDPEncoder : Charges a ledger (``ledger=``) for each collection.
+
+    References
+    ----------
+    .. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy",
+       Foundations and Trends in Theoretical Computer Science 9(3-4), 2014 (basic sequential
+       and parallel composition).
+    .. [2] R. Rogers, A. Roth, J. Ullman and S. Vadhan, "Privacy Odometers and Filters:
+       Pay-as-you-Go Composition", Advances in Neural Information Processing Systems
+       (NIPS), 2016 (refusing charges past fixed totals is a valid privacy filter).
+
     Examples
     --------
     >>> ledger = PrivacyLedger(total_epsilon=2.0, groups=["wave1", "wave2"])
@@ -415,6 +475,38 @@ class PrivacyLedger:
 
         An existing ledger is never overwritten: starting afresh would forget the budget
         already spent. Open it with :meth:`open` instead.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write the JSON ledger file; its directory must exist.
+        total_epsilon : float
+            Budget of every person, > 0.
+        total_delta : float, default=0.0
+            Total delta in [0, 1).
+        groups : sequence of str, default=()
+            Named, pairwise disjoint cohorts of users.
+
+        Returns
+        -------
+        PrivacyLedger
+            The file ledger, with no entries.
+
+        Raises
+        ------
+        ValueError
+            If a file exists at ``path`` or a total or group is invalid.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(folder.name, "ledger.json")
+        >>> ledger = PrivacyLedger.create(path, total_epsilon=4.0)
+        >>> _ = ledger.charge(1.0, description="survey")
+        >>> PrivacyLedger.open(path).spent()
+        Budget(epsilon=1.0, delta=0.0)
+        >>> folder.cleanup()
         """
         ledger = cls(total_epsilon, total_delta, groups)
         path = os.fspath(path)
@@ -431,7 +523,28 @@ class PrivacyLedger:
 
     @classmethod
     def open(cls, path):
-        """The ledger stored in the file ``path`` (checked now, re-read at every use)."""
+        """The ledger stored in the file ``path`` (checked now, re-read at every use).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A ledger file written by :meth:`create` (or by a charge of a file ledger).
+
+        Returns
+        -------
+        PrivacyLedger
+            A file ledger: every read and charge goes to the file.
+
+        Raises
+        ------
+        ValueError
+            If there is no file, it is not a valid ledger, or its checksum does not match.
+
+        Warns
+        -----
+        UnverifiedFileWarning
+            For a version-1 file (no checksum).
+        """
         path = os.fspath(path)
         _read_file(path)
         ledger = cls.__new__(cls)
@@ -446,6 +559,21 @@ class PrivacyLedger:
 
         A ``sha256`` field (the content of a ledger file) is verified; a dict without one is
         accepted (it is already in memory).
+
+        Parameters
+        ----------
+        data : dict
+            The output of :meth:`to_dict`, or the parsed content of a ledger file.
+
+        Returns
+        -------
+        PrivacyLedger
+            An in-memory ledger with the same totals, groups and entries.
+
+        Raises
+        ------
+        ValueError
+            If ``data`` is malformed, inconsistent or fails its checksum.
         """
         try:
             data = json.loads(json.dumps(data, allow_nan=False))
@@ -460,7 +588,14 @@ class PrivacyLedger:
         return ledger
 
     def to_dict(self):
-        """The ledger as plain JSON-compatible values (with its format and version)."""
+        """The ledger as plain JSON-compatible values (with its format and version).
+
+        Returns
+        -------
+        dict
+            ``format``, ``version``, ``total_epsilon``, ``total_delta``, ``groups`` and
+            ``entries`` (a copy: changing it does not change the ledger).
+        """
         return json.loads(json.dumps(self._read()))
 
     # ------------------------------------------------------------------ storage
@@ -491,10 +626,12 @@ class PrivacyLedger:
     # ------------------------------------------------------------------ reading
     @property
     def total_epsilon(self):
+        """The epsilon budget of every person (float)."""
         return self._read()["total_epsilon"]
 
     @property
     def total_delta(self):
+        """The delta budget of every person (float)."""
         return self._read()["total_delta"]
 
     @property
@@ -508,16 +645,56 @@ class PrivacyLedger:
         return [dict(entry) for entry in self._read()["entries"]]
 
     def spent(self, users=EVERYONE):
-        """Budget spent by ``users``: a cohort, or ``"all"`` for the most charged person."""
+        """Budget spent by ``users``: a cohort, or ``"all"`` for the most charged person.
+
+        Parameters
+        ----------
+        users : str, default="all"
+            A declared cohort, or ``"all"``.
+
+        Returns
+        -------
+        Budget
+            For a cohort, its charges plus the charges on everyone; for ``"all"``, the
+            largest of these over the cohorts and the people in no cohort.
+
+        Raises
+        ------
+        ValueError
+            If ``users`` is not ``"all"`` or a declared cohort.
+        """
         return _spent(self._read(), users)
 
     def remaining(self, users=EVERYONE):
-        """Budget ``users`` can still spend (for ``"all"``: what a charge on everyone may use)."""
+        """Budget ``users`` can still spend (for ``"all"``: what a charge on everyone may use).
+
+        Parameters
+        ----------
+        users : str, default="all"
+            A declared cohort, or ``"all"``.
+
+        Returns
+        -------
+        Budget
+            The totals minus :meth:`spent`, floored at zero.
+
+        Raises
+        ------
+        ValueError
+            If ``users`` is not ``"all"`` or a declared cohort.
+        """
         state = self._read()
         return _remaining(state, _spent(state, users))
 
     def to_frame(self):
-        """The entries as a pandas DataFrame indexed by entry id."""
+        """The entries as a pandas DataFrame indexed by entry id.
+
+        Returns
+        -------
+        DataFrame
+            One row per charge, oldest first, with the columns ``timestamp``, ``kind``,
+            ``users``, ``epsilon``, ``delta`` and ``description``.
+        """
         return pd.DataFrame(self.entries, columns=list(ENTRY_KEYS)).set_index("id")
 
     def __repr__(self):
@@ -530,7 +707,18 @@ class PrivacyLedger:
 
     # ------------------------------------------------------------------ writing
     def add_groups(self, *names):
-        """Declare new cohorts, pairwise disjoint from each other and from the existing ones."""
+        """Declare new cohorts, pairwise disjoint from each other and from the existing ones.
+
+        Parameters
+        ----------
+        *names : str
+            The new cohort names (non-empty, distinct, not ``"all"``).
+
+        Raises
+        ------
+        ValueError
+            If a name is invalid or already declared (no cohort is added then).
+        """
         with self._transaction() as state:
             state["groups"] = _check_groups(state["groups"] + list(names))
 
@@ -539,19 +727,29 @@ class PrivacyLedger:
 
         Parameters
         ----------
-        epsilon : float >= 0
-        delta : float in [0, 1), default=0.0
+        epsilon : float
+            The epsilon spent, a finite number >= 0.
+        delta : float, default=0.0
+            The delta spent, in [0, 1).
         kind : {"collection", "release"}, default="collection"
             ``"collection"``: local-model reports (each covered user spends ``epsilon``);
             ``"release"``: a central-model output (everyone covered spends it).
         users : str, default="all"
             ``"all"`` or a declared cohort: who is covered by the charge.
         description : str, default=""
+            What the budget is spent on (kept in the entry, for the audit).
 
         Returns
         -------
         dict
             The recorded entry (``id``, ``timestamp`` in UTC ISO 8601, and the arguments).
+
+        Raises
+        ------
+        BudgetExceededError
+            If the charge would take some person covered past a total (nothing is recorded).
+        ValueError
+            If an amount, ``kind``, ``users`` or ``description`` is invalid.
         """
         epsilon = _check_amount(epsilon, "epsilon")
         delta = _check_amount(delta, "delta", upper=1.0)
@@ -594,6 +792,26 @@ def register_ledger(name, ledger, replace=False):
     (``n_jobs > 1`` with the default backend) do not see them; use a file ledger there.
     A registered name takes precedence over a file of the same name.
 
+    Parameters
+    ----------
+    name : str
+        A non-empty name, passed as the estimators' ``ledger`` parameter.
+    ledger : PrivacyLedger
+        The ledger to share.
+    replace : bool, default=False
+        Whether a different ledger already registered under ``name`` may be replaced.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is empty, ``ledger`` is not a PrivacyLedger, or ``name`` is taken by
+        another ledger and ``replace`` is False.
+
+    See Also
+    --------
+    unregister_ledger : Forget a registered ledger.
+    resolve_ledger : The ledger an estimator's ``ledger`` parameter names.
+
     Examples
     --------
     >>> register_ledger("doctest-survey", PrivacyLedger(total_epsilon=1.0))
@@ -613,7 +831,31 @@ def register_ledger(name, ledger, replace=False):
 
 
 def unregister_ledger(name):
-    """Forget the ledger registered as ``name`` (a ValueError if there is none)."""
+    """Forget the ledger registered as ``name`` (a ValueError if there is none).
+
+    Parameters
+    ----------
+    name : str
+        The name given to :func:`register_ledger`.
+
+    Raises
+    ------
+    ValueError
+        If no ledger is registered as ``name``.
+
+    See Also
+    --------
+    register_ledger : Register a ledger by name.
+
+    Examples
+    --------
+    >>> register_ledger("doctest-pilot", PrivacyLedger(total_epsilon=1.0))
+    >>> unregister_ledger("doctest-pilot")
+    >>> resolve_ledger("doctest-pilot")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ledger 'doctest-pilot' is neither a ledger registered in this process ...
+    """
     with _REGISTRY_LOCK:
         if name not in _REGISTRY:
             raise ValueError(f"no ledger is registered as {name!r}.")
@@ -625,6 +867,39 @@ def resolve_ledger(ledger, users=EVERYONE):
 
     ``ledger`` is None, the name of a registered ledger, or the path of a ledger file;
     ``users`` (the estimator's ``ledger_users``) must be ``"all"`` or a declared group.
+
+    Parameters
+    ----------
+    ledger : str, os.PathLike or None
+        A name given to :func:`register_ledger` (looked up first) or the path of a ledger
+        file; None for no ledger.
+    users : str, default="all"
+        The group the estimator charges; it must exist in the ledger.
+
+    Returns
+    -------
+    PrivacyLedger or None
+        The registered ledger, the file ledger, or None if ``ledger`` is None.
+
+    Raises
+    ------
+    ValueError
+        If ``ledger`` is a PrivacyLedger object (not a plain value), names neither a
+        registered ledger nor an existing file, or ``users`` is not a group of it.
+
+    See Also
+    --------
+    register_ledger : Register a ledger by name.
+    charge_ledger : Charge the ledger a parameter names.
+
+    Examples
+    --------
+    >>> register_ledger("doctest-panel", PrivacyLedger(total_epsilon=3.0))
+    >>> resolve_ledger("doctest-panel").remaining()
+    Budget(epsilon=3.0, delta=0.0)
+    >>> resolve_ledger(None) is None
+    True
+    >>> unregister_ledger("doctest-panel")
     """
     if ledger is None:
         return None
@@ -652,7 +927,51 @@ def resolve_ledger(ledger, users=EVERYONE):
 
 
 def charge_ledger(ledger, epsilon, delta=0.0, *, kind, users=EVERYONE, description):
-    """Charge the ledger named by an estimator parameter (nothing if ``ledger`` is None)."""
+    """Charge the ledger named by an estimator parameter (nothing if ``ledger`` is None).
+
+    Parameters
+    ----------
+    ledger : str, os.PathLike or None
+        A registered ledger name or a ledger file path (see :func:`resolve_ledger`); None
+        charges nothing.
+    epsilon : float
+        The epsilon spent, >= 0.
+    delta : float, default=0.0
+        The delta spent, in [0, 1).
+    kind : {"collection", "release"}
+        A local-model collection or a central-model release.
+    users : str, default="all"
+        ``"all"`` or a declared cohort of the ledger.
+    description : str
+        What the budget is spent on.
+
+    Returns
+    -------
+    dict or None
+        The recorded entry (see :meth:`PrivacyLedger.charge`), or None without a ledger.
+
+    Raises
+    ------
+    BudgetExceededError
+        If the charge would exceed the ledger's totals (nothing is recorded).
+    ValueError
+        If ``ledger`` cannot be resolved or an argument is invalid.
+
+    See Also
+    --------
+    resolve_ledger : The ledger a parameter names.
+    PrivacyLedger.charge : Record a charge on a ledger object.
+
+    Examples
+    --------
+    >>> register_ledger("doctest-census", PrivacyLedger(total_epsilon=2.0))
+    >>> entry = charge_ledger("doctest-census", 0.5, kind="collection", description="wave 1")
+    >>> entry["epsilon"], resolve_ledger("doctest-census").remaining().epsilon
+    (0.5, 1.5)
+    >>> charge_ledger(None, 0.5, kind="collection", description="no ledger") is None
+    True
+    >>> unregister_ledger("doctest-census")
+    """
     resolved = resolve_ledger(ledger, users)
     if resolved is None:
         return None

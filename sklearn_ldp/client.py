@@ -1068,11 +1068,18 @@ class Randomizer:
     ----------
     kind : str
         The mechanism kind (e.g. ``"oue"``).
-    epsilon : float
+    epsilon : float or None
+        The privacy parameter of the specification (None if it has none).
     n_inputs : int
         Number of domain cells.
     columns : list of str or None
         The record columns when ``categories`` was given.
+
+    See Also
+    --------
+    sklearn_ldp.LDPEncoder.client_spec : The specification the server ships to clients.
+    sklearn_ldp.reports_from_client : Stacks the clients' reports on the server.
+    sklearn_ldp.mechanism_from_json : The server-side mechanism of the same specification.
 
     Examples
     --------
@@ -1117,7 +1124,27 @@ class Randomizer:
 
     @classmethod
     def from_json(cls, text, categories=None, seed=None):
-        """Rebuild the randomizer from the text of ``mechanism.to_json()``."""
+        """Rebuild the randomizer from the text of ``mechanism.to_json()``.
+
+        Parameters
+        ----------
+        text : str or bytes
+            The JSON specification.
+        categories : mapping column -> list, optional
+            The public categories of the server's domain, in its order.
+        seed : int, optional
+            **Tests and simulation only** (see the class description).
+
+        Returns
+        -------
+        Randomizer
+            ``Randomizer(json.loads(text), categories, seed)``.
+
+        Raises
+        ------
+        ValueError
+            If ``text`` is not valid JSON or not a specification this client supports.
+        """
         try:
             spec = json.loads(text)
         except (TypeError, ValueError) as exc:
@@ -1125,7 +1152,26 @@ class Randomizer:
         return cls(spec, categories=categories, seed=seed)
 
     def encode(self, record):
-        """The flat cell index of ``record`` (needs ``categories``)."""
+        """The flat cell index of ``record`` (needs ``categories``).
+
+        Parameters
+        ----------
+        record : dict, list or scalar
+            A dict column -> value, a list of values in column order, or a single value for
+            a one-column domain.
+
+        Returns
+        -------
+        int
+            The C-order flat index of the record's cell (first column slowest), as
+            ``Domain.encode`` computes it on the server.
+
+        Raises
+        ------
+        ValueError
+            Without ``categories``, or for a missing column, a missing value or a value that
+            is not among the categories.
+        """
         if self._categories is None:
             raise ValueError("encode needs the domain's categories: build the Randomizer with "
                              "categories=...")

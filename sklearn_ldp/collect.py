@@ -166,6 +166,13 @@ def reports_from_client(values, mechanism, domain=None, workload=None, invalid="
         of the report dtype's range, or reports that the mechanism refuses (e.g. a bucket
         outside ``[0, g)``, a level outside the tree, a Gaussian report beyond its bound).
 
+    See Also
+    --------
+    sklearn_ldp.client.Randomizer : The client that produces the reports.
+    sklearn_ldp.LDPEncoder.client_spec : The JSON specification shipped to the clients.
+    sklearn_ldp.mechanism_from_json : Rebuilds the mechanism from that specification.
+    sklearn_ldp.LDPReports : The container returned.
+
     Examples
     --------
     >>> from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse

@@ -48,6 +48,31 @@ def partition_statistic(partition, mechanism, where="partition"):
     (errors name ``where``, the row and the column); arrays are checked by the mechanism.
     This is also the function a Spark ``mapInPandas`` job runs on each partition.
 
+    Parameters
+    ----------
+    partition : ndarray or pandas.DataFrame
+        The reports of one partition: an array as ``mechanism.randomize`` returns them, or
+        a DataFrame with the columns :func:`~sklearn_ldp.io.report_columns`.
+    mechanism : Mechanism
+        The mechanism the clients ran.
+    where : str, default="partition"
+        What the partition is, for the error messages.
+
+    Returns
+    -------
+    ndarray
+        ``mechanism.aggregate`` of the partition's reports: its additive statistic.
+
+    Raises
+    ------
+    ValueError
+        If the partition holds wrong columns or invalid reports (naming ``where``).
+
+    See Also
+    --------
+    aggregate_dask : Aggregate every partition and sum the statistics.
+    sklearn_ldp.io.frame_to_reports : The check of a DataFrame partition.
+
     Examples
     --------
     >>> import pandas as pd
@@ -124,9 +149,32 @@ def aggregate_dask(collection, mechanism, domain=None, workload=None, split_ever
         of :func:`~sklearn_ldp.io.report_columns` (e.g. ``dd.read_parquet`` of files written
         by :func:`~sklearn_ldp.io.write_reports`).
     mechanism : Mechanism
-    domain, workload : optional, attached to the result.
+        The mechanism the clients ran; every partition is checked against it.
+    domain : Domain, optional
+        Attached to the result (for labelled answers).
+    workload : Workload, optional
+        Attached to the result.
     split_every : int, default=8
         Fan-in of the tree of sums.
+
+    Returns
+    -------
+    AggregatedReports
+        The statistic of all the reports, equal to the single-machine aggregate.
+
+    Raises
+    ------
+    ValueError
+        If the collection has the wrong columns or shape, a partition holds invalid
+        reports, ``split_every`` is below 2, or the total passes ``2**62`` reports.
+    ImportError
+        If dask is not installed.
+
+    See Also
+    --------
+    DaskReports : The same, computed lazily when an estimator needs it.
+    partition_statistic : The statistic of one partition.
+    sklearn_ldp.io.aggregate_files : Aggregate report files on one machine.
 
     Examples
     --------
@@ -153,8 +201,23 @@ class DaskReports(AggregatedReports):
     collection : dask.array.Array or dask.dataframe.DataFrame
         As in :func:`aggregate_dask`.
     mechanism : Mechanism
-    domain, workload : optional, as in :class:`~sklearn_ldp.reports.LDPReports`.
+        The mechanism the clients ran.
+    domain : Domain, optional
+        The public domain the user types index into (for labelled answers).
+    workload : Workload, optional
+        The workload the strategy was built for; estimators use it when given none.
     split_every : int, default=8
+        Fan-in of the tree of sums.
+
+    Attributes
+    ----------
+    statistic : ndarray
+        The aggregate of all the reports, computed on first access.
+
+    See Also
+    --------
+    aggregate_dask : Aggregate now.
+    sklearn_ldp.AggregatedReports : The base class.
 
     Examples
     --------
@@ -182,6 +245,7 @@ class DaskReports(AggregatedReports):
 
     @property
     def statistic(self):
+        """The aggregate of the reports (ndarray), computed on the cluster on first access."""
         if self._statistic is None:
             self._statistic = check_statistic(self._lazy.compute(), self.mechanism)
         return self._statistic
@@ -192,7 +256,13 @@ class DaskReports(AggregatedReports):
         self._statistic = None
 
     def compute(self):
-        """An AggregatedReports holding the computed statistic."""
+        """An AggregatedReports holding the computed statistic.
+
+        Returns
+        -------
+        AggregatedReports
+            The statistic (computed now if it was not yet), mechanism, domain and workload.
+        """
         return AggregatedReports(self.statistic, self.mechanism, self.domain, self.workload)
 
     def __repr__(self):

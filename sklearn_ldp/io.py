@@ -139,6 +139,22 @@ def _import_pyarrow():
 def report_columns(mechanism):
     """Column names of ``mechanism``'s reports in files and DataFrames (see module docstring).
 
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism whose reports are stored.
+
+    Returns
+    -------
+    list of str
+        ``["report"]`` for one integer per user, else ``["report_0", ..., "report_{w-1}"]``
+        for a row of ``w`` values per user.
+
+    See Also
+    --------
+    reports_frame : Reports as a DataFrame with these columns.
+    write_reports : Reports to a CSV or Parquet file with these columns.
+
     Examples
     --------
     >>> from sklearn_ldp.selection import baseline_mechanism
@@ -184,6 +200,7 @@ def reports_frame(reports, attrs=True):
     Parameters
     ----------
     reports : LDPReports
+        The reports to convert.
     attrs : bool, default=True
         Store the mechanism's JSON specification (and the domain and workload when they can
         be written as JSON) in ``DataFrame.attrs``, so that :func:`reports_from_frame` and
@@ -196,6 +213,12 @@ def reports_frame(reports, attrs=True):
     -------
     pandas.DataFrame
         One row per report, columns :func:`report_columns`.
+
+    See Also
+    --------
+    reports_from_frame : The reverse conversion.
+    report_columns : The column names.
+    sklearn_ldp.distributed.aggregate_dask : Aggregates such frames on a Dask cluster.
 
     Examples
     --------
@@ -256,6 +279,7 @@ def reports_from_frame(frame, mechanism=None, domain=None, workload=None):
     Returns
     -------
     LDPReports
+        The reports of every row, in order, with their mechanism, domain and workload.
 
     Raises
     ------
@@ -263,6 +287,11 @@ def reports_from_frame(frame, mechanism=None, domain=None, workload=None):
         No mechanism (neither ``mechanism=`` nor in ``attrs``), a different mechanism in
         ``attrs``, wrong columns, or values that are not reports of the mechanism (naming
         the row and column).
+
+    See Also
+    --------
+    reports_frame : The reverse conversion.
+    frame_to_reports : Only the checked report array.
 
     Examples
     --------
@@ -394,6 +423,33 @@ def frame_to_reports(frame, mechanism, where="DataFrame", first_row=0):
     ``first_row``) and the column. Used for every chunk of a file and every partition of a
     Dask or Spark DataFrame.
 
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Exactly the columns :func:`report_columns` of ``mechanism`` (in any order).
+    mechanism : Mechanism
+        The mechanism the reports must come from.
+    where : str, default="DataFrame"
+        What the frame is (a file name, a partition), for the error messages.
+    first_row : int, default=0
+        The number of rows before this frame in its source, for the error messages.
+
+    Returns
+    -------
+    ndarray
+        The reports as ``mechanism.randomize`` returns them: shape ``(n_rows,)`` or
+        ``(n_rows, w)``, of the mechanism's report dtype.
+
+    Raises
+    ------
+    ValueError
+        For wrong columns, values that are not reports of the mechanism.
+
+    See Also
+    --------
+    reports_from_frame : The same, wrapped as LDPReports.
+    sklearn_ldp.distributed.partition_statistic : Aggregates one partition.
+
     Examples
     --------
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
@@ -518,6 +574,16 @@ class ReportWriter:
     format : {"csv", "parquet"}, optional
         Default: from the file name.
 
+    Attributes
+    ----------
+    n_reports : int
+        The number of reports written so far.
+
+    See Also
+    --------
+    write_reports : Write LDPReports to one file at once.
+    aggregate_files : Aggregate the files written.
+
     Examples
     --------
     >>> import os, tempfile
@@ -581,7 +647,20 @@ class ReportWriter:
         self._file.write(data)
 
     def write(self, reports):
-        """Append reports (LDPReports of this mechanism, or a report array)."""
+        """Append reports (LDPReports of this mechanism, or a report array).
+
+        Parameters
+        ----------
+        reports : LDPReports or ndarray
+            Reports of the writer's mechanism (an array as ``mechanism.randomize``
+            returns it); they are checked before anything is written.
+
+        Raises
+        ------
+        ValueError
+            If the writer is closed, or the reports come from another mechanism or are not
+            valid reports of it.
+        """
         if self._closed:
             raise ValueError(f"{self.path}: the writer is closed.")
         if isinstance(reports, LDPReports):
@@ -675,6 +754,29 @@ def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
     """Write LDPReports to one CSV or Parquet file (see the module docstring for the columns).
 
     Atomic, with a checksum (see :class:`ReportWriter`).
+
+    Parameters
+    ----------
+    reports : LDPReports
+        The reports to write (with the mechanism's specification).
+    path : str or path-like
+        ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` (or give ``format``); an existing
+        file is replaced.
+    format : {"csv", "parquet"}, optional
+        Default: from the file name.
+    chunk_size : int, default=2**20
+        Reports converted and written at once (bounds the memory of the conversion).
+
+    Raises
+    ------
+    ValueError
+        If ``reports`` is not LDPReports or the file type is unknown.
+
+    See Also
+    --------
+    read_reports : Read small files back into memory.
+    aggregate_files : Aggregate many files in bounded memory.
+    ReportWriter : Write a file chunk by chunk.
 
     Examples
     --------
@@ -1051,6 +1153,32 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
     checksum is verified completely before its first chunk is yielded (see the module
     docstring).
 
+    Parameters
+    ----------
+    source : str, path-like or list of them
+        A file, a directory, a glob pattern or a list of files, as in
+        :func:`aggregate_files`.
+    mechanism : Mechanism, optional
+        The mechanism the clients ran. Default: the one in the files' specification. Every
+        file that carries a specification must match it.
+    chunk_size : int, default=2**20
+        Most reports per chunk (a chunk never spans two files).
+
+    Yields
+    ------
+    ndarray
+        The reports of the next chunk, as ``mechanism.randomize`` returns them.
+
+    Raises
+    ------
+    ValueError
+        As :func:`aggregate_files`, naming the file, row and column.
+
+    See Also
+    --------
+    aggregate_files : Aggregate the chunks.
+    read_reports : All reports at once.
+
     Examples
     --------
     >>> import os, tempfile
@@ -1069,8 +1197,50 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
 def read_reports(source, mechanism=None, domain=None, workload=None):
     """All reports of the files at ``source`` in memory, as LDPReports (for small files).
 
-    Use :func:`aggregate_files` for large ones: it never holds more than one chunk. See
-    :func:`write_reports` for an example.
+    Use :func:`aggregate_files` for large ones: it never holds more than one chunk.
+
+    Parameters
+    ----------
+    source : str, path-like or list of them
+        A file, a directory, a glob pattern or a list of files, as in
+        :func:`aggregate_files`.
+    mechanism : Mechanism, optional
+        The mechanism the clients ran. Default: the one in the files' specification. Every
+        file that carries a specification must match it.
+    domain : Domain, optional
+        Attached to the result (for labelled answers).
+    workload : Workload, optional
+        Attached to the result.
+
+    Returns
+    -------
+    LDPReports
+        The reports of every file, in order.
+
+    Raises
+    ------
+    ValueError
+        As :func:`aggregate_files`, naming the file, row and column.
+
+    Warns
+    -----
+    UnverifiedFileWarning
+        For each file written by an earlier sklearn_ldp (a spec, no checksum).
+
+    See Also
+    --------
+    write_reports : Write reports to a file.
+    aggregate_files : Aggregate large files in bounded memory.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> path = os.path.join(tempfile.mkdtemp(), "reports.parquet")
+    >>> write_reports(LDPReports(np.array([2, 0, 1]), RandomizedResponse(3, 1.0)), path)
+    >>> reports = read_reports(path)
+    >>> reports.reports.tolist(), reports.mechanism
+    ([2, 0, 1], RandomizedResponse(n_inputs=3, epsilon=1.0))
     """
     files, mechanism = _open_files(source, mechanism)
     parts = [_checked(mechanism, array, file.path, first_row)
@@ -1148,6 +1318,7 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     Returns
     -------
     AggregatedReports
+        The statistic of all the reports, with the mechanism, domain and workload.
 
     Raises
     ------
@@ -1164,6 +1335,13 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     -----
     UnverifiedFileWarning
         For each file written by an earlier sklearn_ldp (a spec, no checksum).
+
+    See Also
+    --------
+    write_reports : Write the report files.
+    iter_report_chunks : The checked chunks themselves.
+    sklearn_ldp.AggregatedReports.merge : Merge aggregates of disjoint shards.
+    sklearn_ldp.distributed.aggregate_dask : The same on a Dask cluster.
 
     Examples
     --------

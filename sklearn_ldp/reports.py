@@ -408,6 +408,13 @@ class LDPReports:
         :meth:`concat`; a selection of rows (``reports[a:b]``) has 0, since the dropped
         reports belong to no row (fit the whole batch to count them once).
 
+    See Also
+    --------
+    AggregatedReports : The sufficient statistic of many reports (mergeable).
+    sklearn_ldp.LDPEncoder.transform : Privatizes a DataFrame into LDPReports.
+    sklearn_ldp.reports_from_client : Wraps and validates the reports of real clients.
+    sklearn_ldp.io.write_reports : Writes reports to Parquet or CSV files.
+
     Examples
     --------
     >>> import numpy as np
@@ -439,6 +446,7 @@ class LDPReports:
 
     @property
     def shape(self):
+        """The shape of the reports array: ``(n_users,)`` or ``(n_users, width)`` (tuple)."""
         return self.reports.shape
 
     def __getitem__(self, key):
@@ -452,6 +460,12 @@ class LDPReports:
 
     def aggregate(self):
         """The reports' sufficient statistic as :class:`AggregatedReports` (mergeable).
+
+        Returns
+        -------
+        AggregatedReports
+            ``mechanism.aggregate(reports)`` with the same mechanism, domain and workload
+            (``n_invalid`` is not kept).
 
         Examples
         --------
@@ -468,6 +482,11 @@ class LDPReports:
 
         A compressed ``.npz`` file without pickled objects (safe to load from others);
         :meth:`load` rebuilds equal reports.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (overwritten if it exists; no suffix is added).
 
         Examples
         --------
@@ -491,6 +510,21 @@ class LDPReports:
         caps of :mod:`sklearn_ldp._limits`, reports the mechanism refuses. A file saved by an
         earlier version (no checksum) loads with an
         :class:`~sklearn_ldp._limits.UnverifiedFileWarning`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save`.
+
+        Returns
+        -------
+        LDPReports
+            The reports with their mechanism, domain, workload and ``n_invalid``.
+
+        Raises
+        ------
+        ValueError
+            If the file cannot be read or verified (the message names the file).
         """
         reports, mechanism, domain, workload, n_invalid = _load_npz(path, "LDPReports",
                                                                     "reports")
@@ -501,7 +535,24 @@ class LDPReports:
 
     @classmethod
     def concat(cls, parts):
-        """Concatenate reports produced by the same mechanism (else a ValueError)."""
+        """Concatenate reports produced by the same mechanism (else a ValueError).
+
+        Parameters
+        ----------
+        parts : iterable of LDPReports
+            At least one; all from equal mechanisms.
+
+        Returns
+        -------
+        LDPReports
+            The rows of every part in order, with the first part's domain and workload and
+            the sum of their ``n_invalid``.
+
+        Raises
+        ------
+        ValueError
+            If ``parts`` is empty or the mechanisms differ.
+        """
         parts = list(parts)
         if not parts:
             raise ValueError("concat needs at least one LDPReports.")
@@ -541,7 +592,18 @@ class AggregatedReports:
         :func:`check_statistic`: a statistic that no set of reports can produce (negative or
         float counts, inconsistent totals, more than ``2**62`` reports) is a ValueError.
     mechanism : Mechanism
-    domain, workload : optional, as in :class:`LDPReports`.
+        The mechanism that produced the reports.
+    domain : Domain, optional
+        The public domain the user types index into (for labelled answers).
+    workload : Workload, optional
+        The workload the strategy was built for; estimators use it when given none.
+
+    See Also
+    --------
+    LDPReports : The reports themselves.
+    sklearn_ldp.LDPEncoder.simulate : Draws an aggregate without one report per user.
+    sklearn_ldp.io.aggregate_files : Aggregates report files chunk by chunk.
+    sklearn_ldp.distributed.aggregate_dask : Aggregates reports on a Dask cluster.
 
     Examples
     --------
@@ -584,6 +646,21 @@ class AggregatedReports:
         one are kept. Every part's statistic is validated again (:func:`check_statistic`),
         and a sum that would pass ``2**62`` reports is a ValueError, never an int64
         wraparound (:func:`sum_statistics`).
+
+        Parameters
+        ----------
+        parts : iterable of AggregatedReports
+            At least one aggregate, all of the same mechanism.
+
+        Returns
+        -------
+        AggregatedReports
+            The aggregate of all the parts' reports.
+
+        Raises
+        ------
+        ValueError
+            If ``parts`` is empty, holds something else, or mixes mechanisms or domains.
 
         Examples
         --------
@@ -635,6 +712,11 @@ class AggregatedReports:
         A compressed ``.npz`` file without pickled objects, with a SHA-256 checksum of its
         content; :meth:`load` reads it back.
 
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (overwritten if it exists; no suffix is added).
+
         Examples
         --------
         >>> import os, tempfile
@@ -658,6 +740,21 @@ class AggregatedReports:
         (wrong shape or type, negative counts, inconsistent totals). A file saved by an
         earlier version (no checksum) loads with an
         :class:`~sklearn_ldp._limits.UnverifiedFileWarning`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save`.
+
+        Returns
+        -------
+        AggregatedReports
+            The statistic with its mechanism, domain and workload.
+
+        Raises
+        ------
+        ValueError
+            If the file cannot be read or verified (the message names the file).
         """
         statistic, mechanism, domain, workload, _ = _load_npz(path, "AggregatedReports",
                                                               "statistic")

@@ -131,11 +131,21 @@ class Workload:
 
     Attributes
     ----------
-    shape : tuple (p, n)
+    shape : tuple of int
+        ``(p, n)``: the number of queries and of domain cells.
     labels : pandas Index of str
         The query labels (computed on first use).
     domain : Domain or None
+        The domain of the queries, if one was given.
     name : str
+        The name of the workload family.
+
+    See Also
+    --------
+    as_workload : Coerce a matrix or a workload to a Workload.
+    custom : Build a workload from an explicit query matrix.
+    histogram, prefix, all_range, ranges, marginals : Structured workload builders.
+    sklearn_ldp.domain.Domain : The domain whose cells the queries count.
 
     Examples
     --------
@@ -260,6 +270,23 @@ class Workload:
     def matvec(self, x):
         """The answers ``W x`` for a data vector ``(n,)`` or a block ``(n, k)``.
 
+        Parameters
+        ----------
+        x : array-like of shape (n_cells,) or (n_cells, k)
+            A data vector (counts or fractions per domain cell, in flat-index order), or
+            ``k`` of them as columns.
+
+        Returns
+        -------
+        ndarray of shape (n_queries,) or (n_queries, k)
+            The query answers, one row per query (and one column per data vector).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` does not have ``n_cells`` rows, or if the answers would hold more than
+            ``MAX_QUERY_ENTRIES`` values.
+
         Examples
         --------
         >>> prefix(4).matvec([1, 2, 3, 4])
@@ -271,7 +298,23 @@ class Workload:
         return result[:, 0] if vector else result
 
     def rmatvec(self, y):
-        """``W^T y`` for a vector ``(p,)`` or a block ``(p, k)``."""
+        """``W^T y`` for a vector ``(p,)`` or a block ``(p, k)``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_queries,) or (n_queries, k)
+            One value per query (or ``k`` columns of them).
+
+        Returns
+        -------
+        ndarray of shape (n_cells,) or (n_cells, k)
+            The transposed product, one row per domain cell.
+
+        Examples
+        --------
+        >>> prefix(3).rmatvec([1, 1, 1])
+        array([3., 2., 1.])
+        """
         Y, vector = _gram._as_columns(y, self.n_queries)
         result = self._rmatvec(Y)
         return result[:, 0] if vector else result
@@ -281,6 +324,16 @@ class Workload:
 
     def gram(self):
         """``W^T W`` as a :class:`~sklearn_ldp._gram.Gram` operator (computed once).
+
+        Closed forms are used where they are known (identity, prefix, all-range, intervals,
+        Kronecker products and weighted sums of them); an explicit matrix gets a dense Gram
+        while ``n x n`` stays small.
+
+        Returns
+        -------
+        Gram
+            An ``n x n`` symmetric operator (``matvec``, ``diagonal``, ``toarray``...); the
+            same object on every call.
 
         Examples
         --------
@@ -302,13 +355,44 @@ class Workload:
         return _gram.WorkloadGram(self)
 
     def column_sq_norms(self):
-        """``diag(W^T W)``: the squared norm of each column (one per cell)."""
+        """``diag(W^T W)``: the squared norm of each column (one per cell).
+
+        Returns
+        -------
+        ndarray of shape (n_cells,)
+            ``sum_i W[i, u]^2`` for each cell ``u``.
+
+        Examples
+        --------
+        >>> prefix(3).column_sq_norms()
+        array([3., 2., 1.])
+        """
         if scipy.sparse.issparse(self._matrix):
             return np.asarray(self._matrix.multiply(self._matrix).sum(axis=0)).ravel()
         return np.einsum("ij,ij->j", self._matrix, self._matrix)
 
     def query_stats(self):
-        """Per-query ``sq_norms``, ``sums``, ``mins`` and ``maxs`` (a :class:`QueryStats`)."""
+        """Per-query ``sq_norms``, ``sums``, ``mins`` and ``maxs`` (a :class:`QueryStats`).
+
+        These are what the frequency oracles' per-query variances need.
+
+        Returns
+        -------
+        QueryStats
+            Arrays of length ``n_queries``: ``sq_norms`` (``||w_i||^2``), ``sums``
+            (``w_i . 1``), ``mins`` and ``maxs`` (the extreme entries of each row).
+
+        Raises
+        ------
+        ValueError
+            If the statistics would hold more than ``MAX_QUERY_ENTRIES`` values.
+
+        Examples
+        --------
+        >>> stats = prefix(3).query_stats()
+        >>> stats.sq_norms, stats.mins
+        (array([1., 2., 3.]), array([0., 0., 1.]))
+        """
         _check_query_entries(self.n_queries, 4, "The per-query statistics", self.name)
         return self._query_stats()
 
@@ -325,11 +409,33 @@ class Workload:
 
     def intervals(self):
         """``(lo, hi)`` int64 arrays if every query is a 0/1 interval of the flat order, else
-        None (range mechanisms answer and score such workloads in ``O(log n)`` a query)."""
+        None (range mechanisms answer and score such workloads in ``O(log n)`` a query).
+
+        Returns
+        -------
+        tuple of (ndarray of shape (n_queries,), ndarray of shape (n_queries,)) or None
+            The first and last cell (inclusive) of each query, or None when the workload is
+            not known to be a list of intervals (an explicit matrix is never inspected).
+
+        Examples
+        --------
+        >>> ranges(5, [(0, 1), (2, 4)]).intervals()
+        (array([0, 2]), array([1, 4]))
+        """
         return None
 
     def toarray(self):
         """The dense ``p x n`` matrix, refused past ``2**27`` entries.
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_cells)
+            A new float array (changing it does not change the workload).
+
+        Raises
+        ------
+        ValueError
+            If the matrix would have more than ``2**27`` entries.
 
         Examples
         --------
@@ -350,7 +456,25 @@ class Workload:
 
     def row_blocks(self, max_entries=2**22):
         """Iterate ``(rows, dense block)`` over consecutive row slices of about
-        ``max_entries`` entries each (for computations that need the rows themselves)."""
+        ``max_entries`` entries each (for computations that need the rows themselves).
+
+        Parameters
+        ----------
+        max_entries : int, default=2**22
+            The number of matrix entries per block (at least one row per block).
+
+        Yields
+        ------
+        rows : slice
+            The query rows of the block.
+        block : ndarray of shape (rows.stop - rows.start, n_cells)
+            Those rows of the matrix, dense.
+
+        Examples
+        --------
+        >>> [rows for rows, block in prefix(4).row_blocks(max_entries=8)]
+        [slice(0, 2, None), slice(2, 4, None)]
+        """
         size = max(1, max_entries // self.n_cells)
         for start in range(0, self.n_queries, size):
             rows = slice(start, min(start + size, self.n_queries))
@@ -362,13 +486,35 @@ class Workload:
         return block.toarray() if scipy.sparse.issparse(block) else np.array(block)
 
     def aslinearoperator(self):
-        """The workload as a :class:`scipy.sparse.linalg.LinearOperator`."""
+        """The workload as a :class:`scipy.sparse.linalg.LinearOperator`.
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator
+            A ``p x n`` float operator whose products call :meth:`matvec` and
+            :meth:`rmatvec` (no dense matrix is formed).
+
+        Examples
+        --------
+        >>> prefix(3).aslinearoperator().matvec([1.0, 1.0, 1.0])
+        array([1., 2., 3.])
+        """
         return scipy.sparse.linalg.LinearOperator(
             self.shape, matvec=self.matvec, rmatvec=self.rmatvec, matmat=self.matvec,
             rmatmat=self.rmatvec, dtype=float)
 
     def check_width(self, n_cells):
         """Raise a ValueError unless the workload has ``n_cells`` columns.
+
+        Parameters
+        ----------
+        n_cells : int
+            The number of cells of the domain the workload is used with.
+
+        Raises
+        ------
+        ValueError
+            If the workload's number of columns differs from ``n_cells``.
 
         Examples
         --------
@@ -383,7 +529,21 @@ class Workload:
     # ------------------------------------------------------------------ serialization
     def to_spec(self):
         """``(spec, arrays)``: a JSON-able description and the arrays it refers to, from
-        which :func:`workload_from_spec` rebuilds the workload (no pickles)."""
+        which :func:`workload_from_spec` rebuilds the workload (no pickles).
+
+        Returns
+        -------
+        spec : dict
+            JSON-able: the workload's kind, sizes and name (and those of its parts).
+        arrays : dict of str to ndarray
+            The arrays the spec refers to (matrix entries, interval bounds, custom labels);
+            empty for the closed-form kinds.
+
+        Examples
+        --------
+        >>> prefix(3).to_spec()
+        ({'kind': 'prefix', 'n': 3, 'name': 'prefix'}, {})
+        """
         spec, arrays = self._spec()
         spec["name"] = self.name
         if self._labels_are_custom():
@@ -414,7 +574,31 @@ class Workload:
 
 
 class MatrixWorkload(Workload):
-    """An explicit query matrix (dense or sparse): the same as ``Workload(matrix, ...)``."""
+    """An explicit query matrix (dense or sparse): the same as ``Workload(matrix, ...)``.
+
+    Parameters
+    ----------
+    matrix : array-like or scipy sparse matrix of shape (p, n)
+        One row per query, one column per domain cell (flat-index order). A 1-D array is one
+        query. Must be finite. Sparse input stays sparse.
+    labels : sequence of str, optional
+        One unique label per query. Default ``"q0", ..., "q{p-1}"``.
+    domain : Domain, mapping or int, optional
+        The domain the queries range over; ``n`` must equal its number of cells.
+    name : str, default="custom"
+        A short name of the workload family.
+
+    See Also
+    --------
+    custom : The builder of explicit workloads.
+    Workload : The base class, which accepts the same arguments.
+
+    Examples
+    --------
+    >>> W = MatrixWorkload([[1, 0, 1]], labels=["odd cells"])
+    >>> W @ [1, 2, 3]
+    array([4.])
+    """
 
 
 # ---------------------------------------------------------------------- structured classes
@@ -454,7 +638,29 @@ def _single_column_values(domain):
 
 
 class Identity(_Structured):
-    """The histogram: one count per cell (``I``, ``n x n``)."""
+    """The histogram: one count per cell (``I``, ``n x n``).
+
+    Parameters
+    ----------
+    n : int
+        The number of domain cells.
+    domain : Domain, mapping or int, optional
+        The domain (its size must be ``n``); the labels are its cell labels.
+    name : str, default="histogram"
+        A short name of the workload family.
+
+    See Also
+    --------
+    histogram : The builder of this workload from a domain.
+
+    Examples
+    --------
+    >>> W = Identity(3)
+    >>> W @ [5, 6, 7]
+    array([5., 6., 7.])
+    >>> W.labels.tolist()
+    ['x=0', 'x=1', 'x=2']
+    """
 
     def __init__(self, n, domain=None, name="histogram"):
         self._setup(n, n, domain, name)
@@ -489,7 +695,26 @@ class Identity(_Structured):
 
 
 class Total(_Structured):
-    """One query: the number of users (a row of ones)."""
+    """One query: the number of users (a row of ones).
+
+    Parameters
+    ----------
+    n : int
+        The number of domain cells.
+    domain : Domain, mapping or int, optional
+        The domain (its size must be ``n``).
+    name : str, default="total"
+        A short name of the workload family.
+
+    See Also
+    --------
+    total : The builder of this workload from a domain.
+
+    Examples
+    --------
+    >>> Total(3) @ [1, 2, 3]
+    array([6.])
+    """
 
     def __init__(self, n, domain=None, name="total"):
         self._setup(1, n, domain, name)
@@ -520,7 +745,29 @@ class Total(_Structured):
 
 
 class Prefix(_Structured):
-    """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` (lower-triangular ones)."""
+    """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` (lower-triangular ones).
+
+    Parameters
+    ----------
+    n : int
+        The number of domain cells.
+    domain : Domain, mapping or int, optional
+        The domain (its size must be ``n``); a one-column domain labels the queries with
+        its categories.
+    name : str, default="prefix"
+        A short name of the workload family.
+
+    See Also
+    --------
+    prefix : The builder of this workload from a domain.
+
+    Examples
+    --------
+    >>> Prefix(3).toarray()
+    array([[1., 0., 0.],
+           [1., 1., 0.],
+           [1., 1., 1.]])
+    """
 
     def __init__(self, n, domain=None, name="prefix"):
         self._setup(n, n, domain, name)
@@ -589,7 +836,36 @@ class _IntervalFamily(_Structured):
 
 class Intervals(_IntervalFamily):
     """Chosen closed intervals ``[lo_i, hi_i]`` of the flat order, answered by differences of
-    one cumulative sum (``O(p + n)``)."""
+    one cumulative sum (``O(p + n)``).
+
+    Parameters
+    ----------
+    n : int
+        The number of domain cells.
+    lo, hi : array-like of int
+        The first and last cell (inclusive, flat indices) of each query, with
+        ``0 <= lo <= hi < n``; one entry per query each.
+    domain : Domain, mapping or int, optional
+        The domain (its size must be ``n``).
+    name : str, default="ranges"
+        A short name of the workload family.
+    labels : sequence of str, optional
+        One unique label per query; default from the category values (one-column domain)
+        or the flat indices.
+
+    See Also
+    --------
+    ranges : The builder of this workload from a domain and category bounds.
+    AllRange : Every interval of the domain.
+
+    Examples
+    --------
+    >>> W = Intervals(5, lo=[0, 2], hi=[1, 4])
+    >>> W.labels.tolist()
+    ['x in [0, 1]', 'x in [2, 4]']
+    >>> W @ [1, 2, 3, 4, 5]
+    array([ 3., 12.])
+    """
 
     def __init__(self, n, lo, hi, domain=None, name="ranges", labels=None):
         lo = np.asarray(lo, dtype=np.int64).ravel()
@@ -642,7 +918,30 @@ class Intervals(_IntervalFamily):
 
 class AllRange(_IntervalFamily):
     """All ``n (n + 1) / 2`` intervals ``[i, j]``, ordered by ``i`` then ``j``; never listed
-    unless asked (its Gram ``(min(i, j) + 1) (n - max(i, j))`` is a closed form)."""
+    unless asked (its Gram ``(min(i, j) + 1) (n - max(i, j))`` is a closed form).
+
+    Parameters
+    ----------
+    n : int
+        The number of domain cells.
+    domain : Domain, mapping or int, optional
+        The domain (its size must be ``n``).
+    name : str, default="all_range"
+        A short name of the workload family.
+
+    See Also
+    --------
+    all_range : The builder of this workload from a domain.
+    Intervals : Chosen intervals only.
+
+    Examples
+    --------
+    >>> W = AllRange(3)
+    >>> W.n_queries
+    6
+    >>> W @ [1, 2, 3]
+    array([1., 3., 6., 2., 5., 3.])
+    """
 
     def __init__(self, n, domain=None, name="all_range"):
         n = check_positive_int(n, "n")
@@ -683,6 +982,26 @@ class Kron(_Structured):
 
     Answers by reshaping the data vector to the domain shape and applying each factor along
     its axis; the Gram is the Kronecker product of the factors' Grams.
+
+    Parameters
+    ----------
+    factors : sequence of Workload or array-like
+        One workload per domain column, over that column's cells.
+    domain : Domain, mapping or int, optional
+        The product domain (its size must be the product of the factors' widths).
+    name : str, default="kron"
+        A short name of the workload family.
+
+    See Also
+    --------
+    kron : The builder of this workload.
+    marginals : Kronecker products of identities and totals.
+
+    Examples
+    --------
+    >>> W = Kron([Identity(2), Total(3)])
+    >>> W @ [1, 2, 3, 4, 5, 6]
+    array([ 6., 15.])
     """
 
     def __init__(self, factors, domain=None, name="kron"):
@@ -761,6 +1080,29 @@ class Stack(_Structured):
 
     The Gram is ``sum_k w_k^2 G_k``, so a weighted union tells an optimizer or a selection
     which queries matter more.
+
+    Parameters
+    ----------
+    blocks : sequence of Workload or array-like
+        Workloads with the same number of cells.
+    weights : array-like of float, optional
+        A finite positive weight per workload (default 1): its rows are multiplied by it.
+    domain : Domain, mapping or int, optional
+        The common domain.
+    name : str, default="stack"
+        A short name of the workload family.
+
+    See Also
+    --------
+    stack : The builder of this workload (it also checks the labels for repeats).
+
+    Examples
+    --------
+    >>> W = Stack([Total(3), Identity(3)], weights=[2, 1])
+    >>> W.labels.tolist()
+    ['total', 'x=0', 'x=1', 'x=2']
+    >>> W @ [1, 2, 3]
+    array([12.,  1.,  2.,  3.])
     """
 
     def __init__(self, blocks, weights=None, domain=None, name="stack"):
@@ -838,7 +1180,33 @@ def _check_same_width(blocks):
 
 class Parity(_Structured):
     """Parity queries ``(-1)^popcount(mask & u)`` over the ``d`` bits of the flat index,
-    answered by one fast Walsh-Hadamard transform (``O(n log n)``)."""
+    answered by one fast Walsh-Hadamard transform (``O(n log n)``).
+
+    Parameters
+    ----------
+    n : int
+        The number of domain cells, ``2**d``.
+    masks : array-like of int
+        One bit mask per query, in ``[1, n)``: the attributes whose parity it takes.
+    bit_names : sequence of str
+        The ``d`` attribute names, most significant bit first (used in the labels).
+    domain : Domain, mapping or int, optional
+        The domain (its size must be ``n``).
+    name : str, default="parity"
+        A short name of the workload family.
+
+    See Also
+    --------
+    parity : The builder of this workload from a binary domain.
+
+    Examples
+    --------
+    >>> W = Parity(4, masks=[2, 1, 3], bit_names=["a", "b"])
+    >>> W.labels.tolist()
+    ['parity(a)', 'parity(b)', 'parity(a, b)']
+    >>> W @ [1, 0, 0, 0]
+    array([1., 1., 1.])
+    """
 
     def __init__(self, n, masks, bit_names, domain=None, name="parity"):
         self.masks = np.asarray(masks, dtype=np.int64)
@@ -885,6 +1253,16 @@ def as_workload(obj, domain=None):
     Returns
     -------
     Workload
+        ``obj`` itself if it is a Workload, else a custom workload wrapping the matrix.
+
+    Raises
+    ------
+    ValueError
+        If ``obj`` is not numeric, not 1-D or 2-D, or of the wrong width for ``domain``.
+
+    See Also
+    --------
+    custom : Build a labelled workload from an explicit matrix.
 
     Examples
     --------
@@ -939,6 +1317,12 @@ def stack(workloads, name=None, weights=None):
     Returns
     -------
     Workload
+        A :class:`Stack`: the rows of every workload, one workload after another.
+
+    See Also
+    --------
+    Stack : The class of the result.
+    kron : The Kronecker product of workloads.
 
     Examples
     --------
@@ -967,10 +1351,19 @@ def kron(factors, domain=None, name="kron"):
         One workload per domain column, over that column's categories.
     domain : Domain, mapping or int, optional
         The product domain (its shape must match the factors' widths).
+    name : str, default="kron"
+        A short name of the workload family.
 
     Returns
     -------
     Workload
+        A :class:`Kron` of ``prod(p_i)`` queries over ``prod(n_i)`` cells.
+
+    See Also
+    --------
+    Kron : The class of the result.
+    stack : The union of workloads.
+    marginals : Kronecker products of identities and totals, one per attribute subset.
 
     Examples
     --------
@@ -1069,11 +1462,18 @@ def histogram(domain):
     Parameters
     ----------
     domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
 
     Returns
     -------
     Workload
         ``n x n`` identity (never stored), labelled by :meth:`Domain.cell_labels`.
+
+    See Also
+    --------
+    marginals : Counts over attribute subsets.
+    total : The number of users.
 
     Examples
     --------
@@ -1088,6 +1488,22 @@ def histogram(domain):
 
 def total(domain):
     """One query: the number of users (a row of ones).
+
+    Parameters
+    ----------
+    domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
+
+    Returns
+    -------
+    Workload
+        A ``1 x n`` row of ones labelled ``"total"``.
+
+    See Also
+    --------
+    histogram : One count per cell.
+    marginals : With ``k=0``, the total as a marginal.
 
     Examples
     --------
@@ -1104,12 +1520,19 @@ def prefix(domain):
     Parameters
     ----------
     domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
 
     Returns
     -------
     Workload
         Lower-triangular ones, ``n x n``, answered by a cumulative sum. Labels
         ``"age <= 30-50"`` for a single column, ``"cells[0..i]"`` otherwise.
+
+    See Also
+    --------
+    all_range : Every interval of the flat order.
+    ranges : Chosen intervals.
 
     Examples
     --------
@@ -1129,6 +1552,8 @@ def all_range(domain):
     Parameters
     ----------
     domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
 
     Returns
     -------
@@ -1136,6 +1561,12 @@ def all_range(domain):
         ``n(n+1)/2`` rows ordered by ``i`` then ``j``, never listed unless asked (its Gram is
         a closed form). Labels ``"age in [<30, 30-50]"`` for a single column,
         ``"cells[i..j]"`` (flat indices) otherwise.
+
+    See Also
+    --------
+    ranges : Chosen intervals only.
+    prefix : The intervals that start at the first cell.
+    range_marginals : All ranges of each attribute, crossed.
 
     Examples
     --------
@@ -1155,6 +1586,8 @@ def ranges(domain, intervals):
     Parameters
     ----------
     domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
     intervals : sequence of (lo, hi)
         Closed intervals. For a single-column domain, ``lo`` and ``hi`` are category values;
         otherwise integer flat indices. ``lo`` must not come after ``hi``.
@@ -1162,6 +1595,13 @@ def ranges(domain, intervals):
     Returns
     -------
     Workload
+        An :class:`Intervals` workload, one 0/1 row per interval, answered by differences
+        of one cumulative sum.
+
+    See Also
+    --------
+    all_range : Every interval.
+    prefix : The intervals that start at the first cell.
 
     Examples
     --------
@@ -1214,6 +1654,8 @@ def marginals(domain, k=None, attributes=None):
     Parameters
     ----------
     domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
     k : int, optional
         All subsets of ``k`` columns (``itertools.combinations`` order); ``k=0`` is the total.
     attributes : sequence of (tuple of str or str), optional
@@ -1226,6 +1668,12 @@ def marginals(domain, k=None, attributes=None):
         For each subset S, the Kronecker product over the domain columns of the identity
         (column in S) or a row of ones (column not in S), answered by reshaping and summing.
         Labels ``"age=<30 & smoker=no"``, ``"total"`` for the empty subset.
+
+    See Also
+    --------
+    range_marginals : Ranges of each attribute instead of single values.
+    histogram : The marginal over all columns.
+    sklearn_ldp.MarginalEstimator : Estimates marginals from LDP reports.
 
     Examples
     --------
@@ -1252,6 +1700,8 @@ def range_marginals(domain, k=None, attributes=None):
     Parameters
     ----------
     domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
     k : int, optional
         All subsets of ``k`` columns. Default 1 when ``attributes`` is not given.
     attributes : sequence of (tuple of str or str), optional
@@ -1263,6 +1713,11 @@ def range_marginals(domain, k=None, attributes=None):
         Like :func:`marginals`, with each column in the subset contributing all its range
         queries (:func:`all_range` of that column) instead of the identity. Labels
         ``"age in [<30, 30-50] & smoker in [no, no]"``.
+
+    See Also
+    --------
+    marginals : Single values of each attribute instead of ranges.
+    all_range : Every range of the flat order.
 
     Examples
     --------
@@ -1301,6 +1756,12 @@ def parity(domain, k=None):
         significant bit), answered by a fast Walsh-Hadamard transform. Labels
         ``"parity(age, smoker)"``; for an int domain the attributes are named ``bit{i}``
         after their place value ``2**i``.
+
+    See Also
+    --------
+    marginals : Marginal counts; on binary attributes the ``k``-way marginals are linear
+        combinations of the total and the parities of at most ``k`` attributes.
+    Parity : The class of the result.
 
     Examples
     --------
@@ -1345,6 +1806,8 @@ def from_predicates(domain, predicates):
     Parameters
     ----------
     domain : Domain, mapping or int
+        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+        or an int number of cells.
     predicates : dict or list
         ``{label: predicate}`` or a list of predicates (labelled by the expression string, or
         ``"q{i}"`` for callables). A predicate is a pandas expression string evaluated with
@@ -1356,6 +1819,11 @@ def from_predicates(domain, predicates):
     -------
     Workload
         One 0/1 row per predicate, stored sparse.
+
+    See Also
+    --------
+    custom : A workload from an explicit matrix.
+    sklearn_ldp.domain.Domain.cells : The cells DataFrame the predicates are evaluated on.
 
     Examples
     --------
@@ -1433,13 +1901,21 @@ def custom(matrix, domain=None, labels=None):
     Parameters
     ----------
     matrix : array-like or scipy sparse matrix of shape (p, n)
+        One row per query, one column per domain cell (flat-index order). Must be finite.
     domain : Domain, mapping or int, optional
+        The domain the queries range over; ``n`` must equal its number of cells.
     labels : sequence of str, optional
+        One unique label per query. Default ``"q0", ..., "q{p-1}"``.
 
     Returns
     -------
     Workload
         ``Workload(matrix, labels, domain, name="custom")``.
+
+    See Also
+    --------
+    from_predicates : 0/1 queries defined by predicates over the cells.
+    as_workload : Coerce a matrix or a workload to a Workload.
 
     Examples
     --------
