@@ -110,6 +110,12 @@ def _left_minus_right(values, height, size):
 class HaarHRR(Mechanism):
     """HaarHRR: one Haar level per user, its signed coefficient through HRR (full epsilon).
 
+    For range queries on an ordered domain. Each user samples one level of the discrete Haar
+    transform of their one-hot vector and sends one randomized bit of one Hadamard
+    coefficient of it; the server rebuilds unbiased Haar coefficients and, from them, the
+    counts of every cell. The variance of a range is at most ``h^2 c^2 / 2`` per user
+    (``h = ceil(log2 n)``, ``c = (e^eps + 1) / (e^eps - 1)``), whatever its length.
+
     See the module docstring for the mathematics. Any domain size (padded to a power of two);
     reports are one integer, aggregation one ``bincount``, estimation one FWHT per level.
 
@@ -118,6 +124,7 @@ class HaarHRR(Mechanism):
     n_inputs : int
         Domain size ``n``, the cells in their order.
     epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
 
     Attributes
     ----------
@@ -130,6 +137,19 @@ class HaarHRR(Mechanism):
     p : float
         Probability of sending the true sign.
 
+    See Also
+    --------
+    HierarchicalHistogram : The other range mechanism of the same paper (a tree of
+        frequency oracles).
+    haar_variance_bound : The paper's bound on the variance of a range.
+    HadamardRandomizedResponse : The Hadamard-coefficient oracle HaarHRR applies per level.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019 (HaarHRR; also chapter 5 of T. Kulkarni's
+       PhD dissertation, University of Warwick).
+
     Examples
     --------
     >>> import numpy as np
@@ -140,6 +160,21 @@ class HaarHRR(Mechanism):
     >>> statistic = mechanism.aggregate(mechanism.randomize(rng.integers(0, 6, 500), rng))
     >>> mechanism.n_reports(statistic), mechanism.estimate(statistic).shape
     (500, (6,))
+
+    A range of 8 of 16 cells, 20000 users (9961 of them in the range):
+
+    >>> mechanism = HaarHRR(16, 1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> users = rng.integers(0, 16, 20000)
+    >>> int(np.count_nonzero((users >= 3) & (users < 11)))
+    9961
+    >>> statistic = mechanism.aggregate(mechanism.randomize(users, rng))
+    >>> round(float(mechanism.estimate(statistic)[3:11].sum()))
+    9885
+    >>> query = np.zeros(16)
+    >>> query[3:11] = 1
+    >>> float(np.sqrt(20000 * mechanism.query_variance(query).max()).round(1))  # worst sd
+    583.4
     """
 
     kind = "haar"
@@ -160,7 +195,21 @@ class HaarHRR(Mechanism):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """One report ``offset_l + 2 j + bit`` per user (``O(1)`` each, vectorized)."""
+        """One report ``offset_l + 2 j + bit`` per user (``O(1)`` each, vectorized).
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            The users' cells in ``[0, n)``.
+        rng : numpy.random.Generator
+            Source of randomness (the client's).
+
+        Returns
+        -------
+        reports : ndarray of shape (n_users,)
+            One output index in ``[0, n_outputs)`` per user, in the smallest unsigned
+            integer dtype that holds it.
+        """
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
         level = rng.integers(1, self.height + 1, size=n_users)
@@ -177,7 +226,23 @@ class HaarHRR(Mechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Valid reports are the ``2 (D - 1)`` output indices ``offset_l + 2 j + bit``."""
+        """Valid reports are the ``2 (D - 1)`` output indices ``offset_l + 2 j + bit``.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            Reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        check : ReportCheck
+            The reports and, per report, whether it lies in ``[0, n_outputs)``.
+
+        Raises
+        ------
+        ValueError
+            If ``reports`` is not a 1-D array of integers.
+        """
         return index_report_validity(reports, self.n_outputs, self.name)
 
     def report_influence(self, workload_matrix):
@@ -187,6 +252,17 @@ class HaarHRR(Mechanism):
         (module docstring, with ``a_l`` the left-minus-right sums of ``w``): extreme at the
         level and coefficient of largest ``|(H a_l)[j]| / 2^l``, with the sign ``b`` that adds
         to (or subtracts from) the constant. One FWHT per level and query.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs) or (n_inputs,)
+            Dense query rows over the cells (one row: one query).
+
+        Returns
+        -------
+        influence : ReportInfluence
+            Per query, the smallest and largest change of the answer that one report can
+            make, and reports that attain them (exact).
         """
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         rows = np.arange(W.shape[0])
@@ -210,7 +286,23 @@ class HaarHRR(Mechanism):
                                (best_output + plus).astype(dtype))
 
     def aggregate(self, reports):
-        """Count of each output (int64), in chunks: additive, bounded memory."""
+        """Count of each output (int64), in chunks: additive, bounded memory.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            Reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        statistic : ndarray of int64 of shape (n_outputs,)
+            How many reports name each output; statistics of disjoint sets of reports add.
+
+        Raises
+        ------
+        ValueError
+            If some report is not a valid output index.
+        """
         reports = self.check_reports(reports)
         counts = np.zeros(self.n_outputs, dtype=np.int64)
         for rows in chunks(reports.shape[0]):
@@ -231,6 +323,18 @@ class HaarHRR(Mechanism):
         and right-half users of every node are the ``+e_u`` and ``-e_u`` users of an HRR
         drawn by :func:`~sklearn_ldp.mechanisms._hrr_simulation.simulate_signed_hrr`
         (``O(m log m)`` binomials). ``O(D log D)`` in all: ``D = 2^20`` takes about a second.
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_inputs,)
+            Number of users in each cell (at most ``2^62`` in all).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        statistic : ndarray of int64 of shape (n_outputs,)
+            Distributed exactly as ``aggregate(randomize(users))``.
 
         Examples
         --------
@@ -256,7 +360,25 @@ class HaarHRR(Mechanism):
 
     # ------------------------------------------------------------------ estimation
     def coefficients(self, statistic):
-        """Unbiased detail coefficients ``dhat_l`` (counts, left minus right), ``l = 1..h``."""
+        """Unbiased detail coefficients ``dhat_l`` (counts, left minus right), ``l = 1..h``.
+
+        Parameters
+        ----------
+        statistic : array-like of int of shape (n_outputs,)
+            Counts of each output, as :meth:`aggregate` returns them (sums of several
+            are statistics too).
+
+        Returns
+        -------
+        coefficients : list of ndarray
+            ``h`` arrays; the ``l``-th (``l = 1..h``) has ``m_l = 2^(h - l)`` entries, the
+            estimated users in the left half minus those in the right half of each node.
+
+        Raises
+        ------
+        ValueError
+            If ``statistic`` is not a valid statistic of this mechanism.
+        """
         statistic = self._check_statistic(statistic).astype(float)
         result = []
         for k in range(self.height):
@@ -266,7 +388,25 @@ class HaarHRR(Mechanism):
         return result
 
     def estimate(self, statistic):
-        """Unbiased counts per cell: ``N / D + sum_l s_l(c) dhat_l[c >> l] / 2^l``."""
+        """Unbiased counts per cell: ``N / D + sum_l s_l(c) dhat_l[c >> l] / 2^l``.
+
+        Parameters
+        ----------
+        statistic : array-like of int of shape (n_outputs,)
+            Counts of each output, as :meth:`aggregate` returns them (sums of several
+            are statistics too).
+
+        Returns
+        -------
+        counts : ndarray of shape (n_inputs,)
+            Unbiased estimate of the number of users in each cell (they sum to the number
+            of reports).
+
+        Raises
+        ------
+        ValueError
+            If ``statistic`` is not a valid statistic of this mechanism.
+        """
         statistic = self._check_statistic(statistic)
         cells = np.arange(self.n_inputs)
         estimate = np.full(self.n_inputs, float(statistic.sum()) / self.padded_size)
@@ -276,7 +416,18 @@ class HaarHRR(Mechanism):
         return estimate
 
     def strategy_matrix(self):
-        """``P(report | cell)``: ``2 (D - 1) x n``, row ``o`` = output ``o``."""
+        """``P(report | cell)``: ``2 (D - 1) x n``, row ``o`` = output ``o``.
+
+        Returns
+        -------
+        Q : ndarray of shape (n_outputs, n_inputs)
+            ``Q[o, c]``, the probability that a user of cell ``c`` sends output ``o``.
+
+        Raises
+        ------
+        ValueError
+            If the dense matrix would be too large.
+        """
         check_dense_size(self.n_outputs, self.n_inputs, self.name)
         cells = np.arange(self.n_inputs)
         blocks = []
@@ -299,7 +450,19 @@ class HaarHRR(Mechanism):
         return self.height * self.debias**2 * total
 
     def query_variance(self, workload_matrix):
-        """Exact per-user variance ``z[i, c]`` of each query for each cell (module docstring)."""
+        """Exact per-user variance ``z[i, c]`` of each query for each cell (module docstring).
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs) or (n_inputs,)
+            Dense query rows over the cells (one row: one query).
+
+        Returns
+        -------
+        variance : ndarray of shape (n_queries, n_inputs)
+            ``z[i, c]``, the variance that one user of cell ``c`` adds to the answer of
+            query ``i`` (the answer's variance is the sum over the users).
+        """
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         noise = self._noise(_left_minus_right(W, self.height, self.n_inputs))
         centered = W - W.sum(axis=1, keepdims=True) / self.padded_size
@@ -311,7 +474,25 @@ class HaarHRR(Mechanism):
         of ``G`` (module docstring), and ``sum_i (w_i,c - wbar_i)^2`` is the diagonal of
         ``P G P`` with ``P = I - 1 1^T / D``. ``O(n log n)`` for the closed-form Grams; other
         Grams are densified up to ``DENSE_GRAM_CELLS`` cells or summed over the workload's
-        rows (``O(p n)``), else refused."""
+        rows (``O(p n)``), else refused.
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
+            ``G = W^T W`` of the workload ``W`` (an operator from a workload's ``gram()``,
+            the workload itself, or a dense array).
+
+        Returns
+        -------
+        variance : ndarray of shape (n_inputs,)
+            ``z_u``, the total variance of the workload's answers that one user of cell
+            ``u`` contributes.
+
+        Raises
+        ------
+        ValueError
+            If the Gram has no usable structure and is too large to densify.
+        """
         gram = check_gram(gram, self.n_inputs)
         widths = [1 << level for level in range(self.height + 1)]
         structured = gram_with_blocks(gram, widths)
@@ -334,6 +515,18 @@ class HaarHRR(Mechanism):
         has ``a_l`` non-zero only at the (at most two) level-``l`` nodes holding its ends, and
         its centered entries ``w_c - wbar`` take two values, ``1 - wbar`` inside and ``-wbar``
         outside. Other workloads are reduced from their dense rows.
+
+        Parameters
+        ----------
+        workload : workload or array-like of shape (n_queries, n_inputs)
+            The queries: a workload or a dense query matrix.
+
+        Returns
+        -------
+        worst : ndarray of shape (n_queries,)
+            Per query, the largest per-user variance over the cells.
+        average : ndarray of shape (n_queries,)
+            Per query, the mean per-user variance over the cells.
         """
         check_workload_width(workload, self.n_inputs)
         intervals = workload.intervals() if is_workload(workload) else None

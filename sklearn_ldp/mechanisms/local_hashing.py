@@ -248,6 +248,7 @@ class LocalHashing(SupportOracle):
     n_inputs : int
         Domain size ``n``.
     epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
     n_buckets : int
         ``g``, in ``[2, MAX_BUCKETS]``; a power of two for the linear family.
     hash_family : {"tabulation", "linear"}, default="tabulation"
@@ -301,6 +302,23 @@ class LocalHashing(SupportOracle):
     def hash_values(self, seeds, cells):
         """``H_s(j)`` (the bucket) for seeds and cells broadcast against each other.
 
+        Parameters
+        ----------
+        seeds : ndarray of uint64
+            Hash seeds (the first column of the reports).
+        cells : array-like of int
+            Cells in ``[0, n)``, broadcast against ``seeds``.
+
+        Returns
+        -------
+        buckets : ndarray of uint64
+            ``H_s(j)`` in ``[0, g)``, of the broadcast shape.
+
+        Raises
+        ------
+        ValueError
+            If the seeds are not uint64 or a cell lies outside ``[0, n)``.
+
         Examples
         --------
         >>> mechanism = BinaryLocalHashing(5, 1.0)
@@ -333,6 +351,23 @@ class LocalHashing(SupportOracle):
         For a fixed seed the mechanism is g-ary randomized response on ``H_seed(u)``; each
         ``(g, n)`` slice is that seed's exact strategy matrix (used by the privacy audit).
 
+        Parameters
+        ----------
+        seeds : ndarray of uint64 of shape (n_seeds,)
+            Hash seeds.
+
+        Returns
+        -------
+        Q : ndarray of shape (n_seeds, n_buckets, n_inputs)
+            ``Q[i, y, u]``, the probability of bucket ``y`` for a user of cell ``u`` who drew
+            seed ``seeds[i]``.
+
+        Raises
+        ------
+        ValueError
+            If ``seeds`` is not 1-D or the result would have more than
+            ``MAX_DENSE_ENTRIES`` entries.
+
         Examples
         --------
         >>> Q = OptimizedLocalHashing(6, 1.0).conditional_strategy(np.arange(3, dtype=np.uint64))
@@ -351,7 +386,20 @@ class LocalHashing(SupportOracle):
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
         """One ``[seed, y]`` row per user: a fresh uniform 64-bit seed and the privatized
-        bucket of the user's type."""
+        bucket of the user's type.
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            The users' types (flat domain cells in ``[0, n)``).
+        rng : numpy.random.Generator
+            Source of randomness (the client's).
+
+        Returns
+        -------
+        reports : ndarray of uint64 of shape (n_users, 2)
+            One ``[seed, bucket]`` row per user.
+        """
         indices = check_type_indices(indices, self.n_inputs)
         seeds = rng.integers(0, 2**64, size=indices.shape[0], dtype=np.uint64, endpoint=False)
         return self._randomize_given_seeds(indices, seeds, rng)
@@ -371,7 +419,23 @@ class LocalHashing(SupportOracle):
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
         """Layout ``(N, 2)`` uint64 ``[seed, bucket]`` rows (a wrong one raises); a row is
-        valid when its bucket is in ``[0, g)`` (every 64-bit seed is possible)."""
+        valid when its bucket is in ``[0, g)`` (every 64-bit seed is possible).
+
+        Parameters
+        ----------
+        reports : ndarray of uint64 of shape (n_reports, 2)
+            Reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        check : ReportCheck
+            The reports and, per report, whether its bucket lies in ``[0, g)``.
+
+        Raises
+        ------
+        ValueError
+            If the array is not ``(n_reports, 2)`` uint64.
+        """
         reports = np.asarray(reports)
         if reports.ndim != 2 or reports.shape[1] != 2:
             raise ValueError(
@@ -392,11 +456,47 @@ class LocalHashing(SupportOracle):
 
     @classmethod
     def from_dict(cls, spec):
+        """Rebuild the mechanism from the dict ``to_dict()`` returned.
+
+        A spec without ``hash_family`` (written before the linear family existed) means
+        tabulation.
+
+        Parameters
+        ----------
+        spec : dict
+            A specification from ``to_dict()``.
+
+        Returns
+        -------
+        mechanism : LocalHashing
+            The mechanism the spec describes.
+        """
         params = dict(spec.get("params", {}))
         params.setdefault("hash_family", "tabulation")  # specs from before the linear family
         return cls(spec["n_inputs"], spec["epsilon"], **params)
 
     def aggregate(self, reports):
+        """Support counts of every cell and the number of reports (additive over chunks).
+
+        Tabulation hashes decode in ``O(N n)``, the linear family by one Walsh-Hadamard
+        transform in ``O(N g + n log n)`` (module docstring).
+
+        Parameters
+        ----------
+        reports : ndarray of uint64 of shape (n_reports, 2)
+            Reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        statistic : ndarray of int64 of shape (n_inputs + 1,)
+            ``C_j``, the reports whose bucket is ``H_s(j)``, for each cell ``j``; then the
+            number of reports.
+
+        Raises
+        ------
+        ValueError
+            If some report is invalid (see :meth:`report_validity`).
+        """
         if self.hash_family == "tabulation":
             return super().aggregate(reports)
         reports = self.check_reports(reports)
@@ -467,6 +567,15 @@ class LocalHashing(SupportOracle):
         return counts[:self.n_inputs]
 
     def strategy_matrix(self):
+        """Refused: the outputs are ``(seed, bucket)`` pairs over ``2^64`` seeds.
+
+        Use :meth:`conditional_strategy` for the exact matrix of given seeds.
+
+        Raises
+        ------
+        ValueError
+            Always.
+        """
         raise ValueError(
             f"the {self.name!r} mechanism has no finite strategy matrix: its outputs are "
             f"(seed, bucket) pairs over 2^64 seeds. Its privacy is audited seed by seed instead "
@@ -485,18 +594,48 @@ def _default_family(n_inputs, hash_family):
 class OptimizedLocalHashing(LocalHashing):
     """Optimized local hashing (OLH): ``g`` near ``e^eps + 1`` buckets.
 
+    Each user draws a random hash function ``H_s`` of the domain into ``g`` buckets (named by
+    a 64-bit seed ``s``), and sends ``s`` with the bucket ``H_s(u)`` of their cell through
+    ``g``-ary randomized response. A report supports every cell that hashes to its bucket;
+    the server counts the support of each cell and debiases as for unary encoding, whose
+    variance OLH matches (for rare cells, at ``g = e^eps + 1``) with reports of two integers
+    instead of ``n`` bits.
+
     Parameters
     ----------
     n_inputs : int
-        Domain size ``n``.
+        Domain size ``n``, at least 1.
     epsilon : float
-    n_buckets : int or None
+        Privacy budget of one report, in ``(0, 50]``.
+    n_buckets : int or None, default=None
         ``g``; default ``round(e^eps) + 1`` capped to ``[2, MAX_BUCKETS]`` (round rather than
         ceil, as in Wang et al.'s code) for tabulation, and the power of two of least variance
         (:func:`best_power_of_two_buckets`) for the linear family. Stored in ``params``.
-    hash_family : {"tabulation", "linear"} or None
+    hash_family : {"tabulation", "linear"} or None, default=None
         Default: tabulation up to ``LINEAR_MIN_CELLS`` (2048) cells, linear above, where
         tabulation's ``O(N n)`` decoding would dominate (module docstring).
+
+    Attributes
+    ----------
+    n_buckets : int
+        ``g``, the number of buckets.
+    hash_family : {"tabulation", "linear"}
+        The hash functions the seeds name.
+    p : float
+        Probability of sending the true bucket, ``e^eps / (e^eps + g - 1)``.
+    q, pair_own, pair_other : float
+        ``1/g``, ``p/g`` and ``1/g^2``: the support probabilities of the estimator.
+
+    See Also
+    --------
+    BinaryLocalHashing : Two buckets: one bit of bucket per report, more variance.
+    OptimizedUnaryEncoding : The same variance with ``n`` bits per report.
+    HadamardResponse : One index per report, decoded by a fast transform.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
+       for frequency estimation", USENIX Security 2017.
 
     Examples
     --------
@@ -505,15 +644,22 @@ class OptimizedLocalHashing(LocalHashing):
     >>> mechanism.n_buckets, mechanism.params
     (4, {'n_buckets': 4})
     >>> reports = mechanism.randomize(np.arange(16), np.random.default_rng(0))
+    >>> reports.shape, reports.dtype  # [seed, bucket] rows
+    ((16, 2), dtype('uint64'))
     >>> round(float(mechanism.estimate(mechanism.aggregate(reports)).sum()), 6)  # known N
     16.0
     >>> OptimizedLocalHashing(2**20, 3.0).params
     {'n_buckets': 16, 'hash_family': 'linear'}
 
-    References
-    ----------
-    Wang, Blocki, Li, Jha. Locally differentially private protocols for frequency
-    estimation. USENIX Security 2017.
+    Ten thousand users in eight cells:
+
+    >>> users = np.repeat(np.arange(8), [3000, 2000, 1500, 1000, 1000, 800, 400, 300])
+    >>> mechanism = OptimizedLocalHashing(8, 2.0)
+    >>> reports = mechanism.randomize(users, np.random.default_rng(0))
+    >>> mechanism.estimate(mechanism.aggregate(reports)).round(-1)
+    array([3000., 1960., 1480., 1090.,  950.,  730.,  220.,  550.])
+    >>> float(np.sqrt(10000 * mechanism.per_user_variance(np.eye(8))[0]).round(1))  # its sd
+    242.6
     """
 
     kind = "olh"
@@ -533,13 +679,38 @@ class OptimizedLocalHashing(LocalHashing):
 class BinaryLocalHashing(LocalHashing):
     """Binary local hashing (BLH): ``g = 2`` buckets, one bit of ``y`` per report.
 
+    Local hashing (see :class:`OptimizedLocalHashing`) with the number of buckets fixed to
+    two: each user sends a hash seed and one randomized bit. Simpler than OLH, but less
+    accurate at larger epsilon, where OLH uses more buckets (``g > 2`` once
+    ``e^eps >= 1.5``).
+
     Parameters
     ----------
     n_inputs : int
-        Domain size ``n``.
+        Domain size ``n``, at least 1.
     epsilon : float
-    hash_family : {"tabulation", "linear"} or None
+        Privacy budget of one report, in ``(0, 50]``.
+    hash_family : {"tabulation", "linear"} or None, default=None
         As for :class:`OptimizedLocalHashing`.
+
+    Attributes
+    ----------
+    n_buckets : int
+        2.
+    hash_family : {"tabulation", "linear"}
+        The hash functions the seeds name.
+    p : float
+        Probability of sending the true bit, ``e^eps / (e^eps + 1)``.
+
+    See Also
+    --------
+    OptimizedLocalHashing : Local hashing with ``g`` near ``e^eps + 1`` buckets.
+    RandomizedResponse : Randomized response on the cells themselves.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
+       for frequency estimation", USENIX Security 2017.
 
     Examples
     --------
@@ -548,6 +719,12 @@ class BinaryLocalHashing(LocalHashing):
     >>> reports = mechanism.randomize(np.arange(16), np.random.default_rng(0))
     >>> int(reports[:, 1].max()) <= 1
     True
+
+    Per-user variance of a cell's count on 64 cells at ``epsilon = 2``, against OLH:
+
+    >>> [round(float(M(64, 2.0).per_user_variance(np.eye(64))[0]), 1)
+    ...  for M in (BinaryLocalHashing, OptimizedLocalHashing)]
+    [107.6, 46.6]
     """
 
     kind = "blh"

@@ -26,6 +26,40 @@ SIMULATION_BLOCK = 256
 def randomized_response_strategy(n, epsilon):
     """The ``n x n`` randomized response strategy ``(1 1^T + (e^eps - 1) I) / (e^eps + n - 1)``.
 
+    Entry ``Q[y, u]`` is the probability that a user of type ``u`` reports ``y``: ``e^eps``
+    times more likely on the diagonal than anywhere else, so every ratio within a row is at
+    most ``e^eps``.
+
+    Parameters
+    ----------
+    n : int
+        Domain size (the number of cells), at least 1.
+    epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
+
+    Returns
+    -------
+    Q : ndarray of shape (n, n)
+        The strategy matrix; each column is a probability distribution over the reports.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``epsilon`` is invalid, or the dense ``n x n`` matrix is too large.
+
+    See Also
+    --------
+    RandomizedResponse : The mechanism itself, structured (no dense matrix, any ``n``).
+    rappor_strategy : The strategy of symmetric unary encoding.
+    hadamard_strategy : The strategy of Hadamard response.
+
+    References
+    ----------
+    .. [1] S. L. Warner, "Randomized response: a survey technique for eliminating evasive
+       answer bias", Journal of the American Statistical Association 60(309), 1965.
+    .. [2] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
+       for frequency estimation", USENIX Security 2017 (direct encoding).
+
     Examples
     --------
     >>> Q = randomized_response_strategy(3, np.log(2.0))
@@ -53,7 +87,7 @@ def randomized_response_histogram_variance(n, epsilon):
 
 @register
 class RandomizedResponse(SupportOracle):
-    """k-ary randomized response (direct encoding), structured: any domain size.
+    """Randomized response over ``n`` values (k-RR, direct encoding), for any domain size.
 
     A user of type ``u`` reports ``u`` with probability ``p = e^eps / (e^eps + n - 1)`` and
     each other type with probability ``q = 1 / (e^eps + n - 1)``; a report is one cell index
@@ -64,16 +98,58 @@ class RandomizedResponse(SupportOracle):
     Parameters
     ----------
     n_inputs : int
-        Domain size ``n``.
+        Domain size ``n``, at least 1.
     epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
+
+    Attributes
+    ----------
+    p : float
+        Probability of reporting one's own cell, ``e^eps / (e^eps + n - 1)``.
+    q : float
+        Probability of reporting each other cell, ``1 / (e^eps + n - 1)``.
+    pair_own, pair_other : float
+        Both 0: a report supports a single cell.
+
+    See Also
+    --------
+    randomized_response_strategy : The same mechanism as a dense ``n x n`` matrix.
+    OptimizedUnaryEncoding : Less variance than randomized response on large domains.
+    OptimizedLocalHashing : Unary encoding's variance with reports of two integers.
+    SubsetSelection : Reports a set of ``k`` cells; order optimal when
+        ``1 << e^eps << n``.
+
+    References
+    ----------
+    .. [1] S. L. Warner, "Randomized response: a survey technique for eliminating evasive
+       answer bias", Journal of the American Statistical Association 60(309), 1965.
+    .. [2] P. Kairouz, K. Bonawitz and D. Ramage, "Discrete distribution estimation under
+       local privacy", ICML 2016 (k-RR).
+    .. [3] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
+       for frequency estimation", USENIX Security 2017 (direct encoding, and the unbiased
+       estimator of the pure protocols).
 
     Examples
     --------
+    Ten thousand users in four cells; each sends one cell index.
+
     >>> import numpy as np
     >>> mechanism = RandomizedResponse(4, 1.0)
-    >>> reports = mechanism.randomize(np.array([0, 1, 1, 3]), np.random.default_rng(0))
-    >>> mechanism.estimate(mechanism.aggregate(reports)).shape
-    (4,)
+    >>> users = np.repeat([0, 1, 2, 3], [4000, 3000, 2000, 1000])
+    >>> reports = mechanism.randomize(users, np.random.default_rng(0))
+    >>> reports.dtype, reports[:6].tolist()
+    (dtype('uint8'), [1, 0, 0, 0, 2, 3])
+    >>> statistic = mechanism.aggregate(reports)  # reports per cell, then their number
+    >>> statistic.tolist()
+    [2971, 2669, 2360, 2000, 10000]
+    >>> mechanism.estimate(statistic).round(-1)  # unbiased users per cell
+    array([4070., 3060., 2030.,  840.])
+
+    The standard deviation of each estimate, known before collecting (``per_user_variance``
+    of the histogram, summed over the 10000 users):
+
+    >>> float(np.sqrt(10000 * mechanism.per_user_variance(np.eye(4))[0]).round(1))
+    274.9
     """
 
     kind = "randomized_response"
@@ -90,7 +166,21 @@ class RandomizedResponse(SupportOracle):
         self.pair_other = 0.0
 
     def randomize(self, indices, rng):
-        """One report per user: keep the type with probability ``p``, else a uniform other."""
+        """One report per user: keep the type with probability ``p``, else a uniform other.
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            The users' types (flat domain cells in ``[0, n)``).
+        rng : numpy.random.Generator
+            Source of randomness (the client's).
+
+        Returns
+        -------
+        reports : ndarray of shape (n_users,)
+            One cell index per user, in the smallest unsigned integer dtype that holds
+            ``n - 1``.
+        """
         indices = check_type_indices(indices, self.n_inputs)
         if self.n_inputs == 1:
             return np.zeros(indices.shape[0], dtype=np.uint8)
@@ -100,7 +190,23 @@ class RandomizedResponse(SupportOracle):
         return np.where(keep, indices, other).astype(report_dtype(self.n_inputs))
 
     def report_validity(self, reports):
-        """Every cell index in ``[0, n)`` is a valid report, and nothing else."""
+        """Every cell index in ``[0, n)`` is a valid report, and nothing else.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            Reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        check : ReportCheck
+            The reports as an array and, per report, whether it lies in ``[0, n)``.
+
+        Raises
+        ------
+        ValueError
+            If ``reports`` is not a 1-D array of integers.
+        """
         return index_report_validity(reports, self.n_inputs, self.name)
 
     def _support_counts(self, reports):
@@ -130,6 +236,19 @@ class RandomizedResponse(SupportOracle):
 
         ``O(n^2)`` time (users of each type spread over the other ``n - 1`` cells), in
         blocks of types so that memory stays ``O(n * SIMULATION_BLOCK)``.
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_inputs,)
+            Number of users of each type (at most ``2^62`` in all).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        statistic : ndarray of int64 of shape (n_inputs + 1,)
+            Distributed exactly as ``aggregate(randomize(users))``: the reports per cell,
+            then their number.
         """
         counts = check_type_counts(type_counts, self.n_inputs)
         n = self.n_inputs

@@ -43,6 +43,39 @@ def oracle_variance(epsilon, oracle="oue", n_users=1):
     ``"oue"`` and ``"olh"``: ``4 e^eps / (e^eps - 1)^2``; ``"hrr"``:
     ``((e^eps + 1) / (e^eps - 1))^2`` (one Hadamard coefficient and one bit).
 
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
+    oracle : {"oue", "olh", "hrr"}, default="oue"
+        The frequency oracle: optimized unary encoding, optimized local hashing, or
+        Hadamard randomized response.
+    n_users : int, default=1
+        Number of users ``N``: the variance is of a fraction of them (per-user variance of
+        a count for ``N = 1``).
+
+    Returns
+    -------
+    variance : float
+        ``V_F``, the variance of the estimated fraction of users in one rare cell.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon``, ``oracle`` or ``n_users`` is invalid.
+
+    See Also
+    --------
+    flat_variance : The variance of a range answered by the oracle cell by cell.
+    OptimizedUnaryEncoding : The ``"oue"`` oracle, with its exact variance.
+    HadamardRandomizedResponse : The ``"hrr"`` oracle, with its exact variance.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
+       dissertation, University of Warwick, whose equation numbers are used here).
+
     Examples
     --------
     >>> round(oracle_variance(math.log(3)), 6), round(oracle_variance(math.log(3), "hrr"), 6)
@@ -75,6 +108,43 @@ def flat_variance(n_cells, epsilon, range_length=None, n_users=1, oracle="oue"):
     """Flat method: ``r V_F`` for a range of ``r`` cells, or ``(D + 2) / 3 V_F`` averaged
     over all ranges (``range_length=None``).
 
+    Parameters
+    ----------
+    n_cells : int
+        Domain size ``D``.
+    epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
+    range_length : int or None, default=None
+        ``r``, the number of cells in the range, in ``[1, D]``; None averages over all
+        ``D (D + 1) / 2`` ranges.
+    n_users : int, default=1
+        Number of users ``N``: the variance is of a fraction of them (per-user variance of
+        a count for ``N = 1``).
+    oracle : {"oue", "olh", "hrr"}, default="oue"
+        The frequency oracle, through its rare-item variance (:func:`oracle_variance`).
+
+    Returns
+    -------
+    variance : float
+        The rare-item variance of the range's answer, as a fraction of ``n_users``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is invalid or ``range_length > n_cells``.
+
+    See Also
+    --------
+    hierarchical_variance_bound : The bound for a tree of oracles.
+    haar_variance_bound : The bound for HaarHRR.
+    oracle_variance : ``V_F``.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
+       dissertation, University of Warwick, whose equation numbers are used here).
+
     Examples
     --------
     >>> round(flat_variance(256, math.log(3), range_length=10), 9)
@@ -93,6 +163,46 @@ def hierarchical_variance_bound(n_cells, epsilon, branching=4, range_length=None
 
     ``range_length=None`` gives the bound for the longest range (``r = D``), and without
     consistency Theorem 7's average over all ranges.
+
+    Parameters
+    ----------
+    n_cells : int
+        Domain size ``D``.
+    epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
+    branching : int, default=4
+        The fan-out ``B >= 2`` of the tree; its height is ``h = ceil(log_B D)``.
+    range_length : int or None, default=None
+        ``r``, the number of cells in the range, in ``[1, D]``; None as described above.
+    consistency : bool, default=True
+        Whether the tree's estimates are made consistent (eq. 5.2) or not (eq. 5.1).
+    n_users : int, default=1
+        Number of users ``N``: the variance is of a fraction of them (per-user variance of
+        a count for ``N = 1``).
+    oracle : {"oue", "olh", "hrr"}, default="oue"
+        The frequency oracle, through its rare-item variance (:func:`oracle_variance`).
+
+    Returns
+    -------
+    variance : float
+        The bound on the variance of the range's answer, as a fraction of ``n_users``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is invalid or ``range_length > n_cells``.
+
+    See Also
+    --------
+    HierarchicalHistogram : The mechanism, with its exact variance.
+    recommend_branching : The fan-out of least error.
+    flat_variance : The same for the oracle alone.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
+       dissertation, University of Warwick, whose equation numbers are used here).
 
     Examples
     --------
@@ -117,10 +227,51 @@ def haar_variance_bound(n_cells, epsilon, n_users=1):
     range, hence also on average. An upper bound on the exact variance of
     :class:`~sklearn_ldp.mechanisms.haar.HaarHRR`.
 
+    Parameters
+    ----------
+    n_cells : int
+        Domain size ``D``.
+    epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
+    n_users : int, default=1
+        Number of users ``N``: the variance is of a fraction of them (per-user variance of
+        a count for ``N = 1``).
+
+    Returns
+    -------
+    variance : float
+        The bound on the variance of any range's answer, as a fraction of ``n_users``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is invalid.
+
+    See Also
+    --------
+    HaarHRR : The mechanism, with its exact variance.
+    hierarchical_variance_bound : The bound for a tree of oracles.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
+       dissertation, University of Warwick, whose equation numbers are used here).
+
     Examples
     --------
     >>> round(haar_variance_bound(2**8, math.log(3)), 9)
     128.0
+
+    The exact worst-case variance of a range is often much smaller:
+
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms import HaarHRR
+    >>> query = np.zeros(16)
+    >>> query[3:11] = 1
+    >>> round(haar_variance_bound(16, 1.0), 2), round(float(HaarHRR(16, 1.0).query_variance(
+    ...     query).max()), 2)
+    (37.46, 17.02)
     """
     n_cells = check_positive_int(n_cells, "n_cells")
     height = max(1, (n_cells - 1).bit_length())
@@ -158,11 +309,18 @@ def recommend_branching(n_cells, epsilon=1.0, workload="all_range", consistency=
     Parameters
     ----------
     n_cells : int
+        Domain size ``n``, at least 2.
     epsilon : float, default=1.0
+        Privacy budget of one report, in ``(0, 50]``.
     workload : {"all_range", "prefix"}, default="all_range"
+        The queries: all ranges, or all prefixes ``[0, i]``.
     consistency : bool, default=True
+        Whether the tree's estimates are made consistent (scored exactly) or not (scored
+        by eq. 5.1).
     oracle : {"oue", "olh", "hrr"}, default="oue"
+        The frequency oracle of every level of the tree.
     candidates : iterable of int, default=range(2, 17)
+        The fan-outs to compare, each at least 2.
     n_sampled_ranges : int, default=16
         Ranges sampled on large domains (the cost is about ``n_sampled_ranges x n x 15``
         per candidate: some 10 s at ``n = 2^20`` for the default candidates).
@@ -171,7 +329,27 @@ def recommend_branching(n_cells, epsilon=1.0, workload="all_range", consistency=
 
     Returns
     -------
-    int, or (int, dict)
+    branching : int
+        The fan-out with the least score (the smallest one on ties).
+    scores : dict of int to float
+        Only with ``return_scores=True``: the score of every candidate, the per-user
+        variance of one answer (averaged over the workload's queries).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is invalid or ``candidates`` is empty.
+
+    See Also
+    --------
+    HierarchicalHistogram : The tree of frequency oracles whose fan-out this chooses.
+    hierarchical_variance_bound : The paper's bounds.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
+       dissertation, University of Warwick, whose equation numbers are used here).
 
     Examples
     --------

@@ -164,13 +164,17 @@ def optimal_subset_size(n, epsilon):
 class SubsetSelection(SupportOracle):
     """Ye-Barg subset selection: each user reports ``k`` cells, their own favoured by e^eps.
 
-    See the module docstring for the mathematics and the sampler.
+    A set ``S`` of ``k`` cells has probability proportional to ``e^eps`` if it contains the
+    user's cell, else 1. Reports are packed bit vectors with exactly ``k`` bits set; the
+    server counts how often each cell is reported and debiases the counts as for unary
+    encoding. See the module docstring for the mathematics and the exact sampler.
 
     Parameters
     ----------
     n_inputs : int
         Domain size ``n >= 2``.
     epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
     subset_size : int or None, default=None
         ``k`` in ``[1, n - 1]``; ``None`` picks the ``k`` with the least exact Histogram
         variance (:func:`optimal_subset_size`). ``params["subset_size"]`` holds the ``k`` used.
@@ -178,8 +182,22 @@ class SubsetSelection(SupportOracle):
     Attributes
     ----------
     subset_size : int
+        ``k``, the number of cells in every report.
     p, q, pair_own, pair_other : float
         Realized support probabilities (``p`` a multiple of ``2^-52``).
+
+    See Also
+    --------
+    RandomizedResponse : The case ``k = 1``, with reports of one cell index.
+    OptimizedUnaryEncoding : Reports of ``n`` independent bits.
+    OptimizedLocalHashing : Reports of two integers, whatever ``n``.
+
+    References
+    ----------
+    .. [1] M. Ye and A. Barg, "Optimal schemes for discrete distribution estimation under
+       locally differential privacy", IEEE Transactions on Information Theory 64(8), 2018.
+    .. [2] S. Wang et al., "Mutual information optimally local private discrete
+       distribution estimation", arXiv:1607.08025, 2016.
 
     Examples
     --------
@@ -192,6 +210,14 @@ class SubsetSelection(SupportOracle):
     ((4, 2), [4, 4, 4, 4])
     >>> mechanism.estimate(mechanism.aggregate(reports)).shape
     (16,)
+
+    Per-user variance of a cell's count on 64 cells at ``epsilon = 3``, against optimized
+    unary encoding and randomized response:
+
+    >>> from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse
+    >>> [round(float(M(64, 3.0).per_user_variance(np.eye(64))[0]), 1)
+    ...  for M in (SubsetSelection, OptimizedUnaryEncoding, RandomizedResponse)]
+    [12.7, 14.9, 17.7]
     """
 
     kind = "subset_selection"
@@ -287,13 +313,16 @@ class SubsetSelection(SupportOracle):
 
         Parameters
         ----------
-        indices : array-like of int, shape (N,)
-            User types (flat domain cells).
+        indices : array-like of int of shape (n_users,)
+            The users' types (flat domain cells in ``[0, n)``).
         rng : numpy.random.Generator
+            Source of randomness (the client's).
 
         Returns
         -------
-        reports : ndarray of uint8, shape (N, ceil(n / 8))
+        reports : ndarray of uint8 of shape (n_users, ceil(n / 8))
+            One packed bit vector per user (``np.packbits(..., axis=1,
+            bitorder="little")``) with exactly ``k`` bits set: the reported cells.
         """
         indices = check_type_indices(indices, self.n_inputs)
         check_packed_report_memory(indices.shape[0], self.n_inputs, self.name)
@@ -338,7 +367,24 @@ class SubsetSelection(SupportOracle):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Valid reports are the vectors of ``n`` bits with exactly ``k`` of them set."""
+        """Valid reports are the vectors of ``n`` bits with exactly ``k`` of them set.
+
+        Parameters
+        ----------
+        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
+            Packed reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        check : ReportCheck
+            The reports and, per report, whether it has exactly ``k`` bits set and none
+            past bit ``n - 1``.
+
+        Raises
+        ------
+        ValueError
+            If the array does not have the layout of packed ``n``-bit reports.
+        """
         reports = packed_report_layout(reports, self.n_inputs, self.name)
         valid = unused_bits_clear(reports, self.n_inputs) & (
             row_popcounts(reports) == self.subset_size)
@@ -348,7 +394,23 @@ class SubsetSelection(SupportOracle):
 
     def check_reports(self, reports):
         """The reports, or a ValueError naming the first invalid one: bits set past bit
-        ``n - 1``, or a number of bits other than ``k`` (with the value it has)."""
+        ``n - 1``, or a number of bits other than ``k`` (with the value it has).
+
+        Parameters
+        ----------
+        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
+            Packed reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
+            The same reports, every one of them valid.
+
+        Raises
+        ------
+        ValueError
+            If the layout is wrong or some report is not a valid ``k``-subset.
+        """
         reports = check_packed_reports(reports, self.n_inputs, self.name)
         popcounts = row_popcounts(reports)
         wrong = np.flatnonzero(popcounts != self.subset_size)
@@ -399,6 +461,16 @@ class SubsetSelection(SupportOracle):
 
         Rows are the ``k``-subsets in the lexicographic order of ``itertools.combinations``
         (see :meth:`subset_outputs`).
+
+        Returns
+        -------
+        Q : ndarray of shape (C(n, k), n)
+            ``Q[S, u]``, the probability that a user of type ``u`` reports the subset ``S``.
+
+        Raises
+        ------
+        ValueError
+            If ``C(n, k)`` exceeds ``MAX_STRATEGY_ROWS`` (65536).
         """
         members = self.subset_outputs()
         n, k = self.n_inputs, self.subset_size
@@ -408,6 +480,17 @@ class SubsetSelection(SupportOracle):
 
     def subset_outputs(self):
         """Membership matrix ``(C(n, k), n)`` of bool of the outputs of :meth:`strategy_matrix`.
+
+        Returns
+        -------
+        members : ndarray of bool of shape (C(n, k), n)
+            Row ``i`` marks the cells of the ``i``-th ``k``-subset, in the order of
+            ``itertools.combinations(range(n), k)``.
+
+        Raises
+        ------
+        ValueError
+            If ``C(n, k)`` exceeds ``MAX_STRATEGY_ROWS`` (65536).
 
         Examples
         --------
