@@ -90,6 +90,30 @@ def mechanism_from_dict(spec):
     :mod:`sklearn_ldp._limits` (``n_inputs <= max_cells`` ...) before any constructor runs,
     and a missing or malformed field is a ValueError naming it (never a KeyError).
 
+    Parameters
+    ----------
+    spec : dict
+        The specification: ``"version"`` (1), ``"mechanism"`` (the kind, e.g.
+        ``"randomized_response"``), ``"epsilon"`` and the fields of that kind, as
+        :meth:`Mechanism.to_dict` writes them.
+
+    Returns
+    -------
+    Mechanism
+        The mechanism of that kind, equal to the one that wrote ``spec``; its constructor
+        has validated every field (and checked a strategy matrix's privacy exactly).
+
+    Raises
+    ------
+    ValueError
+        If the kind is unknown, the version unsupported, a declared size above its cap, or
+        a field missing or malformed.
+
+    See Also
+    --------
+    mechanism_from_json : The same from JSON text.
+    Mechanism.to_dict : The specification this reads.
+
     Examples
     --------
     >>> mechanism_from_dict({"version": 1, "mechanism": "randomized_response",
@@ -121,7 +145,36 @@ def mechanism_from_dict(spec):
 
 
 def mechanism_from_json(text):
-    """Rebuild a mechanism from the JSON its ``to_json()`` wrote."""
+    """Rebuild a mechanism from the JSON its ``to_json()`` wrote.
+
+    Parameters
+    ----------
+    text : str
+        JSON text, as :meth:`Mechanism.to_json` writes it.
+
+    Returns
+    -------
+    Mechanism
+        The mechanism it describes (see :func:`mechanism_from_dict` for the checks).
+
+    Raises
+    ------
+    ValueError
+        If the text is not JSON or not a valid specification.
+
+    See Also
+    --------
+    mechanism_from_dict : The same from the decoded dict.
+    Mechanism.to_json : The JSON this reads.
+
+    Examples
+    --------
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> text = RandomizedResponse(3, 1.0).to_json()
+    >>> mechanism = mechanism_from_json(text)
+    >>> type(mechanism).__name__, mechanism.epsilon, mechanism == RandomizedResponse(3, 1.0)
+    ('RandomizedResponse', 1.0, True)
+    """
     return mechanism_from_dict(json.loads(text))
 
 
@@ -508,6 +561,14 @@ def chunks(n_rows, chunk=None):
 class Mechanism:
     """Base class of LDP mechanisms (see the module docstring for the contract).
 
+    A mechanism turns one record into one privatized report on the client
+    (:meth:`randomize`); the server sums the reports into an additive statistic
+    (:meth:`aggregate`) and decodes it into an unbiased estimate of the users per domain cell
+    (:meth:`estimate`). Its error on a workload is known before any data is collected
+    (:meth:`per_user_variance`, :meth:`expected_error`), and :meth:`to_dict` /
+    :func:`mechanism_from_dict` carry it between server and clients. This class is abstract:
+    use one of the mechanisms listed under See Also.
+
     Subclasses set ``kind`` (registry key), and in ``__init__`` the attributes ``epsilon``,
     ``n_inputs``, ``name`` and ``params`` (the plain-valued constructor arguments other than
     ``n_inputs`` and ``epsilon``, used by :meth:`to_dict`), and implement ``randomize``,
@@ -519,12 +580,101 @@ class Mechanism:
     ``_dense_gram`` when ``n`` is small by construction). ``query_variance_summary`` (per-query
     worst and average) and ``supports`` work from the dense rows by default; override them
     where a closed form avoids the ``(p, n)`` matrix.
+
+    Attributes
+    ----------
+    kind : str
+        The registry key, written as ``"mechanism"`` by :meth:`to_dict`.
+    epsilon : float
+        The privacy budget of one report: ``epsilon``-LDP (``(epsilon, delta)``-LDP for
+        the Gaussian randomizer).
+    n_inputs : int
+        Number of domain cells (user types); :attr:`n_cells` is the same number under
+        the package's common name.
+    name : str
+        Name for display and messages.
+    params : dict
+        The constructor arguments other than ``n_inputs`` and ``epsilon`` (plain values).
+
+    See Also
+    --------
+    FactorizationMechanism : A mechanism given by an explicit strategy matrix.
+    RandomizedResponse : The simplest frequency oracle.
+    HadamardResponse : A frequency oracle for large domains.
+    HierarchicalHistogram : A tree of frequency oracles for range queries.
+    MarginalMechanism : The mechanisms for k-way marginals.
+    mechanism_from_dict : Rebuild any mechanism from its specification.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (strategy matrices, the unbiased reconstruction and its per-user variance).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> mechanism = RandomizedResponse(4, epsilon=2.0)
+    >>> isinstance(mechanism, Mechanism)
+    True
+    >>> users = np.repeat([0, 1, 2, 3], [5000, 3000, 1500, 500])  # one flat cell per user
+    >>> reports = mechanism.randomize(users, np.random.default_rng(0))  # on the clients
+    >>> statistic = mechanism.aggregate(reports)                       # on the server
+    >>> mechanism.n_reports(statistic)
+    10000
+    >>> mechanism.estimate(statistic).round().tolist()  # users per cell, unbiased
+    [4960.0, 3012.0, 1523.0, 505.0]
+
+    The error is known before collecting: the histogram's total variance for 10000 users,
+    and its standard deviation per cell.
+
+    >>> error = mechanism.expected_error(np.eye(4), n_users=10000)
+    >>> round(error["worst_case"]), round(float(np.sqrt(error["worst_case"] / 4)))
+    (12331, 56)
     """
 
     kind = None
 
+    @property
+    def n_cells(self):
+        """Number of domain cells (user types), the package's one public name for it.
+
+        ``Domain.n_cells`` and ``Workload.n_cells`` count the same cells. ``n_inputs``, the
+        constructor argument and stored attribute, is an alias kept for the specification
+        format and existing code (read-only here: set ``n_inputs`` in ``__init__``).
+
+        Returns
+        -------
+        int
+            The length of :meth:`estimate`'s output and the width of the workloads.
+        """
+        return self.n_inputs
+
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
+        """Privatize one record per user: the client side of the protocol.
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            Each user's record, as a flat domain cell in ``[0, n_cells)``.
+        rng : numpy.random.Generator
+            The source of randomness. A seeded generator reproduces a simulation; a deployed
+            client draws from fresh OS entropy (``np.random.default_rng()``).
+
+        Returns
+        -------
+        reports : ndarray
+            One report per user (one entry or one row each) in the mechanism's compact
+            format: output indices, packed bits or ``(seed, value)`` pairs, never a float
+            matrix of one-hot rows. :meth:`aggregate` reads this format.
+
+        Raises
+        ------
+        ValueError
+            If ``indices`` is not a 1-D array of integers in ``[0, n_cells)``.
+        """
         raise NotImplementedError
 
     # ------------------------------------------------------------------ server side
@@ -537,6 +687,22 @@ class Mechanism:
         with probability at least ``1e-12``), vectorized. Subclasses implement this; the
         default serves mechanisms that only implement ``check_reports`` (every report is
         then valid or the whole array is refused, so none can be dropped one by one).
+
+        Parameters
+        ----------
+        reports : array-like
+            Reports in the format :meth:`randomize` produces.
+
+        Returns
+        -------
+        ReportCheck
+            ``reports`` (as an array), ``valid`` (a boolean per report) and ``rule`` (the
+            valid set in words, for messages).
+
+        Raises
+        ------
+        ValueError
+            If the array's layout (dimension, dtype, width) is not the mechanism's.
         """
         if type(self).check_reports is Mechanism.check_reports:
             raise NotImplementedError(f"the {self.name!r} mechanism does not check its reports.")
@@ -545,14 +711,50 @@ class Mechanism:
                            "accepted as a whole")
 
     def check_reports(self, reports):
-        """The reports as an array, or a ValueError naming the mechanism, the first report
-        outside the valid-report set and its value (see :meth:`report_validity`)."""
+        """The reports as an array, or a ValueError if any lies outside the valid-report set.
+
+        Parameters
+        ----------
+        reports : array-like
+            Reports in the format :meth:`randomize` produces.
+
+        Returns
+        -------
+        ndarray
+            The reports as an array, when every one is valid.
+
+        Raises
+        ------
+        ValueError
+            Naming the mechanism, the first report outside the valid-report set and its
+            value (see :meth:`report_validity`), or a wrong array layout.
+        """
         return raise_invalid_reports(self.name, self.report_validity(reports))
 
     def drop_invalid_reports(self, reports):
-        """``(valid reports, number dropped)``: the reports outside the valid-report set
-        removed, for servers that collect with ``invalid="drop"`` (a wrong array layout still
-        raises)."""
+        """The reports without those outside the valid-report set, and how many were dropped.
+
+        For servers that collect with ``invalid="drop"``: a report that no client of this
+        mechanism can send is removed and counted rather than refused (a wrong array layout
+        still raises).
+
+        Parameters
+        ----------
+        reports : array-like
+            Reports in the format :meth:`randomize` produces.
+
+        Returns
+        -------
+        valid_reports : ndarray
+            The valid reports, in their order.
+        n_dropped : int
+            The number of reports removed.
+
+        Raises
+        ------
+        ValueError
+            If the array's layout (dimension, dtype, width) is not the mechanism's.
+        """
         check = self.report_validity(reports)
         n_invalid = int(check.valid.shape[0] - np.count_nonzero(check.valid))
         if n_invalid == 0:
@@ -567,18 +769,91 @@ class Mechanism:
         any statistic makes (the estimates are linear, so the change does not depend on the
         other reports; the count of reports it adds is part of it), and the reports that
         attain them. :mod:`sklearn_ldp.mechanisms.poisoning` tabulates it.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_cells)
+            The queries, one row each (a 1-D array is one query).
+
+        Returns
+        -------
+        ReportInfluence
+            Per query, the smallest and largest change one report makes (``low``,
+            ``high``), the reports that attain them, and whether the bounds are exact.
+
+        Raises
+        ------
+        NotImplementedError
+            If the mechanism does not compute the influence of one report.
         """
         raise NotImplementedError(
             f"the {self.name!r} mechanism does not compute the influence of one report.")
 
     def aggregate(self, reports):
+        """Sum reports into the mechanism's sufficient statistic: the server side.
+
+        The statistic is additive: the statistics of disjoint sets of reports sum to the
+        statistic of their union, so chunked, streaming and distributed aggregation just add
+        them. It is computed in bounded memory whatever the number of reports; counts are
+        int64 (the Gaussian mechanisms sum their real-valued reports in float64).
+
+        Parameters
+        ----------
+        reports : array-like
+            Reports in the format :meth:`randomize` produces (checked with
+            :meth:`check_reports`).
+
+        Returns
+        -------
+        statistic : ndarray of shape (n_statistic,)
+            What :meth:`estimate` decodes, in the mechanism's layout (output counts, support
+            counts followed by the number of reports, sums of Gaussian reports and their
+            number, ...).
+
+        Raises
+        ------
+        ValueError
+            If a report lies outside the valid-report set, or the array's layout is wrong.
+        """
         raise NotImplementedError
 
     def estimate(self, statistic):
+        """Unbiased estimate of the data vector: the number of users in each domain cell.
+
+        Parameters
+        ----------
+        statistic : array-like of shape (n_statistic,)
+            The output of :meth:`aggregate`, or a sum of several. It is validated first
+            (its length, and for counts: non-negative integers up to ``2^62`` whose totals
+            some set of reports can produce), so a corrupted or crafted statistic is refused.
+
+        Returns
+        -------
+        ndarray of shape (n_cells,)
+            Estimated users per cell (floats, unbiased, so some may be negative). A
+            mechanism that does not measure every direction of the data returns the
+            estimate's component in the space it measures (see :attr:`null_space_dim`).
+
+        Raises
+        ------
+        ValueError
+            If the statistic is not one this mechanism's reports can produce.
+        """
         raise NotImplementedError
 
     def n_reports(self, statistic):
-        """Number of reports summarized by ``statistic``."""
+        """Number of reports summarized by ``statistic``.
+
+        Parameters
+        ----------
+        statistic : array-like of shape (n_statistic,)
+            The output of :meth:`aggregate`, or a sum of several.
+
+        Returns
+        -------
+        int
+            The number of reports (users) counted in the statistic.
+        """
         raise NotImplementedError
 
     def simulate_statistic(self, type_counts, rng):
@@ -586,6 +861,23 @@ class Mechanism:
 
         ``type_counts[u]`` users of type ``u``. Only mechanisms whose aggregate has a
         distribution that can be sampled without one draw per user implement this.
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_cells,)
+            The number of users of each type (domain cell), at most ``2^62`` in all.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        statistic : ndarray of shape (n_statistic,)
+            A statistic distributed exactly as the aggregate of those users' reports.
+
+        Raises
+        ------
+        NotImplementedError
+            If the mechanism has no exact simulation of its aggregate.
         """
         raise NotImplementedError(
             f"the {self.name!r} mechanism has no exact simulation of its aggregate; "
@@ -599,6 +891,18 @@ class Mechanism:
         for a user of type ``u`` is ``z_u + ||w_u||^2``; that is linear in the user types, so
         plugging in the unbiased data-vector estimate keeps it unbiased. Held-out scoring
         uses it to subtract the held-out answers' own variance.
+
+        Parameters
+        ----------
+        statistic : array-like of shape (n_statistic,)
+            The output of :meth:`aggregate`.
+        gram : Gram, workload or ndarray of shape (n_cells, n_cells)
+            The workload's Gram matrix ``W^T W``.
+
+        Returns
+        -------
+        float
+            The unbiased estimate of ``sum_i ||W x_i||^2``.
         """
         gram = check_gram(gram, self.n_inputs)
         second_moments = self.per_user_variance(gram) + gram.diagonal()
@@ -608,12 +912,36 @@ class Mechanism:
     def per_user_variance(self, gram):
         """``z_u``: total variance of the workload answers contributed by one user of type u.
 
-        ``gram`` is ``W^T W``: a Gram operator, a workload or a dense ``n x n`` array.
+        The answers' variance is the sum over users, so ``N`` users of type ``u`` give
+        ``N z_u`` (data-independent; known before any data is collected).
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_cells, n_cells)
+            ``W^T W`` for the workload ``W``: a Gram operator, a workload (its ``gram()``)
+            or a dense array.
+
+        Returns
+        -------
+        ndarray of shape (n_cells,)
+            ``z_u`` for every user type ``u``, in squared counts per user.
         """
         raise NotImplementedError
 
     def query_variance(self, workload_matrix):
-        """Per-user variance of each query for each type: a ``(p, n)`` matrix."""
+        """Per-user variance of each query for each user type.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_cells)
+            The queries, one dense row each.
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_cells)
+            Entry ``[i, u]``: the variance of query ``i``'s answer that one user of type
+            ``u`` contributes.
+        """
         raise NotImplementedError
 
     def query_variance_summary(self, workload):
@@ -623,6 +951,24 @@ class Mechanism:
         ``workload`` is a workload or a query matrix. This default reduces
         ``query_variance`` over the workload's dense row blocks (exact for every mechanism,
         ``O(p n)``); mechanisms with closed forms override it.
+
+        Parameters
+        ----------
+        workload : workload or array-like of shape (n_queries, n_cells)
+            The queries.
+
+        Returns
+        -------
+        worst : ndarray of shape (n_queries,)
+            Per query, the largest per-user variance over the user types.
+        average : ndarray of shape (n_queries,)
+            Per query, the mean per-user variance over the user types.
+
+        Raises
+        ------
+        ValueError
+            If the workload has the wrong width, or has no closed form here and more than
+            ``2^24`` query-cell entries.
         """
         return self._summary_from_rows(workload)
 
@@ -694,19 +1040,56 @@ class Mechanism:
         return dense_workload(workload)
 
     def expected_error(self, gram, n_users=1):
-        """Worst-case and average-case total variance of the workload for ``n_users``."""
+        """Worst-case and average-case total variance of the workload for ``n_users``.
+
+        Data-independent: ``n_users * max_u z_u`` (every user of the worst type) and
+        ``n_users * mean_u z_u`` (users spread uniformly over the types), with ``z`` from
+        :meth:`per_user_variance`. Choosing a mechanism by it spends no privacy.
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_cells, n_cells)
+            ``W^T W`` for the workload ``W`` (an operator, a workload or a dense array).
+        n_users : int, default=1
+            The number of users who report.
+
+        Returns
+        -------
+        dict
+            ``{"worst_case": float, "average_case": float}``: the expected squared error
+            ``E ||W x_hat - W x||^2`` summed over the queries, in squared counts.
+        """
         z = self.per_user_variance(gram)
         return {"worst_case": n_users * float(z.max()), "average_case": n_users * float(z.mean())}
 
     def supports(self, workload_matrix):
         """Whether every query can be answered without bias (frequency oracles: always).
 
-        ``workload_matrix`` is a query matrix or a workload.
+        Parameters
+        ----------
+        workload_matrix : workload or array-like of shape (n_queries, n_cells)
+            A query matrix or a workload.
+
+        Returns
+        -------
+        bool
+            True when every query lies in the space the mechanism measures.
         """
         return True
 
     def supports_gram(self, gram):
-        """Whether the workload with Gram ``W^T W`` (operator or array) can be answered."""
+        """Whether the workload with Gram ``W^T W`` (operator or array) can be answered.
+
+        Parameters
+        ----------
+        gram : Gram or ndarray of shape (n_cells, n_cells)
+            ``W^T W`` for the workload ``W``.
+
+        Returns
+        -------
+        bool
+            True when the workload can be answered without bias.
+        """
         return True
 
     @property
@@ -715,7 +1098,19 @@ class Mechanism:
         return 0
 
     def check_supports(self, workload_matrix):
-        """Raise a ValueError if the workload has the wrong width or cannot be answered."""
+        """Raise a ValueError if the workload has the wrong width or cannot be answered.
+
+        Parameters
+        ----------
+        workload_matrix : workload or array-like of shape (n_queries, n_cells)
+            A query matrix or a workload.
+
+        Raises
+        ------
+        ValueError
+            If the workload does not have ``n_cells`` columns, or some query lies outside
+            the row space of the strategy (:meth:`supports` is False).
+        """
         check_workload_width(workload_matrix, self.n_inputs)
         if not self.supports(workload_matrix):
             raise ValueError(
@@ -728,11 +1123,33 @@ class Mechanism:
         """The exact ``m x n`` matrix ``P(report | type)``, for mechanisms small enough.
 
         Used by the exact privacy check in the tests and to start the optimizer.
+
+        Returns
+        -------
+        ndarray of shape (n_outputs, n_cells)
+            Column-stochastic: entry ``[o, u]`` is the probability that a user of type ``u``
+            sends output ``o``.
+
+        Raises
+        ------
+        ValueError
+            If the mechanism has no finite strategy matrix, or it is too large to form.
         """
         raise ValueError(f"the {self.name!r} mechanism has no finite strategy matrix here.")
 
     # ------------------------------------------------------------------ serialization
     def to_dict(self):
+        """The mechanism's specification, as plain JSON-compatible values.
+
+        Everything a client needs to randomize and a server needs to decode, and nothing
+        about any data; :func:`mechanism_from_dict` rebuilds the mechanism from it.
+
+        Returns
+        -------
+        dict
+            ``"version"``, ``"mechanism"`` (the kind), ``"epsilon"`` and the fields of the
+            kind (``"n_inputs"`` and ``"params"``, or the strategy matrix ``"Q"``).
+        """
         return {
             "version": SPEC_VERSION,
             "mechanism": self.kind,
@@ -742,16 +1159,56 @@ class Mechanism:
         }
 
     def to_json(self):
-        """A JSON string from which ``mechanism_from_json`` rebuilds the same mechanism."""
+        """A JSON string from which ``mechanism_from_json`` rebuilds the same mechanism.
+
+        Returns
+        -------
+        str
+            :meth:`to_dict` written as JSON.
+        """
         return json.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, spec):
+        """Rebuild a mechanism of this class from its :meth:`to_dict` specification.
+
+        The constructor validates every field and, for strategies given as a matrix, checks
+        the privacy of the matrix exactly. Specifications from another party should go
+        through :func:`mechanism_from_dict`, which also checks the declared sizes and the
+        version first.
+
+        Parameters
+        ----------
+        spec : dict
+            The specification, as :meth:`to_dict` returned it.
+
+        Returns
+        -------
+        Mechanism
+            A mechanism equal to the one that wrote ``spec``.
+        """
         return cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
 
     @classmethod
     def from_json(cls, text):
-        """Rebuild from JSON; a ValueError if the JSON describes another kind of mechanism."""
+        """Rebuild from JSON; a ValueError if the JSON describes another kind of mechanism.
+
+        Parameters
+        ----------
+        text : str
+            JSON written by :meth:`to_json`.
+
+        Returns
+        -------
+        Mechanism
+            The mechanism, an instance of this class.
+
+        Raises
+        ------
+        ValueError
+            If the JSON is not a valid specification, or describes another kind of
+            mechanism.
+        """
         mechanism = mechanism_from_json(text)
         if not isinstance(mechanism, cls):
             raise ValueError(f"the JSON describes a {mechanism.kind!r} mechanism, not "
@@ -759,7 +1216,13 @@ class Mechanism:
         return mechanism
 
     def fingerprint(self):
-        """A value equal for two mechanisms exactly when their reports are interchangeable."""
+        """A value equal for two mechanisms exactly when their reports are interchangeable.
+
+        Returns
+        -------
+        str
+            The specification as JSON with sorted keys (used by ``==`` and ``hash``).
+        """
         return json.dumps(self.to_dict(), sort_keys=True)
 
     def __eq__(self, other):
@@ -780,11 +1243,43 @@ class OutputIndexMechanism(Mechanism):
     response). Subclasses set ``n_outputs``."""
 
     def report_validity(self, reports):
-        """Every output index in ``[0, n_outputs)`` is a valid report."""
+        """Every output index in ``[0, n_outputs)`` is a valid report.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One output index per user.
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each lies in ``[0, n_outputs)``, and that rule in words.
+
+        Raises
+        ------
+        ValueError
+            If ``reports`` is not a 1-D integer array.
+        """
         return index_report_validity(reports, self.n_outputs, self.name)
 
     def aggregate(self, reports):
-        """Sufficient statistic: how many users sent each output (additive over chunks)."""
+        """Sufficient statistic: how many users sent each output (additive over chunks).
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One output index per user (:meth:`randomize`).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_outputs,)
+            The number of reports of each output.
+
+        Raises
+        ------
+        ValueError
+            If a report lies outside ``[0, n_outputs)``.
+        """
         return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def n_reports(self, statistic):
@@ -796,6 +1291,22 @@ class OutputIndexMechanism(Mechanism):
 
         This default uses the mechanism's dense ``reconstruction(W)`` (factorization
         strategies); structured mechanisms override it.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_cells)
+            The queries, one dense row each (a 1-D array is one query).
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_outputs)
+            Entry ``[i, o]``: how much one report of output ``o`` adds to query ``i``'s
+            answer.
+
+        Raises
+        ------
+        NotImplementedError
+            If the mechanism has neither a dense reconstruction nor an override.
         """
         if not hasattr(self, "reconstruction"):
             raise NotImplementedError(
@@ -804,8 +1315,22 @@ class OutputIndexMechanism(Mechanism):
                                                                        self.n_inputs)))
 
     def report_influence(self, workload_matrix):
-        """Influence of one report (:meth:`Mechanism.report_influence`): every output index
-        is a valid report, so the extremes of each row of :meth:`output_answers`."""
+        """Influence of one report: the extremes of each row of :meth:`output_answers`.
+
+        Every output index is a valid report, so the smallest and largest change one report
+        makes to a query's answer are the smallest and largest entries of its row (see
+        :meth:`Mechanism.report_influence`).
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_cells)
+            The queries, one dense row each (a 1-D array is one query).
+
+        Returns
+        -------
+        ReportInfluence
+            Per query, ``low`` and ``high`` (exact) and the output indices that attain them.
+        """
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         low, high = np.empty(W.shape[0]), np.empty(W.shape[0])
         low_reports = np.empty(W.shape[0], dtype=np.int64)

@@ -83,10 +83,46 @@ def tree_strategy(shape, branching=2):
     Every level including the root is measured (in the central model the total is not known).
     Column norm ``sqrt(number of levels)`` per attribute.
 
+    Parameters
+    ----------
+    shape : sequence of int
+        Categories of each attribute (the domain shape, C order); one attribute for a 1-D
+        domain.
+    branching : int, default=2
+        The fan-out of each attribute's tree (at least 2). A level whose cells do not divide
+        evenly ends with a smaller node.
+
+    Returns
+    -------
+    ndarray of shape (n_measurements, prod(shape))
+        The 0/1 strategy: per attribute, one row per tree node (leaves first, root last),
+        combined by a Kronecker product over the attributes.
+
+    Raises
+    ------
+    ValueError
+        If ``branching`` is below 2, a category count is not a positive integer, or the
+        matrix would exceed the dense-size cap.
+
+    See Also
+    --------
+    MatrixMechanism : Measures the strategy with Gaussian noise.
+    wavelet_strategy : The Haar wavelet strategy, also for range queries.
+    hierarchical_strategy : The local-model tree, as a strategy matrix.
+
+    References
+    ----------
+    .. [1] M. Hay, V. Rastogi, G. Miklau and D. Suciu, "Boosting the accuracy of
+       differentially private histograms through consistency", PVLDB 3(1), 2010.
+
     Examples
     --------
-    >>> tree_strategy((4,)).shape
+    >>> tree_strategy((4,)).shape   # 4 leaves, 2 nodes, the root
     (7, 4)
+    >>> tree_strategy((4,)).sum(axis=0).tolist()  # every cell is in 3 nodes
+    [3.0, 3.0, 3.0, 3.0]
+    >>> tree_strategy((4, 4)).shape  # two attributes: 7 x 7 node pairs
+    (49, 16)
     """
     branching = check_positive_int(branching, "branching", minimum=2)
     shape = tuple(check_positive_int(s, "number of categories") for s in shape)
@@ -101,8 +137,38 @@ def wavelet_strategy(shape):
     Squared sensitivity ``log2(n) + 1`` per attribute of ``n`` (a power of two; otherwise
     padded to the next one and cut to the real cells).
 
+    Parameters
+    ----------
+    shape : sequence of int
+        Categories of each attribute (the domain shape, C order).
+
+    Returns
+    -------
+    ndarray of shape (n_measurements, prod(shape))
+        The strategy: per attribute the total row and the unnormalized +-1 Haar rows (rows
+        left empty by the cut are dropped), combined by a Kronecker product.
+
+    Raises
+    ------
+    ValueError
+        If a category count is not a positive integer, or the matrix would exceed the
+        dense-size cap.
+
+    See Also
+    --------
+    MatrixMechanism : Measures the strategy with Gaussian noise.
+    tree_strategy : The hierarchical strategy, also for range queries.
+    HaarHRR : The local-model Haar mechanism.
+
+    References
+    ----------
+    .. [1] X. Xiao, G. Wang and J. Gehrke, "Differential privacy via wavelet transforms",
+       ICDE 2010.
+
     Examples
     --------
+    >>> wavelet_strategy((4,)).astype(int).tolist()
+    [[1, 1, 1, 1], [1, 1, -1, -1], [1, -1, 0, 0], [0, 0, 1, -1]]
     >>> from sklearn_ldp.mechanisms.matrix import l2_sensitivity
     >>> wavelet_strategy((8,)).shape, round(l2_sensitivity(wavelet_strategy((8,))) ** 2)
     ((8, 8), 4)
@@ -142,10 +208,54 @@ def fourier_basis_strategy(shape, workload_matrix=None, max_order=None):
     needed (``||W chi||^2 = chi^T G chi``, and the row space of ``W`` is the range of ``G``),
     so a structured workload is never written down as ``p x n``.
 
+    Parameters
+    ----------
+    shape : sequence of int
+        Categories of each attribute (the domain shape, C order).
+    workload_matrix : workload, Gram or array-like of shape (n_queries, prod(shape)), optional
+        The workload to answer: rows it does not need are removed. None keeps every
+        character up to ``max_order``.
+    max_order : int, optional
+        Keep the characters that touch at most this many attributes (default: all, or with
+        a workload and attributes whose category counts are not powers of two, the least
+        order that supports it).
+
+    Returns
+    -------
+    ndarray of shape (n_measurements, prod(shape))
+        The +-1 strategy, one character per row (the total first when it is kept).
+
+    Raises
+    ------
+    ValueError
+        If a category count or ``max_order`` is not a positive integer, or the matrix would
+        exceed the dense-size cap.
+
+    See Also
+    --------
+    MatrixMechanism : Measures the strategy with Gaussian noise.
+    fourier_strategy : The local-model Fourier strategy for marginals.
+
+    References
+    ----------
+    .. [1] B. Barak, K. Chaudhuri, C. Dwork, S. Kale, F. McSherry and K. Talwar, "Privacy,
+       accuracy, and consistency too: a holistic solution to contingency table release",
+       PODS 2007.
+    .. [2] C. Li and G. Miklau, "An adaptive mechanism for accurate query answering under
+       differential privacy", PVLDB 5(6), 2012 (the unnecessary rows removed).
+
     Examples
     --------
     >>> fourier_basis_strategy((2, 2)).shape
     (4, 4)
+
+    For the one-way marginals of three binary attributes only the total and the three
+    order-1 characters are needed:
+
+    >>> from sklearn_ldp import workloads
+    >>> one_way = workloads.marginals({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, k=1)
+    >>> fourier_basis_strategy((2, 2, 2), one_way).shape
+    (4, 8)
     """
     shape = tuple(check_positive_int(s, "number of categories") for s in shape)
     n = math.prod(shape)

@@ -140,6 +140,30 @@ class FactorizationMechanism(OutputIndexMechanism):
     params : dict, optional
         The parameters the strategy was built with (plain values), kept for display.
 
+    Attributes
+    ----------
+    Q : ndarray of shape (n_outputs, n_inputs)
+        The normalized strategy that is sampled and decoded (read-only).
+    n_outputs : int
+        Number of outputs (rows of ``Q``).
+    n_inputs : int
+        Number of user types (domain cells, columns of ``Q``).
+
+    See Also
+    --------
+    optimal_reconstruction : The decoder ``V*`` for any strategy and workload.
+    per_user_variance : The per-user variance ``z_u`` of any factorization ``(V, Q)``.
+    svd_lower_bound : The least worst-case variance any epsilon-LDP strategy can reach.
+    sample_complexity : Users needed for a target variance per query.
+    randomized_response_strategy : A closed-form strategy matrix.
+    hadamard_strategy : Another closed-form strategy matrix.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (the factorization mechanism, the optimal reconstruction and the variance).
+
     Examples
     --------
     >>> import numpy as np
@@ -148,6 +172,18 @@ class FactorizationMechanism(OutputIndexMechanism):
     >>> reports = mech.randomize(np.array([0, 1, 2, 2]), np.random.default_rng(0))
     >>> mech.estimate(mech.aggregate(reports)).shape
     (3,)
+
+    Any column-stochastic matrix is accepted once its privacy is verified: here a
+    strategy that reports the parity of the record (two outputs over four cells).
+
+    >>> Q = np.array([[0.6, 0.4, 0.6, 0.4], [0.4, 0.6, 0.4, 0.6]])
+    >>> parity = FactorizationMechanism(Q, epsilon=np.log(1.5), name="parity")
+    >>> parity.n_outputs, parity.null_space_dim  # it measures 2 of the 4 directions
+    (2, 2)
+    >>> bool(parity.supports(np.array([[1.0, -1.0, 1.0, -1.0]])))  # the parity query: yes
+    True
+    >>> bool(parity.supports(np.array([[1.0, 0.0, 0.0, 0.0]])))    # a single cell: no
+    False
     """
 
     kind = "factorization"
@@ -182,6 +218,19 @@ class FactorizationMechanism(OutputIndexMechanism):
 
         Sampling is the inverse-CDF method, vectorized over users by a binary search run on
         all users at once (``log2(n_outputs)`` numpy passes, no loop over users).
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            Each user's flat domain cell, in ``[0, n_inputs)``.
+        rng : numpy.random.Generator
+            The source of randomness (seeded for simulations only).
+
+        Returns
+        -------
+        ndarray of shape (n_users,)
+            Each user's output index ``o`` in ``[0, n_outputs)``, drawn with probability
+            ``Q[o, u]``, in the smallest unsigned integer type that holds them.
         """
         indices = check_type_indices(indices, self.n_inputs)
         uniform = rng.random(indices.shape[0])
@@ -200,7 +249,20 @@ class FactorizationMechanism(OutputIndexMechanism):
 
     # ------------------------------------------------------------------ server side
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of the output counts: one multinomial per user type (``O(n m)``)."""
+        """Exact draw of the output counts: one multinomial per user type (``O(n m)``).
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_inputs,)
+            The number of users of each type.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_outputs,)
+            Output counts distributed exactly as ``aggregate(randomize(users))``.
+        """
         counts = check_type_counts(type_counts, self.n_inputs)
         return rng.multinomial(counts, self.Q.T).sum(axis=0).astype(np.int64)
 
@@ -211,6 +273,23 @@ class FactorizationMechanism(OutputIndexMechanism):
         """Unbiased estimate of the data vector's projection on the row space of ``Q``.
 
         For every workload ``W`` in the row space, ``W @ estimate(y)`` equals ``V* y``.
+
+        Parameters
+        ----------
+        counts : array-like of shape (n_outputs,)
+            The output counts ``y`` (:meth:`aggregate`, or a sum of several).
+
+        Returns
+        -------
+        ndarray of shape (n_inputs,)
+            ``x_hat = (Q^T D^-1 Q)^+ Q^T D^-1 y``: users per cell when ``Q`` has full
+            column rank (``null_space_dim == 0``), else the estimate's component in the row
+            space of ``Q``.
+
+        Raises
+        ------
+        ValueError
+            If ``counts`` is not ``n_outputs`` non-negative counts.
         """
         counts = check_output_counts(counts, self.n_outputs, self.name)
         return self._decoder @ counts.astype(float)
@@ -220,21 +299,55 @@ class FactorizationMechanism(OutputIndexMechanism):
 
         With the total this gives an unbiased estimate of the variance of the workload
         answers from the reports alone (used by held-out scoring).
+
+        Parameters
+        ----------
+        counts : array-like of shape (n_outputs,)
+            The output counts (:meth:`aggregate`).
+        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
+            ``W^T W`` for the workload ``W`` (densified: ``n`` is small here).
+
+        Returns
+        -------
+        float
+            ``sum_o y_o ||V*_{:,o}||^2``, unbiased for ``sum_i ||W x_i||^2``.
         """
         return float(self._output_norms(self._dense_gram(gram)) @ np.asarray(counts, dtype=float))
 
     # ------------------------------------------------------------------ analysis
     def supports(self, workload_matrix):
-        """Whether the workload (a query matrix or a workload; a large one through its
-        Gram matrix) lies in the row space of ``Q`` (so it can be answered)."""
+        """Whether the workload lies in the row space of ``Q`` (so it can be answered).
+
+        Parameters
+        ----------
+        workload_matrix : workload or array-like of shape (n_queries, n_inputs)
+            A query matrix or a workload (a large one is checked through its Gram matrix).
+
+        Returns
+        -------
+        bool
+            True when every query is orthogonal to the null space of ``Q`` (up to a
+            relative ``1e-8``).
+        """
         null_space = self._gram_solver.null_space
         if null_space.shape[1] == 0:
             return True
         return workload_in_row_space(self._support_rows(workload_matrix), null_space)
 
     def supports_gram(self, gram):
-        """Whether the workload with Gram matrix ``W^T W`` (operator or array) lies in the
-        row space of ``Q``."""
+        """Whether the workload with Gram matrix ``W^T W`` lies in the row space of ``Q``.
+
+        Parameters
+        ----------
+        gram : Gram or ndarray of shape (n_inputs, n_inputs)
+            ``W^T W`` (an operator or a dense array).
+
+        Returns
+        -------
+        bool
+            True when ``W^T W`` vanishes on the null space of ``Q`` (up to a relative
+            ``1e-8``).
+        """
         null_space = self._gram_solver.null_space
         if null_space.shape[1] == 0:
             return True
@@ -247,7 +360,19 @@ class FactorizationMechanism(OutputIndexMechanism):
         return self._gram_solver.null_space.shape[1]
 
     def reconstruction(self, workload_matrix):
-        """The optimal reconstruction ``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` (p x m)."""
+        """The optimal reconstruction ``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` (p x m).
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs)
+            The queries ``W``, one dense row each.
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_outputs)
+            ``V*``: the answers are ``V* y`` for output counts ``y``, unbiased when the
+            workload is supported (:meth:`supports`).
+        """
         return np.asarray(workload_matrix, dtype=float) @ self._decoder
 
     def per_user_variance(self, gram):
@@ -255,6 +380,16 @@ class FactorizationMechanism(OutputIndexMechanism):
 
         ``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2``, computed from the Gram matrix
         ``W^T W`` only (an operator or a workload is densified: ``n`` is small here).
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
+            ``W^T W`` for the workload ``W``.
+
+        Returns
+        -------
+        ndarray of shape (n_inputs,)
+            ``z_u`` for every user type, with the optimal reconstruction ``V*``.
         """
         gram = self._dense_gram(gram)
         return self._output_norms(gram) @ self.Q - np.diag(gram)
@@ -264,7 +399,18 @@ class FactorizationMechanism(OutputIndexMechanism):
         return np.sum((gram @ self._decoder) * self._decoder, axis=0)
 
     def query_variance(self, workload_matrix):
-        """Per-user variance of each query for each type: ``(p, n)`` matrix ``z[i, u]``."""
+        """Per-user variance of each query for each type: ``(p, n)`` matrix ``z[i, u]``.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs)
+            The queries, one dense row each.
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_inputs)
+            ``z[i, u] = sum_o V*[i, o]^2 Q[o, u] - W[i, u]^2``.
+        """
         W = np.asarray(workload_matrix, dtype=float)
         V = W @ self._decoder
         return (V * V) @ self.Q - W * W
@@ -288,7 +434,15 @@ class FactorizationMechanism(OutputIndexMechanism):
         return cls(spec["Q"], spec["epsilon"], spec.get("strategy", "custom"), spec.get("params"))
 
     def fingerprint(self):
-        """A value equal for two mechanisms exactly when their reports are interchangeable."""
+        """A value equal for two mechanisms whose reports are interchangeable.
+
+        Returns
+        -------
+        tuple
+            ``(kind, epsilon, shape of Q, hash of Q's bytes)``. Python salts the hash per
+            process, so compare fingerprints within one process only; ``==`` also compares
+            the matrices themselves.
+        """
         return (self.kind, self.epsilon, self.Q.shape, hash(self.Q.tobytes()))
 
     def __eq__(self, other):
@@ -307,7 +461,45 @@ class FactorizationMechanism(OutputIndexMechanism):
 
 
 def optimal_reconstruction(Q, workload_matrix):
-    """``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` for an arbitrary strategy ``Q`` (no privacy check)."""
+    """``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` for an arbitrary strategy ``Q`` (no privacy check).
+
+    Among the reconstructions ``V`` with ``V Q = W``, ``V*`` has the least total variance
+    (MMMM20, Theorem "optimal V"); ``D = Diag(Q 1)`` holds the row sums of ``Q``.
+
+    Parameters
+    ----------
+    Q : array-like of shape (n_outputs, n_inputs)
+        A column-stochastic strategy; every row must have a positive sum (drop the outputs
+        that never occur first). Its privacy is not checked.
+    workload_matrix : array-like of shape (n_queries, n_inputs)
+        The queries ``W``.
+
+    Returns
+    -------
+    ndarray of shape (n_queries, n_outputs)
+        ``V*``. It satisfies ``V* Q = W`` exactly when ``W`` lies in the row space of ``Q``.
+
+    See Also
+    --------
+    FactorizationMechanism.reconstruction : The same for a checked strategy.
+    per_user_variance : The variance of a reconstruction.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (Theorem "optimal V").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+    >>> Q = randomized_response_strategy(3, 1.0)
+    >>> W = np.array([[1.0, 1.0, 0.0]])  # how many users are in cell 0 or 1
+    >>> V = optimal_reconstruction(Q, W)
+    >>> V.shape, bool(np.allclose(V @ Q, W))
+    ((1, 3), True)
+    """
     Q = np.asarray(Q, dtype=float)
     scaled = Q / Q.sum(axis=1)[:, None]
     solver = PseudoInverse(Q.T @ scaled)
@@ -315,7 +507,51 @@ def optimal_reconstruction(Q, workload_matrix):
 
 
 def per_user_variance(V, Q, workload_matrix):
-    """``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2`` for any reconstruction ``V`` with VQ=W."""
+    """``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2`` for any reconstruction ``V`` with VQ=W.
+
+    ``z_u`` is the total variance over the workload's answers that one user of type ``u``
+    contributes (MMMM20, Theorem "variance"): ``N`` users of the worst type give
+    ``N max_u z_u``, users spread evenly ``N mean_u z_u``.
+
+    Parameters
+    ----------
+    V : array-like of shape (n_queries, n_outputs)
+        A reconstruction with ``V Q = W`` (not checked), e.g.
+        :func:`optimal_reconstruction`.
+    Q : array-like of shape (n_outputs, n_inputs)
+        The strategy.
+    workload_matrix : array-like of shape (n_queries, n_inputs)
+        The queries ``W``.
+
+    Returns
+    -------
+    ndarray of shape (n_inputs,)
+        ``z_u`` for every user type ``u``, in squared counts per user.
+
+    See Also
+    --------
+    optimal_reconstruction : The reconstruction with the least variance.
+    sample_complexity : Users needed for a target variance, from ``max_u z_u``.
+    Mechanism.per_user_variance : The same for a built mechanism.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (Theorem "variance").
+
+    Examples
+    --------
+    Randomized response on the histogram of 8 cells at epsilon = 1 (the paper's closed
+    form ``(n - 1)(n + 2 e^eps - 2) / (e^eps - 1)^2`` gives 27.1147):
+
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+    >>> Q, W = randomized_response_strategy(8, 1.0), np.eye(8)
+    >>> z = per_user_variance(optimal_reconstruction(Q, W), Q, W)
+    >>> z.shape, round(float(z.max()), 4)
+    ((8,), 27.1147)
+    """
     W = np.asarray(workload_matrix, dtype=float)
     return np.sum(V * V, axis=0) @ np.asarray(Q, dtype=float) - np.sum(W * W, axis=0)
 
@@ -333,6 +569,39 @@ def svd_lower_bound(workload_matrix, epsilon):
     ``(e^-eps ||W||_*^2 - ||W||_F^2) / n`` with ``||W||_*`` the nuclear norm (sum of
     singular values): the average-case bound ``L(Q) >= e^-eps ||W||_*^2`` turned into a
     per-user figure, which bounds the worst case from below too.
+
+    Parameters
+    ----------
+    workload_matrix : array-like of shape (n_queries, n_inputs)
+        The queries ``W`` (dense: its singular values are computed).
+    epsilon : float
+        The privacy budget.
+
+    Returns
+    -------
+    float
+        No epsilon-LDP factorization mechanism has ``max_u z_u`` below this (squared counts
+        per user). The bound is weak at small epsilon: it stays finite as epsilon goes to 0.
+
+    See Also
+    --------
+    per_user_variance : The per-user variance of a given factorization.
+    lower_bound : The analogous singular value bound of the central matrix mechanism.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (Theorem "lower bound" and its worst-case corollary).
+
+    Examples
+    --------
+    The histogram of 8 cells at epsilon = 1: no strategy goes below 1.94, randomized
+    response has 27.11.
+
+    >>> import numpy as np
+    >>> round(svd_lower_bound(np.eye(8), 1.0), 2)
+    1.94
     """
     W = np.asarray(workload_matrix, dtype=float)
     singular_values = linalg.svdvals(W)
@@ -343,6 +612,41 @@ def svd_lower_bound(workload_matrix, epsilon):
 def sample_complexity(worst_case_per_user, n_queries, alpha=0.01):
     """Users needed so that the normalized worst-case variance per query is ``alpha``.
 
-    ``N = max_u z_u / (p alpha)`` (MMMM20, corollary "sample complexity").
+    ``N = max_u z_u / (p alpha)`` (MMMM20, corollary "sample complexity"): with ``N`` users,
+    the variance of an average query's answer on the *fractions* ``x / N`` is ``alpha`` in
+    the worst case over the data.
+
+    Parameters
+    ----------
+    worst_case_per_user : float
+        ``max_u z_u``, the worst-case per-user variance summed over the queries (e.g.
+        ``expected_error(gram)["worst_case"]`` for one user).
+    n_queries : int
+        ``p``, the number of queries in the workload.
+    alpha : float, default=0.01
+        The target variance per query, on fractions of users.
+
+    Returns
+    -------
+    float
+        The number of users ``N`` (not rounded).
+
+    See Also
+    --------
+    per_user_variance : The per-user variance ``z_u``.
+    Mechanism.expected_error : The worst-case variance of a built mechanism.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (corollary "sample complexity").
+
+    Examples
+    --------
+    Randomized response on 8 cells at epsilon = 1 has ``max_u z_u = 27.1147``:
+
+    >>> round(sample_complexity(27.1147, n_queries=8, alpha=0.01))
+    339
     """
     return float(worst_case_per_user) / (n_queries * alpha)

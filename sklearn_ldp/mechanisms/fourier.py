@@ -45,18 +45,60 @@ def cell_bit_strings(shape, offsets):
 def fourier_strategy(shape, epsilon, max_order=None):
     """The ``2T x n`` strategy: row ``t`` / ``T + t`` = coefficient ``t`` reported as +1 / -1.
 
+    Each user samples one of the ``T`` Fourier coefficients that touch 1 to ``max_order``
+    attributes, uniformly, and reports its sign ``(-1)^popcount(alpha & bits)`` through
+    binary randomized response (kept with probability ``e^eps / (1 + e^eps)``): exactly
+    epsilon-LDP, and every marginal over at most ``max_order`` attributes lies in the row
+    space. The dense form of :class:`InpHT`, for the factorization baselines.
+
     Parameters
     ----------
     shape : tuple of int
         Category counts of the attributes (the domain shape, C order).
     epsilon : float
+        The privacy budget.
     max_order : int, optional
         Largest number of attributes in a marginal that must be answerable (default: all).
+
+    Returns
+    -------
+    ndarray of shape (2 * T, prod(shape))
+        Column-stochastic: ``Q[t, u]`` is the probability that a user in cell ``u`` reports
+        coefficient ``t`` as +1, ``Q[T + t, u]`` as -1.
+
+    Raises
+    ------
+    ValueError
+        If no attribute has two or more categories, an argument is invalid, or the matrix
+        would exceed the dense-size cap.
+
+    See Also
+    --------
+    InpHT : The same mechanism without a dense matrix, for large domains.
+    FactorizationMechanism : Runs a strategy matrix.
+    fourier_basis_strategy : The central-model Fourier strategy.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018 (InpHT).
+    .. [2] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (the Fourier baseline as a strategy matrix).
 
     Examples
     --------
     >>> fourier_strategy((2, 2, 2), 1.0, max_order=2).shape
     (12, 8)
+
+    It answers every 2-way marginal; only the order-3 coefficient is not measured:
+
+    >>> from sklearn_ldp import workloads
+    >>> from sklearn_ldp.mechanisms import FactorizationMechanism
+    >>> mechanism = FactorizationMechanism(fourier_strategy((2, 2, 2), 1.0, 2), 1.0)
+    >>> two_way = workloads.marginals({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, k=2)
+    >>> bool(mechanism.supports(two_way)), mechanism.null_space_dim
+    (True, 1)
     """
     epsilon = check_epsilon(epsilon)
     shape = tuple(check_positive_int(size, "number of categories") for size in shape)

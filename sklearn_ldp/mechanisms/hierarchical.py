@@ -31,10 +31,61 @@ def hierarchical_levels(n, branching):
 def hierarchical_strategy(n, epsilon, branching=4):
     """Stacked per-level Hadamard response strategies, divided by the number of levels.
 
+    Each user samples one level of the tree uniformly (leaves first, root excluded) and
+    reports their node at that level by Hadamard response with the whole budget: exactly
+    epsilon-LDP. The dense ``"hierarchical_matrix"`` baseline, for small domains.
+
+    Parameters
+    ----------
+    n : int
+        Number of cells of the ordered domain.
+    epsilon : float
+        The privacy budget.
+    branching : int, default=4
+        The fan-out of the tree (at least 2); level ``L`` groups ``branching^L`` consecutive
+        cells (the last node of a level may cover fewer).
+
+    Returns
+    -------
+    ndarray of shape (n_outputs, n)
+        Column-stochastic: the levels' Hadamard response strategies (each mapped to its
+        nodes), stacked and divided by the number of levels.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid, or the matrix would exceed the dense-size cap.
+
+    See Also
+    --------
+    HierarchicalHistogram : The structured tree mechanism (any domain size).
+    hadamard_strategy : The frequency oracle at each level.
+    FactorizationMechanism : Runs a strategy matrix.
+    tree_strategy : The central-model tree.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering Range Queries Under Local
+       Differential Privacy", PVLDB 12(10), 2019.
+    .. [2] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (the hierarchical baseline as a strategy matrix).
+
     Examples
     --------
     >>> hierarchical_strategy(128, 1.0).shape
     (340, 128)
+
+    Over 16 cells it answers every prefix sum (a CDF) without bias:
+
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms import FactorizationMechanism
+    >>> mechanism = FactorizationMechanism(hierarchical_strategy(16, 1.0), 1.0)
+    >>> prefix = np.tril(np.ones((16, 16)))
+    >>> bool(mechanism.supports(prefix))
+    True
+    >>> round(mechanism.expected_error(prefix.T @ prefix)["worst_case"], 1)  # per user
+    201.6
     """
     n = check_positive_int(n, "n")
     epsilon = check_epsilon(epsilon)

@@ -74,14 +74,36 @@ class InpEM(MarginalMechanism):
     Parameters
     ----------
     n_inputs : int
+        Number of domain cells, ``prod(shape)``.
     epsilon : float
+        The privacy budget of the whole record; each of the ``d`` attributes gets
+        ``epsilon / d``.
     shape : sequence of int
+        Categories of each attribute (each at least 2), in domain (C) order.
     max_order : int
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``.
 
     Attributes
     ----------
     attribute_oracles : list of RandomizedResponse
         The channel of each attribute (``eps / d``).
+
+    See Also
+    --------
+    InpHT : The recommended marginal mechanism (much less error).
+    InpPS : Randomized response over the whole record, with the full budget.
+    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+    References
+    ----------
+    .. [1] G. Fanti, V. Pihur and U. Erlingsson, "Building a RAPPOR with the unknown:
+       privacy-preserving learning of associations and data dictionaries", Proceedings on
+       Privacy Enhancing Technologies (PoPETs) 2016(3) (joint distributions by EM).
+    .. [2] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018 (InpEM as the baseline).
+    .. [3] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4, Algorithm 3.
 
     Examples
     --------
@@ -109,12 +131,37 @@ class InpEM(MarginalMechanism):
         self._record_strides = np.array(record_strides, dtype=np.int64)
 
     def attribute_channel(self, position):
-        """The ``r x r`` channel ``P(noisy category | category)`` of one attribute."""
+        """The ``r x r`` channel ``P(noisy category | category)`` of one attribute.
+
+        Parameters
+        ----------
+        position : int
+            The attribute's position, in ``[0, n_attributes)``.
+
+        Returns
+        -------
+        ndarray of shape (r, r)
+            ``p_i`` on the diagonal and ``q_i`` elsewhere (``r = shape[position]``).
+        """
         return self.attribute_oracles[position].strategy_matrix()
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """The noisy record of every user, as a flat cell index."""
+        """The noisy record of every user, as a flat cell index.
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            Each user's record, as a flat C-order domain cell in ``[0, n_inputs)``.
+        rng : numpy.random.Generator
+            The source of randomness (seeded for simulations only).
+
+        Returns
+        -------
+        ndarray of shape (n_users,)
+            The flat cell index of each noisy record (every attribute through its own
+            randomized response), in the smallest unsigned integer type that holds it.
+        """
         indices = check_type_indices(indices, self.n_inputs)
         noisy = np.zeros(indices.shape[0], dtype=np.int64)
         for position, code in self._attribute_codes(indices):
@@ -124,11 +171,44 @@ class InpEM(MarginalMechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Every noisy record, a cell index in ``[0, n)``, is a valid report."""
+        """Every noisy record, a cell index in ``[0, n)``, is a valid report.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One noisy record (flat cell index) per user.
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each lies in ``[0, n_inputs)``, and that rule in words.
+
+        Raises
+        ------
+        ValueError
+            If ``reports`` is not a 1-D integer array.
+        """
         return index_report_validity(reports, self.n_inputs, self.name)
 
     def aggregate(self, reports):
-        """Noisy counts of every ``max_order``-set's table (int64, chunked)."""
+        """Noisy counts of every ``max_order``-set's table (int64, chunked).
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One noisy record per user (:meth:`randomize`).
+
+        Returns
+        -------
+        ndarray of int64 of shape (cell_offsets[-1],)
+            The noisy counts of each set's table (C order over the set's attributes),
+            concatenated in ``attribute_sets(max_order)`` order.
+
+        Raises
+        ------
+        ValueError
+            If a report lies outside ``[0, n_inputs)``.
+        """
         reports = self.check_reports(reports)
         total_cells = int(self.cell_offsets[-1])
         counts = np.zeros(total_cells, dtype=np.int64)
@@ -149,7 +229,20 @@ class InpEM(MarginalMechanism):
         return report_count(self._check_statistic(statistic)[: self.cell_offsets[1]])
 
     def noisy_marginal(self, statistic, attributes):
-        """Noisy counts over ``attributes`` (from the first ``max_order``-set containing them)."""
+        """Noisy counts over ``attributes`` (from the first ``max_order``-set containing them).
+
+        Parameters
+        ----------
+        statistic : array-like of shape (cell_offsets[-1],)
+            The output of :meth:`aggregate`, or a sum of several.
+        attributes : tuple of int
+            Sorted distinct attribute positions, ``1 <= len <= max_order``.
+
+        Returns
+        -------
+        ndarray of shape ``tuple(shape[a] for a in attributes)``
+            The number of noisy records in each cell of the marginal (before decoding).
+        """
         attributes = self._check_attributes(attributes)
         statistic = self._check_statistic(statistic)
         wanted = set(attributes)
@@ -164,7 +257,21 @@ class InpEM(MarginalMechanism):
                 [self.attribute_oracles[a].q for a in attributes])
 
     def estimate_marginal(self, statistic, attributes):
-        """Unbiased inverse decoder: every axis mapped by its channel's inverse."""
+        """Unbiased inverse decoder: every axis mapped by its channel's inverse.
+
+        Parameters
+        ----------
+        statistic : array-like of shape (cell_offsets[-1],)
+            The output of :meth:`aggregate`, or a sum of several.
+        attributes : tuple of int
+            Sorted distinct attribute positions, ``1 <= len <= max_order``.
+
+        Returns
+        -------
+        ndarray of shape ``tuple(shape[a] for a in attributes)``
+            The estimated fraction of users in each cell (unbiased: entries may be negative);
+            uniform when the statistic counts no report.
+        """
         attributes = self._check_attributes(attributes)
         noisy = self.noisy_marginal(statistic, attributes).astype(float)
         n_users = noisy.sum()
@@ -183,14 +290,19 @@ class InpEM(MarginalMechanism):
         Parameters
         ----------
         statistic : ndarray
+            The output of :meth:`aggregate`, or a sum of several.
         attributes : tuple of int
+            Sorted distinct attribute positions, ``1 <= len <= max_order``.
         tol : float, default=1e-5
             Stop when no cell moves by more than ``tol`` in one iteration.
         max_iter : int, default=10000
+            The largest number of iterations.
 
         Returns
         -------
-        table : ndarray of the marginal's shape (fractions, non-negative, summing to 1)
+        table : ndarray of the marginal's shape
+            The estimated fractions: non-negative and summing to 1, but biased (towards the
+            uniform prior when the noise is large).
         info : dict
             ``n_iter``; ``converged`` (the change fell below ``tol``); ``stuck_at_prior``
             (EM stopped after its first step, so the table is within ``tol`` of the uniform
@@ -229,7 +341,19 @@ class InpEM(MarginalMechanism):
         return (_apply_per_axis(table, same, other) - table) / n_users
 
     def strategy_matrix(self):
-        """``P(noisy record | record)``: the Kronecker product of the attribute channels."""
+        """``P(noisy record | record)``: the Kronecker product of the attribute channels.
+
+        Returns
+        -------
+        ndarray of shape (n_inputs, n_inputs)
+            Column-stochastic and symmetric: entry ``[y, u]`` is the probability that the
+            record in cell ``u`` is reported as cell ``y``.
+
+        Raises
+        ------
+        ValueError
+            If the dense matrix would exceed the size cap.
+        """
         check_dense_size(self.n_inputs, self.n_inputs, self.name)
         Q = np.ones((1, 1))
         for position in range(self.n_attributes):

@@ -183,6 +183,10 @@ def _group_variance(oracle, n_cells, group_size):
 class MarginalMechanism(Mechanism):
     """Base class of the marginal mechanisms (see the module docstring).
 
+    One round of collection answers every marginal over at most ``max_order`` attributes:
+    :meth:`estimate_marginal` gives the unbiased fractions of users in each cell of a
+    marginal, :meth:`marginal_variance` and :meth:`expected_tv` their error, known before
+    collecting. This class is abstract: use one of the seven mechanisms (See Also).
     Subclasses implement ``randomize``, ``check_reports``, ``aggregate``, ``n_reports``,
     ``estimate_marginal`` and ``_cell_variance``.
 
@@ -191,10 +195,61 @@ class MarginalMechanism(Mechanism):
     n_inputs : int
         Number of domain cells, ``prod(shape)``.
     epsilon : float
+        The privacy budget: each user's report is exactly epsilon-LDP.
     shape : sequence of int
-        Categories of each attribute (each >= 2).
+        Categories of each attribute (each at least 2), in domain (C) order.
     max_order : int
-        Largest number of attributes of a marginal to answer, ``1 <= max_order <= len(shape)``.
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        Categories of each attribute.
+    n_attributes : int
+        Number of attributes, ``len(shape)``.
+    max_order : int
+        Largest number of attributes of an answerable marginal.
+
+    See Also
+    --------
+    InpHT : One Fourier coefficient per user: the recommended mechanism.
+    InpRR : Unary encoding of the whole record.
+    InpPS : Randomized response over the whole domain.
+    MargRR : A sampled set of attributes, unary encoding of its cell.
+    MargPS : A sampled set of attributes, randomized response over its cells.
+    MargHT : A sampled set of attributes, one Hadamard coefficient of its marginal.
+    InpEM : Per-attribute randomized response and expectation-maximization.
+    MarginalEstimator : The scikit-learn estimator built on these mechanisms.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018.
+    .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4.
+
+    Examples
+    --------
+    Predicted error before collecting: the expected total variation of a 2-way marginal
+    over three binary attributes, for 10000 users at ``e^eps = 3``.
+
+    >>> import numpy as np
+    >>> for cls in (InpHT, MargPS, InpRR):
+    ...     mechanism = cls(8, np.log(3), [2, 2, 2], max_order=2)
+    ...     print(mechanism.kind, round(mechanism.expected_tv((0, 1), n_users=10000), 3))
+    inp_ht 0.033
+    marg_ps 0.035
+    inp_rr 0.035
+
+    Collecting and estimating with InpHT (the records are flat cell indices):
+
+    >>> mechanism = InpHT(8, np.log(3), [2, 2, 2], max_order=2)
+    >>> users = np.repeat(np.arange(8), [3000, 500, 500, 1000, 500, 1000, 500, 3000])
+    >>> reports = mechanism.randomize(users, np.random.default_rng(0))
+    >>> statistic = mechanism.aggregate(reports)
+    >>> mechanism.estimate_marginal(statistic, (0, 1)).round(2).tolist()  # truth .35 .15 / .15 .35
+    [[0.35, 0.16], [0.12, 0.36]]
     """
 
     kind = None
@@ -223,6 +278,16 @@ class MarginalMechanism(Mechanism):
     def attribute_sets(self, order):
         """All sorted tuples of ``order`` attribute positions, in ``itertools.combinations`` order.
 
+        Parameters
+        ----------
+        order : int
+            The number of attributes per set, in ``[1, n_attributes]``.
+
+        Returns
+        -------
+        list of tuple of int
+            The ``C(n_attributes, order)`` sets of attribute positions.
+
         Examples
         --------
         >>> build_marginal_mechanism("marg_ps", (2, 3, 2), 1.0, 2).attribute_sets(2)
@@ -235,7 +300,23 @@ class MarginalMechanism(Mechanism):
         return list(combinations(range(self.n_attributes), order))
 
     def marginal_shape(self, attributes):
-        """Shape of the marginal table over ``attributes``."""
+        """Shape of the marginal table over ``attributes``.
+
+        Parameters
+        ----------
+        attributes : tuple of int
+            Sorted distinct attribute positions, ``1 <= len <= max_order``.
+
+        Returns
+        -------
+        tuple of int
+            The number of categories of each of those attributes.
+
+        Raises
+        ------
+        ValueError
+            If ``attributes`` is not a valid set of positions.
+        """
         return tuple(self.shape[a] for a in self._check_attributes(attributes))
 
     def _check_attributes(self, attributes):
@@ -369,6 +450,9 @@ class MarginalMechanism(Mechanism):
         Returns
         -------
         ndarray of shape ``tuple(shape[a] for a in attributes)``
+            The estimated fraction of users in each cell; unbiased, so entries may be
+            negative and need not sum to exactly 1 (post-process with
+            :func:`~sklearn_ldp.postprocess.consistent_marginals` for distributions).
         """
         raise NotImplementedError
 
@@ -378,7 +462,9 @@ class MarginalMechanism(Mechanism):
         Parameters
         ----------
         attributes : tuple of int
+            Sorted distinct attribute positions, ``1 <= len <= max_order``.
         n_users : int
+            The number of users who report.
         marginal : array-like, optional
             The users' true marginal over ``attributes`` (fractions, the table's shape);
             ``None`` uses the uniform marginal (the prediction made before collection).
@@ -400,6 +486,24 @@ class MarginalMechanism(Mechanism):
     def expected_tv(self, attributes, n_users, marginal=None):
         """Predicted expected total variation ``0.5 sum sqrt(2/pi) sqrt(Var)`` of the marginal.
 
+        A Gaussian approximation of each cell's error, from :meth:`marginal_variance`.
+
+        Parameters
+        ----------
+        attributes : tuple of int
+            Sorted distinct attribute positions, ``1 <= len <= max_order``.
+        n_users : int
+            The number of users who report.
+        marginal : array-like, optional
+            The users' true marginal over ``attributes`` (fractions); ``None`` uses the
+            uniform marginal.
+
+        Returns
+        -------
+        float
+            The predicted expected total variation distance between the estimated and the
+            true marginal, in ``[0, 1]`` for errors that are not too large.
+
         Examples
         --------
         >>> mechanism = build_marginal_mechanism("inp_ht", (2,) * 8, np.log(3), 5)
@@ -411,18 +515,57 @@ class MarginalMechanism(Mechanism):
 
     # ------------------------------------------------------------------ not per cell
     def estimate(self, statistic):
+        """Not available for the sampled mechanisms: use :meth:`estimate_marginal`.
+
+        The mechanisms that randomize the whole record (``InpRR``, ``InpPS``) override it
+        with the unbiased users per domain cell.
+
+        Parameters
+        ----------
+        statistic : ndarray
+            The output of :meth:`aggregate`.
+
+        Raises
+        ------
+        NotImplementedError
+            Always: these mechanisms estimate marginals, not the users per domain cell.
+        """
         raise NotImplementedError(
             f"the {self.name!r} mechanism estimates marginals, not the users per domain cell: "
             "use estimate_marginal(statistic, attributes) or MarginalEstimator."
         )
 
     def per_user_variance(self, gram):
+        """Not available for the sampled mechanisms: use :meth:`marginal_variance`.
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray
+            ``W^T W`` for a workload (unused).
+
+        Raises
+        ------
+        NotImplementedError
+            Always, except for ``InpRR`` and ``InpPS``, which override it.
+        """
         raise NotImplementedError(
             f"the {self.name!r} mechanism has per-marginal variances only: use "
             "marginal_variance(attributes, n_users) or MarginalEstimator."
         )
 
     def query_variance(self, workload_matrix):
+        """Not available for the sampled mechanisms: use :meth:`marginal_variance`.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs)
+            The queries (unused).
+
+        Raises
+        ------
+        NotImplementedError
+            Always, except for ``InpRR`` and ``InpPS``, which override it.
+        """
         self.per_user_variance(None)
 
 
@@ -440,12 +583,41 @@ class _FullDomainMechanism(MarginalMechanism):
         return self.oracle.randomize(indices, rng)
 
     def report_validity(self, reports):
-        """The oracle's valid reports (the whole record goes through it)."""
+        """The oracle's valid reports (the whole record goes through it).
+
+        Parameters
+        ----------
+        reports : array-like
+            Reports in the oracle's format (packed bits for InpRR, cell indices for InpPS).
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each is valid, and the rule in words.
+
+        Raises
+        ------
+        ValueError
+            If the array's layout is not the oracle's.
+        """
         return self.oracle.report_validity(reports)
 
     def report_influence(self, workload_matrix):
-        """The oracle's influence of one report on queries over the domain's cells (the
-        marginals are sums of its cell estimates, divided by ``N``)."""
+        """The oracle's influence of one report on queries over the domain's cells.
+
+        The marginals are sums of the oracle's cell estimates, divided by ``N``.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs)
+            Queries over the domain's cells, one dense row each.
+
+        Returns
+        -------
+        ReportInfluence
+            Per query, the smallest and largest change one valid report makes to the
+            unbiased answer (in users), and the reports that attain them.
+        """
         return self.oracle.report_influence(workload_matrix)
 
     def aggregate(self, reports):
@@ -455,20 +627,83 @@ class _FullDomainMechanism(MarginalMechanism):
         return self.oracle.n_reports(self.oracle._check_statistic(statistic))
 
     def estimate(self, statistic):
-        """Unbiased users per domain cell (the oracle's estimate)."""
+        """Unbiased users per domain cell (the oracle's estimate).
+
+        Parameters
+        ----------
+        statistic : array-like of shape (n_inputs + 1,)
+            The output of :meth:`aggregate` (support counts, then the number of reports).
+
+        Returns
+        -------
+        ndarray of shape (n_inputs,)
+            Estimated users in each domain cell (unbiased; entries may be negative).
+        """
         return self.oracle.estimate(statistic)
 
     def per_user_variance(self, gram):
+        """The oracle's per-user variance of a workload over the domain's cells.
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
+            ``W^T W`` for the workload ``W``.
+
+        Returns
+        -------
+        ndarray of shape (n_inputs,)
+            ``z_u``: the total variance of the workload's answers (in users) that one user
+            of type ``u`` contributes.
+        """
         return self.oracle.per_user_variance(gram)
 
     def query_variance(self, workload_matrix):
+        """The oracle's per-user variance of each query for each user type.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs)
+            The queries, one dense row each.
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_inputs)
+            Entry ``[i, u]``: the variance of query ``i``'s answer that one user of type
+            ``u`` contributes.
+        """
         return self.oracle.query_variance(workload_matrix)
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of ``aggregate(randomize(users))`` (the oracle's simulation)."""
+        """Exact draw of ``aggregate(randomize(users))`` (the oracle's simulation).
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_inputs,)
+            The number of users in each domain cell.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_inputs + 1,)
+            Support counts and the number of reports, distributed exactly as
+            ``aggregate(randomize(users))``.
+        """
         return self.oracle.simulate_statistic(type_counts, rng)
 
     def strategy_matrix(self):
+        """The oracle's ``P(report | record)`` over the whole domain.
+
+        Returns
+        -------
+        ndarray of shape (n_outputs, n_inputs)
+            Column-stochastic: ``2^n`` bit vectors for InpRR, ``n`` cells for InpPS.
+
+        Raises
+        ------
+        ValueError
+            If the dense matrix would exceed the size cap.
+        """
         return self.oracle.strategy_matrix()
 
     def estimate_marginal(self, statistic, attributes):
@@ -498,6 +733,34 @@ class InpRR(_FullDomainMechanism):
     bit uses ``eps/2``: two records differ in two bits, so the total is exactly ``eps``.
 
     Statistic: the ``"rappor"`` one, ``[C_0, ..., C_{n-1}, N]`` (support counts, reports).
+
+    Parameters
+    ----------
+    n_inputs : int
+        Number of domain cells, ``prod(shape)``.
+    epsilon : float
+        The privacy budget: each user's report is exactly epsilon-LDP.
+    shape : sequence of int
+        Categories of each attribute (each at least 2), in domain (C) order.
+    max_order : int
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``.
+
+    See Also
+    --------
+    SymmetricUnaryEncoding : The frequency oracle it runs on the whole domain.
+    MargRR : The same encoding of a sampled set's cell (shorter reports).
+    InpHT : Less error with one bit per user.
+    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018.
+    .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4 (InpRR).
+    .. [3] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: Randomized aggregatable
+       privacy-preserving ordinal response", CCS 2014 (basic RAPPOR).
 
     Examples
     --------
@@ -529,6 +792,32 @@ class InpPS(_FullDomainMechanism):
     ``q = 1 / (e^eps + n - 1)`` (exactly the ``"randomized_response"`` mechanism).
 
     Statistic: ``[C_0, ..., C_{n-1}, N]``.
+
+    Parameters
+    ----------
+    n_inputs : int
+        Number of domain cells, ``prod(shape)``.
+    epsilon : float
+        The privacy budget: each user's report is exactly epsilon-LDP.
+    shape : sequence of int
+        Categories of each attribute (each at least 2), in domain (C) order.
+    max_order : int
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``.
+
+    See Also
+    --------
+    RandomizedResponse : The frequency oracle it runs on the whole domain.
+    MargPS : The same over a sampled set's cells (much less error on large domains).
+    InpHT : One Fourier coefficient per user.
+    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018.
+    .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4 (InpPS).
 
     Examples
     --------
@@ -564,12 +853,43 @@ class InpHT(MarginalMechanism):
 
     Statistic: the count of each output ``o`` in ``[0, 2T)`` (int64).
 
+    Parameters
+    ----------
+    n_inputs : int
+        Number of domain cells, ``prod(shape)``.
+    epsilon : float
+        The privacy budget: each user's report is exactly epsilon-LDP.
+    shape : sequence of int
+        Categories of each attribute (each at least 2), in domain (C) order.
+    max_order : int
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``.
+
     Attributes
     ----------
     coefficient_masks : ndarray of int64, shape (T,)
+        The coefficients, as bit masks over the concatenated attribute codes.
     n_coefficients : int
         ``T``.
     p : float
+        The probability of reporting the true sign, ``e^eps / (1 + e^eps)``.
+
+    See Also
+    --------
+    MargHT : The same idea within a sampled set of attributes.
+    fourier_strategy : This mechanism as a dense strategy matrix.
+    HadamardRandomizedResponse : One Hadamard coefficient of the whole record.
+    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018.
+    .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4, Algorithms 1-2 (InpHT).
+    .. [3] B. Barak, K. Chaudhuri, C. Dwork, S. Kale, F. McSherry and K. Talwar, "Privacy,
+       accuracy, and consistency too: a holistic solution to contingency table release",
+       PODS 2007 (marginals from low-order Fourier coefficients).
 
     Examples
     --------
@@ -618,7 +938,21 @@ class InpHT(MarginalMechanism):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """One report ``2 t + bit`` per user (vectorized; see the class docstring)."""
+        """One report ``2 t + bit`` per user (vectorized; see the class docstring).
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            Each user's record, as a flat C-order domain cell in ``[0, n_inputs)``.
+        rng : numpy.random.Generator
+            The source of randomness (seeded for simulations only).
+
+        Returns
+        -------
+        ndarray of shape (n_users,)
+            Each user's output ``2 t + bit`` in ``[0, 2T)``: the sampled coefficient ``t``
+            and its randomized sign, in the smallest unsigned integer type that holds them.
+        """
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
         coefficient = rng.integers(0, self.n_coefficients, size=n_users)
@@ -628,18 +962,64 @@ class InpHT(MarginalMechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Every output index in ``[0, n_outputs)`` is a valid report."""
+        """Every output index in ``[0, n_outputs)`` is a valid report.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One output index per user.
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each lies in ``[0, n_outputs)``, and that rule in words.
+
+        Raises
+        ------
+        ValueError
+            If ``reports`` is not a 1-D integer array.
+        """
         return index_report_validity(reports, self.n_outputs, self.name)
 
     def aggregate(self, reports):
-        """Count of each output in ``[0, 2T)`` (int64, chunked)."""
+        """Count of each output in ``[0, 2T)`` (int64, chunked).
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One output index per user (:meth:`randomize`).
+
+        Returns
+        -------
+        ndarray of int64 of shape (2 * n_coefficients,)
+            Entry ``2 t + 1`` counts the users who reported ``+1`` for coefficient ``t``,
+            entry ``2 t`` those who reported ``-1``.
+
+        Raises
+        ------
+        ValueError
+            If a report lies outside ``[0, 2T)``.
+        """
         return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def n_reports(self, statistic):
         return report_count(check_output_counts(statistic, self.n_outputs, self.name))
 
     def coefficient_estimates(self, statistic):
-        """``F_hat[t]``: the debiased mean sign of the users who sampled coefficient ``t``."""
+        """``F_hat[t]``: the debiased mean sign of the users who sampled coefficient ``t``.
+
+        Parameters
+        ----------
+        statistic : array-like of shape (2 * n_coefficients,)
+            The output of :meth:`aggregate`, or a sum of several.
+
+        Returns
+        -------
+        ndarray of shape (n_coefficients,)
+            ``(plus - minus) / ((plus + minus) (2p - 1))`` per coefficient: an unbiased
+            estimate of the Fourier coefficient ``F[coefficient_masks[t]]`` of the users'
+            distribution, 0 for a coefficient that no user sampled.
+        """
         statistic = check_output_counts(statistic, self.n_outputs, self.name).astype(float)
         plus, minus = statistic[1::2], statistic[0::2]
         return self.debias * (plus - minus) / np.maximum(plus + minus, 1.0)
@@ -664,6 +1044,18 @@ class InpHT(MarginalMechanism):
         The users of each type are split over the ``T`` coefficients by one multinomial
         draw (in blocks of types), then each coefficient's true signs go through binomial
         randomized response: ``O(n T)`` work, whatever the number of users.
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_inputs,)
+            The number of users in each domain cell.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_outputs,)
+            Output counts distributed exactly as ``aggregate(randomize(users))``.
         """
         counts = check_type_counts(type_counts, self.n_inputs)
         types = np.flatnonzero(counts)
@@ -686,7 +1078,19 @@ class InpHT(MarginalMechanism):
         return statistic
 
     def strategy_matrix(self):
-        """``P(o | u)``, ``2T x n``: row ``o = 2 t + bit``."""
+        """``P(o | u)``, ``2T x n``: row ``o = 2 t + bit``.
+
+        Returns
+        -------
+        ndarray of shape (2 * n_coefficients, n_inputs)
+            Column-stochastic: entry ``[2 t + bit, u]`` is the probability that a user in
+            cell ``u`` reports sign ``bit`` for coefficient ``t``.
+
+        Raises
+        ------
+        ValueError
+            If the dense matrix would exceed the size cap.
+        """
         check_dense_size(self.n_outputs, self.n_inputs, self.name)
         codes = cell_bit_strings(self.shape, self._shifts)
         positive = hadamard_parity(self.coefficient_masks[:, None], codes[None, :]) == 0
@@ -764,6 +1168,19 @@ class _SetOracleMechanism(_SampledSetMechanism):
         The users are split over the sets exactly (one multinomial per type), then each
         set's users go through its oracle's exact simulation: ``O(n K)`` work plus the
         oracles' (one call per set), whatever the number of users.
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_inputs,)
+            The number of users in each domain cell.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray of int64
+            A statistic in :meth:`aggregate`'s layout, distributed exactly as
+            ``aggregate(randomize(users))``.
         """
         cell_counts = self._users_per_set_cell(type_counts, rng, self._strides,
                                                self.cell_offsets)
@@ -780,7 +1197,21 @@ class _SetOracleMechanism(_SampledSetMechanism):
         return report_count(self._set_counts(statistic)[1])
 
     def set_estimate(self, statistic, index):
-        """Unbiased fractions over the cells of set ``index`` (uniform if no user chose it)."""
+        """Unbiased fractions over the cells of set ``index`` (uniform if no user chose it).
+
+        Parameters
+        ----------
+        statistic : array-like
+            The output of :meth:`aggregate`, or a sum of several.
+        index : int
+            The set's position in ``attribute_sets(max_order)``.
+
+        Returns
+        -------
+        ndarray of shape ``tuple(shape[a] for a in attribute_sets(max_order)[index])``
+            The estimated fraction of the set's users in each cell of its table, from the
+            reports of the users who sampled it.
+        """
         support, per_set = self._set_counts(statistic)
         size, users = int(self.set_cells[index]), per_set[index]
         shape = tuple(self.shape[a] for a in self.sets[index])
@@ -810,6 +1241,12 @@ class _SetOracleMechanism(_SampledSetMechanism):
         """``P(o | u)``: the oracle's matrix of each set, over the user's cell, times ``1/K``.
 
         Rows: the sets in order, each with its oracle's outputs.
+
+        Returns
+        -------
+        ndarray of shape (n_outputs, n_inputs)
+            Column-stochastic: the probability of each (set, oracle output) for a user in
+            each domain cell.
         """
         cells = np.arange(self.n_inputs)
         blocks = []
@@ -832,6 +1269,33 @@ class MargPS(_SetOracleMechanism):
     ``m_s = prod(shape[a] for a in s)``; ``cell_offsets`` are the cumulative ``m_s``.
 
     Statistic: the count of each output (int64, length ``sum_s m_s``).
+
+    Parameters
+    ----------
+    n_inputs : int
+        Number of domain cells, ``prod(shape)``.
+    epsilon : float
+        The privacy budget: each user's report is exactly epsilon-LDP.
+    shape : sequence of int
+        Categories of each attribute (each at least 2), in domain (C) order.
+    max_order : int
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``; every user samples one of the
+        ``K = C(len(shape), max_order)`` sets of that many attributes.
+
+    See Also
+    --------
+    InpPS : Randomized response over the whole domain.
+    MargRR : Unary encoding of the sampled set's cell.
+    MargHT : One Hadamard coefficient of the sampled set's marginal.
+    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018.
+    .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4 (MargPS).
 
     Examples
     --------
@@ -858,7 +1322,24 @@ class MargPS(_SetOracleMechanism):
         return reports
 
     def report_validity(self, reports):
-        """Every (set, cell) index in ``[0, total cells of the sets)`` is a valid report."""
+        """Every (set, cell) index in ``[0, total cells of the sets)`` is a valid report.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One output ``cell_offsets[s] + y`` per user.
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each lies in ``[0, cell_offsets[-1])``, and that rule in
+            words.
+
+        Raises
+        ------
+        ValueError
+            If ``reports`` is not a 1-D integer array.
+        """
         return index_report_validity(reports, int(self.cell_offsets[-1]), self.name)
 
     def aggregate(self, reports):
@@ -885,6 +1366,33 @@ class MargRR(_SetOracleMechanism):
     bit, exactly eps-LDP as two one-hot vectors differ in two bits).
 
     Statistic: ``sum_s m_s`` support counts (concatenated by set), then ``K`` report counts.
+
+    Parameters
+    ----------
+    n_inputs : int
+        Number of domain cells, ``prod(shape)``.
+    epsilon : float
+        The privacy budget: each user's report is exactly epsilon-LDP.
+    shape : sequence of int
+        Categories of each attribute (each at least 2), in domain (C) order.
+    max_order : int
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``; every user samples one of the
+        ``K = C(len(shape), max_order)`` sets of that many attributes.
+
+    See Also
+    --------
+    InpRR : Unary encoding of the whole record.
+    MargPS : Randomized response over the sampled set's cells (one integer per user).
+    SymmetricUnaryEncoding : The frequency oracle run on each set.
+    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018.
+    .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4 (MargRR).
 
     Examples
     --------
@@ -925,8 +1433,24 @@ class MargRR(_SetOracleMechanism):
         return reports[:, :self._set_bytes].astype(np.int64) @ weights
 
     def report_validity(self, reports):
-        """Valid rows name a set in ``[0, K)`` and set no bit past that set's cells (the
-        array layout is checked first)."""
+        """Valid rows name a set in ``[0, K)`` and set no bit past that set's cells.
+
+        Parameters
+        ----------
+        reports : ndarray of uint8 of shape (n_reports, n_bytes)
+            One row per user: the set index, then the packed bits (class docstring).
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each row is valid, and that rule in words.
+
+        Raises
+        ------
+        ValueError
+            If the array is not 2-D uint8 of this mechanism's width (its layout is checked
+            before any row).
+        """
         reports = np.asarray(reports)
         width = self._set_bytes + self._bit_bytes
         if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != width:
@@ -971,7 +1495,24 @@ class MargRR(_SetOracleMechanism):
         return np.concatenate([support, per_set])
 
     def report_rows(self, reports):
-        """Row of :meth:`strategy_matrix` of each report (for tests of the sampler)."""
+        """Row of :meth:`strategy_matrix` of each report (for tests of the sampler).
+
+        Parameters
+        ----------
+        reports : ndarray of uint8 of shape (n_reports, n_bytes)
+            Valid reports (:meth:`randomize`).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_reports,)
+            For a report of set ``s`` with bits ``b``: the sum of ``2^{m_r}`` over the sets
+            ``r < s`` plus the bits read as a little-endian integer.
+
+        Raises
+        ------
+        ValueError
+            If a report is not valid.
+        """
         reports = self.check_reports(reports)
         chosen = self._decode_sets(reports)
         bits = np.unpackbits(reports[:, self._set_bytes:], axis=1, bitorder="little")
@@ -995,6 +1536,32 @@ class MargHT(_SampledSetMechanism):
     Statistic: the count of each output (int64). A marginal over ``A`` pools, per coefficient
     of ``A``, the reports of every set that contains ``A`` (a weighted average of their
     independent unbiased estimates, by number of users), then folds structural zeros.
+
+    Parameters
+    ----------
+    n_inputs : int
+        Number of domain cells, ``prod(shape)``.
+    epsilon : float
+        The privacy budget: each user's report is exactly epsilon-LDP.
+    shape : sequence of int
+        Categories of each attribute (each at least 2), in domain (C) order.
+    max_order : int
+        Largest number of attributes of a marginal to answer,
+        ``1 <= max_order <= len(shape)``; every user samples one of the
+        ``K = C(len(shape), max_order)`` sets of that many attributes.
+
+    See Also
+    --------
+    InpHT : One coefficient of the whole record (less error for low orders).
+    MargPS : Randomized response over the sampled set's cells.
+    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018.
+    .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
+       (local) differential privacy, University of Warwick, chapter 4 (MargHT).
 
     Examples
     --------
@@ -1029,7 +1596,22 @@ class MargHT(_SampledSetMechanism):
         self.debias = 1.0 / np.tanh(self.epsilon / 2.0)
 
     def randomize(self, indices, rng):
-        """One report per user (vectorized; see the class docstring)."""
+        """One report per user (vectorized; see the class docstring).
+
+        Parameters
+        ----------
+        indices : array-like of int of shape (n_users,)
+            Each user's record, as a flat C-order domain cell in ``[0, n_inputs)``.
+        rng : numpy.random.Generator
+            The source of randomness (seeded for simulations only).
+
+        Returns
+        -------
+        ndarray of shape (n_users,)
+            Each user's output ``2 (coefficient_offsets[s] + alpha - 1) + bit``: the sampled
+            set ``s``, coefficient ``alpha`` and randomized sign, in the smallest unsigned
+            integer type that holds them.
+        """
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
         chosen = rng.integers(0, self.n_sets, size=n_users)
@@ -1041,7 +1623,23 @@ class MargHT(_SampledSetMechanism):
         return output.astype(report_dtype(self.n_outputs))
 
     def report_validity(self, reports):
-        """Every output index in ``[0, n_outputs)`` is a valid report."""
+        """Every output index in ``[0, n_outputs)`` is a valid report.
+
+        Parameters
+        ----------
+        reports : array-like of int of shape (n_reports,)
+            One output index per user.
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each lies in ``[0, n_outputs)``, and that rule in words.
+
+        Raises
+        ------
+        ValueError
+            If ``reports`` is not a 1-D integer array.
+        """
         return index_report_validity(reports, self.n_outputs, self.name)
 
     def aggregate(self, reports):
@@ -1078,6 +1676,18 @@ class MargHT(_SampledSetMechanism):
         their local code; each set's users of each code are spread over its nonzero
         coefficients (one multinomial per code), and the true signs go through binomial
         randomized response.
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_inputs,)
+            The number of users in each domain cell.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_outputs,)
+            Output counts distributed exactly as ``aggregate(randomize(users))``.
         """
         code_offsets = np.concatenate([[0], np.cumsum(self.set_coefficients + 1)])
         code_counts = self._users_per_set_cell(type_counts, rng, self._shifts, code_offsets)
@@ -1104,7 +1714,18 @@ class MargHT(_SampledSetMechanism):
         return self._hadamard_variance(attributes, n_users, table, users)
 
     def strategy_matrix(self):
-        """``P(o | u)``: row ``o = 2 (coefficient_offsets[s] + alpha - 1) + bit``."""
+        """``P(o | u)``: row ``o = 2 (coefficient_offsets[s] + alpha - 1) + bit``.
+
+        Returns
+        -------
+        ndarray of shape (n_outputs, n_inputs)
+            Column-stochastic: the probability of each output for a user in each cell.
+
+        Raises
+        ------
+        ValueError
+            If the dense matrix would exceed the size cap.
+        """
         check_dense_size(self.n_outputs, self.n_inputs, self.name)
         cells = np.arange(self.n_inputs)
         Q = np.empty((self.n_outputs, self.n_inputs))

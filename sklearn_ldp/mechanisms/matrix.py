@@ -178,10 +178,52 @@ def total_squared_error(strategy, workload_matrix, epsilon, delta, calibration="
 def lower_bound(workload_matrix, epsilon, delta, calibration="analytic"):
     """Singular value bound on the total squared error of any strategy, in counts squared.
 
+    ``multiplier^2 ||W||_*^2 / n``, with ``||W||_*`` the sum of the singular values of ``W``
+    and ``multiplier`` the noise per unit of sensitivity: no strategy ``A`` measured by the
+    Gaussian mechanism at (epsilon, delta) answers ``W`` with a smaller expected total
+    squared error. Available before any data is collected, it tells how far a strategy is
+    from the best possible.
+
+    Parameters
+    ----------
+    workload_matrix : workload or array-like of shape (n_queries, n_cells)
+        The queries ``W`` (a large structured workload is not made dense: the spectrum of
+        its Gram is used).
+    epsilon : float
+        The privacy budget.
+    delta : float in (0, 1)
+        The failure probability of the guarantee.
+    calibration : {"analytic", "classic"}, default="analytic"
+        The noise calibration (see :class:`MatrixMechanism`).
+
+    Returns
+    -------
+    float
+        The bound, in squared counts summed over the queries.
+
+    See Also
+    --------
+    MatrixMechanism.total_squared_error : The error of a given strategy.
+    MatrixMechanism.lower_bound : The same bound at a mechanism's calibration.
+    svd_lower_bound : The analogous bound in the local model.
+
+    References
+    ----------
+    .. [1] C. Li and G. Miklau, "An adaptive mechanism for accurate query answering under
+       differential privacy", PVLDB 5(6), 2012 (the singular value bound ``svdb``).
+
     Examples
     --------
     >>> round(lower_bound(np.eye(2), 1.0, 1e-5), 3)
     27.835
+
+    Prefix sums over 16 cells: the bound, and how close the hierarchical tree comes.
+
+    >>> from sklearn_ldp.mechanisms.central_strategies import tree_strategy
+    >>> prefix = np.tril(np.ones((16, 16)))
+    >>> tree = MatrixMechanism(tree_strategy((16,)), 1.0, 1e-5)
+    >>> round(lower_bound(prefix, 1.0, 1e-5)), round(tree.total_squared_error(prefix.T @ prefix))
+    (591, 837)
     """
     bound = singular_value_bound(workload=workload_matrix)
     return noise_multiplier(epsilon, delta, calibration) ** 2 * bound
@@ -210,14 +252,28 @@ def gaussian_mechanism_error(workload_matrix):
 class MatrixMechanism:
     """Measure a strategy ``A`` with Gaussian noise and answer queries by least squares.
 
+    The central model: a trusted curator holds the counts ``x`` and releases
+    ``y = A x + N(0, sigma^2 I)`` (:meth:`measure`); every answer comes from the one
+    least-squares estimate ``x_hat = (A^T A)^+ A^T y`` (:meth:`estimate`), so the answers are
+    consistent, and unbiased for the queries in the row space of ``A`` (:meth:`supports`).
+    The error is data-independent and known in advance (:meth:`query_variance`,
+    :meth:`total_squared_error`). Neighbouring data add or remove one record, so the
+    sensitivity is the largest column norm of ``A``.
+
     Parameters
     ----------
     strategy : array of shape (r, n)
         The measurement matrix ``A``.
     epsilon : float
+        The privacy budget (``epsilon > 0``).
     delta : float in (0, 1)
+        The probability with which the ``epsilon`` guarantee may fail; choose it below
+        ``1 / number of records``.
     calibration : {"analytic", "classic"}, default="analytic"
-        See the module notes; ignored for ``noise="discrete"`` (zCDP calibration).
+        How the noise is scaled: ``"analytic"`` is the exact smallest Gaussian noise for
+        (epsilon, delta)-DP (Balle and Wang), valid for every epsilon; ``"classic"`` is
+        ``sqrt(2 ln(2 / delta)) / epsilon`` per unit of sensitivity (Li and Miklau).
+        Ignored for ``noise="discrete"`` (zCDP calibration).
     noise : {"gaussian", "discrete"}, default="gaussian"
         ``"discrete"``: exact discrete Gaussian on a quantized integer strategy (immune to
         floating-point attacks; see the module notes).
@@ -225,6 +281,7 @@ class MatrixMechanism:
         Discrete noise only: the integer sensitivity of the quantized strategy (default: so
         that the noise has about ``2^12`` lattice units of standard deviation).
     name : str, default="custom"
+        The strategy's name, for display and messages.
     strategy_gram : array of shape (n, n), optional
         ``A^T A`` when the caller already has it (Eigen-Design computes it from its
         eigen-queries, without the completion rows), to save an ``r n^2`` product. Used for
@@ -242,12 +299,44 @@ class MatrixMechanism:
         Noise standard deviation per measurement (units of ``A x``).
     n_inputs, n_measurements : int
 
+    See Also
+    --------
+    tree_strategy : The hierarchical strategy for range queries.
+    wavelet_strategy : The Haar wavelet strategy for range queries.
+    fourier_basis_strategy : The Fourier strategy for marginals.
+    lower_bound : The least error any strategy can reach.
+    FactorizationMechanism : The local-model counterpart.
+
+    References
+    ----------
+    .. [1] C. Li, M. Hay, V. Rastogi, G. Miklau and A. McGregor, "Optimizing linear counting
+       queries under differential privacy", PODS 2010 (the matrix mechanism).
+    .. [2] C. Li and G. Miklau, "An adaptive mechanism for accurate query answering under
+       differential privacy", PVLDB 5(6), 2012 (the (epsilon, delta) Gaussian version, its
+       error and the singular value bound).
+    .. [3] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
+       privacy: analytical calibration and optimal denoising", ICML 2018
+       (``calibration="analytic"``).
+    .. [4] C. L. Canonne, G. Kamath and T. Steinke, "The discrete Gaussian for differential
+       privacy", NeurIPS 2020 (``noise="discrete"``).
+
     Examples
     --------
     >>> mech = MatrixMechanism(np.eye(3), epsilon=1.0, delta=1e-5)
     >>> y = mech.measure(np.array([10, 20, 30]), np.random.default_rng(0))
     >>> mech.estimate(y).shape, round(mech.sigma, 3)
     ((3,), 3.731)
+
+    The hierarchical tree answers the prefix sums (a CDF) with less error than measuring
+    every cell, and both are above the singular value bound:
+
+    >>> from sklearn_ldp.mechanisms.central_strategies import tree_strategy
+    >>> prefix = np.tril(np.ones((16, 16)))
+    >>> tree = MatrixMechanism(tree_strategy((16,)), 1.0, 1e-5, name="tree")
+    >>> cells = MatrixMechanism(np.eye(16), 1.0, 1e-5, name="identity")
+    >>> gram = prefix.T @ prefix
+    >>> [round(m.total_squared_error(gram)) for m in (tree, cells)], round(tree.lower_bound(gram))
+    ([837, 1893], 591)
     """
 
     def __init__(self, strategy, epsilon, delta, calibration="analytic", noise="gaussian",
@@ -327,10 +416,26 @@ class MatrixMechanism:
                              f"{self.n_inputs} cells.")
 
     def supports(self, workload_matrix):
-        """Boolean per query: is it in the row space of ``A`` (answerable without bias)?
+        """Whether each query is in the row space of ``A`` (answerable without bias).
 
         ``workload_matrix`` is a query matrix or a Workload; a Workload is applied to the
         null space of ``A^T A`` as an operator (``p x dim(null)`` numbers, nothing ``p x n``).
+
+        Parameters
+        ----------
+        workload_matrix : workload or array-like of shape (n_queries, n_inputs)
+            The queries.
+
+        Returns
+        -------
+        ndarray of bool of shape (n_queries,)
+            True for the queries whose component outside the row space of ``A`` is below
+            ``1e-8`` of their norm.
+
+        Raises
+        ------
+        ValueError
+            If the queries do not have ``n_inputs`` columns.
         """
         null = self._solver.null_space
         if is_structured_workload(workload_matrix):
@@ -353,6 +458,20 @@ class MatrixMechanism:
         ``workload_matrix`` is a query matrix or a Workload (``labels`` default to its own).
         When the queries times the null-space directions are too many to form, the whole
         workload is checked through its Gram instead (``||W N||_F^2 = tr(N^T G N)``).
+
+        Parameters
+        ----------
+        workload_matrix : workload or array-like of shape (n_queries, n_inputs)
+            The queries.
+        labels : sequence of str, optional
+            A name for each query, used in the message (default: the workload's labels, or
+            ``"query i"``).
+
+        Raises
+        ------
+        ValueError
+            If the queries have the wrong width, or some query is not in the row space of
+            the strategy (the message names up to three of them).
         """
         self._width(workload_matrix)
         null = self._solver.null_space
@@ -388,7 +507,28 @@ class MatrixMechanism:
 
     # ------------------------------------------------------------------ release
     def measure(self, data_vector, rng):
-        """The noisy measurements ``A x + noise`` of the counts ``x`` (the private release)."""
+        """The noisy measurements ``A x + noise`` of the counts ``x`` (the private release).
+
+        Parameters
+        ----------
+        data_vector : array-like of shape (n_inputs,)
+            The counts ``x`` of records per domain cell (non-negative integers for
+            ``noise="discrete"``).
+        rng : numpy.random.Generator
+            The source of the noise. A seeded generator is for simulations only.
+
+        Returns
+        -------
+        ndarray of shape (n_measurements,)
+            ``A x`` plus independent Gaussian noise of standard deviation ``sigma`` (floats),
+            or the integer ``A_int x`` plus discrete Gaussian noise (int64).
+
+        Raises
+        ------
+        ValueError
+            If ``data_vector`` has the wrong length, or (discrete noise) is not a vector of
+            non-negative integer counts small enough for exact int64 arithmetic.
+        """
         x = np.asarray(data_vector)
         if x.shape != (self.n_inputs,):
             raise ValueError(f"the data vector must have length {self.n_inputs}, got shape "
@@ -405,7 +545,24 @@ class MatrixMechanism:
         return self._integer @ x + noise
 
     def estimate(self, measurements):
-        """Least-squares data vector ``x_hat = (A^T A)^+ A^T y`` (minimum norm)."""
+        """Least-squares data vector ``x_hat = (A^T A)^+ A^T y`` (minimum norm).
+
+        Parameters
+        ----------
+        measurements : array-like of shape (n_measurements,)
+            The noisy measurements ``y`` (:meth:`measure`).
+
+        Returns
+        -------
+        ndarray of shape (n_inputs,)
+            ``x_hat``; ``w x_hat`` is an unbiased answer for every query ``w`` in the row
+            space of ``A``.
+
+        Raises
+        ------
+        ValueError
+            If ``measurements`` does not have ``n_measurements`` entries.
+        """
         y = np.asarray(measurements, dtype=float)
         if y.shape != (self.n_measurements,):
             raise ValueError(f"expected {self.n_measurements} measurements, got shape {y.shape}.")
@@ -417,6 +574,11 @@ class MatrixMechanism:
 
         Computed once (``2 n^3 / 3`` flops from the Cholesky factor) and kept: every
         per-query variance and the total error then cost ``O(n^2)`` or less.
+
+        Returns
+        -------
+        ndarray of shape (n_inputs, n_inputs)
+            ``(A^T A)^+``, symmetric and read-only.
         """
         if self._covariance is None:
             factor = getattr(self._solver, "_cholesky", None)
@@ -457,6 +619,16 @@ class MatrixMechanism:
         all ranges, chosen ranges, histogram) is answered from the covariance of the prefix
         sums in ``O(n^2 + p)``; any other Workload by its dense row blocks
         (``diag(B Cov B^T)`` per block), never as one ``p x n`` matrix.
+
+        Parameters
+        ----------
+        workload_matrix : workload or array-like of shape (n_queries, n_inputs)
+            The queries.
+
+        Returns
+        -------
+        ndarray of shape (n_queries,)
+            The variance of each answer, in squared counts.
         """
         if not is_structured_workload(workload_matrix):
             return self.sigma**2 * self._row_variances(query_matrix(workload_matrix))
@@ -470,8 +642,23 @@ class MatrixMechanism:
         return self.sigma**2 * variance
 
     def query_variance_summary(self, workload):
-        """``(worst, average)`` per query, as the local mechanisms report it: both are
-        :meth:`query_variance`, since the central error does not depend on the data."""
+        """``(worst, average)`` per query, as the local mechanisms report it.
+
+        Both are :meth:`query_variance`, since the central error does not depend on the
+        data.
+
+        Parameters
+        ----------
+        workload : workload or array-like of shape (n_queries, n_inputs)
+            The queries.
+
+        Returns
+        -------
+        worst : ndarray of shape (n_queries,)
+            The variance of each answer.
+        average : ndarray of shape (n_queries,)
+            The same array.
+        """
         variance = self.query_variance(workload)
         return variance, variance
 
@@ -480,6 +667,17 @@ class MatrixMechanism:
 
         ``gram`` is ``W^T W`` (dense array or Gram operator) or a Workload; ``O(n^2)`` once
         the covariance is there (see :meth:`unit_covariance`).
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
+            ``W^T W`` for the workload ``W``.
+
+        Returns
+        -------
+        float
+            ``E ||W x_hat - W x||^2`` in squared counts (an upper bound for discrete noise,
+            whose variance is below ``sigma^2``).
         """
         if isinstance(gram, np.ndarray):
             G = np.asarray(gram, dtype=float)
@@ -496,6 +694,19 @@ class MatrixMechanism:
         ``gram`` is ``W^T W`` (dense array or Gram operator; prefix, all-range, identity and
         Kronecker Grams have closed-form spectra) or a Workload; ``svdb``, if given, is the
         workload's bound already computed (e.g. :attr:`EigenDesign.bound`).
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
+            ``W^T W`` for the workload ``W``.
+        svdb : float, optional
+            The singular value bound ``||W||_*^2 / n`` per unit noise, when already known.
+
+        Returns
+        -------
+        float
+            No strategy measured with this noise calibration has a smaller total squared
+            error on the workload (squared counts).
         """
         if svdb is None:
             svdb = singular_value_bound(gram=gram)
