@@ -312,7 +312,10 @@ class FactorizationMechanism(OutputIndexMechanism):
         float
             ``sum_o y_o ||V*_{:,o}||^2``, unbiased for ``sum_i ||W x_i||^2``.
         """
-        return float(self._output_norms(self._dense_gram(gram)) @ np.asarray(counts, dtype=float))
+        # Validated as estimate() does: a negative or non-integer statistic is refused, not
+        # turned into a negative "sum of squares".
+        counts = check_output_counts(counts, self.n_outputs, self.name)
+        return float(self._output_norms(self._dense_gram(gram)) @ counts.astype(float))
 
     # ------------------------------------------------------------------ analysis
     def supports(self, workload_matrix):
