@@ -60,5 +60,5 @@ adaptive = AdaptiveQueryEstimator(categories=domain, epsilon=1.0, queries=next_q
                                   n_rounds=2, random_state=0).fit(df)
 print("\nadaptive queries (answers are fractions of users):")
 print(pd.DataFrame({"answer": adaptive.answers_,
-                    "standard error": np.sqrt(adaptive.expected_error_)}))
+                    "standard error": np.sqrt(adaptive.expected_error_["worst_case"])}))
 print(f"true share under 30: {df['age'].isin(['<20', '20-30']).mean():.3f}")

@@ -32,10 +32,10 @@ from sklearn_ldp.estimators.count import CountMechanism
 from sklearn_ldp.mechanisms.count import check_properties, wh_threshold
 
 MECHANISMS = {  # name -> CountMechanism parameters
-    "GM": {"mechanism": "GM"},
-    "WM": {"properties": ("WH",)},  # mechanism="auto": GM if it is WH already, else the LP
-    "EM": {"mechanism": "EM"},
-    "UM": {"mechanism": "UM"},
+    "GM": {"strategy": "GM"},
+    "WM": {"properties": ("WH",)},  # strategy="auto": GM if it is WH already, else the LP
+    "EM": {"strategy": "EM"},
+    "UM": {"strategy": "UM"},
 }
 SHOWN = ["S", "RM", "CM", "F", "WH"]  # the rows of Fig. 6.5
 
@@ -103,7 +103,7 @@ noisy = cm.transform(people)  # labelled by household
 estimate = cm.predict(noisy)  # posterior mean under the prior
 truth = people.groupby("household")["smokes"].sum()
 print(pd.DataFrame({"true": truth, "noisy": noisy, "posterior mean": estimate.round(2)}).head())
-print(f"mechanism: {cm.mechanism_} ({cm.reason_})")
+print(f"strategy: {cm.strategy_} ({cm.reason_})")
 print(f"RMSE of the released counts: {np.sqrt(np.mean((noisy - truth) ** 2)):.3f}; of the "
       f"posterior means: {np.sqrt(np.mean((estimate - truth) ** 2)):.3f}")
 

@@ -374,6 +374,13 @@ class Domain:
     categories : dict
         Column name -> list of its categories (python objects, order kept).
 
+    See Also
+    --------
+    as_domain : Coerce a Domain, a mapping or an int to a Domain.
+    sklearn_ldp.binning.interval_categories : Public bins of a numeric column as categories.
+    sklearn_ldp.LDPEncoder : Privatizes the rows of a DataFrame over a domain.
+    sklearn_ldp.workloads.marginals : Queries over the columns of a domain.
+
     Notes
     -----
     Cells are numbered by their C-order (row-major) flat index, first column slowest:
@@ -434,6 +441,7 @@ class Domain:
         Returns
         -------
         Domain
+            The domain ``{column: range(n)}``.
 
         Examples
         --------
@@ -477,6 +485,8 @@ class Domain:
         Returns
         -------
         Domain
+            One column per data column, with its sorted distinct values as categories (or
+            the declared categories of a categorical column).
 
         Raises
         ------
@@ -577,9 +587,23 @@ class Domain:
         return tuple(len(self._categories[c]) for c in self._columns)
 
     @property
-    def size(self):
-        """Number of cells (python int; may be huge, nothing is allocated)."""
+    def n_cells(self):
+        """Number of cells (python int; may be huge, nothing is allocated).
+
+        The package's one public name for the domain size (``Workload.n_cells``,
+        ``Mechanism.n_cells``); :attr:`size` is an alias.
+
+        Returns
+        -------
+        int
+            The product of the numbers of categories of the columns.
+        """
         return math.prod(self.shape)
+
+    @property
+    def size(self):
+        """Number of cells: an alias of :attr:`n_cells` (python int; nothing is allocated)."""
+        return self.n_cells
 
     @property
     def n_columns(self):
@@ -700,6 +724,23 @@ class Domain:
 
     def has_category(self, column, value):
         """Whether ``value`` is a declared category of ``column`` (as :meth:`encode` matches).
+
+        Parameters
+        ----------
+        column : str
+            A column of the domain.
+        value : object
+            The value to look up.
+
+        Returns
+        -------
+        bool
+            True if :meth:`encode` would match ``value`` to a category of ``column``.
+
+        Raises
+        ------
+        ValueError
+            If ``column`` is not a column of the domain.
 
         Examples
         --------
@@ -862,7 +903,8 @@ class Domain:
 
         Returns
         -------
-        DataFrame, shape (size, n_columns)
+        DataFrame of shape (size, n_columns)
+            One row per cell: its category in each domain column.
 
         Raises
         ------
@@ -883,6 +925,12 @@ class Domain:
         Returns
         -------
         list of str
+            ``size`` labels ``"column=value"`` joined by ``", "``.
+
+        Raises
+        ------
+        ValueError
+            If the domain has more than ``2**22`` cells.
 
         Examples
         --------
@@ -898,6 +946,11 @@ class Domain:
         """Plain dict column name -> list of categories (JSON-serializable if they are).
 
         ``Domain(domain.to_dict()) == domain``.
+
+        Returns
+        -------
+        dict
+            Column name -> list of its categories, in domain order (a copy).
 
         Examples
         --------
@@ -939,6 +992,16 @@ def as_domain(obj):
     Returns
     -------
     Domain
+        ``obj`` itself if it is a Domain, else a new Domain.
+
+    Raises
+    ------
+    ValueError
+        If ``obj`` is none of these.
+
+    See Also
+    --------
+    Domain : The class of the result.
 
     Examples
     --------

@@ -79,10 +79,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         baseline (see ``docs/marginals.md``).
     epsilon : float, default=1.0
         Privacy budget of every user's report (epsilon-LDP).
-    delta : float, default=None
-        Only for ``strategy="gaussian"``: the delta of (epsilon, delta)-LDP, in (0, 1).
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
         Queries the strategy should serve (default: the histogram).
+    delta : float, default=None
+        Only for ``strategy="gaussian"``: the delta of (epsilon, delta)-LDP, in (0, 1).
     branching : int, default=4
         Fan-out ``B >= 2`` of the ``"hierarchical"`` and ``"hierarchical_matrix"`` trees
         (:func:`~sklearn_ldp.mechanisms.range_bounds.recommend_branching` suggests one).
@@ -160,6 +160,52 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         With ``handle_missing="category"``: the category missing values become (one for
         every column, or a dict column -> category). Must be None with ``"error"``.
 
+    Attributes
+    ----------
+    domain_ : Domain
+        The public domain the records are encoded over.
+    workload_ : Workload
+        ``None`` for the marginal strategies.
+    mechanism_ : Mechanism
+        The strategy built: it randomizes the records and decodes the reports.
+    strategy_ : str
+        Name of the strategy built (the winner for ``"auto"``).
+    candidates_ : pandas.Series
+        Worst-case per-user variance on the workload of each candidate scored.
+    selection_ : pandas.DataFrame
+        One row per candidate considered (``"auto"``: every baseline and ``"optimized"``):
+        ``worst_case`` and ``average_case`` per-user variance, ``seconds`` spent scoring it,
+        ``status`` ("chosen", "scored" or "skipped") and the ``reason`` of a skip (e.g. a
+        dense strategy past the size where its error can be computed quickly).
+    expected_total_error_ : dict or None
+        ``worst_case`` and ``average_case`` per-user total variance on the workload (summed
+        over its queries; the keys and type of ``WorkloadEstimator.expected_total_error_``).
+        ``None`` for the marginal strategies.
+    expected_error_ : pandas.DataFrame or dict
+        Marginal strategies: a DataFrame with one row per marginal (tuples of column names,
+        every order up to ``max_order``), predicted before collection for uniform data and in
+        forms that do not depend on the number of users ``N``: ``per_user_variance`` (``N``
+        times the summed cell variances of the table of fractions) and ``tv_sqrt_n``
+        (expected total variation times ``sqrt(N)``, so ``tv_sqrt_n / sqrt(N)`` predicts it
+        for ``N`` users; :meth:`predict_marginal_tv` does that). Other strategies:
+        deprecated, the dict ``expected_total_error_`` (with a FutureWarning); it becomes a
+        DataFrame with one row per workload query, columns ``worst_case`` and
+        ``average_case``, as in every estimator, in the next release.
+    n_iter_, history_ : int, list
+        Optimizer iterations and per-iteration record (optimized strategies only).
+    n_features_in_ : int
+        Number of columns of the records (the domain columns when fitted without data).
+    feature_names_in_ : ndarray of str
+        Names of those columns (when fitted on a DataFrame, or without data).
+
+    See Also
+    --------
+    sklearn_ldp.WorkloadEstimator : Decodes the reports into workload answers.
+    sklearn_ldp.MarginalEstimator : Decodes the marginal strategies' reports.
+    sklearn_ldp.LDPReports : What ``transform`` returns.
+    sklearn_ldp.expected_error_scorer : Chooses a strategy by its analytic error.
+    sklearn_ldp.binning.PublicBinsDiscretizer : Bins numeric columns at public edges first.
+
     Notes
     -----
     **Categories read from the data** (``categories=None``) are for exploration: they leak
@@ -176,33 +222,20 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     also after ``DataFrame.to_parquet`` / ``pandas.read_parquet`` and inside a
     ColumnTransformer (see ``docs/encoder.md``).
 
-    Attributes
+    References
     ----------
-    domain_ : Domain
-    workload_ : Workload
-        ``None`` for the marginal strategies.
-    mechanism_ : Mechanism
-    strategy_ : str
-        Name of the strategy built (the winner for ``"auto"``).
-    candidates_ : pandas.Series
-        Worst-case per-user variance on the workload of each candidate scored.
-    selection_ : pandas.DataFrame
-        One row per candidate considered (``"auto"``: every baseline and ``"optimized"``):
-        ``worst_case`` and ``average_case`` per-user variance, ``seconds`` spent scoring it,
-        ``status`` ("chosen", "scored" or "skipped") and the ``reason`` of a skip (e.g. a
-        dense strategy past the size where its error can be computed quickly).
-    expected_error_ : dict or pandas.DataFrame
-        Worst-case and average-case per-user total variance on the workload. Marginal
-        strategies: a DataFrame with one row per marginal (tuples of column names, every
-        order up to ``max_order``), predicted before collection for uniform data and in
-        forms that do not depend on the number of users ``N``: ``per_user_variance`` (``N``
-        times the summed cell variances of the table of fractions) and ``tv_sqrt_n``
-        (expected total variation times ``sqrt(N)``, so ``tv_sqrt_n / sqrt(N)`` predicts it
-        for ``N`` users; :meth:`predict_marginal_tv` does that).
-    n_iter_, history_ : int, list
-        Optimizer iterations and per-iteration record (optimized strategies only).
-    n_features_in_ : int
-    feature_names_in_ : ndarray (when fitted on a DataFrame)
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+       (factorization strategies, ``"optimized"``, and the analytic error behind
+       ``"auto"``).
+    .. [2] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
+       for frequency estimation", USENIX Security 2017 (``"oue"``, ``"olh"``, ``"blh"``).
+    .. [3] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019 (``"hierarchical"``, ``"haar"``).
+    .. [4] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal release under local
+       differential privacy", ACM SIGMOD 2018 (the marginal strategies).
+    .. [5] R. Bassily, "Linear queries estimation with local differential privacy", AISTATS
+       2019 (``"gaussian"``, ``"gaussian_pure"``).
 
     Examples
     --------
@@ -262,7 +295,34 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.missing_category = missing_category
 
     def fit(self, X=None, y=None):
-        """Build the strategy from the public domain and the workload (data-independent)."""
+        """Build the strategy from the public domain and the workload (data-independent).
+
+        Parameters
+        ----------
+        X : DataFrame, array-like or None, default=None
+            Only read when ``categories`` is None or ``"auto"`` (the categories then come
+            from it, with a warning that this leaks information); otherwise only its shape
+            and column names are checked (and recorded as ``n_features_in_`` and
+            ``feature_names_in_``). May be None when the categories are declared.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : LDPEncoder
+            The fitted encoder (``mechanism_``, ``domain_``, ``expected_error_`` ... set).
+
+        Raises
+        ------
+        ValueError
+            For an invalid parameter, a domain too large for a dense strategy, or a ledger
+            that cannot be resolved.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When ``"optimized"`` stops at ``max_iter`` or ``max_seconds`` before ``tol``.
+        """
         epsilon = check_epsilon(self.epsilon)
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
         check_strategy_name(self.strategy)
@@ -319,11 +379,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             columns=["worst_case", "average_case", "seconds", "status", "reason"])
         self.selection_.index.name = "strategy"
         if marginal:
-            self.expected_error_ = marginal_error_table(mechanism, list(self.domain_.columns))
+            self._expected_error = marginal_error_table(mechanism, list(self.domain_.columns))
+            self.expected_total_error_ = None
         else:
             self.mechanism_.check_supports(self.workload_)
             # Computed once by the selection (a tree over 2^20 cells takes about a second).
-            self.expected_error_ = dict(report["expected_error"])
+            self.expected_total_error_ = dict(report["expected_error"])
+            self._expected_error = dict(self.expected_total_error_)
         self.n_iter_ = report.get("n_iter", 0)  # 0: no optimizer ran for this strategy
         self.history_ = report.get("history", [])
         if "n_iter" in report:
@@ -344,6 +406,31 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ unknown / missing
+    @property
+    def expected_error_(self):
+        """The strategy's analytic error (see the class's Attributes).
+
+        Returns
+        -------
+        pandas.DataFrame or dict
+            The marginal strategies' table, or (deprecated, with a FutureWarning) the dict
+            of totals now named ``expected_total_error_``.
+        """
+        state = vars(self)
+        if "_expected_error" not in state:
+            if "expected_error_" in state:  # an encoder pickled before the property existed
+                return state["expected_error_"]
+            raise AttributeError("'LDPEncoder' object has no attribute 'expected_error_'")
+        value = state["_expected_error"]
+        if isinstance(value, dict):
+            warnings.warn(
+                "LDPEncoder.expected_error_ as a dict of totals is deprecated: read the same "
+                "totals from expected_total_error_ (the name WorkloadEstimator uses). In the "
+                "next release expected_error_ becomes a pandas.DataFrame with one row per "
+                "workload query and the columns worst_case and average_case, as in every "
+                "estimator.", FutureWarning, stacklevel=2)
+        return value
+
     def _check_handling(self):
         """Validate handle_unknown / handle_missing and their categories (before the domain)."""
         if self.handle_unknown == "ignore":
@@ -478,6 +565,22 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         factorization strategies, Gaussian, and the marginal strategies except
         ``"inp_em"``); the others raise NotImplementedError. Returns
         :class:`~sklearn_ldp.reports.AggregatedReports`.
+
+        Parameters
+        ----------
+        X : DataFrame, 2-D array-like, or 1-D array-like / Series
+            Records over the domain columns, as for :meth:`transform`.
+
+        Returns
+        -------
+        AggregatedReports
+            The aggregate of one report per row, with the mechanism, domain and workload.
+            The ledger (if any) is charged as for :meth:`transform`.
+
+        Raises
+        ------
+        NotImplementedError
+            If the mechanism has no exact simulation of its aggregate.
         """
         check_is_fitted(self, "mechanism_")
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
@@ -488,6 +591,30 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         """Like :meth:`simulate`, from the number of users of each domain cell (flat order).
 
         Use it for populations too large to hold as records (e.g. 10^9 users).
+
+        Parameters
+        ----------
+        type_counts : array-like of int of shape (n_cells,)
+            The number of users of each cell, non-negative, at most ``2**62`` in all.
+
+        Returns
+        -------
+        AggregatedReports
+            The aggregate of one report per user, drawn from its exact distribution.
+
+        Raises
+        ------
+        NotImplementedError
+            If the mechanism has no exact simulation of its aggregate.
+        BudgetExceededError
+            If the ledger refuses the charge (the encoder's generator is then rewound).
+
+        Examples
+        --------
+        >>> enc = LDPEncoder(categories={"smoker": ["no", "yes"]},
+        ...                  strategy="randomized_response", random_state=0).fit()
+        >>> len(enc.simulate_counts([7 * 10**8, 3 * 10**8]))
+        1000000000
         """
         check_is_fitted(self, "mechanism_")
         counts = check_type_counts(type_counts, self.domain_.size)
@@ -517,6 +644,22 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         The data-independent prediction (uniform data) of the expected TV of each unbiased
         table, a pandas Series indexed by the marginals: use it to choose ``N`` before
         collecting.
+
+        Parameters
+        ----------
+        n_users : int
+            The number of users who would report.
+
+        Returns
+        -------
+        pandas.Series
+            The predicted total variation of each marginal table, indexed by the marginals
+            (tuples of column names).
+
+        Raises
+        ------
+        ValueError
+            If the strategy is not a marginal strategy.
         """
         check_is_fitted(self, "mechanism_")
         if self.workload_ is not None:

@@ -240,7 +240,7 @@ default=None
     See Also
     --------
     sklearn_ldp.LDPEncoder : ``strategy="auto"`` makes the same choice among all baselines.
-    sklearn_ldp.WorkloadEstimator.score : the held-out private score (unbiased, noisy).
+    sklearn_ldp.WorkloadEstimator.score : The held-out private score (unbiased, noisy).
 
     Notes
     -----
@@ -276,7 +276,7 @@ default=None
     ...     scoring=expected_error_scorer(epsilon=1.0), cv=2).fit(df)
     >>> search.best_params_
     {'strategy': 'haar'}
-    >>> bool(search.best_score_ == -search.best_estimator_.expected_error_["worst_case"])
+    >>> bool(search.best_score_ == -search.best_estimator_.expected_total_error_["worst_case"])
     True
     """
     return ExpectedErrorScorer(epsilon=epsilon, delta=delta, workload=workload, kind=kind,

@@ -27,11 +27,18 @@ def variance_band(sample_variance, true_variance, n_samples, level=1e-6):
     return bool(np.all((ratio >= low) & (ratio <= high)))
 
 
-def check_unbiased_and_variance(answers, truth, variance):
-    """Replicates (R x p) have mean ``truth`` (4.5 standard errors) and variance ``variance``
-    (chi-square band)."""
+def check_unbiased(answers, truth, variance, z_max=4.5):
+    """Replicates (R x ...) have mean ``truth``: every mean within ``z_max`` standard errors
+    ``sqrt(variance / R)`` (the analytic variance of one replicate)."""
     replicates = answers.shape[0]
     variance = np.asarray(variance, dtype=float)
     z = (answers.mean(axis=0) - truth) / np.sqrt(variance / replicates)
-    assert np.all(np.abs(z) < 4.5), z
-    assert variance_band(answers.var(axis=0, ddof=1), variance, replicates)
+    assert np.all(np.abs(z) < z_max), z
+
+
+def check_unbiased_and_variance(answers, truth, variance, z_max=4.5, level=1e-6):
+    """Replicates (R x ...) have mean ``truth`` (``z_max`` standard errors) and variance
+    ``variance`` (chi-square band at ``level``)."""
+    check_unbiased(answers, truth, variance, z_max)
+    ratio_ok = variance_band(answers.var(axis=0, ddof=1), variance, answers.shape[0], level)
+    assert ratio_ok, answers.var(axis=0, ddof=1) / np.asarray(variance, dtype=float)

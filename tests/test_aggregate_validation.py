@@ -19,8 +19,8 @@ from sklearn_ldp.mechanisms import (
     HadamardResponse,
     OptimizedLocalHashing,
     RandomizedResponse,
-    build_marginal_mechanism,
 )
+from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
 from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
 from sklearn_ldp.mechanisms.range_tree import HierarchicalHistogram
 from sklearn_ldp.mechanisms.subset_selection import SubsetSelection

@@ -12,7 +12,7 @@ import cvxpy as cp
 import numpy as np
 import pandas as pd
 import pytest
-from _stats import check_unbiased_and_variance
+from _stats import check_unbiased_and_variance, chi_square_p_value
 from scipy import integrate, special, stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -325,8 +325,7 @@ def test_pure_privacy_empirical_audit():
             exact.append(0.5 * inside + 0.5 * (total - window))
         exact = np.append(exact, 0.5)
         assert exact.sum() == pytest.approx(1.0)
-        statistic = np.sum((histograms[-1] - n_users * exact) ** 2 / (n_users * exact))
-        assert statistic < stats.chi2.ppf(1 - 1e-6, len(exact) - 1)
+        assert chi_square_p_value(histograms[-1], n_users * exact) > 1e-6
     first, second = np.array(histograms, dtype=float)
     log_ratio = np.abs(np.log(first / second))
     standard_error = np.sqrt(1 / first + 1 / second)
@@ -490,11 +489,17 @@ def test_adaptive_answers_within_tolerance_default_marginals():
     assert list(estimator.answers_.index) == list(W.labels)
     truth = W.toarray() @ _cell_fractions(df)
     error = estimator.answers_.to_numpy() - truth
-    assert np.all(np.abs(error) <= 4 * np.sqrt(estimator.expected_error_.to_numpy()))
+    worst = estimator.expected_error_["worst_case"].to_numpy()
+    assert np.all(np.abs(error) <= 4 * np.sqrt(worst))
     sizes = estimator.group_sizes_
     assert sizes.sum() == 60000 and sizes.max() - sizes.min() <= 1 and len(sizes) == 5
     c = (math.e + 1) / (math.e - 1)
-    np.testing.assert_allclose(estimator.expected_error_, c**2 / sizes)
+    # Indicator queries have a zero entry: the worst case is (c r)^2 / |S_t|; spread evenly,
+    # a user's variance is c^2 - (fraction of the cells in the query).
+    np.testing.assert_allclose(worst, c**2 / sizes)
+    np.testing.assert_allclose(estimator.expected_error_["average_case"],
+                               (c**2 - W.toarray().mean(axis=1)) / sizes)
+    assert list(estimator.expected_error_.index) == list(estimator.answers_.index)
     np.testing.assert_array_equal(estimator.queries_, W.toarray())
     again = AdaptiveQueryEstimator(categories=DOM, epsilon=1.0, random_state=0).fit(df)
     pd.testing.assert_series_equal(estimator.answers_, again.answers_)
@@ -515,8 +520,30 @@ def test_adaptive_answer_variance_matches_exact_formula():
     exact = np.sum(scale**2 - values**2) / len(df) ** 2
     answers = estimator.answers_.to_numpy()[:, None]
     check_unbiased_and_variance(answers, [values.mean()], [exact])
-    assert np.all(estimator.expected_error_ >= exact)
+    assert np.all(estimator.expected_error_["worst_case"] >= exact)
     assert estimator.answers_.index.is_unique and estimator.n_rounds_ == 1500
+
+
+def test_adaptive_expected_error_is_the_exact_variance_of_its_two_cases():
+    """worst_case is the exact variance (the formula checked by simulation above) with every
+    user in the cell of least |q|, average_case with users spread evenly over the cells."""
+    query = np.array([1.0, -0.5, 0.25, 0.3, -1.0, 0.6])  # no zero entry
+    estimator = AdaptiveQueryEstimator(categories=DOM, epsilon=0.5, queries=query[None, :],
+                                       random_state=0)
+    m = 600
+    estimator.partial_fit(_records(m, seed=5))
+    scale = estimator.randomizer_.scale
+
+    def exact(cells):
+        return np.sum(scale**2 - query[cells] ** 2) / len(cells) ** 2
+
+    worst_cell = np.full(m, np.argmin(np.abs(query)))
+    spread = np.repeat(np.arange(6), m // 6)
+    row = estimator.expected_error_.iloc[0]
+    assert row["worst_case"] == pytest.approx(exact(worst_cell), rel=1e-12)
+    assert row["average_case"] == pytest.approx(exact(spread), rel=1e-12)
+    # no zero entry: strictly below the bound (c r)^2 / m reported before
+    assert row["worst_case"] < scale**2 / m and row["average_case"] < row["worst_case"]
 
 
 def test_adaptive_callable_chooses_queries_from_previous_answers():
@@ -539,7 +566,7 @@ def test_adaptive_callable_chooses_queries_from_previous_answers():
     np.testing.assert_array_equal(estimator.queries_[1], [0.0, 0, 1, 1, 1, 1])
     truth = estimator.queries_ @ _cell_fractions(df)
     error = estimator.answers_.to_numpy() - truth
-    assert np.all(np.abs(error) <= 4 * np.sqrt(estimator.expected_error_.to_numpy()))
+    assert np.all(np.abs(error) <= 4 * np.sqrt(estimator.expected_error_["worst_case"]))
     assert list(estimator.answers_.index) == ["q0", "q1", "q2"]
     with pytest.raises(ValueError, match="n_rounds"):
         AdaptiveQueryEstimator(categories=DOM, queries=next_query).fit(df)

@@ -21,9 +21,9 @@ from sklearn_ldp.mechanisms import (
     OptimizedUnaryEncoding,
     RandomizedResponse,
     SubsetSelection,
-    build_marginal_mechanism,
 )
 from sklearn_ldp.mechanisms.gaussian import REPORT_TAIL_PROBABILITY, tail_multiplier
+from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
 from sklearn_ldp.reports import LDPReports
 
 

@@ -448,7 +448,7 @@ def test_cost_matrices():
 def test_issue_contract():
     cm = CountMechanism(group_size=8, epsilon=0.1, loss="L0", properties=("F",),
                         random_state=0).fit(None)
-    assert cm.matrix_.shape == (9, 9) and cm.mechanism_ == "EM"
+    assert cm.matrix_.shape == (9, 9) and cm.strategy_ == "EM"
     np.testing.assert_allclose(cm.matrix_.sum(axis=0), 1.0)
     counts = np.random.default_rng(1).binomial(8, 0.3, size=500)
     noisy = cm.transform(counts)
@@ -537,19 +537,54 @@ def test_seeded_transform_is_reproducible_and_map_decoding_is_integer():
     ({"properties": "RH,CM"}, "unknown property"),
     ({"loss": "L3"}, "unknown loss 'L3'"),
     ({"aggregation": "mean"}, "aggregation"),
-    ({"mechanism": "geometric"}, "unknown mechanism"),
-    ({"mechanism": "RR"}, "group_size=1"),
-    ({"mechanism": "GM", "epsilon": 0.1, "properties": ("F",)}, r"required properties \['F'\]"),
+    ({"strategy": "geometric"}, "unknown strategy 'geometric'"),
+    ({"strategy": ["GM"]}, "unknown strategy"),
+    ({"strategy": "RR"}, "group_size=1"),
+    ({"strategy": "GM", "epsilon": 0.1, "properties": ("F",)}, r"required properties \['F'\]"),
     ({"decode": "median"}, "decode"),
     ({"solver": "gurobi"}, "solver"),
     ({"prior": [1, 2]}, "prior"),
     ({"prior": [1, -1, 1, 1, 1, 1, 1, 1, 1]}, "non-negative"),
     ({"d": -1}, "d must be"),
-    ({"group_size": 50, "epsilon": 30, "mechanism": "GM"}, "underflows"),
+    ({"group_size": 50, "epsilon": 30, "strategy": "GM"}, "underflows"),
+    ({"strategy": "EM", "mechanism": "GM"}, "pass strategy only"),
 ])
 def test_bad_parameters_are_refused_in_fit(params, message):
     with pytest.raises(ValueError, match=message):
         CountMechanism(**params).fit()
+
+
+def test_deprecated_mechanism_parameter_and_attribute_still_work():
+    with pytest.warns(FutureWarning, match="pass strategy='GM'"):
+        old = CountMechanism(group_size=6, mechanism="GM").fit()
+    new = CountMechanism(group_size=6, strategy="GM").fit()
+    np.testing.assert_array_equal(old.matrix_, new.matrix_)
+    with pytest.warns(FutureWarning, match="read strategy_"):
+        assert old.mechanism_ == "GM" == new.strategy_
+    with pytest.warns(FutureWarning, match="unknown mechanism 'geometric'|deprecated"), \
+            pytest.raises(ValueError, match="unknown mechanism 'geometric'"):
+        CountMechanism(mechanism="geometric").fit()
+    assert not hasattr(CountMechanism(), "mechanism_")  # unfitted: no attribute, no warning
+
+
+def test_expected_error_is_the_exact_mean_squared_error_of_predict():
+    """expected_error_ is E[(predict(release) - j)^2]: worst over j, and prior-weighted;
+    checked against a simulation with a tolerance from the squared errors' spread."""
+    prior = np.array([1, 2, 4, 6, 4, 2, 1], dtype=float)
+    cm = CountMechanism(group_size=6, epsilon=0.7, loss="L2", prior=prior,
+                        random_state=0).fit()
+    table = cm.expected_error_
+    assert list(table.columns) == ["worst_case", "average_case"]
+    assert list(table.index) == ["estimated_count"]
+    rng = np.random.default_rng(3)
+    counts = rng.choice(7, size=200_000, p=prior / prior.sum())
+    squared = (cm.predict(cm.transform(counts)) - counts) ** 2
+    tolerance = 4.5 * squared.std() / np.sqrt(counts.size)
+    assert abs(squared.mean() - table["average_case"].iloc[0]) < tolerance
+    per_count = [squared[counts == j].mean() for j in range(7)]
+    worst = int(np.argmax(per_count))
+    assert abs(per_count[worst] - table["worst_case"].iloc[0]) < 4.5 * squared[
+        counts == worst].std() / np.sqrt(np.sum(counts == worst))
 
 
 def test_bad_counts_are_refused():

@@ -17,9 +17,9 @@ from sklearn_ldp.mechanisms import (
     RandomizedResponse,
     SubsetSelection,
     SymmetricUnaryEncoding,
-    build_marginal_mechanism,
 )
 from sklearn_ldp.mechanisms.base import MAX_REPORTS, add_counts, exact_total
+from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 
 COUNT_MECHANISMS = {
@@ -220,3 +220,10 @@ def test_partial_fit_refuses_another_mechanism_domain_or_workload():
     with pytest.raises(ValueError, match="different mechanism"):
         fitted.partial_fit(LDPReports(marginal_rows,
                                       build_marginal_mechanism("inp_ps", (2, 2), 2.0, 2), both))
+
+
+def test_factorization_sum_of_squared_answers_refuses_an_impossible_statistic():
+    from sklearn_ldp.mechanisms import FactorizationMechanism, randomized_response_strategy
+    mechanism = FactorizationMechanism(randomized_response_strategy(3, 1.0), 1.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        mechanism.sum_of_squared_answers(np.array([-5, 2, 1]), np.eye(3))

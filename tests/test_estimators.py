@@ -138,7 +138,9 @@ def test_auto_picks_the_least_analytic_error():
     encoder = LDPEncoder(categories={"x": list(range(16))}, strategy="auto", workload="prefix",
                          epsilon=1.0, random_state=0, max_iter=100).fit()
     assert encoder.strategy_ == encoder.candidates_.idxmin()
-    assert encoder.expected_error_["worst_case"] == pytest.approx(encoder.candidates_.min())
+    assert encoder.expected_total_error_["worst_case"] == pytest.approx(encoder.candidates_.min())
+    with pytest.warns(FutureWarning, match="expected_total_error_"):
+        assert encoder.expected_error_ == encoder.expected_total_error_  # deprecated spelling
 
 
 def test_categories_auto_warns_about_leakage():

@@ -5,13 +5,12 @@ import math
 
 import numpy as np
 import pytest
-from _stats import chi_square_p_value  # Pearson test with pooling of small cells
+from _stats import check_unbiased_and_variance, chi_square_p_value
 from scipy import stats
 
-from sklearn_ldp.mechanisms import MARGINAL_STRATEGIES, build_marginal_mechanism
 from sklearn_ldp.mechanisms.base import mechanism_from_json
 from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.marginals import InpHT
+from sklearn_ldp.mechanisms.marginals import MARGINAL_STRATEGIES, InpHT, build_marginal_mechanism
 
 # Family-wise false-alarm level of each statistical test (fixed seeds make them
 # deterministic; the level says how unlucky a seed would have to be).
@@ -116,16 +115,10 @@ def _check_mean_and_variance(mechanism, indices, estimates, attributes, repeats)
     variance = mechanism.marginal_variance(attributes, indices.shape[0], truth)
     assert variance.shape == truth.shape and np.all(variance > 0)
     level = ALPHA / truth.size
-    # Mean: within the Bonferroni normal quantile of the standard error.
-    z = stats.norm.isf(level / 2)
-    mean = estimates.mean(axis=0)
-    assert np.all(np.abs(mean - truth) <= z * np.sqrt(variance / repeats)), (
-        mechanism.kind, attributes, mean, truth)
-    # Variance: (R - 1) s^2 / sigma^2 is chi-square with R - 1 degrees of freedom.
-    ratio = estimates.var(axis=0, ddof=1) / variance
-    low = stats.chi2.ppf(level / 2, repeats - 1) / (repeats - 1)
-    high = stats.chi2.isf(level / 2, repeats - 1) / (repeats - 1)
-    assert np.all((ratio > low) & (ratio < high)), (mechanism.kind, attributes, ratio, low, high)
+    # Mean within the Bonferroni normal quantile of the standard error; variance in the
+    # chi-square band of (R - 1) s^2 / sigma^2, both at the Bonferroni level.
+    check_unbiased_and_variance(estimates, truth, variance, z_max=stats.norm.isf(level / 2),
+                                level=level)
 
 
 @pytest.mark.parametrize("kind", MARGINAL_STRATEGIES)
@@ -167,12 +160,8 @@ def test_simulated_statistic_has_the_exact_mean_and_variance_of_the_outputs(kind
     rng = np.random.default_rng(13)
     draws = np.array([mechanism.simulate_statistic(counts, rng) for _ in range(repeats)])
     level = ALPHA / Q.shape[0]
-    z = stats.norm.isf(level / 2)
-    assert np.all(np.abs(draws.mean(axis=0) - mean) <= z * np.sqrt(variance / repeats))
-    ratio = draws.var(axis=0, ddof=1) / variance
-    low = stats.chi2.ppf(level / 2, repeats - 1) / (repeats - 1)
-    high = stats.chi2.isf(level / 2, repeats - 1) / (repeats - 1)
-    assert np.all((ratio > low) & (ratio < high)), ratio
+    check_unbiased_and_variance(draws, mean, variance, z_max=stats.norm.isf(level / 2),
+                                level=level)
     assert np.all(draws.sum(axis=1) == counts.sum())
 
 

@@ -89,7 +89,7 @@ def test_adaptive_estimator_pickles():
     estimator.fit(records())
     restored = round_trip(estimator)
     pd.testing.assert_series_equal(restored.answers_, estimator.answers_)
-    pd.testing.assert_series_equal(restored.expected_error_, estimator.expected_error_)
+    pd.testing.assert_frame_equal(restored.expected_error_, estimator.expected_error_)
     # The generator state travels with the pickle: the next round is identical.
     next_query = np.full(6, 0.25)
     pd.testing.assert_series_equal(

@@ -26,9 +26,8 @@ from sklearn_ldp.mechanisms import (
     fourier_strategy,
     hierarchical_strategy,
     randomized_response_strategy,
-    tree_consistency,
 )
-from sklearn_ldp.mechanisms.range_tree import node_sums
+from sklearn_ldp.mechanisms.range_tree import node_sums, tree_consistency
 
 EPSILON = 1.0
 # Two small domains: a mixed one (24 cells) and a binary one (16 cells, for parities).

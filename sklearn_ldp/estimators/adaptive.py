@@ -22,9 +22,12 @@ Expected error (decision). The exact variance of ``y_t`` given the group is
 ``sum_{i in S_t} ((c r)^2 - q_t[v_i]^2) / |S_t|^2``. It depends on the private values, and it
 has no unbiased estimate from the reports: the expectation of any function of a bit is affine
 in ``q_t[v_i]``, so ``q_t[v_i]^2`` cannot be estimated without bias from one bit. We therefore
-report the worst case over the data, ``(c r)^2 / |S_t|``, which is exact when every user's
-value is 0 and exceeds the exact variance by at most ``r^2 / |S_t|`` (a factor at most
-``c^2 / (c^2 - 1)``, e.g. 1.27 at eps = 1).
+report, as every estimator does, the two data-independent cases: ``worst_case``, every user in
+the cell where ``|q_t|`` is least, ``((c r)^2 - min_v q_t[v]^2) / |S_t|``, which bounds the
+exact variance for any data (it is ``(c r)^2 / |S_t|`` when the query has a zero entry, and
+exceeds the exact variance by at most ``r^2 / |S_t|``, a factor at most ``c^2 / (c^2 - 1)``,
+e.g. 1.27 at eps = 1); and ``average_case``, users spread evenly over the domain cells,
+``((c r)^2 - mean_v q_t[v]^2) / |S_t|``.
 """
 
 import numpy as np
@@ -86,9 +89,14 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
     ----------
     answers_ : pandas.Series
         One answer per round (a mean over the round's group), indexed by the query labels.
-    expected_error_ : pandas.Series
-        Variance of each answer in the worst case over the data, ``(c r)^2 / |S_t|`` (see the
-        module docstring for why not the data-dependent exact value).
+    expected_error_ : pandas.DataFrame
+        Variance of each answer (fractions squared, as ``answers_``), one row per round
+        indexed like ``answers_``: ``worst_case`` (every user of the group in the cell where
+        the query's magnitude is least: a bound for any data) and ``average_case`` (users
+        spread evenly over the cells). See the module docstring for why not the
+        data-dependent exact value. (It was a Series of the worst case alone in 0.1:
+        ``expected_error_["worst_case"]`` holds the same values for queries with a zero
+        entry, such as the default marginals.)
     group_sizes_ : ndarray of int64
         Number of users of each round.
     queries_ : ndarray of shape (n_rounds_, n_cells)
@@ -96,9 +104,26 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
     n_rounds_ : int
         Rounds answered so far.
     domain_ : Domain
+        The public domain the records are encoded over.
     randomizer_ : OneBitRandomizer
+        The one-bit randomizer of every user (``epsilon``, ``bound``).
     n_features_in_ : int
-    feature_names_in_ : ndarray (when fitted on a DataFrame)
+        Number of columns of the records.
+    feature_names_in_ : ndarray of str
+        Names of those columns (when fitted on a DataFrame).
+
+    See Also
+    --------
+    sklearn_ldp.mechanisms.OneBitRandomizer : The randomizer every user runs.
+    sklearn_ldp.WorkloadEstimator : A fixed workload answered from one collection.
+    sklearn_ldp.PrivacyLedger : Records the budget the rounds spend.
+
+    References
+    ----------
+    .. [1] R. Bassily, "Linear queries estimation with local differential privacy", AISTATS
+       2019 (PMLR 89), section 3.7 (the adaptive protocol and its error bound).
+    .. [2] J. C. Duchi, M. I. Jordan and M. J. Wainwright, "Local privacy and statistical
+       minimax rates", FOCS 2013 (the one-bit randomizer of bounded values).
 
     Examples
     --------
@@ -131,7 +156,21 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
-        """Split the users of ``X`` into one random group per query and answer every query."""
+        """Split the users of ``X`` into one random group per query and answer every query.
+
+        Parameters
+        ----------
+        X : DataFrame or 2-D array of records
+            One row per user, over the columns of ``categories``; at least one user per
+            round.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : AdaptiveQueryEstimator
+            The fitted estimator (``answers_``, ``expected_error_`` ... set).
+        """
         self._check_params()
         self._reset()
         validate_records(self, X, reset=True)
@@ -160,10 +199,16 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         ----------
         X : DataFrame or 2-D array of records
             Users who have not answered any earlier query.
-        y : ignored
+        y : None
+            Ignored.
         query : array of shape (n_cells,), optional
             The query to answer; default the next one from ``queries`` (the next row, or the
             callable applied to the answers so far).
+
+        Returns
+        -------
+        self : AdaptiveQueryEstimator
+            The estimator, with one more round in ``answers_`` and ``expected_error_``.
         """
         first_call = not self.__sklearn_is_fitted__()
         if first_call:
@@ -211,7 +256,8 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         if not hasattr(self, "n_features_in_"):
             self.n_features_in_ = domain.n_columns  # 1-D input is not seen by validate_data
         self._source = self._resolve_queries(domain)
-        self._labels, self._answers, self._variances, self._sizes = [], [], [], []
+        self._labels, self._answers, self._sizes = [], [], []
+        self._worst, self._average = [], []
         self._queries = []
         self._publish()
 
@@ -293,7 +339,10 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
             raise ValueError("a round needs at least one user; X has no rows.")
         bits = self.randomizer_.randomize(query[indices], self._generator())
         self._answers.append(self.randomizer_.estimate_mean(bits))
-        self._variances.append(self.randomizer_.scale**2 / indices.shape[0])
+        # Var(c r b_i) = (c r)^2 - q[v_i]^2 per user: worst for the cell of least |q|.
+        squares = query**2
+        self._worst.append((self.randomizer_.scale**2 - squares.min()) / indices.shape[0])
+        self._average.append((self.randomizer_.scale**2 - squares.mean()) / indices.shape[0])
         self._sizes.append(indices.shape[0])
         self._labels.append(label)
         self._queries.append(query)
@@ -302,8 +351,9 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
     def _publish(self):
         index = pd.Index(self._labels, name="query", dtype=object)
         self.answers_ = pd.Series(self._answers, index=index, name="answer", dtype=float)
-        self.expected_error_ = pd.Series(self._variances, index=index,
-                                         name="worst_case_variance", dtype=float)
+        self.expected_error_ = pd.DataFrame(
+            {"worst_case": np.asarray(self._worst, dtype=float),
+             "average_case": np.asarray(self._average, dtype=float)}, index=index)
         self.group_sizes_ = np.asarray(self._sizes, dtype=np.int64)
         self.queries_ = (np.vstack(self._queries) if self._queries
                          else np.zeros((0, self.domain_.size)))

@@ -7,6 +7,8 @@ scikit-learn glue: parameters, validation of count tables and grouped DataFrames
 labels.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -15,6 +17,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from .._validation import FreshEntropyMixin
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.count import (
+    MECHANISMS,
     alpha_of,
     check_count_matrix,
     check_counts,
@@ -64,10 +67,11 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         Required structural properties, any subset of ``"RH"`` (row honesty), ``"RM"`` (row
         monotone), ``"CH"`` (column honesty), ``"CM"`` (column monotone), ``"F"`` (fair:
         equal diagonal), ``"WH"`` (weak honesty: diagonal >= 1/(n+1)), ``"S"`` (symmetric).
-    mechanism : {"auto", "LP", "GM", "EM", "UM", "RR"}, default="auto"
-        ``"auto"`` follows the thesis (Fig. 6.4): geometric (GM) or explicit fair (EM)
-        mechanism where optimal, else the LP; or force one (a closed form that lacks a
-        required property raises a ValueError).
+    strategy : {"auto", "LP", "GM", "EM", "UM", "RR"}, default="auto"
+        The matrix to release with. ``"auto"`` follows the thesis (Fig. 6.4): geometric (GM)
+        or explicit fair (EM) mechanism where optimal, else the LP; or force one (a closed
+        form that lacks a required property raises a ValueError). Spelled ``strategy`` as in
+        every other estimator (``mechanism`` is the mechanism object elsewhere).
     solver : {"auto", "highs", "cvxpy"}, default="auto"
         LP solver (see :func:`~sklearn_ldp.selection.count.solve_count_lp`).
     symmetric : {"auto", True, False}, default="auto"
@@ -95,15 +99,26 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         (:class:`~sklearn_ldp.budget.BudgetExceededError`) releases nothing.
     ledger_users : str, default="all"
         Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
+    mechanism : str, default="deprecated"
+        Deprecated spelling of ``strategy``: still accepted (with a FutureWarning in ``fit``)
+        until the next release.
 
     Attributes
     ----------
     matrix_ : ndarray of shape (n+1, n+1)
         ``matrix_[i, j] = Pr[release i | true count j]``.
-    mechanism_ : str
-        ``"GM"``, ``"EM"``, ``"UM"``, ``"RR"`` or ``"LP"``.
+    strategy_ : str
+        The matrix built: ``"GM"``, ``"EM"``, ``"UM"``, ``"RR"`` or ``"LP"`` (the winner for
+        ``strategy="auto"``). ``mechanism_`` is its deprecated alias (FutureWarning).
     reason_ : str
-        Why this mechanism (the thesis's rule under ``mechanism="auto"``).
+        Why this strategy (the thesis's rule under ``strategy="auto"``).
+    expected_error_ : pandas.DataFrame
+        Expected squared error of :meth:`predict`'s estimate of a group's count (counts
+        squared), ``E[(predict(release) - j)^2]`` for true count ``j``, exact (no sampling):
+        ``worst_case`` (the worst true count) and ``average_case`` (averaged over the true
+        counts with the weights ``prior_``). One row, ``"estimated_count"``: every group's
+        answer has the same error distribution. The type and columns of every estimator's
+        ``expected_error_``.
     objective_ : float
         The loss of ``matrix_`` under the prior and aggregation (what the design minimized).
     l0_error_ : float
@@ -120,12 +135,26 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     n_features_in_ : int
         Width of the count table passed to ``fit`` (only when one was passed).
 
+    See Also
+    --------
+    sklearn_ldp.LDPEncoder : Local differential privacy for categorical records.
+    sklearn_ldp.WorkloadEstimator : Linear queries over a domain (local or central model).
+    sklearn_ldp.PrivacyLedger : Records the budget every ``transform`` spends.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Constrained private mechanisms for
+       count data", ICDE 2018 (extended in IEEE TKDE 2019); chapter 6 of T. Kulkarni's PhD
+       dissertation, University of Warwick (the properties, the LPs, GM and EM).
+    .. [2] A. Ghosh, T. Roughgarden and M. Sundararajan, "Universally utility-maximizing
+       privacy mechanisms", STOC 2009 (the range-restricted geometric mechanism).
+
     Examples
     --------
     >>> import numpy as np
     >>> cm = CountMechanism(group_size=8, epsilon=0.1, properties=("F",), random_state=0)
     >>> cm = cm.fit(None)
-    >>> cm.mechanism_, cm.matrix_.shape
+    >>> cm.strategy_, cm.matrix_.shape
     ('EM', (9, 9))
     >>> noisy = cm.transform(np.array([0, 3, 8]))
     >>> bool(np.all((0 <= noisy) & (noisy <= 8)))
@@ -143,7 +172,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         aggregation="sum",
         prior=None,
         properties=(),
-        mechanism="auto",
+        strategy="auto",
         solver="auto",
         symmetric="auto",
         decode="mean",
@@ -152,6 +181,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         random_state=None,
         ledger=None,
         ledger_users="all",
+        mechanism="deprecated",
     ):
         self.group_size = group_size
         self.epsilon = epsilon
@@ -160,7 +190,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.aggregation = aggregation
         self.prior = prior
         self.properties = properties
-        self.mechanism = mechanism
+        self.strategy = strategy
         self.solver = solver
         self.symmetric = symmetric
         self.decode = decode
@@ -169,6 +199,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
         self.ledger_users = ledger_users
+        self.mechanism = mechanism
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X=None, y=None):
@@ -179,7 +210,13 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         X : None, array-like of true counts, or DataFrame of records
             Not used by the design (it must not depend on private data). A count table fixes
             ``n_features_in_`` for later calls; a DataFrame with ``group_column`` is checked.
-        y : ignored
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CountMechanism
+            The fitted estimator (``matrix_``, ``strategy_``, ``expected_error_`` ... set).
         """
         n = check_group_size(self.group_size)
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
@@ -188,7 +225,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                 f"decode must be 'mean' (posterior mean) or 'map', got {self.decode!r}.")
         design = design_count_mechanism(
             n, self.epsilon, loss=self.loss, d=self.d, aggregation=self.aggregation,
-            prior=self.prior, properties=self.properties, mechanism=self.mechanism,
+            prior=self.prior, properties=self.properties, mechanism=self._checked_strategy(),
             solver=self.solver, symmetric=self.symmetric,
         )
         for attribute in ("n_features_in_", "feature_names_in_"):
@@ -200,7 +237,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             else:
                 self._validate_counts(X, reset=True)
         self.matrix_ = design.matrix
-        self.mechanism_ = design.mechanism
+        self.strategy_ = design.mechanism
         self.reason_ = design.reason
         self.objective_ = design.objective
         self.l0_error_ = l0_error(design.matrix)
@@ -208,8 +245,63 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.prior_ = check_prior(self.prior, n)
         self.alpha_ = alpha_of(self.epsilon)
         self.lp_ = design.lp
+        self.expected_error_ = self._error_table()
         self._set_generator(np.random.default_rng(self.random_state))
         return self
+
+    def _strategy(self):
+        """``strategy``, or the deprecated ``mechanism`` when it is given (warned)."""
+        if isinstance(self.mechanism, str) and self.mechanism == "deprecated":
+            return self.strategy
+        if not (isinstance(self.strategy, str) and self.strategy == "auto"):
+            raise ValueError(
+                f"CountMechanism got strategy={self.strategy!r} and the deprecated "
+                f"mechanism={self.mechanism!r}; pass strategy only.")
+        warnings.warn(
+            "CountMechanism's parameter mechanism is deprecated and will be removed in the next "
+            f"release: pass strategy={self.mechanism!r} (the name every estimator uses).",
+            FutureWarning, stacklevel=3)
+        return self.mechanism
+
+    def _checked_strategy(self):
+        """The strategy to design, refused with a message naming the parameter given."""
+        strategy = self._strategy()
+        if isinstance(strategy, str) and strategy in MECHANISMS:
+            return strategy
+        name = "strategy" if strategy is self.strategy else "mechanism"
+        raise ValueError(
+            f"unknown {name} {strategy!r}; allowed: 'auto' (the thesis's choice), 'LP' (linear "
+            "program), 'GM' (geometric), 'EM' (explicit fair), 'UM' (uniform), 'RR' "
+            "(randomized response, group_size=1 only).")
+
+    def _error_table(self):
+        """``expected_error_``: the exact squared error of ``predict`` for each true count,
+        reduced to its worst case and its prior-weighted mean."""
+        n = self.matrix_.shape[0] - 1
+        # predict of every possible release, then E[(estimate - j)^2 | j] by one product.
+        estimates = np.asarray(decode(self.matrix_, np.arange(n + 1), self.prior_,
+                                      self.decode), dtype=float)
+        squared = (estimates[:, np.newaxis] - np.arange(n + 1)[np.newaxis, :]) ** 2
+        per_count = np.sum(self.matrix_ * squared, axis=0)
+        return pd.DataFrame({"worst_case": [float(per_count.max())],
+                             "average_case": [float(per_count @ self.prior_)]},
+                            index=pd.Index(["estimated_count"], name="answer"))
+
+    @property
+    def mechanism_(self):
+        """Deprecated alias of ``strategy_`` (removed in the next release).
+
+        Returns
+        -------
+        str
+            ``strategy_``.
+        """
+        if "strategy_" not in vars(self):  # unfitted: no attribute, and nothing to warn about
+            raise AttributeError("'CountMechanism' object has no attribute 'mechanism_'")
+        warnings.warn("CountMechanism.mechanism_ is deprecated and will be removed in the next "
+                      "release: read strategy_ (the name every estimator uses).",
+                      FutureWarning, stacklevel=2)
+        return self.strategy_
 
     # ------------------------------------------------------------------ validation
     def _is_grouped(self, X):
@@ -337,7 +429,9 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray (float for ``decode="mean"``, int for ``"map"``), or pandas with ``X``'s labels
+        ndarray or pandas.Series or pandas.DataFrame
+            The estimated true counts (float for ``decode="mean"``, int for ``"map"``), with
+            the labels of ``X`` when it is a pandas object.
         """
         check_is_fitted(self, "matrix_")
         if self._is_grouped(X) and self.group_column in X.columns:
@@ -360,8 +454,16 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : true counts, or DataFrame of records with ``group_column``
-        y : ignored
+        X : array-like of int, or DataFrame
+            Held-out true counts in ``0..group_size``, or a DataFrame of records with
+            ``group_column``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            Minus the mean (``aggregation="sum"``) or the largest (``"max"``) expected loss.
         """
         check_is_fitted(self, "matrix_")
         if self._is_grouped(X):

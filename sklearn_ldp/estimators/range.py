@@ -67,10 +67,14 @@ class RangeQueryEstimator(BaseEstimator):
 
     Attributes
     ----------
-    mechanism_, domain_ : the objects the reports came with.
+    mechanism_ : Mechanism
+        The mechanism the reports came with.
+    domain_ : Domain or None
+        The domain the reports came with.
     counts_ : ndarray
         The mechanism's additive statistic of all reports fitted.
     n_users_ : int
+        Number of reports fitted.
     data_vector_ : ndarray
         Unbiased number of users per cell (for ``"hierarchical"``, the consistent leaves).
     cdf_ : ndarray
@@ -82,6 +86,23 @@ class RangeQueryEstimator(BaseEstimator):
         Variance of the unbiased CDF (fractions squared) at evenly spaced prefixes (every
         prefix on domains up to 2^11 cells): ``worst_case`` (all users in the worst cell) and
         ``average_case`` (users spread evenly), for the number of users fitted.
+
+    See Also
+    --------
+    sklearn_ldp.LDPEncoder : Builds the ``"hierarchical"`` and ``"haar"`` strategies.
+    sklearn_ldp.mechanisms.HierarchicalHistogram : The tree of frequency oracles.
+    sklearn_ldp.mechanisms.HaarHRR : The Haar wavelet mechanism.
+    sklearn_ldp.mechanisms.recommend_branching : The fan-out with the least error.
+    sklearn_ldp.WorkloadEstimator : Any linear queries, ranges included.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+       differential privacy", PVLDB 12(10), 2019; chapter 5 of T. Kulkarni's PhD
+       dissertation, University of Warwick (HH_B, HaarHRR, consistency, quantiles).
+    .. [2] M. Hay, V. Rastogi, G. Miklau and D. Suciu, "Boosting the accuracy of
+       differentially private histograms through consistency", PVLDB 3(1), 2010 (the
+       constrained least squares on the tree).
 
     Examples
     --------
@@ -131,9 +152,20 @@ class RangeQueryEstimator(BaseEstimator):
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate the CDF.
 
-        ``X``: LDPReports, AggregatedReports, or a DataFrame of report columns whose
-        ``attrs`` carry the mechanism (``LDPEncoder`` with ``set_output(transform="pandas")``;
-        see :func:`~sklearn_ldp.io.reports_from_frame`); raw records with ``strategy`` set.
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports or DataFrame
+            The reports: LDPReports, AggregatedReports, or a DataFrame of report columns
+            whose ``attrs`` carry the mechanism (``LDPEncoder`` with
+            ``set_output(transform="pandas")``; see
+            :func:`~sklearn_ldp.io.reports_from_frame`); raw records with ``strategy`` set.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : RangeQueryEstimator
+            The fitted estimator (``cdf_``, ``expected_error_`` ... set).
         """
         for attribute in ("counts_", "encoder_", "_first_batch", "n_invalid_reports_"):
             if hasattr(self, attribute):
@@ -141,7 +173,20 @@ class RangeQueryEstimator(BaseEstimator):
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):
-        """Add the reports in ``X`` to those seen so far (chunked fits equal one fit)."""
+        """Add the reports in ``X`` to those seen so far (chunked fits equal one fit).
+
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports or DataFrame
+            More reports of the same mechanism and domain (as in :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : RangeQueryEstimator
+            The estimator, refitted on all the reports seen.
+        """
         if self.monotone not in MONOTONE:
             raise ValueError(f"monotone must be one of {MONOTONE}, got {self.monotone!r}.")
         if not isinstance(self.consistency, bool | np.bool_):
@@ -272,6 +317,8 @@ class RangeQueryEstimator(BaseEstimator):
         Returns
         -------
         ndarray of shape (p,)
+            The estimated fraction of the users in each range (from the fixed CDF when
+            ``monotone`` is not ``"none"``).
         """
         lo, hi = self._bounds(X)
         if self.monotone == "none" and self._tree_raw():
@@ -282,6 +329,11 @@ class RangeQueryEstimator(BaseEstimator):
 
     def predict_error(self, X):
         """Analytic variance of each unbiased range answer (fractions squared).
+
+        Parameters
+        ----------
+        X : array-like of shape (p, 2)
+            One closed range per row, as in :meth:`predict`.
 
         Returns
         -------
@@ -311,7 +363,13 @@ class RangeQueryEstimator(BaseEstimator):
                             index=pd.Index(labels, name="range"))
 
     def cdf(self):
-        """The estimated CDF: fraction of users at or below each cell (a pandas Series)."""
+        """The estimated CDF: fraction of users at or below each cell.
+
+        Returns
+        -------
+        pandas.Series
+            ``cdf_`` indexed by the cell labels, named ``"cdf"``.
+        """
         check_is_fitted(self, "counts_")
         return pd.Series(self.cdf_, index=self.labels_, name="cdf")
 
@@ -324,10 +382,13 @@ class RangeQueryEstimator(BaseEstimator):
         Parameters
         ----------
         probabilities : float or array-like of float in [0, 1]
+            The levels ``phi`` of the quantiles.
 
         Returns
         -------
-        label or ndarray of labels (category values, or cell indices)
+        label or ndarray
+            The quantile of each level: a category value (single-column domain) or a cell
+            index; a single label for a scalar ``probabilities``.
         """
         check_is_fitted(self, "counts_")
         scalar = np.ndim(probabilities) == 0

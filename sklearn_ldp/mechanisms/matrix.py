@@ -506,6 +506,18 @@ class MatrixMechanism:
         )
 
     # ------------------------------------------------------------------ release
+    @property
+    def n_cells(self):
+        """Number of domain cells, the package's public name for it (``n_inputs`` is an
+        alias kept for existing code).
+
+        Returns
+        -------
+        int
+            The width of the measurement matrix and of the workloads.
+        """
+        return self.n_inputs
+
     def measure(self, data_vector, rng):
         """The noisy measurements ``A x + noise`` of the counts ``x`` (the private release).
 
