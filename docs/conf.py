@@ -208,9 +208,38 @@ def _check_api_coverage(app):
 _SKLEARN_GENERATED = SKLEARN_GENERATED
 
 
+def _defining_module(member):
+    """The module that defines a class member (a function, method, property or built-in
+    descriptor), or None for anything else (data attributes: their ``__module__`` is their
+    type's)."""
+    if isinstance(member, property):
+        member = member.fget
+    if isinstance(member, (classmethod, staticmethod)):
+        member = member.__func__
+    owner = getattr(member, "__objclass__", None)  # tuple.count, BaseException.args
+    if owner is not None:
+        return owner.__module__
+    if inspect.isfunction(member) or inspect.ismethod(member):
+        return member.__module__
+    return None
+
+
 def _skip_sklearn_generated(app, what, name, obj, skip, options):
+    """Skip the class members this package does not define.
+
+    The class pages (``_templates/autosummary/class.rst``) list inherited members, since users
+    call ``randomize`` or ``estimate`` on the public class whatever base defines them, but only
+    those of the package's own bases (``_public_api.public_members`` says the same):
+    scikit-learn's (``get_params``, ``set_output``, metadata routing, and the generated
+    ``set_<method>_request``, which link into scikit-learn's glossary) and Python's
+    (``tuple.count``, ``BaseException.args``) are documented by their projects.
+    """
     if _SKLEARN_GENERATED.fullmatch(name):
         return True
+    if what in ("class", "exception"):
+        module = _defining_module(obj)
+        if module is not None and not module.startswith("sklearn_ldp"):
+            return True
     return None
 
 

@@ -765,12 +765,14 @@ def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
     format : {"csv", "parquet"}, optional
         Default: from the file name.
     chunk_size : int, default=2**20
-        Reports converted and written at once (bounds the memory of the conversion).
+        Reports converted and written at once (bounds the memory of the conversion); an
+        integer >= 1.
 
     Raises
     ------
     ValueError
-        If ``reports`` is not LDPReports or the file type is unknown.
+        If ``reports`` is not LDPReports, ``chunk_size`` is not an integer >= 1, or the
+        file type is unknown.
 
     See Also
     --------
@@ -790,9 +792,20 @@ def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
     """
     if not isinstance(reports, LDPReports):
         raise ValueError(f"write_reports writes LDPReports, got {type(reports).__name__}.")
+    # Before the file is opened: a bad size must not leave (or replace) a file.
+    chunk_size = _check_chunk_size(chunk_size)
     with ReportWriter(path, reports.mechanism, format) as writer:
         for start in range(0, max(len(reports), 1), chunk_size):
             writer.write(reports.reports[start:start + chunk_size])
+
+
+def _check_chunk_size(chunk_size):
+    """``chunk_size`` as an int >= 1, or a ValueError naming it (a negative size would write
+    no reports, and pandas would name it "chunksize")."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) \
+            or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}.")
+    return int(chunk_size)
 
 
 # ---------------------------------------------------------------------- reading
@@ -1162,17 +1175,19 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
         The mechanism the clients ran. Default: the one in the files' specification. Every
         file that carries a specification must match it.
     chunk_size : int, default=2**20
-        Most reports per chunk (a chunk never spans two files).
+        Most reports per chunk (a chunk never spans two files); an integer >= 1.
 
-    Yields
-    ------
-    ndarray
-        The reports of the next chunk, as ``mechanism.randomize`` returns them.
+    Returns
+    -------
+    iterator of ndarray
+        The reports chunk by chunk, each as ``mechanism.randomize`` returns them. The files
+        are opened and checked as the iteration starts.
 
     Raises
     ------
     ValueError
-        As :func:`aggregate_files`, naming the file, row and column.
+        At the call, if ``chunk_size`` is not an integer >= 1; during the iteration, as
+        :func:`aggregate_files`, naming the file, row and column.
 
     See Also
     --------
@@ -1188,6 +1203,12 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
     >>> [chunk.tolist() for chunk in iter_report_chunks(path, chunk_size=2)]
     [[0, 1], [2, 0], [1]]
     """
+    # Checked at the call, not at the first next(): the error points at the caller's line.
+    return _report_chunks(source, mechanism, _check_chunk_size(chunk_size))
+
+
+def _report_chunks(source, mechanism, chunk_size):
+    """The generator behind :func:`iter_report_chunks` (``chunk_size`` already checked)."""
     files, mechanism = _open_files(source, mechanism)
     for file in files:
         for array, first_row in file.chunks(mechanism, chunk_size):
@@ -1355,14 +1376,12 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     >>> aggregate_files(folder, chunk_size=2).statistic.tolist()
     [1, 2, 2, 5]
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) \
-            or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}.")
+    chunk_size = _check_chunk_size(chunk_size)
     files, mechanism = _open_files(source, mechanism)
     total = mechanism.aggregate(empty_reports(mechanism)).copy()
     bar = _Progress(files, progress)
     for file in files:
-        for array, first_row in file.chunks(mechanism, int(chunk_size)):
+        for array, first_row in file.chunks(mechanism, chunk_size):
             add_counts(total, _aggregate_checked(mechanism, array, file.path, first_row),
                        mechanism)
             bar.update(file, array.shape[0], first_row + array.shape[0])

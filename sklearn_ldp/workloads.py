@@ -1195,6 +1195,13 @@ class Parity(_Structured):
     name : str, default="parity"
         A short name of the workload family.
 
+    Raises
+    ------
+    ValueError
+        If ``n`` is not ``2 ** len(bit_names)``, ``bit_names`` is not a sequence of strings,
+        or ``masks`` is not a non-empty 1-D array of integers in ``[1, n)`` (mask 0 would be
+        the total, not a parity; a mask ``>= n`` names bits the domain does not have).
+
     See Also
     --------
     parity : The builder of this workload from a binary domain.
@@ -1209,8 +1216,33 @@ class Parity(_Structured):
     """
 
     def __init__(self, n, masks, bit_names, domain=None, name="parity"):
-        self.masks = np.asarray(masks, dtype=np.int64)
-        self.bit_names = list(bit_names)
+        # The one validation of parity workloads: direct construction and spec loading
+        # (_from_spec, which reads these from a possibly tampered file) both go through it.
+        n = check_positive_int(n, "Parity: n")
+        if isinstance(bit_names, str | bytes | dict | set | frozenset) or not hasattr(
+                bit_names, "__iter__"):
+            raise ValueError(f"Parity: bit_names must be a sequence of strings (one per bit, "
+                             f"most significant first), got {bit_names!r:.80}.")
+        bit_names = list(bit_names)
+        if not all(isinstance(b, str) for b in bit_names):
+            raise ValueError(f"Parity: bit_names must be strings, got {_shorten(bit_names)}.")
+        if n != 2 ** len(bit_names):
+            raise ValueError(f"Parity: n = {n} cells must be 2 ** len(bit_names) (one bit name "
+                             f"per bit of the flat index), got {len(bit_names)} bit_names "
+                             f"{_shorten(bit_names)}.")
+        masks = np.asarray(masks)
+        if masks.ndim != 1 or masks.size == 0 or masks.dtype.kind not in "iu":
+            raise ValueError(f"Parity: masks must be a non-empty 1-D array of integers, got "
+                             f"{masks!r}.")
+        bad = (masks < 1) | (masks >= n)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"Parity: masks must be integers in [1, {n}) (a non-empty set of the "
+                f"{len(bit_names)} bits; 0 would be the total); masks[{i}] is {masks[i]} "
+                f"({int(bad.sum())} such masks).")
+        self.masks = masks.astype(np.int64)
+        self.bit_names = bit_names
         self._setup(self.masks.shape[0], n, domain, name)
 
     def _matvec(self, X):
@@ -1959,16 +1991,12 @@ def _from_spec(spec, arrays, domain):
     if kind == "ranges":
         return Intervals(_spec_size(spec), arrays["lo"], arrays["hi"], domain=domain, name=name)
     if kind == "parity":
-        names = spec.get("bit_names")
-        if not isinstance(names, list) or not all(isinstance(b, str) for b in names):
-            raise ValueError("workload spec: parity needs bit_names, a list of strings.")
         n = _spec_size(spec)
-        masks = np.asarray(arrays["masks"])
-        if n != 2 ** len(names) or masks.ndim != 1 or masks.dtype.kind not in "iu" or (
-                masks.size and (masks.min() < 1 or masks.max() >= n)):
-            raise ValueError("workload spec: parity masks must be integers in [1, n) with n "
-                             "= 2 ** len(bit_names).")
-        return Parity(n, masks, names, domain=domain, name=name)
+        try:  # Parity validates the names and masks (one copy of the rules)
+            return Parity(n, arrays["masks"], spec.get("bit_names"), domain=domain,
+                          name=name)
+        except ValueError as exc:
+            raise ValueError(f"workload spec: {exc}") from None
     if kind in ("kron", "stack"):
         key = "factors" if kind == "kron" else "blocks"
         children = spec.get(key)

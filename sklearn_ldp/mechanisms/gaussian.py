@@ -675,8 +675,13 @@ class GaussianMechanism(_VectorReportMechanism):
         variance : ndarray of shape (p, n_inputs)
             ``z[i, u]``, the variance one user of type ``u`` adds to the answer of query
             ``i``.
+
+        Raises
+        ------
+        ValueError
+            If ``workload_matrix`` does not have ``n_inputs`` columns.
         """
-        W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
         per_query = self.sigma**2 * np.sum((W @ self._solver.pinv) ** 2, axis=1)
         return np.repeat(per_query[:, None], self.n_inputs, axis=1)
 

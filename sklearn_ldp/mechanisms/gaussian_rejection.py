@@ -417,7 +417,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         Parameters
         ----------
         indices : ndarray of int of shape (n_users,)
-            The users' types (not checked: cells in ``[0, n)``).
+            The users' types: cells in ``[0, n)``.
         draws : ndarray of float of shape (n_users, d)
             Each user's Gaussian draw ``v``.
 
@@ -425,7 +425,26 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         -------
         probability : ndarray of shape (n_users,)
             The probability that each user keeps (sends) their draw.
+
+        Raises
+        ------
+        ValueError
+            If ``indices`` is not a 1-D array of cells in ``[0, n)`` (a negative index would
+            silently pick another type's column), or ``draws`` is not ``(n_users, d)``.
         """
+        indices = np.asarray(indices)
+        if indices.ndim == 1 and indices.size and np.issubdtype(indices.dtype, np.integer):
+            bad = (indices < 0) | (indices >= self.n_inputs)
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"indices must be cells in [0, {self.n_inputs}); indices[{first}] is "
+                    f"{indices[first]} ({int(bad.sum())} such indices).")
+        indices = check_type_indices(indices, self.n_inputs)  # the dimension and dtype
+        draws = np.asarray(draws, dtype=float)
+        if draws.shape != (indices.shape[0], self.n_queries):
+            raise ValueError(f"draws must have shape (n_users, d) = ({indices.shape[0]}, "
+                             f"{self.n_queries}), one row per index, got shape {draws.shape}.")
         columns = self._effective[indices]
         loss = (2.0 * np.einsum("ij,ij->i", columns, draws)
                 - self.effective_norms[indices] ** 2)
@@ -679,8 +698,13 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         variance : ndarray of shape (p, n_inputs)
             ``z[i, u]``, the variance one user of type ``u`` adds to the answer of query
             ``i``.
+
+        Raises
+        ------
+        ValueError
+            If ``workload_matrix`` does not have ``n_inputs`` columns.
         """
-        W = np.atleast_2d(np.asarray(workload_matrix, dtype=float))
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
         coefficients = W @ self._solver.pinv  # p x d
         norms = np.sum(coefficients**2, axis=1)
         along = (coefficients @ self.A) ** 2  # p x n

@@ -306,13 +306,17 @@ class OneBitRandomizer:
         Raises
         ------
         ValueError
-            If ``spec`` is not a one-bit randomizer specification, or its values are
-            invalid.
-        KeyError
-            If ``spec`` lacks the ``"epsilon"`` or the ``"bound"`` field.
+            If ``spec`` is not a one-bit randomizer specification, lacks the ``"epsilon"``
+            or the ``"bound"`` field, or its values are invalid.
         """
         if not isinstance(spec, dict) or spec.get("randomizer") != "one_bit":
             raise ValueError(f"not a one-bit randomizer specification: {str(spec)[:80]!r}.")
+        # to_dict always writes both fields: a spec without one is damaged, and the
+        # constructor's default bound must not stand in for the bound the clients used.
+        missing = [field for field in ("epsilon", "bound") if field not in spec]
+        if missing:
+            raise ValueError(f"the one-bit randomizer specification lacks the field(s) "
+                             f"{missing!r}: {str(spec)[:80]!r}.")
         return cls(spec["epsilon"], spec["bound"])
 
     def __eq__(self, other):

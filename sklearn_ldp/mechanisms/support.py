@@ -65,6 +65,30 @@ class SupportOracle(Mechanism):
         raise NotImplementedError
 
     def aggregate(self, reports):
+        """Count, for every cell, the reports that support it: the server side.
+
+        The reports are checked against the valid-report set first, then counted in chunks
+        of ``AGGREGATE_CHUNK`` rows, so memory stays bounded whatever their number. The
+        statistic is additive: statistics of disjoint sets of reports sum to that of their
+        union (streaming, sharded and distributed aggregation add them).
+
+        Parameters
+        ----------
+        reports : array-like
+            Reports in the format :meth:`randomize` produces.
+
+        Returns
+        -------
+        statistic : ndarray of int64 of shape (n_cells + 1,)
+            ``[C_0, ..., C_{n-1}, N]``: ``C_j`` the number of reports whose support set
+            contains cell ``j``, and ``N`` the number of reports.
+
+        Raises
+        ------
+        ValueError
+            If the array's layout is not the mechanism's, or a report lies outside its
+            valid-report set (:meth:`check_reports`).
+        """
         reports = self.check_reports(reports)
         counts = np.zeros(self.n_inputs, dtype=np.int64)
         for rows in chunks(reports.shape[0]):
@@ -72,6 +96,25 @@ class SupportOracle(Mechanism):
         return np.append(counts, np.int64(reports.shape[0]))
 
     def n_reports(self, statistic):
+        """Number of reports summarized by ``statistic``: its last entry, ``N``.
+
+        Parameters
+        ----------
+        statistic : array-like of shape (n_cells + 1,)
+            The output of :meth:`aggregate`, or a sum of several (validated as in
+            :meth:`estimate`).
+
+        Returns
+        -------
+        int
+            The number of reports (rounded to the nearest integer for an expected,
+            floating-point statistic).
+
+        Raises
+        ------
+        ValueError
+            If the statistic is not one this mechanism's reports can produce.
+        """
         return int(round(self._check_statistic(statistic)[-1].item()))
 
     def _check_statistic(self, statistic):
@@ -122,6 +165,24 @@ class SupportOracle(Mechanism):
         ``(w' . 1_S) / (p - q) + mean(w)``, ``w' = w - mean(w)`` (the ``q N`` terms cancel
         against the known-total correction). So the extremes are those of ``w' . 1_S`` over
         the valid reports' support sets.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_cells)
+            The queries, one dense row each (a 1-D array is one query).
+
+        Returns
+        -------
+        ReportInfluence
+            Per query, the smallest and largest change of the answer that one valid report
+            makes (``low``, ``high``), reports attaining them when the mechanism constructs
+            them (else None), and ``exact``: False when the extremes are bounds taken over
+            every subset of the cells rather than over the valid support sets.
+
+        Raises
+        ------
+        ValueError
+            If ``workload_matrix`` does not have ``n_cells`` columns.
         """
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         mean = W.mean(axis=1)
@@ -131,6 +192,42 @@ class SupportOracle(Mechanism):
                                high_reports, exact)
 
     def estimate(self, statistic):
+        """Unbiased estimate of the number of users in each cell.
+
+        ``(C - q N) / (p - q)`` is unbiased for the data vector; every user has exactly one
+        type, so the excess of its sum over ``N`` is then subtracted evenly from every cell
+        (``x - (sum(x) - N) / n``), which keeps it unbiased, makes it sum to ``N`` and lowers
+        the variance of long queries (Wang et al. 2020, "Norm").
+
+        Parameters
+        ----------
+        statistic : array-like of shape (n_cells + 1,)
+            The output of :meth:`aggregate`, or a sum of several: support counts followed by
+            the number of reports. Integer counts, or finite non-negative floats for an
+            expected statistic.
+
+        Returns
+        -------
+        ndarray of shape (n_cells,)
+            Estimated users per cell (floats summing to ``N``; some may be negative).
+
+        Raises
+        ------
+        ValueError
+            If the statistic has the wrong length, holds entries that are not counts
+            (negative, non-finite, non-integer dtype, above ``2^62``), or a support count
+            exceeds the number of reports (or, for oracles whose reports support a fixed
+            number of cells, the counts do not sum to that number times ``N``).
+
+        References
+        ----------
+        .. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private
+           protocols for frequency estimation", USENIX Security 2017 (the support-count
+           estimator).
+        .. [2] T. Wang, M. Lopuhaä-Zwakenberg, Z. Li, B. Skoric and N. Li, "Locally
+           differentially private frequency estimation with consistency", NDSS 2020 (the
+           known-total step, "Norm").
+        """
         statistic = self._check_statistic(statistic)
         support, total = statistic[:-1].astype(float), float(statistic[-1])
         x_hat = (support - self.q * total) / (self.p - self.q)
@@ -146,8 +243,29 @@ class SupportOracle(Mechanism):
         return (a0 - b0) / scale, (a1 - a0 - 2 * (b1 - b0)) / scale - 1.0
 
     def per_user_variance(self, gram):
-        """Exact ``z_u`` in ``O(n)`` from ``diag(G)``, ``G 1`` and ``1^T G 1`` (``gram``: a
-        Gram operator, a workload or a dense array)."""
+        """Exact ``z_u``: the total variance of the workload answers that one user of type
+        ``u`` contributes, in ``O(n)``.
+
+        ``z_u = c_norm tr(P G P) + c_own (P G P)_uu`` with ``P = I - 11^T/n`` (see the module
+        docstring), computed from ``diag(G)``, ``G 1`` and ``1^T G 1`` only, so a structured
+        Gram over millions of cells is never densified.
+
+        Parameters
+        ----------
+        gram : Gram, workload or ndarray of shape (n_cells, n_cells)
+            ``W^T W`` for the workload ``W``: a Gram operator, a workload (its ``gram()``)
+            or a dense array.
+
+        Returns
+        -------
+        ndarray of shape (n_cells,)
+            ``z_u`` for every user type ``u``, in squared counts per user.
+
+        Raises
+        ------
+        ValueError
+            If the Gram matrix is not ``n_cells x n_cells``.
+        """
         gram = check_gram(gram, self.n_inputs)
         n = self.n_inputs
         # Diagonal and trace of P G P without forming it: (PGP)_uu = G_uu - 2 mean_u + mean.
@@ -157,10 +275,32 @@ class SupportOracle(Mechanism):
         return c_norm * centered_diagonal.sum() + c_own * centered_diagonal
 
     def query_variance_summary(self, workload):
-        """``(worst, average)`` of ``query_variance`` over the user types, per query, from
-        ``query_stats()`` in ``O(p)``: ``z = c_norm ||w'||^2 + c_own w'_u^2`` is largest where
-        ``w'_u^2`` is (``c_own >= 0``) or smallest (otherwise); rows whose smallest ``w'_u^2``
-        the statistics do not determine are reduced from their dense rows."""
+        """``(worst, average)`` of ``query_variance`` over the user types, per query, without
+        forming the ``(p, n)`` matrix.
+
+        From ``query_stats()`` in ``O(p)``: ``z = c_norm ||w'||^2 + c_own w'_u^2`` is largest
+        where ``w'_u^2`` is (``c_own >= 0``) or smallest (otherwise); rows whose smallest
+        ``w'_u^2`` the statistics do not determine (``c_own < 0`` and a row with more than two
+        distinct values) are reduced from their dense rows.
+
+        Parameters
+        ----------
+        workload : workload or array-like of shape (n_queries, n_cells)
+            The queries: a structured workload or a query matrix.
+
+        Returns
+        -------
+        worst : ndarray of shape (n_queries,)
+            Per query, the largest per-user variance over the user types.
+        average : ndarray of shape (n_queries,)
+            Per query, the mean per-user variance over the user types.
+
+        Raises
+        ------
+        ValueError
+            If the workload does not have ``n_cells`` columns, or rows must be densified
+            and hold more than ``2^24`` query-cell entries.
+        """
         check_workload_width(workload, self.n_inputs)
         c_norm, c_own = self._variance_coefficients()
         largest, smallest, average = centered_square_extremes(workload)
@@ -176,7 +316,28 @@ class SupportOracle(Mechanism):
         return worst, mean
 
     def query_variance(self, workload_matrix):
-        W = np.asarray(workload_matrix, dtype=float)
+        """Per-user variance of each query for each user type (exact).
+
+        Entry ``[i, u]`` is ``c_norm ||w'||^2 + c_own w'_u^2`` with ``w' = w - mean(w)`` the
+        centered query ``i`` (see the module docstring).
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_cells)
+            The queries, one dense row each (a 1-D array is one query).
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_cells)
+            Entry ``[i, u]``: the variance of query ``i``'s answer that one user of type
+            ``u`` contributes.
+
+        Raises
+        ------
+        ValueError
+            If ``workload_matrix`` does not have ``n_cells`` columns.
+        """
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
         centered = W - W.mean(axis=1, keepdims=True)
         c_norm, c_own = self._variance_coefficients()
         return c_norm * np.sum(centered**2, axis=1, keepdims=True) + c_own * centered**2
