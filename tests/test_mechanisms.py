@@ -184,7 +184,10 @@ def test_answers_are_unbiased_with_the_analytic_variance(strategy):
 
 
 def test_json_round_trip_rebuilds_the_same_mechanism():
-    mechanism, _ = build_mechanism("optimized", (6,), 1.0, np.eye(6), max_iter=20, random_state=0)
+    # On the prefix workload the optimizer's own strategy wins (on the histogram "optimized"
+    # returns a closed form, which has no dense Q to compare).
+    mechanism, _ = build_mechanism("optimized", (6,), 1.0, workloads.prefix(6), max_iter=20,
+                                   random_state=0)
     rebuilt = mechanism_from_json(mechanism.to_json())
     assert rebuilt == mechanism
     np.testing.assert_array_equal(rebuilt.Q, mechanism.Q)
