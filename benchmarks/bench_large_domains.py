@@ -16,7 +16,14 @@ and ``predict`` of 10^4 random intervals. Families:
 * ``marginals``: the three-attribute 24 x 24 x 12 domain, 2-way marginals, ``auto``, 10^5
   records encoded and estimated;
 * ``eigen``: the central matrix mechanism with Eigen-Design on all ranges (or prefix) through
-  ``WorkloadEstimator(strategy="eigen", delta=...)``.
+  ``WorkloadEstimator(strategy="eigen", delta=...)``;
+* ``errors_*``: the per-query error of chosen intervals (a second table): a
+  ``WorkloadEstimator`` over ``workloads.ranges`` of 10^4 random intervals, fitted on the
+  reports of ``hierarchical`` (HRR levels, ``branching`` 4, the encoder's default, or 2, the
+  recommended one) or ``haar``; then the time of ``expected_error_`` (10^4 intervals) and of
+  ``predict_error`` on 10^5 other intervals, wall-clock and processor time (the machine is
+  shared: processor time is what the computation costs). Before the structured form the tree
+  refused these tables past 2^24 query-cell entries (256 intervals at 2^16, 16 at 2^20).
 
 Data are Zipf-like over the cells. Wall-clock times on a shared 2-core machine are noisy.
 
@@ -25,6 +32,8 @@ Examples
     python benchmarks/bench_large_domains.py                  # the whole table (~10 min)
     python benchmarks/bench_large_domains.py --families olh hierarchical --sizes 10 16 20
     python benchmarks/bench_large_domains.py --one olh 16     # one row, printed as JSON
+    python benchmarks/bench_large_domains.py --families errors_hierarchical \
+        errors_hierarchical_b2 errors_haar --sizes 16 20      # per-query errors only
 """
 
 import argparse
@@ -43,8 +52,10 @@ from _common import print_table  # noqa: E402
 ORACLES = ("olh", "hadamard", "hrr", "randomized_response")
 RANGES = ("hierarchical", "hierarchical_hrr", "haar", "hierarchical_prefix")
 AUTO = ("auto_histogram", "auto_prefix", "auto_all_range")
-FAMILIES = ORACLES + RANGES + AUTO + ("marginals", "eigen_all_range", "eigen_prefix")
+ERRORS = ("errors_hierarchical", "errors_hierarchical_b2", "errors_haar")
+FAMILIES = ORACLES + RANGES + AUTO + ("marginals", "eigen_all_range", "eigen_prefix") + ERRORS
 N_PREDICTIONS = 10**4
+N_ERROR_QUERIES = (10**4, 10**5)
 
 
 def peak_megabytes():
@@ -95,6 +106,31 @@ def run_one(family, log2_size, n_users, epsilon):
         mark = time.perf_counter()
         WorkloadEstimator(workload=workload).fit(reports)
         row["estimator_fit"] = time.perf_counter() - mark
+    elif family in ERRORS:
+        n = 2**log2_size
+        domain = {"t": range(n)}
+        frame = pd.DataFrame({"t": zipf_cells(rng, n, n_users)})
+        strategy = "haar" if family == "errors_haar" else "hierarchical"
+        options = {"branching": 2} if family.endswith("_b2") else {}
+        encoder = LDPEncoder(categories=domain, strategy=strategy, epsilon=epsilon,
+                             oracle="hrr", random_state=0, **options).fit()
+        reports = encoder.transform(frame)
+        row["encoder_fit"] = time.perf_counter() - start
+        few, many = (random_intervals(rng, n, count) for count in N_ERROR_QUERIES)
+        estimator = WorkloadEstimator(workload=workloads.ranges(domain, few)).fit(reports)
+        others = workloads.ranges(domain, many)  # built before the clock starts
+        for count, key, compute in (
+                (few.shape[0], "errors_few", lambda: estimator.expected_error_),
+                (many.shape[0], "errors_many", lambda: estimator.predict_error(others))):
+            mark, cpu = time.perf_counter(), time.process_time()
+            table = compute()
+            row[key] = time.perf_counter() - mark
+            row[key + "_cpu"] = time.process_time() - cpu
+            row[key + "_count"] = count
+            if table.shape != (count, 2) or not np.isfinite(table.to_numpy()).all():
+                raise RuntimeError(f"{family}: the error table is not {count} finite rows")
+        branching = getattr(encoder.mechanism_, "branching", None)
+        row["chosen"] = strategy if branching is None else f"{strategy} B={branching}"
     elif family.startswith("eigen"):
         n = 2**log2_size
         domain = {"t": range(n)}
@@ -160,7 +196,7 @@ def main():
     if args.one:
         print(json.dumps(run_one(args.one[0], int(args.one[1]), args.users, args.epsilon)))
         return
-    rows = []
+    rows, error_rows = [], []
     for family in args.families:
         sizes = args.sizes
         if family == "marginals":
@@ -186,14 +222,29 @@ def main():
             def cell(key, row=row):
                 return f"{row[key]:.2f}" if key in row else "-"
 
+            if family in ERRORS:
+                error_rows.append([row["chosen"], row["cells"], cell("errors_few"),
+                                   cell("errors_few_cpu"), cell("errors_many"),
+                                   cell("errors_many_cpu"), f"{row['peak_mb']:.0f}"])
+                print(f"  done {family} 2^{size}", file=sys.stderr)
+                continue
+
             rows.append([row["family"], row["cells"], cell("encoder_fit"), cell("transform"),
                          cell("estimator_fit"), cell("predict"), cell("total"),
                          f"{row['peak_mb']:.0f}", row.get("chosen", "")])
             print(f"  done {family} 2^{size}: {row['total']:.2f} s", file=sys.stderr)
-    print(f"N = {args.users} users, epsilon = {args.epsilon}, {N_PREDICTIONS} interval "
-          "predictions; seconds; peak resident memory of the row's process in MB")
-    print_table(["family", "cells", "enc.fit", "transform", "est.fit", "predict", "total",
-                 "peak MB", "strategy"], rows)
+    if rows:
+        print(f"N = {args.users} users, epsilon = {args.epsilon}, {N_PREDICTIONS} interval "
+              "predictions; seconds; peak resident memory of the row's process in MB")
+        print_table(["family", "cells", "enc.fit", "transform", "est.fit", "predict", "total",
+                     "peak MB", "strategy"], rows)
+    if error_rows:
+        print(f"Per-query error of chosen intervals (WorkloadEstimator over workloads.ranges): "
+              f"expected_error_ of {N_ERROR_QUERIES[0]} intervals, predict_error of "
+              f"{N_ERROR_QUERIES[1]}; seconds, wall-clock and processor; N = {args.users} "
+              f"users, epsilon = {args.epsilon}")
+        print_table(["strategy", "cells", "10^4 wall", "10^4 cpu", "10^5 wall", "10^5 cpu",
+                     "peak MB"], error_rows)
 
 
 if __name__ == "__main__":

@@ -395,9 +395,10 @@ def test_workload_estimator_answers_range_workloads(strategy):
     truth = W.toarray() @ np.bincount(df.x, minlength=n)
     sd = np.sqrt(estimator.expected_error_["worst_case"].to_numpy())
     assert np.all(np.abs(estimator.answers_.to_numpy() - truth) <= 5 * sd + 1e-6)
-    np.testing.assert_allclose(
-        estimator.expected_error_["average_case"],
-        20_000 * reports.mechanism.query_variance(W.toarray()).mean(axis=1))
+    # The whole domain's variance is 0 (the known total): dense rows reach it up to rounding.
+    dense = 20_000 * reports.mechanism.query_variance(W.toarray()).mean(axis=1)
+    np.testing.assert_allclose(estimator.expected_error_["average_case"], dense,
+                               rtol=1e-9, atol=1e-12 * dense.max())
 
 
 @pytest.mark.parametrize("strategy, options", [("hierarchical", {"oracle": "hrr"}),
