@@ -13,6 +13,14 @@ and is free in privacy terms (post-processing of private output):
 * ``"hull"`` (Bassily 2019): the answers, as fractions, projected onto the symmetric convex
   hull ``W B_1`` of the workload's columns, where the true answers lie. Never farther from
   the truth than the unbiased answers, and much closer when there are few users per query.
+* ``"base_cut"`` (Wang et al., NDSS 2020): every cell whose estimate is below the
+  significance threshold ``Phi^-1(1 - alpha / n) sigma_j`` is set to 0, the others are kept
+  (:func:`base_cut`). Non-negative; the total is not constrained (the paper's Base-Cut).
+* ``"em"``: the maximum-likelihood distribution given the aggregated reports and the
+  mechanism's channel, by EM / iterative Bayesian update (:func:`em_estimate`,
+  :mod:`sklearn_ldp.mechanisms.oracle_em`): exact for k-RR, Hadamard response, HRR and
+  factorization strategies, the composite (per-cell binomial) likelihood of the support
+  counts for unary encoding, local hashing and subset selection.
 
 Marginal tables (:func:`consistent_marginals`): the weighted least-squares projection of
 noisy k-way marginals onto non-negative tables that sum to 1 and agree on every shared
@@ -25,16 +33,41 @@ import math
 import numpy as np
 import scipy.sparse
 import scipy.sparse.linalg
-from scipy import optimize
+from scipy import optimize, stats
 
+from .mechanisms.oracle_em import em_frequencies
 from .optimize.hull import project_onto_hull
 from .optimize.projection import project_bounded_simplex
 
-POSTPROCESS = ("none", "clip", "norm_sub", "simplex", "wnnls", "hull")
+POSTPROCESS = ("none", "clip", "norm_sub", "simplex", "wnnls", "hull", "base_cut", "em")
+# The options of each post-processing that takes any (``params`` of :func:`postprocess`).
+POSTPROCESS_PARAMS = {"base_cut": ("alpha",),
+                      "em": ("max_iter", "tol", "solver", "accelerate", "verbose")}
 
 
 def simplex_projection(x_hat, total):
     """Euclidean projection of ``x_hat`` onto ``{x >= 0, sum(x) = total}``.
+
+    The fixed point of Wang et al.'s Norm-Sub (negatives to 0, a common amount subtracted
+    from the positive cells until they sum to ``total``), ``"norm_sub"`` and ``"simplex"``
+    of :func:`postprocess`.
+
+    Parameters
+    ----------
+    x_hat : ndarray of shape (n,)
+        The estimate (users per cell).
+    total : float
+        The known total (number of users), positive.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``max(x_hat - delta, 0)`` with ``delta`` such that it sums to ``total``.
+
+    See Also
+    --------
+    postprocess : Every post-processing by name.
+    em_estimate : The maximum-likelihood distribution.
 
     Examples
     --------
@@ -51,6 +84,28 @@ def wnnls(x_hat, gram):
 
     ``argmin_{x >= 0} ||W x - W x_hat||^2``, written with the Gram matrix as
     ``x^T G x - 2 (G x_hat)^T x`` and solved by L-BFGS-B with non-negativity bounds.
+
+    Parameters
+    ----------
+    x_hat : ndarray of shape (n,)
+        The unbiased estimate (users per cell).
+    gram : ndarray or Gram operator of shape (n, n)
+        The workload's ``W^T W`` (anything with ``@`` against a vector).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The non-negative data vector whose workload answers are closest to ``W x_hat``.
+
+    See Also
+    --------
+    postprocess : Every post-processing by name.
+    simplex_projection : The Euclidean projection with the known total.
+
+    Examples
+    --------
+    >>> wnnls(np.array([3.0, -1.0]), np.eye(2)).round(6)
+    array([3., 0.])
     """
     target = gram @ x_hat
     scale = max(float(np.abs(x_hat).sum()), 1.0)
@@ -75,6 +130,25 @@ def hull_projection(x_hat, gram, total):
     ``R B_1`` gives the same ``v*``. Returns the data vector ``total * v*`` (``||v*||_1 <= 1``),
     whose workload answers are the projected ones.
 
+    Parameters
+    ----------
+    x_hat : ndarray of shape (n,)
+        The unbiased estimate (users per cell).
+    gram : ndarray of shape (n, n)
+        The workload's ``W^T W`` (dense: it is diagonalized).
+    total : float
+        The number of users.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``total * v*`` with ``||v*||_1 <= 1``.
+
+    See Also
+    --------
+    projected_answers : The same for Bassily's Gaussian randomizers, on the answers.
+    postprocess : Every post-processing by name.
+
     Examples
     --------
     >>> x = hull_projection(np.array([30.0, -20.0]), np.eye(2), 10.0)
@@ -95,7 +169,36 @@ def projected_answers(mechanism, statistic, tol=1e-6, max_iter=20000):
     users send). The unbiased answers ``A x_hat`` divided by ``N`` estimate the mean
     ``A x / N``, which lies in ``K``; their projection onto ``K`` (:func:`project_onto_hull`)
     is never farther from it, and much closer when ``N`` is small relative to ``d``.
-    Returns counts (the projected mean times ``N``).
+
+    Parameters
+    ----------
+    mechanism : GaussianMechanism or GaussianRejectionMechanism
+        A Bassily randomizer (it has the workload ``A``).
+    statistic : ndarray
+        Its aggregate of the reports.
+    tol : float, default=1e-6
+        Tolerance of :func:`~sklearn_ldp.optimize.hull.project_onto_hull`.
+    max_iter : int, default=20000
+        Iterations of the projection.
+
+    Returns
+    -------
+    ndarray of shape (n_queries,)
+        The projected answers, in counts (the projected mean times ``N``).
+
+    See Also
+    --------
+    hull_projection : The same projection for any mechanism, through the Gram matrix.
+
+    Examples
+    --------
+    >>> from sklearn_ldp.mechanisms import GaussianMechanism
+    >>> mechanism = GaussianMechanism(3, 1.0, 1e-6, np.eye(3))
+    >>> rng = np.random.default_rng(0)
+    >>> statistic = mechanism.aggregate(mechanism.randomize(np.zeros(50, int), rng))
+    >>> answers = projected_answers(mechanism, statistic)
+    >>> bool(np.abs(answers).sum() <= 50 * (1 + 1e-5))
+    True
     """
     n_users = mechanism.n_reports(statistic)
     if n_users == 0:
@@ -105,8 +208,209 @@ def projected_answers(mechanism, statistic, tol=1e-6, max_iter=20000):
     return n_users * point
 
 
-def postprocess(x_hat, method, gram, total):
-    """Apply the named post-processing to the data-vector estimate ``x_hat``."""
+def base_cut(x_hat, std, alpha=0.05):
+    """Wang et al.'s Base-Cut: estimates below the significance threshold set to 0.
+
+    Cell ``j`` is kept when ``x_hat[j] > Phi^-1(1 - alpha / n) std[j]`` and set to 0
+    otherwise (``n`` cells, ``Phi`` the standard normal distribution function). Under the
+    Gaussian approximation of each cell's noise, an empty cell (true count 0) passes the
+    threshold with probability ``alpha / n``, so all the empty cells together pass it with
+    probability at most ``alpha`` (Bonferroni): the kept cells are the significantly
+    non-empty ones, and every cell that cannot be told from 0 is 0. Kept cells are unchanged,
+    so the output is non-negative but its total is not constrained (it is usually below the
+    number of users: the small cells' mass is dropped).
+
+    Parameters
+    ----------
+    x_hat : ndarray of shape (n,)
+        Unbiased estimate (counts or fractions).
+    std : float or ndarray of shape (n,)
+        Standard deviation of each cell's estimate when the cell is empty, in the units of
+        ``x_hat`` (the paper uses the oracle's variance for rare items; estimators pass the
+        analytic variance of each cell with the users spread uniformly).
+    alpha : float in (0, 1), default=0.05
+        Family-wise probability that some empty cell is kept.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``x_hat`` with the cells below the threshold set to 0.
+
+    See Also
+    --------
+    postprocess : Every post-processing by name.
+    em_estimate : The maximum-likelihood distribution (also non-negative, and sums to N).
+
+    References
+    ----------
+    .. [1] T. Wang, M. Lopuhaa-Zwakenberg, Z. Li, B. Skoric and N. Li, "Locally
+       Differentially Private Frequency Estimation with Consistency", NDSS 2020 (Base-Cut).
+
+    Examples
+    --------
+    >>> base_cut(np.array([500.0, 30.0, -20.0, 90.0]), std=20.0)
+    array([500.,   0.,   0.,  90.])
+    """
+    x_hat = np.asarray(x_hat, dtype=float)
+    if x_hat.ndim != 1 or x_hat.size == 0 or not np.all(np.isfinite(x_hat)):
+        raise ValueError(f"x_hat must be a non-empty 1-D array of finite numbers, got shape "
+                         f"{x_hat.shape}.")
+    std = np.asarray(std, dtype=float)
+    if std.shape not in ((), x_hat.shape) or not np.all(np.isfinite(std)) or np.any(std < 0):
+        raise ValueError(f"std must be a non-negative finite number or one per cell "
+                         f"({x_hat.shape[0]}), got shape {std.shape}.")
+    if (isinstance(alpha, bool) or not isinstance(alpha, int | float | np.floating)
+            or not 0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
+    threshold = stats.norm.isf(alpha / x_hat.shape[0]) * std
+    return np.where(x_hat > threshold, x_hat, 0.0)
+
+
+def em_estimate(mechanism, statistic, max_iter=10000, tol=1e-2, solver="auto",
+                accelerate=True, verbose=0):
+    """Maximum-likelihood users per cell of a frequency oracle (EM / iterative Bayesian update).
+
+    The distribution ``pi`` maximizing the likelihood of the aggregated reports under the
+    mechanism's channel ``P(report | type)``, times the number of reports: non-negative and
+    summing to it. Exact for k-RR, Hadamard response, HRR and factorization strategies, whose
+    aggregate is the histogram of the reports; for unary encoding, local hashing and subset
+    selection the aggregate keeps only the support counts, and what is maximized is their
+    composite likelihood (each count binomial, the dependence between cells within a report
+    ignored), an approximation of the MLE. Details in :mod:`sklearn_ldp.mechanisms.oracle_em`
+    and ``docs/postprocessing.md``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        ``randomized_response``, ``rappor``, ``oue``, ``olh``, ``blh``, ``hadamard``, ``hrr``,
+        ``subset_selection`` or a factorization strategy (``optimized``, ...).
+    statistic : ndarray
+        The mechanism's aggregate of the reports.
+    max_iter : int, default=10000
+        Most EM iterations (each one up to three EM updates with SQUAREM acceleration).
+    tol : float, default=1e-2
+        Stop when the log-likelihood is certainly within ``tol`` nats of its maximum (its
+        duality gap; the estimate is then within ``sqrt(2 tol)`` standard deviations of the
+        maximum-likelihood estimate), or when ten iterations gain less than ``tol / 100``
+        together (EM creeping towards cells near 0; ``info["duality_gap"]`` says how close).
+    solver : {"auto", "em"}, default="auto"
+        ``"auto"``: for the support oracles (k-RR, unary encoding, local hashing, subset
+        selection) the likelihood separates over cells and its maximum is computed directly
+        (the fixed point of EM, to rounding); EM for the others. ``"em"``: EM everywhere.
+    accelerate : bool, default=True
+        SQUAREM extrapolation (safeguarded: the likelihood never decreases); ``False`` runs
+        plain EM.
+    verbose : int, default=0
+        Log EM's progress about once a second (logger ``sklearn_ldp.oracle_em``).
+
+    Returns
+    -------
+    counts : ndarray of shape (n_inputs,)
+        Estimated users per cell, non-negative, summing to the number of reports.
+    info : dict
+        ``model`` (``"exact"`` or ``"composite"``), ``solver`` (``"closed_form"`` or
+        ``"em"``), ``n_iter``, ``converged``, ``log_likelihood``, ``duality_gap`` (the
+        log-likelihood is within this many nats of its maximum) and ``history`` (the
+        log-likelihood after each iteration, non-decreasing).
+
+    Raises
+    ------
+    TypeError
+        The mechanism has no channel here (range trees, Gaussian, marginal mechanisms).
+    ValueError
+        Bad ``max_iter``, ``tol`` or ``solver``, an invalid statistic, or no reports.
+
+    See Also
+    --------
+    postprocess : Every post-processing by name (``"em"`` calls this function).
+    base_cut : Zero the cells that cannot be told from 0.
+
+    References
+    ----------
+    .. [1] R. Agrawal and C. C. Aggarwal, "On the design and quantification of privacy
+       preserving data mining algorithms", PODS 2001 (EM for randomized data).
+    .. [2] P. Kairouz, K. Bonawitz and D. Ramage, "Discrete distribution estimation under
+       local privacy", ICML 2016 (maximum likelihood for k-RR and RAPPOR).
+    .. [3] E. ElSalamouny and C. Palamidessi, "Generalized iterative Bayesian update and
+       applications to mechanisms for privacy protection", EuroS&P 2020.
+    .. [4] R. Varadhan and C. Roland, "Simple and globally convergent methods for
+       accelerating the convergence of any EM algorithm", Scand. J. Statist. 35, 2008
+       (SQUAREM).
+
+    Examples
+    --------
+    >>> from sklearn_ldp.mechanisms import OptimizedUnaryEncoding
+    >>> mechanism = OptimizedUnaryEncoding(8, 1.0)
+    >>> users = np.repeat([0, 1, 2], [600, 300, 100])
+    >>> statistic = mechanism.aggregate(mechanism.randomize(users, np.random.default_rng(0)))
+    >>> counts, info = em_estimate(mechanism, statistic)
+    >>> bool(counts.min() >= 0), round(float(counts.sum()), 6), info["model"]
+    (True, 1000.0, 'composite')
+    """
+    return em_frequencies(mechanism, statistic, max_iter=max_iter, tol=tol, solver=solver,
+                          accelerate=accelerate, verbose=verbose)
+
+
+def _check_params(method, params):
+    """The options of ``method`` from ``params`` (a dict or None), unknown keys refused."""
+    params = {} if params is None else params
+    if not isinstance(params, dict):
+        raise ValueError(f"postprocess_params must be a dict or None, got {params!r}.")
+    allowed = POSTPROCESS_PARAMS.get(method, ())
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"postprocess_params {unknown} do not apply to postprocess="
+                         f"{method!r}, which takes {list(allowed) or 'no options'}.")
+    return params
+
+
+def postprocess(x_hat, method, gram, total, *, std=None, mechanism=None, statistic=None,
+                params=None):
+    """Apply the named post-processing to the data-vector estimate ``x_hat``.
+
+    Parameters
+    ----------
+    x_hat : ndarray of shape (n,)
+        The unbiased estimate (users per cell).
+    method : str
+        One of ``POSTPROCESS``: ``"none"``, ``"clip"``, ``"norm_sub"``, ``"simplex"``,
+        ``"wnnls"``, ``"hull"``, ``"base_cut"``, ``"em"`` (module docstring).
+    gram : Gram operator, ndarray or None
+        The workload's ``W^T W`` (``"wnnls"``, ``"hull"``).
+    total : float
+        The number of users (``"norm_sub"``, ``"simplex"``, ``"hull"``).
+    std : float or ndarray, optional
+        Standard deviation of each cell's estimate when empty (``"base_cut"``).
+    mechanism, statistic : optional
+        The mechanism and its aggregate (``"em"``).
+    params : dict or None, optional
+        Options: ``alpha`` for ``"base_cut"``; ``max_iter``, ``tol``, ``solver``,
+        ``accelerate``, ``verbose`` for ``"em"`` (see :func:`em_estimate`). Keys that do
+        not apply raise a ValueError.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The post-processed estimate. For ``"em"``, ``(counts, info)`` is returned instead
+        by :func:`em_estimate`; here only the counts.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``method``, options that do not apply, or a missing input.
+
+    See Also
+    --------
+    simplex_projection, wnnls, hull_projection, base_cut, em_estimate : The methods.
+
+    Examples
+    --------
+    >>> postprocess(np.array([3.0, -1.0, 0.5]), "clip", None, 2.5)
+    array([3. , 0. , 0.5])
+    """
+    if method not in POSTPROCESS:
+        raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {method!r}.")
+    params = _check_params(method, params)
     if method == "none":
         return x_hat
     if method == "clip":
@@ -117,7 +421,14 @@ def postprocess(x_hat, method, gram, total):
         return wnnls(x_hat, gram)
     if method == "hull":
         return hull_projection(x_hat, gram, total)
-    raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {method!r}.")
+    if method == "base_cut":
+        if std is None:
+            raise ValueError("postprocess='base_cut' needs std, the standard deviation of "
+                             "each cell's estimate.")
+        return base_cut(x_hat, std, **params)
+    if mechanism is None or statistic is None:
+        raise ValueError("postprocess='em' needs the mechanism and its statistic.")
+    return em_estimate(mechanism, statistic, **params)[0]
 
 
 # ---------------------------------------------------------------------------- marginal tables
@@ -127,11 +438,21 @@ def marginalize(table, attributes, subset):
     Parameters
     ----------
     table : ndarray with one axis per attribute of ``attributes``
+        The marginal table to sum.
     attributes : tuple of int
         The attributes (positions) of the axes of ``table``, in axis order.
     subset : tuple of int
         Attributes to keep, each one of ``attributes``; the result's axes follow their order
         in ``subset``.
+
+    Returns
+    -------
+    ndarray
+        The table over ``subset``, one axis per attribute in ``subset``'s order.
+
+    See Also
+    --------
+    consistent_marginals : Tables that agree on every shared marginal.
 
     Examples
     --------
@@ -168,6 +489,15 @@ def preferred_qp_solver():
     constraints to ~1e-12 where cvxpy's default quadratic solver (OSQP, an ADMM method with
     tolerance 1e-5) stops at 1e-5, in less time on noisy inputs, and its multipliers identify
     the cells at 0 for the polishing step. ``None`` lets cvxpy choose.
+
+    Returns
+    -------
+    str or None
+        The solver name to pass to :func:`consistent_marginals`.
+
+    See Also
+    --------
+    consistent_marginals : The projection that uses it.
 
     Examples
     --------
@@ -396,6 +726,11 @@ def consistent_marginals(tables, weights=None, solver=None, polish=True):
     RuntimeError
         The solver failed.
 
+    See Also
+    --------
+    marginalize : Sum a table over some of its attributes.
+    clip_to_distribution : The clipped and renormalized tables (the usual input).
+
     References
     ----------
     .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
@@ -471,6 +806,27 @@ def clip_to_distribution(tables, axes=None):
     Renormalized over ``axes`` (default: all; ``(-2, -1)`` for a stack of 2-way tables). The
     plug-in variance formulas, the chi-square statistic and the mutual information need
     probability tables; a table with no positive cell becomes uniform.
+
+    Parameters
+    ----------
+    tables : array-like
+        One table, or a stack of tables.
+    axes : int, tuple of int or None, default=None
+        The axes of one table (default: all).
+
+    Returns
+    -------
+    ndarray of float
+        Non-negative tables summing to 1 over ``axes``.
+
+    See Also
+    --------
+    consistent_marginals : Clipped tables projected onto mutually consistent ones.
+
+    Examples
+    --------
+    >>> clip_to_distribution(np.array([0.6, -0.2, 0.6]))
+    array([0.5, 0. , 0.5])
     """
     clipped = np.clip(np.asarray(tables, dtype=float), 0.0, None)
     total = clipped.sum(axis=axes, keepdims=True)

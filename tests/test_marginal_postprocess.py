@@ -284,3 +284,21 @@ def test_polish_falls_back_to_a_feasible_point_when_the_active_set_is_wrong():
                     multipliers=np.zeros(n_observed))
     assert np.abs(A @ exact - b).max() <= 1e-12
     assert np.sum((exact[:n_observed] - y) ** 2) <= np.sum((result[:n_observed] - y) ** 2)
+
+
+# ---------------------------------------------------------------- what expected_error_ describes
+@pytest.mark.parametrize("strategy, option, kind", [
+    ("inp_ht", "none", "output"),            # the unbiased tables are returned
+    ("inp_ht", "clip", "unbiased_estimate"),
+    ("marg_rr", "consistent", "unbiased_estimate"),
+    ("inp_em", "none", "unbiased_estimate"),  # predict returns EM's tables, not the unbiased
+    ("inp_em", "consistent", "unbiased_estimate"),
+])
+def test_expected_error_kind(strategy, option, kind):
+    _, est = _fit(strategy, 1.0, postprocess=option)
+    assert est.expected_error_kind_ == kind
+    assert est.expected_error_.attrs["expected_error_kind"] == kind
+    assert est.expected_error_.columns.name == "error of unbiased_marginals_"
+    returns_unbiased = all(np.array_equal(est.marginals_[key], est.unbiased_marginals_[key])
+                           for key in est.marginals_)
+    assert returns_unbiased == (kind == "output")

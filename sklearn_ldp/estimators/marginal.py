@@ -48,6 +48,12 @@ OUTPUTS = ("fraction", "count")
 # (benchmarks/bench_marginal_postprocess.py, docs/marginals.md).
 POSTPROCESS = ("none", "clip", "consistent")
 DEFAULT_POSTPROCESS = "consistent"
+# What expected_error_ describes (``expected_error_kind_``, also in the table's
+# ``.attrs["expected_error_kind"]``): the tables predict returns ("output": the unbiased
+# tables with postprocess="none"), or the unbiased tables they were post-processed from
+# ("unbiased_estimate": clipped or projected tables, or InpEM's EM tables).
+ERROR_OF_OUTPUT = "output"
+ERROR_OF_UNBIASED = "unbiased_estimate"
 # Sentinel of the deprecated ``consistency`` parameter (scikit-learn's convention).
 _DEPRECATED = "deprecated"
 
@@ -192,10 +198,35 @@ class MarginalEstimator(BaseEstimator):
         variance formula). In the benchmark the post-processed tables' measured total
         variation was below the unbiased tables' for every unbiased strategy and epsilon
         (docs/marginals.md), so it is a conservative reference for them, not a prediction.
+        For ``"inp_em"`` it is the error of the unbiased inverse decoder, not of the EM
+        tables ``predict`` returns (with a square invertible channel the converged MLE
+        equals the unbiased table whenever that table is a distribution, but EM stops at
+        ``em_tol`` and often near its uniform start: docs/marginals.md).
+    expected_error_kind_ : {"output", "unbiased_estimate"}
+        What ``expected_error_`` describes: ``"output"`` when it is the error of the tables
+        ``predict`` returns (``postprocess="none"`` with an unbiased strategy),
+        ``"unbiased_estimate"`` when ``predict`` returns post-processed tables or InpEM's
+        EM tables and the error is that of ``unbiased_marginals_``. The table's
+        ``.attrs["expected_error_kind"]`` holds the same value.
     em_report_ : pandas.DataFrame (``"inp_em"`` only)
         One row per marginal: ``n_iter``, ``converged``, ``stuck_at_prior`` (EM stopped
         after one step at the uniform prior, the failure the thesis reports). A
         ConvergenceWarning names the marginals where EM failed.
+
+    See Also
+    --------
+    LDPEncoder : Privatizes the records with a marginal strategy (``max_order``).
+    WorkloadEstimator : Linear queries from the reports of the other strategies.
+    sklearn_ldp.postprocess.consistent_marginals : The ``"consistent"`` projection.
+
+    References
+    ----------
+    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
+       Differential Privacy", SIGMOD 2018; T. Kulkarni, "Answering Range Queries Under Local
+       Differential Privacy", PhD thesis, University of Warwick, 2019, chapter 4.
+    .. [2] T. Wang, M. Lopuhaa-Zwakenberg, Z. Li, B. Skoric and N. Li, "Locally
+       Differentially Private Frequency Estimation with Consistency", NDSS 2020
+       (post-processing of LDP estimates into distributions).
 
     Examples
     --------
@@ -219,15 +250,6 @@ class MarginalEstimator(BaseEstimator):
     >>> all(np.array_equal(raw.marginals_[key], raw.unbiased_marginals_[key])
     ...     for key in raw.marginals_)
     True
-
-    References
-    ----------
-    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Marginal Release Under Local
-       Differential Privacy", SIGMOD 2018; T. Kulkarni, "Answering Range Queries Under Local
-       Differential Privacy", PhD thesis, University of Warwick, 2019, chapter 4.
-    .. [2] T. Wang, M. Lopuhaa-Zwakenberg, Z. Li, B. Skoric and N. Li, "Locally
-       Differentially Private Frequency Estimation with Consistency", NDSS 2020
-       (post-processing of LDP estimates into distributions).
     """
 
     def __init__(
@@ -261,7 +283,21 @@ class MarginalEstimator(BaseEstimator):
         return reports_or_privatized(self, X, first_call, max_order=self.max_order)
 
     def fit(self, X, y=None):
-        """Aggregate the reports in ``X`` and estimate every marginal up to ``max_order``."""
+        """Aggregate the reports in ``X`` and estimate every marginal up to ``max_order``.
+
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports, DataFrame of report columns, or raw records
+            Reports of a marginal strategy (raw records only with ``strategy`` set: the
+            estimator then privatizes them itself).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        MarginalEstimator
+            The fitted estimator.
+        """
         for attribute in ("counts_", "encoder_", "em_report_", "_first_batch",
                           "n_invalid_reports_"):
             if hasattr(self, attribute):
@@ -269,7 +305,20 @@ class MarginalEstimator(BaseEstimator):
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):
-        """Add the reports in ``X`` to those seen so far (chunked fits equal one fit)."""
+        """Add the reports in ``X`` to those seen so far (chunked fits equal one fit).
+
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports, DataFrame of report columns, or raw records
+            The next batch of reports, as for :meth:`fit`.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        MarginalEstimator
+            The estimator, updated.
+        """
         method = self._check_params()
         first_call = not hasattr(self, "counts_")
         reports = self._as_reports(X, first_call)
@@ -359,6 +408,9 @@ class MarginalEstimator(BaseEstimator):
         error = marginal_error_table(mechanism, self.attributes_, self.n_users_, unbiased)
         # Printed above the columns: these predict the unbiased tables, not marginals_.
         error.columns.name = "error of unbiased_marginals_"
+        returns_unbiased = self.postprocess_ == "none" and decoded is unbiased
+        self.expected_error_kind_ = ERROR_OF_OUTPUT if returns_unbiased else ERROR_OF_UNBIASED
+        error.attrs["expected_error_kind"] = self.expected_error_kind_
         self.expected_error_ = error
 
     def _consistent(self, tables, sets):
@@ -493,7 +545,20 @@ class MarginalEstimator(BaseEstimator):
         return result
 
     def crosstab(self, a, b, output="fraction"):
-        """The 2-way marginal of columns ``a`` (rows) and ``b`` (columns) as a DataFrame."""
+        """The 2-way marginal of columns ``a`` (rows) and ``b`` (columns) as a DataFrame.
+
+        Parameters
+        ----------
+        a, b : str or int
+            Two collected columns.
+        output : {"fraction", "count"}, default="fraction"
+            Fractions of users, or counts.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Rows labelled by ``a``'s categories, columns by ``b``'s.
+        """
         check_is_fitted(self, "counts_")
         scale = self._scale(output)
         _, (i, j) = self._resolve((a, b))
@@ -506,7 +571,17 @@ class MarginalEstimator(BaseEstimator):
         """Predicted total variation of every unbiased marginal for ``n_users`` users.
 
         Data-independent (uniform data), like the encoder's ``expected_error_`` before
-        collection; use it to choose how many users to collect. A pandas Series.
+        collection; use it to choose how many users to collect.
+
+        Parameters
+        ----------
+        n_users : int
+            The number of users to predict for.
+
+        Returns
+        -------
+        pandas.Series
+            The predicted total variation of each marginal's unbiased table.
         """
         check_is_fitted(self, "counts_")
         table = marginal_error_table(self.mechanism_, self.attributes_, n_users)
@@ -527,6 +602,18 @@ class MarginalEstimator(BaseEstimator):
         the clipping moves only cells near 0, so the score is unbiased up to a small
         relative error (``O(1 / N)``; the tests measure it). It may be slightly positive
         by chance.
+
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports or DataFrame of report columns
+            Held-out reports of the fitted mechanism.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            The estimate of minus the mean squared error per cell.
         """
         check_is_fitted(self, "counts_")
         reports = self._as_reports(X, first_call=False)
@@ -580,9 +667,21 @@ class MarginalEstimator(BaseEstimator):
           hence the p-value and critical value. Its level is close to ``alpha`` whatever
           ``N`` and epsilon (the Gaussian approximation needs enough users per cell).
 
+        Parameters
+        ----------
+        a, b : str or int
+            Two collected columns.
+        alpha : float in (0, 1), default=0.05
+            The level of the test.
+        n_simulations : int, default=2000
+            Replicates of the noise-aware null distribution.
+        random_state : int, Generator or None, default=None
+            Seed of those replicates.
+
         Returns
         -------
         IndependenceTest
+            The statistic, both p-values, critical values and decisions.
         """
         check_is_fitted(self, "counts_")
         if not 0 < alpha < 1:
@@ -632,12 +731,28 @@ class MarginalEstimator(BaseEstimator):
         thesis's practice; logarithms of negative cells are undefined), and the margins are
         the table's own. The clipping biases small MI values upwards: independent columns
         get a small positive MI of the order of the noise.
+
+        Parameters
+        ----------
+        a, b : str or int
+            Two collected columns.
+
+        Returns
+        -------
+        float
+            The mutual information in nats.
         """
         check_is_fitted(self, "counts_")
         return _mutual_information(self._table(self._pair(a, b, "mutual information")))
 
     def pairwise_mutual_information(self):
-        """Mutual information of every pair of columns, as a symmetric DataFrame (nats)."""
+        """Mutual information of every pair of columns, as a symmetric DataFrame (nats).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Symmetric, indexed and labelled by the columns, 0 on the diagonal.
+        """
         check_is_fitted(self, "counts_")
         self._check_pairs("pairwise mutual information")
         d = len(self.attributes_)

@@ -1,8 +1,11 @@
 """WorkloadEstimator: answer any linear counting queries from LDP reports (the server side)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -10,7 +13,7 @@ from .. import workloads
 from .._glue import resolve_domain, resolve_workload, validate_records
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.matrix import MatrixMechanism
-from ..postprocess import POSTPROCESS, postprocess
+from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postprocess
 from ..reports import AggregatedReports, LDPReports, statistic_of
 from ..selection.central import build_central_mechanism
 from ._base import (
@@ -33,6 +36,30 @@ def _check_table_size(workload, limit, attribute, alternative):
         raise ValueError(
             f"{attribute} would hold one row per query of the {workload.name!r} workload: "
             f"{workload.n_queries} rows (limit {limit}). Use {alternative}.")
+
+
+# What expected_error_ describes (``expected_error_kind_``): the answers returned, or the
+# unbiased estimate when the returned answers are post-processed (their error has no
+# closed form). Also the column index's name and ``.attrs["expected_error_kind"]``.
+ERROR_OF_OUTPUT = "output"
+ERROR_OF_UNBIASED = "unbiased_estimate"
+_UNBIASED_LABEL = "error of the unbiased estimate (postprocess='none'), not of answers_"
+
+
+def _check_postprocess(estimator):
+    """The ``postprocess`` option, checked (the parameters are validated at fit)."""
+    if estimator.postprocess not in POSTPROCESS:
+        raise ValueError(f"postprocess must be one of {POSTPROCESS}, got "
+                         f"{estimator.postprocess!r}.")
+    params = estimator.postprocess_params
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"postprocess_params must be a dict or None, got {params!r}.")
+    allowed = POSTPROCESS_PARAMS.get(estimator.postprocess, ())
+    unknown = sorted(set(params or {}) - set(allowed))
+    if unknown:
+        raise ValueError(f"postprocess_params {unknown} do not apply to postprocess="
+                         f"{estimator.postprocess!r}, which takes "
+                         f"{list(allowed) or 'no options'}.")
 
 
 # Strategies that exist only in the central model; "hierarchical", "fourier" and "auto" are
@@ -88,13 +115,19 @@ class WorkloadEstimator(BaseEstimator):
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
         Queries to answer in ``answers_``. Default: the workload carried by the reports (the
         one the encoder optimized for), else the histogram.
-    postprocess : {"none", "clip", "norm_sub", "simplex", "wnnls", "hull"}, default="none"
+    postprocess : {"none", "clip", "norm_sub", "simplex", "wnnls", "hull", "base_cut", "em"}, \
+default="none"
         Only ``"none"`` is unbiased. ``"clip"`` (negatives to zero), ``"norm_sub"`` /
         ``"simplex"`` (the same projection onto non-negative counts with the known total;
-        Wang et al.'s Norm-Sub), ``"wnnls"`` (non-negative least squares on the workload) and
+        Wang et al.'s Norm-Sub), ``"wnnls"`` (non-negative least squares on the workload),
         ``"hull"`` (Bassily: the answers projected onto the workload's symmetric hull
-        ``W B_1``) lower the variance at the price of bias; ``expected_error_`` describes the
-        unbiased estimate.
+        ``W B_1``), ``"base_cut"`` (Wang et al.'s Base-Cut: cells below the significance
+        threshold ``Phi^-1(1 - alpha / n)`` standard deviations set to 0, the others kept)
+        and ``"em"`` (the maximum-likelihood distribution by EM / iterative Bayesian update,
+        for the frequency oracles and factorization strategies; local model only) lower the
+        variance at the price of bias (measured in ``docs/postprocessing.md``). With any of
+        them ``expected_error_`` still describes the unbiased estimate, and says so
+        (``expected_error_kind_``).
     normalize : bool, default=False
         Answer in fractions of users instead of counts.
     strategy, epsilon, categories : optional
@@ -136,6 +169,12 @@ class WorkloadEstimator(BaseEstimator):
         clear, a simulation tool).
     ledger_users : str, default="all"
         Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
+    postprocess_params : dict or None, default=None
+        Options of the post-processing: ``{"alpha": 0.05}`` for ``"base_cut"``;
+        ``max_iter`` (10000), ``tol`` (0.01 nats), ``solver`` (``"auto"``), ``accelerate``
+        (True) and ``verbose`` (0) for ``"em"`` (see
+        :func:`~sklearn_ldp.postprocess.em_estimate`). Keys that do not apply raise a
+        ValueError at fit.
 
     Attributes
     ----------
@@ -149,6 +188,21 @@ class WorkloadEstimator(BaseEstimator):
         (users spread uniformly over the domain). Same units as ``answers_``. Like
         ``answers_`` it is built on first access, from the workload's structure, and refused
         past 2**22 queries (use ``expected_total_error_`` or :meth:`predict_error`).
+        It is always the error of the **unbiased** estimate: with ``postprocess="none"``
+        that is ``answers_``; otherwise ``answers_`` is post-processed (biased, its error has
+        no closed form; measured in ``docs/postprocessing.md``) and the table says so: its
+        column index is named ``"error of the unbiased estimate (postprocess='none'), not of
+        answers_"`` and ``.attrs["expected_error_kind"]`` holds ``expected_error_kind_``.
+    expected_error_kind_ : {"output", "unbiased_estimate"}
+        What ``expected_error_``, ``expected_total_error_`` and :meth:`predict_error`
+        describe: ``"output"`` when they are the error of the answers returned
+        (``postprocess="none"``), ``"unbiased_estimate"`` when the answers are
+        post-processed and the errors are those of the unbiased estimate they came from.
+    postprocess_info_ : dict or None
+        For ``postprocess="em"``: ``model`` (``"exact"`` or ``"composite"`` likelihood),
+        ``solver``, ``n_iter``, ``converged``, ``log_likelihood``, ``duality_gap`` and the
+        likelihood's ``history`` (a ConvergenceWarning is raised when EM stops at
+        ``max_iter``); None otherwise.
     expected_total_error_ : dict
         ``worst_case`` and ``average_case`` total variance summed over all workload queries
         (from the Gram operator, at any workload size).
@@ -159,6 +213,9 @@ class WorkloadEstimator(BaseEstimator):
     n_users_ : int
     data_vector_ : ndarray
         Estimated count of users per domain cell (post-processed if requested).
+    unbiased_data_vector_ : ndarray
+        The unbiased estimate before post-processing (the same array as ``data_vector_``
+        with ``postprocess="none"``).
     mechanism_, domain_, workload_ : the objects the reports came with.
     strategy_, strategy_matrix_, lower_bound_ : central model only
         Name of the strategy measured (the winner for ``"auto"``), the matrix ``A`` measured,
@@ -171,6 +228,31 @@ class WorkloadEstimator(BaseEstimator):
         raw counts are not kept), ``expected_error_`` is data-independent (both columns
         equal) and ``n_users_`` is the *private estimate* of the number of records (the
         exact number is itself private), or NaN if the strategy cannot estimate the total.
+
+    See Also
+    --------
+    LDPEncoder : Privatizes the records into the reports this estimator decodes.
+    MarginalEstimator : Every k-way marginal from the reports of a marginal strategy.
+    sklearn_ldp.postprocess.em_estimate : The ``"em"`` post-processing.
+    sklearn_ldp.postprocess.base_cut : The ``"base_cut"`` post-processing.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+       for linear queries under local differential privacy", PVLDB 13(11), 2020 (the
+       factorization mechanism, optimal reconstruction and WNNLS).
+    .. [2] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
+       for frequency estimation", USENIX Security 2017 (the frequency oracles).
+    .. [3] T. Wang, M. Lopuhaa-Zwakenberg, Z. Li, B. Skoric and N. Li, "Locally
+       Differentially Private Frequency Estimation with Consistency", NDSS 2020 (Norm-Sub,
+       Base-Cut).
+    .. [4] P. Kairouz, K. Bonawitz and D. Ramage, "Discrete distribution estimation under
+       local privacy", ICML 2016 (maximum likelihood / EM).
+    .. [5] R. Bassily, "Linear queries estimation with local differential privacy", AISTATS
+       2019 (the hull projection).
+    .. [6] C. Li, G. Miklau, M. Hay, A. McGregor and V. Rastogi, "The matrix mechanism:
+       optimizing linear counting queries under differential privacy", VLDB Journal 2015
+       (the central model).
 
     Examples
     --------
@@ -208,9 +290,11 @@ class WorkloadEstimator(BaseEstimator):
         strategy_params=None,
         ledger=None,
         ledger_users="all",
+        postprocess_params=None,
     ):
         self.workload = workload
         self.postprocess = postprocess
+        self.postprocess_params = postprocess_params
         self.normalize = normalize
         self.strategy = strategy
         self.epsilon = epsilon
@@ -230,10 +314,25 @@ class WorkloadEstimator(BaseEstimator):
         also after ``to_parquet`` / ``read_parquet``; see
         :func:`~sklearn_ldp.io.reports_from_frame`); raw records with ``strategy`` set. In
         the central model (see ``delta``), measure the raw records in ``X`` instead.
+
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports, DataFrame of report columns, or raw records
+            The reports (local model), or the records (central model, or local with
+            ``strategy`` set: the estimator privatizes them itself).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        WorkloadEstimator
+            The fitted estimator.
         """
         for attribute in ("counts_", "data_vector_", "encoder_", "strategy_", "strategy_matrix_",
                           "lower_bound_", "candidates_", "selection_", "design_",
-                          "privacy_budget_", "_first_batch", "n_invalid_reports_"):
+                          "privacy_budget_", "_first_batch", "n_invalid_reports_",
+                          "unbiased_data_vector_", "postprocess_info_",
+                          "expected_error_kind_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails before any work
@@ -243,8 +342,11 @@ class WorkloadEstimator(BaseEstimator):
 
     def _fit_central(self, X):
         """The trusted curator's release: the matrix mechanism on the records' counts."""
-        if self.postprocess not in POSTPROCESS:
-            raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {self.postprocess!r}.")
+        _check_postprocess(self)
+        if self.postprocess == "em":
+            raise ValueError("postprocess='em' is the maximum likelihood of LDP reports under "
+                             "a frequency oracle's channel; the central model's Gaussian "
+                             "measurements have none. Use 'wnnls', 'simplex' or 'base_cut'.")
         if isinstance(X, LDPReports | AggregatedReports):
             raise ValueError("the central model (strategy with delta) measures raw records, not "
                              "LDP reports; to decode reports leave delta=None.")
@@ -285,7 +387,7 @@ class WorkloadEstimator(BaseEstimator):
                 "normalize=False or a strategy that measures the total."
             )
         gram = self.workload_.gram()
-        self.data_vector_ = postprocess(raw, self.postprocess, gram, self.n_users_)
+        self._postprocess(raw, gram)
         # As in the local model, answers_ and expected_error_ (one row per query) are built
         # on first access (answers through the operator, variances through
         # MatrixMechanism.query_variance_summary); the totals come from the Gram:
@@ -301,9 +403,22 @@ class WorkloadEstimator(BaseEstimator):
 
     @available_if(_local_model_only)
     def partial_fit(self, X, y=None):
-        """Add the reports in ``X`` to those seen so far and update the answers."""
-        if self.postprocess not in POSTPROCESS:
-            raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {self.postprocess!r}.")
+        """Add the reports in ``X`` to those seen so far and update the answers.
+
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports, DataFrame of report columns, or raw records
+            As for :meth:`fit`: the next batch of reports (raw records only when the
+            estimator privatizes them itself, with ``strategy`` set).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        WorkloadEstimator
+            The estimator, updated: chunked fits give exactly the result of one fit.
+        """
+        _check_postprocess(self)
         first_call = not hasattr(self, "counts_")
         reports = _as_reports(self, X, first_call)
         if len(reports) == 0:
@@ -339,10 +454,44 @@ class WorkloadEstimator(BaseEstimator):
             return result
         return resolve_workload(self.workload, domain)
 
+    def _postprocess(self, raw, gram):
+        """``data_vector_`` from the unbiased ``raw``, with ``postprocess_info_`` and
+        ``expected_error_kind_``."""
+        method, params = self.postprocess, dict(self.postprocess_params or {})
+        self.unbiased_data_vector_ = raw
+        self.postprocess_info_ = None
+        self.expected_error_kind_ = ERROR_OF_OUTPUT if method == "none" else ERROR_OF_UNBIASED
+        if method == "em":
+            try:
+                counts, info = em_estimate(self.mechanism_, self.counts_, **params)
+            except TypeError as error:  # a mechanism without a channel (a range tree...)
+                raise ValueError(f"postprocess='em': {error}") from None
+            self.postprocess_info_ = info
+            if not info["converged"]:
+                warnings.warn(
+                    f"EM stopped after max_iter={info['n_iter']} iterations with its "
+                    f"log-likelihood up to {info['duality_gap']:.3g} nats below the maximum "
+                    "(tol not reached); data_vector_ is EM's last iterate (see "
+                    "postprocess_info_; raise postprocess_params['max_iter']).",
+                    ConvergenceWarning, stacklevel=4)
+            self.data_vector_ = counts
+            return
+        std = None
+        if method == "base_cut":
+            # Standard deviation of each cell's count with the users spread uniformly: for
+            # a large domain the variance of an empty cell's estimate (Wang et al.'s
+            # threshold), and data-independent.
+            _, average = self.mechanism_.query_variance_summary(
+                workloads.histogram(self.mechanism_.n_inputs))
+            scale = 1.0 if isinstance(self.mechanism_, MatrixMechanism) else self.n_users_
+            std = np.sqrt(np.maximum(scale * np.asarray(average, dtype=float), 0.0))
+        self.data_vector_ = postprocess(raw, method, gram, self.n_users_, std=std,
+                                        params=params)
+
     def _reconstruct(self):
         raw = self.mechanism_.estimate(self.counts_)
         gram = self.workload_.gram()
-        self.data_vector_ = postprocess(raw, self.postprocess, gram, self.n_users_)
+        self._postprocess(raw, gram)
         # Answers and per-query errors have one row per query (all ranges over 2^16 cells
         # are 2^31 of them): they are built on first access; the totals come from the Gram.
         self._answers = self._expected_error = None
@@ -396,6 +545,7 @@ class WorkloadEstimator(BaseEstimator):
         Parameters
         ----------
         queries : Workload or array of shape (p, n_cells) or (n_cells,)
+            Linear queries over the domain's cells.
 
         Returns
         -------
@@ -404,7 +554,10 @@ class WorkloadEstimator(BaseEstimator):
             ``average_case`` (users spread uniformly over the domain), one row per query, in
             the units of the answers. Computed from the workload's structure (e.g. per-query
             norms for the frequency oracles), never from a dense ``p x n`` product where the
-            mechanism has a structured form.
+            mechanism has a structured form. With a ``postprocess`` other than ``"none"``
+            these are not the errors of :meth:`predict`'s answers: the column index is then
+            named ``"error of the unbiased estimate (postprocess='none'), not of answers_"``,
+            and ``.attrs["expected_error_kind"]`` is ``expected_error_kind_`` in every case.
         """
         check_is_fitted(self, "data_vector_")
         workload, labels = self._as_workload(queries)
@@ -415,8 +568,16 @@ class WorkloadEstimator(BaseEstimator):
             scale = self._variance_scale()
         index = labels if labels is not None else pd.RangeIndex(workload.n_queries,
                                                                 name="query")
-        return pd.DataFrame({"worst_case": scale * np.asarray(worst),
-                             "average_case": scale * np.asarray(average)}, index=index)
+        table = pd.DataFrame({"worst_case": scale * np.asarray(worst),
+                              "average_case": scale * np.asarray(average)}, index=index)
+        # Post-processed answers have no closed-form error: say in every printout that these
+        # are the unbiased estimate's (the analytic error is exact for it).
+        kind = getattr(self, "expected_error_kind_",
+                       ERROR_OF_OUTPUT if self.postprocess == "none" else ERROR_OF_UNBIASED)
+        if kind == ERROR_OF_UNBIASED:
+            table.columns.name = _UNBIASED_LABEL
+        table.attrs["expected_error_kind"] = kind
+        return table
 
     # ------------------------------------------------------------------ answering
     def _as_workload(self, queries):
@@ -454,6 +615,12 @@ class WorkloadEstimator(BaseEstimator):
             DataFrame (or 2-D array) of records over the domain columns asks, for each
             record, how many users share its cell, and returns an array of one answer per
             record.
+
+        Returns
+        -------
+        pandas.Series or ndarray
+            The answers, from ``data_vector_`` (post-processed when ``postprocess`` is set),
+            in counts or, with ``normalize=True``, fractions of users.
         """
         check_is_fitted(self, "counts_")
         scale = self._answer_scale()
@@ -484,6 +651,18 @@ class WorkloadEstimator(BaseEstimator):
         in 96% of 48 settings against 31% for this held-out score, whose own noise grows with
         the candidate's error (``docs/model_selection.md``). This score is the one that sees
         the bias of post-processing.
+
+        Parameters
+        ----------
+        X : LDPReports, AggregatedReports or DataFrame of report columns
+            Held-out reports of the fitted mechanism (central model: held-out records).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            The estimate of minus the mean squared error per workload query (in fractions).
         """
         check_is_fitted(self, "counts_")
         if _is_central(self):
