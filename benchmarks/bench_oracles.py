@@ -18,6 +18,18 @@ Zipf-like data (``P(cell u) ~ 1 / (u + 1)^1.1``, one fixed draw of the users):
 ``--huge`` instead privatizes 10^8 users with k-RR (in chunks written into one uint16 array)
 and aggregates them with the chunked aggregate, printing time and peak memory.
 
+``--hadamard`` instead prints the Hadamard response figure of issue 17 at d cells for eps in
+``--hadamard-epsilons`` (default 0.5, 1, 2, 4): the MSE * N *per cell* (the mean over the d
+cells of ``N (x_hat_j / N - x_j / N)^2``, the measure of the peers' tables), measured
+(privatize + estimate, mean over ``--repeats``, with its standard error) and analytic
+(``sum_u x_u z_u / (N d)``), for the paper's layout (the old default, kept for old
+specifications), the chosen layout (``hadamard_layout``) and, analytic only, what pure-LDP
+runs: ASZ's block-wise estimator on one block of ``2^ceil(log2(d + 1))`` outputs for
+``eps <= 1``, on the paper's layout above; with ``--peers PYTHON`` (a Python with
+pure-LDP, e.g. /work/peers-venv/bin/python) also pure-LDP's Hadamard response measured on the
+first ``--peer-users`` users of the same data, in a subprocess of that Python (pure-LDP is
+never imported here).
+
 Each oracle runs in its own subprocess (so peak memory is its own). Timings are wall-clock
 on a shared 2-core machine: expect noise.
 
@@ -26,6 +38,8 @@ Examples
     python benchmarks/bench_oracles.py
     python benchmarks/bench_oracles.py --users 100000 --repeats 3 --oracles oue,olh
     python benchmarks/bench_oracles.py --huge
+    python benchmarks/bench_oracles.py --hadamard --repeats 5
+    python benchmarks/bench_oracles.py --hadamard --peers /work/peers-venv/bin/python
 """
 
 import argparse
@@ -120,6 +134,125 @@ def run_huge(args):
           f"resident memory {peak_megabytes():.0f} MB")
 
 
+def block_estimator_mse(mechanism):
+    """Mean over cells and uniform types of ASZ's block-wise estimator's per-cell variance on
+    ``mechanism``'s layout (hole 1): ``x_hat_j = 2 Z / (b (e^eps - 1)) sum_y H[y, c_j] y_y``
+    over the outputs of j's block (pure-LDP's decoder, which also permutes the cells at
+    random: that averages the Zipf weights to uniform ones). Dense: small d only."""
+    from scipy.linalg import hadamard
+
+    n, (n_blocks, block, hole) = mechanism.n_inputs, mechanism.layout
+    assert hole == 1, "cells at the columns 1, 2, ... of each block"
+    Q = mechanism.strategy_matrix()
+    e = np.exp(mechanism.epsilon)
+    Z = block / 2 * e + n_blocks * block - block / 2
+    H = hadamard(block)
+    L = np.zeros((n, n_blocks * block))
+    for j in range(n):  # dense reference, small n only
+        start = (j // (block - 1)) * block
+        L[j, start:start + block] = 2 * Z / (block * (e - 1)) * H[:, j % (block - 1) + 1]
+    z = np.sum(L * L, axis=0) @ Q - 1.0  # per user of each type, summed over the cells
+    return float(z.mean()) / n
+
+
+def peer_hadamard_response(path, n_cells, epsilon, repeats, seed):
+    """Run in the peers' Python (``--peer-hr``): pure-LDP's Hadamard response on the users of
+    ``path`` (a .npy of cells); prints per-repetition MSE * N per cell and seconds as JSON.
+    Nothing of sklearn_ldp is imported."""
+    import importlib.util
+    import random
+    import types
+
+    # pure_ldp.frequency_oracles/__init__ imports every oracle, RAPPOR's with scikit-learn;
+    # register the package without running it, so that only Hadamard response is imported.
+    spec = importlib.util.find_spec("pure_ldp")
+    package = types.ModuleType("pure_ldp.frequency_oracles")
+    package.__path__ = [spec.submodule_search_locations[0] + "/frequency_oracles"]
+    sys.modules["pure_ldp.frequency_oracles"] = package
+    from pure_ldp.frequency_oracles.hadamard_response import (
+        HadamardResponseClient,
+        HadamardResponseServer,
+    )
+
+    users = np.load(path)
+    x = np.bincount(users, minlength=n_cells)
+    # pure-LDP draws from the global generators of random and numpy: seed those.
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002
+    errors, seconds = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        server = HadamardResponseServer(epsilon, n_cells)
+        client = HadamardResponseClient(epsilon, n_cells, server.get_hash_funcs())
+        for cell in users.tolist():  # pure-LDP's API: one user at a time, items 1..d
+            server.aggregate(client.privatise(cell + 1))
+        estimate = np.array([server.estimate(j + 1, suppress_warnings=True)
+                             for j in range(n_cells)])
+        seconds.append(time.perf_counter() - start)
+        errors.append(float(np.sum((estimate - x) ** 2)) / users.size / n_cells)
+    print(json.dumps({"mse_n": errors, "seconds": seconds}))
+
+
+def _mean_and_error(values):
+    values = np.asarray(values, dtype=float)
+    error = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else float("nan")
+    return f"{values.mean():.4f} +- {error:.4f}"
+
+
+def run_hadamard_figure(args):
+    """The Hadamard response figure (``--hadamard``, module docstring)."""
+    import tempfile
+
+    from sklearn_ldp.mechanisms.hadamard import HadamardResponse
+
+    d, n_users = args.cells, args.users
+    types = zipf_types(n_users, d, args.seed)
+    x = np.bincount(types, minlength=d)
+    rng = np.random.default_rng(args.seed + 1)
+    print(f"# MSE * N per cell, d = {d}, N = {n_users}, Zipf(1.1) data, {args.repeats} "
+          f"repetitions (mean +- standard error); analytic: sum_u x_u z_u / (N d)")
+    peer_path = None
+    if args.peers:
+        peer_path = os.path.join(tempfile.mkdtemp(), "users.npy")
+        np.save(peer_path, types[:args.peer_users])
+    rows = []
+    for epsilon in (float(value) for value in args.hadamard_epsilons.split(",")):
+        row = [f"{epsilon:g}"]
+        for layout in ("paper", None):
+            mechanism = HadamardResponse(d, epsilon, layout=layout)
+            measured = []
+            for _ in range(args.repeats):
+                estimate = mechanism.estimate(mechanism.aggregate(
+                    mechanism.randomize(types, rng)))
+                measured.append(float(np.sum((estimate - x) ** 2)) / n_users / d)
+            analytic = float(x @ mechanism.per_user_variance(np.eye(d))) / n_users / d
+            row += [str(mechanism.layout), f"{analytic:.4f}", _mean_and_error(measured)]
+        # pure-LDP: one block of 2^ceil(log2(d + 1)) outputs for eps <= 1 (its high-privacy
+        # class), the paper's layout above; ASZ's decoder on either.
+        peer_layout = (1, 1 << d.bit_length(), 1) if epsilon <= 1 else "paper"
+        peer = HadamardResponse(d, epsilon, layout=peer_layout)
+        row.append(f"{block_estimator_mse(peer):.4f}")
+        if peer_path is not None:
+            command = [args.peers, os.path.abspath(__file__), "--peer-hr", peer_path,
+                       "--cells", str(d), "--epsilon", str(epsilon), "--repeats",
+                       str(args.repeats), "--seed", str(args.seed)]
+            output = subprocess.run(command, capture_output=True, text=True)
+            if output.returncode != 0:
+                row.append("failed")
+                print(f"# pure-LDP failed at eps = {epsilon}:\n{output.stderr[-2000:]}")
+            else:
+                result = json.loads(output.stdout.strip().splitlines()[-1])
+                row += [_mean_and_error(result["mse_n"]), f"{min(result['seconds']):.1f}"]
+        rows.append(row)
+        print(f"# eps = {epsilon:g} done", flush=True)
+    headers = ["eps", "paper layout", "analytic", "measured", "chosen layout", "analytic",
+               "measured", "pure-LDP's layout + ASZ decoder, analytic"]
+    if peer_path is not None:
+        headers += [f"pure-LDP HR measured (N = {min(args.peer_users, n_users)})", "peer s"]
+    print()
+    print_table(headers, rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=10**6)
@@ -129,10 +262,23 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracles", default=",".join(ORACLES))
     parser.add_argument("--huge", action="store_true", help="10^8 k-RR reports, chunked")
+    parser.add_argument("--hadamard", action="store_true",
+                        help="the Hadamard response figure: paper's vs chosen layout, peers")
+    parser.add_argument("--hadamard-epsilons", default="0.5,1,2,4")
+    parser.add_argument("--peers", help="a Python with pure-LDP (e.g. /work/peers-venv/bin/"
+                                        "python): add its Hadamard response to --hadamard")
+    parser.add_argument("--peer-users", type=int, default=100_000,
+                        help="users given to pure-LDP (one Python call each)")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one oracle
+    parser.add_argument("--peer-hr", help=argparse.SUPPRESS)  # internal: in the peers' Python
     args = parser.parse_args(argv)
+    if args.peer_hr:
+        return peer_hadamard_response(args.peer_hr, args.cells, args.epsilon, args.repeats,
+                                      args.seed)
     if args.one:
         return run_one(args)
+    if args.hadamard:
+        return run_hadamard_figure(args)
     import sklearn_ldp
 
     print(f"# sklearn_ldp {sklearn_ldp.__version__}, numpy {np.__version__}, python "

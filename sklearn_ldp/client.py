@@ -400,16 +400,42 @@ def _blh(spec):
 
 
 def hadamard_shape(n, epsilon):
-    """``(n_blocks, block_size)`` of Hadamard response, with the server's formula."""
+    """``(n_blocks, block_size)`` of Hadamard response, with the server's formula: the
+    paper's layout, which a specification without a layout means."""
     # Rounded before the ceiling, as on the server, so that one ulp of exp cannot move it.
     n_blocks = 2 ** (math.ceil(round(math.log2(min(math.exp(epsilon), 2 * n)), 9)) - 1)
     block_size = 2 ** math.ceil(round(math.log2(n / n_blocks + 1), 9))
     return n_blocks, block_size
 
 
+def _hadamard_layout(n, epsilon, params):
+    """``(n_blocks, block_size, hole)`` of a Hadamard response specification, checked as the
+    server checks it (``sklearn_ldp.mechanisms.hadamard.check_layout``): all three or none
+    (the paper's layout, hole 1)."""
+    keys = ("n_blocks", "block_size", "hole")
+    if not params:
+        return (*hadamard_shape(n, epsilon), 1)
+    if set(params) != set(keys):
+        raise ValueError(f"the 'hadamard' specification must give all of {keys} or none, got "
+                         f"{sorted(params)}.")
+    n_blocks, block_size, hole = (_check_int(params[key], key) for key in keys)
+    if block_size < 2 or block_size & (block_size - 1):
+        raise ValueError(f"block_size must be a power of two, at least 2; got {block_size}.")
+    if hole & (hole - 1) or 2 * hole > block_size:
+        raise ValueError(f"hole must be a power of two at most block_size / 2; got {hole}.")
+    load = block_size - hole
+    needed = -(-n // load)  # the full blocks and the partial one
+    if n_blocks < needed or n_blocks * block_size > 8 * n:
+        raise ValueError(f"n_blocks must be at least {needed} with at most {8 * n} outputs; "
+                         f"got {n_blocks} blocks of {block_size}.")
+    return n_blocks, block_size, hole
+
+
 def _hadamard(spec):
-    n, epsilon, _ = _common(spec)
-    b_count, b = hadamard_shape(n, epsilon)
+    n, epsilon, params = _common(spec, ("n_blocks", "block_size", "hole"))
+    b_count, b, hole = _hadamard_layout(n, epsilon, params)
+    load = b - hole  # cells of a full block, at the columns hole .. b - 1
+    n_full = n // load  # the cells after them: one partial block, at the columns 1, 2, ...
     n_outputs = b_count * b
     half = b // 2
     e = _exp(epsilon)
@@ -418,8 +444,9 @@ def _hadamard(spec):
     block_threshold = (half * e + half) / normalizer
 
     def privatize(cell, rng):
-        start = (cell // (b - 1)) * b  # first output of the user's block
-        column = cell % (b - 1) + 1
+        block = cell // load
+        start = block * b  # first output of the user's block
+        column = cell % load + (hole if block < n_full else 1)
         event = rng.random()
         position = rng.randrange(b)
         if _parity(position, column) != (event >= favoured_threshold):

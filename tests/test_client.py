@@ -33,7 +33,7 @@ from sklearn_ldp.mechanisms import (
     SymmetricUnaryEncoding,
 )
 from sklearn_ldp.mechanisms._bits import decimal_exp, ratio_at_most
-from sklearn_ldp.mechanisms.hadamard import hadamard_shape
+from sklearn_ldp.mechanisms.hadamard import hadamard_shape, hadamard_strategy
 from sklearn_ldp.mechanisms.marginal_em import InpEM
 from sklearn_ldp.mechanisms.marginals import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
 from sklearn_ldp.mechanisms.subset_selection import MAX_STRATEGY_ROWS
@@ -194,6 +194,46 @@ def test_hadamard_shape_matches_the_server(n, k):
     # Includes eps = k ln 2, where e^eps is (nearly) a power of two.
     for epsilon in (k * math.log(2.0), math.log(2.0**k), 0.3 * k):
         assert client_module.hadamard_shape(n, epsilon) == hadamard_shape(n, epsilon)
+
+
+# Hadamard response layouts: full blocks with a hole (the cells in the upper columns), with
+# and without a partial block, one block holding its upper half, the chosen layout, and the
+# paper's (with empty blocks), which a specification without a layout means.
+HADAMARD_LAYOUTS = [(30, 2.0, (8, 8, 4)), (64, 1.0, (1, 128, 64)), (50, 2.0, (3, 32, 8)),
+                    (64, 2.0, None), (20, 4.0, "paper")]
+
+
+@pytest.mark.parametrize("n, epsilon, layout", HADAMARD_LAYOUTS)
+def test_hadamard_client_matches_every_layout(n, epsilon, layout):
+    mechanism = HadamardResponse(n, epsilon, layout=layout)
+    Q = mechanism.strategy_matrix()
+    n_full = mechanism._n_full * (mechanism.block_size - mechanism.hole)
+    cells = sorted({0, n - 1, min(n_full, n - 1), n // 2})  # incl. a partial block's first
+    for seed, cell in enumerate(cells):
+        reports = client_reports(mechanism, cell, 4000, seed)
+        assert_fits(np.bincount(reports, minlength=Q.shape[0]), Q[:, cell])
+
+
+def test_hadamard_client_reads_specifications_without_a_layout():
+    """Specifications written before the layout was recorded: the paper's layout, on the
+    client as on the server; and the layout fields are checked as the server checks them."""
+    spec = HadamardResponse(30, 2.0).to_dict()
+    assert spec["params"] == {"n_blocks": 5, "block_size": 8, "hole": 2}
+    old = {**spec, "params": {}}
+    Q = hadamard_strategy(30, 2.0)  # the paper's layout: 4 blocks of 16 outputs
+    randomizer = Randomizer(old, seed=3)
+    reports = [randomizer.privatize(29) for _ in range(4000)]
+    assert_fits(np.bincount(reports, minlength=Q.shape[0]), Q[:, 29])
+    for params, message in [({"n_blocks": 5}, "all of"),
+                            ({"n_blocks": 5, "block_size": 6, "hole": 2}, "power of two"),
+                            ({"n_blocks": 5, "block_size": 8, "hole": 8}, "hole must be"),
+                            ({"n_blocks": 4, "block_size": 8, "hole": 2}, "at least 5"),
+                            ({"n_blocks": 5, "block_size": 8, "hole": 0}, "hole must be"),
+                            ({"n_blocks": 5.0, "block_size": 8, "hole": 2}, "n_blocks")]:
+        with pytest.raises(ValueError, match=message):
+            Randomizer({**spec, "params": params})
+        with pytest.raises((ValueError, TypeError)):
+            HadamardResponse.from_dict({**spec, "params": params})
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 3.0, math.log(7.4), math.log(2.5), 40.0])

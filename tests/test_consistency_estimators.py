@@ -377,3 +377,18 @@ def test_em_logs_progress(caplog):
     assert any(m.startswith("EM iteration 1:") for m in messages)
     assert any("converged after" in m and "duality gap" in m for m in messages)
     assert info["duality_gap"] <= 1e-2 or info["n_iter"] > 10
+
+
+@pytest.mark.parametrize("n, epsilon", [(64, 2.0), (1024, 2.0), (100, 1.0), (16, 3.0)])
+def test_hadamard_em_channel_matches_the_dense_strategy_for_every_layout(n, epsilon):
+    # Layouts with holes (cells at columns hole .. b-1) included: the EM channel must be the
+    # mechanism's own Q for whatever layout it chose.
+    from sklearn_ldp.mechanisms import HadamardResponse
+    from sklearn_ldp.mechanisms.oracle_em import oracle_channel
+    mechanism = HadamardResponse(n, epsilon)
+    Q = mechanism.strategy_matrix()
+    rng = np.random.default_rng(0)
+    channel = oracle_channel(mechanism, np.zeros(mechanism.n_outputs, dtype=np.int64))
+    pi, r = rng.random(n), rng.random(mechanism.n_outputs)
+    np.testing.assert_allclose(channel.forward(pi), Q @ pi, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(channel.adjoint(r), Q.T @ r, rtol=1e-10, atol=1e-14)

@@ -11,20 +11,32 @@ from scipy.linalg import hadamard
 
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms._fwht import fwht, hadamard_parity, hadamard_signs, is_power_of_two
-from sklearn_ldp.mechanisms.base import mechanism_from_json
+from sklearn_ldp.mechanisms.base import SPEC_VERSION, mechanism_from_json
 from sklearn_ldp.mechanisms.factorization import (
     FactorizationMechanism,
     optimal_reconstruction,
     per_user_variance,
     privacy_ratio,
 )
-from sklearn_ldp.mechanisms.hadamard import HadamardResponse, hadamard_shape, hadamard_strategy
+from sklearn_ldp.mechanisms.hadamard import (
+    HadamardResponse,
+    check_layout,
+    hadamard_layout,
+    hadamard_shape,
+    hadamard_strategy,
+)
 from sklearn_ldp.mechanisms.hadamard_coefficient import HadamardRandomizedResponse
 
 # (n, eps): powers of two and not, one block and several (n_blocks > 1 with block_size > 2
-# at (13, 2), (100, 3), (30, 2); block_size 2 with many blocks at (20, 4), (7, 10)).
+# at (13, 2), (100, 3), (30, 2); block_size 2 with many blocks at (20, 4), (7, 10)). The
+# chosen layouts include blocks with a hole at (30, 2), (64, 2) and (100, 3).
 HR_CASES = [(1, 0.5), (5, 1.0), (6, 1.0), (13, 2.0), (16, 3.0), (20, 4.0), (30, 2.0),
-            (100, 3.0), (7, 10.0)]
+            (64, 2.0), (100, 3.0), (7, 10.0)]
+# Layouts given explicitly: the paper's (with empty blocks), blocks with holes of every size
+# with and without a partial block, one block in its upper half.
+LAYOUT_CASES = [(13, 2.0, "paper"), (20, 4.0, "paper"), (30, 2.0, (8, 8, 4)),
+                (30, 1.0, (3, 16, 2)), (50, 2.0, (3, 32, 8)), (64, 1.0, (1, 128, 64)),
+                (24, 3.0, (6, 8, 4)), (10, 2.0, (5, 4, 2))]
 HRR_CASES = [(1, 1.0), (2, 1.0), (5, 0.5), (12, 2.0), (16, 1.0), (33, 4.0)]
 # Family-wise false-alarm level of each statistical test below (fixed seeds make them
 # deterministic; the level says how unlucky a seed would have to be).
@@ -81,14 +93,23 @@ def test_fwht_bad_input():
 
 
 # ------------------------------------------------------------------ exact privacy
-@pytest.mark.parametrize("n, epsilon", HR_CASES)
-def test_hadamard_response_is_exactly_private(n, epsilon):
-    mechanism = HadamardResponse(n, epsilon)
+@pytest.mark.parametrize("n, epsilon, layout", [(n, eps, None) for n, eps in HR_CASES]
+                         + [(n, eps, "paper") for n, eps in HR_CASES] + LAYOUT_CASES)
+def test_hadamard_response_is_exactly_private(n, epsilon, layout):
+    mechanism = HadamardResponse(n, epsilon, layout=layout)
     Q = mechanism.strategy_matrix()
-    n_blocks, block_size = hadamard_shape(n, epsilon)
+    expected = {None: hadamard_layout(n, epsilon),
+                "paper": (*hadamard_shape(n, epsilon), 1)}.get(layout, layout)
+    assert mechanism.layout == (mechanism.n_blocks, mechanism.block_size, mechanism.hole)
+    assert mechanism.layout == expected
+    n_blocks, block_size, hole = expected
     assert Q.shape == (n_blocks * block_size, n) == (mechanism.n_outputs, n)
-    assert (mechanism.n_blocks, mechanism.block_size) == (n_blocks, block_size)
-    np.testing.assert_array_equal(Q, hadamard_strategy(n, epsilon))
+    np.testing.assert_array_equal(Q, hadamard_strategy(n, epsilon, expected))
+    if layout == "paper":
+        np.testing.assert_array_equal(Q, hadamard_strategy(n, epsilon))  # the default
+    # Each column: e^eps / Z on half of its own block, 1 / Z elsewhere.
+    for column in Q.T:
+        assert np.count_nonzero(np.isclose(column, column.max())) == block_size // 2
     assert np.all(Q > 0)
     np.testing.assert_allclose(Q.sum(axis=0), 1.0, atol=1e-12)
     ratio = privacy_ratio(Q)
@@ -113,13 +134,15 @@ def test_hrr_is_exactly_private(n, epsilon):
 
 
 # ------------------------------------------------------------------ randomize == strategy columns
-SAMPLING_CASES = ([("hr", n, eps) for n, eps in HR_CASES if n > 1]
-                  + [("hrr", n, eps) for n, eps in HRR_CASES])
+SAMPLING_CASES = ([("hr", n, eps, None) for n, eps in HR_CASES if n > 1]
+                  + [("hr", n, eps, layout) for n, eps, layout in LAYOUT_CASES]
+                  + [("hrr", n, eps, None) for n, eps in HRR_CASES])
 
 
-@pytest.mark.parametrize("kind, n, epsilon", SAMPLING_CASES)
-def test_randomize_draws_exactly_from_the_strategy_columns(kind, n, epsilon):
-    mechanism = _mechanism(kind, n, epsilon)
+@pytest.mark.parametrize("kind, n, epsilon, layout", SAMPLING_CASES)
+def test_randomize_draws_exactly_from_the_strategy_columns(kind, n, epsilon, layout):
+    mechanism = (HadamardResponse(n, epsilon, layout=layout) if kind == "hr"
+                 else _mechanism(kind, n, epsilon))
     Q = mechanism.strategy_matrix()
     m = Q.shape[0]
     # Enough users per type for >= ~8 expected reports in the rarest output.
@@ -200,7 +223,7 @@ def test_hrr_n1_is_exact():
 
 
 # ------------------------------------------------------------------ unbiasedness, variance
-@pytest.mark.parametrize("kind, n, epsilon", [("hr", 12, 1.0), ("hr", 30, 2.0),
+@pytest.mark.parametrize("kind, n, epsilon", [("hr", 12, 1.0), ("hr", 30, 2.0), ("hr", 64, 2.0),
                                               ("hrr", 12, 1.0), ("hrr", 16, 0.5)])
 def test_simulated_estimates_are_unbiased_with_the_analytic_variance(kind, n, epsilon):
     mechanism = _mechanism(kind, n, epsilon)
@@ -232,9 +255,11 @@ def test_simulated_estimates_are_unbiased_with_the_analytic_variance(kind, n, ep
         assert total == pytest.approx(variance.sum(), rel=1e-9)
 
 
-def test_hadamard_response_keeps_the_dense_decoder_and_variance():
-    mechanism = HadamardResponse(13, 2.0)
-    dense = FactorizationMechanism(hadamard_strategy(13, 2.0), 2.0, "hadamard")
+@pytest.mark.parametrize("layout", [None, "paper", (7, 4, 2), (2, 16, 4)])
+def test_hadamard_response_keeps_the_dense_decoder_and_variance(layout):
+    mechanism = HadamardResponse(13, 2.0, layout=layout)
+    dense = FactorizationMechanism(hadamard_strategy(13, 2.0, mechanism.layout), 2.0,
+                                   "hadamard")
     W = workloads.prefix(13).toarray()
     np.testing.assert_allclose(mechanism.per_user_variance(W.T @ W),
                                dense.per_user_variance(W.T @ W))
@@ -361,7 +386,7 @@ def test_json_round_trip(kind):
 
 def test_hadamard_response_differs_from_a_plain_factorization():
     mechanism = HadamardResponse(12, 1.0)
-    plain = FactorizationMechanism(hadamard_strategy(12, 1.0), 1.0, "hadamard")
+    plain = FactorizationMechanism(mechanism.strategy_matrix(), 1.0, "hadamard")
     assert mechanism != plain and plain != mechanism
     assert mechanism == HadamardResponse(12, 1.0)
     assert type(mechanism_from_json(plain.to_json())) is FactorizationMechanism
@@ -369,6 +394,84 @@ def test_hadamard_response_differs_from_a_plain_factorization():
     spec["params"] = {"Q": [[1.0]]}
     with pytest.raises(ValueError, match="takes no parameters"):
         HadamardResponse.from_dict(spec)
+
+
+# ------------------------------------------------------------------ layouts and specifications
+def test_mean_cell_variance_at_1024_cells_and_eps_1():
+    """The figure of issue 17: MSE * N (per cell, N users) of the histogram at d = 1024,
+    eps = 1. The paper's layout (two blocks of 1024 outputs, the second holding one cell)
+    has 7.18; the chosen layout, one block of 2048 outputs, 4.6750: the least of every
+    layout (test_the_chosen_layout_has_the_least_mean_variance), below the one randomized
+    bit per cell, ((e + 1) / (e - 1))^2 = 4.6827, of the peer's Hadamard response, and equal
+    to HRR's within 0.1%. The issue's target of 4.6 is below what any layout reaches (its
+    4.55 for the peer was the noise of one run; see docs/oracles.md)."""
+    n, epsilon = 1024, 1.0
+    mechanism = HadamardResponse(n, epsilon)
+    assert mechanism.layout == (1, 2048, 1)
+    z = mechanism.per_user_variance(np.eye(n))  # per user of each type, summed over cells
+    weights = 1.0 / np.arange(1, n + 1) ** 1.1  # the benchmark's Zipf data
+    zipf = float(weights @ z / weights.sum()) / n
+    uniform = mechanism._mean_cell_variance()
+    assert uniform == pytest.approx(z.mean() / n, rel=1e-12)
+    assert uniform == pytest.approx(4.6750, abs=5e-5) and zipf == pytest.approx(4.6750, abs=5e-4)
+    e = np.e
+    assert uniform < ((e + 1) / (e - 1)) ** 2 < 4.683
+    hrr = HadamardRandomizedResponse(n, epsilon).per_user_variance(np.eye(n))
+    assert zipf == pytest.approx(float(weights @ hrr / weights.sum()) / n, rel=1e-3)
+    paper = HadamardResponse(n, epsilon, layout="paper")
+    assert paper.layout == (2, 1024, 1)
+    assert paper._mean_cell_variance() == pytest.approx(7.1814, abs=5e-4)
+
+
+@pytest.mark.parametrize("n, epsilon", [(13, 2.0), (20, 4.0), (30, 2.0), (64, 2.0)])
+def test_old_specifications_keep_the_paper_layout(n, epsilon):
+    """A specification without a layout (every one written before the layout was recorded)
+    builds the paper's layout, serializes back unchanged (same fingerprint) and decodes as
+    the dense strategy of that layout does."""
+    spec = {"version": SPEC_VERSION, "mechanism": "hadamard", "epsilon": epsilon,
+            "n_inputs": n, "params": {}}
+    old = HadamardResponse.from_dict(spec)
+    assert old.layout == (*hadamard_shape(n, epsilon), 1)
+    assert old.to_dict() == spec
+    assert old.fingerprint() == json.dumps(spec, sort_keys=True)
+    assert mechanism_from_json(json.dumps(spec)) == old
+    dense = FactorizationMechanism(hadamard_strategy(n, epsilon), epsilon, "hadamard")
+    counts = np.random.default_rng(n).integers(0, 40, size=old.n_outputs)
+    np.testing.assert_allclose(old.estimate(counts), dense.estimate(counts), rtol=1e-9,
+                               atol=1e-9 * np.abs(dense.estimate(counts)).max())
+    new = HadamardResponse(n, epsilon)
+    if new.layout != old.layout:
+        assert new != old and new.to_dict()["params"] == dict(
+            zip(("n_blocks", "block_size", "hole"), new.layout, strict=True))
+    rebuilt = HadamardResponse.from_dict(new.to_dict())
+    assert rebuilt == new and rebuilt.layout == new.layout
+    assert HadamardResponse(n, epsilon, layout=new.layout) == new
+
+
+def test_layout_bad_input():
+    spec = HadamardResponse(30, 2.0).to_dict()
+    assert spec["params"] == {"n_blocks": 5, "block_size": 8, "hole": 2}
+    for params, error, match in [
+            ({"n_blocks": 5}, ValueError, "all three"),
+            ({**spec["params"], "extra": 1}, ValueError, "all three"),
+            ({"n_blocks": 5, "block_size": 6, "hole": 2}, ValueError, "power of two"),
+            ({"n_blocks": 5, "block_size": 8, "hole": 8}, ValueError, "hole must be"),
+            ({"n_blocks": 5, "block_size": 8, "hole": 3}, ValueError, "hole must be"),
+            ({"n_blocks": 4, "block_size": 8, "hole": 2}, ValueError, "at least 5"),
+            ({"n_blocks": 64, "block_size": 8, "hole": 2}, ValueError, "at most 240"),
+            ({"n_blocks": True, "block_size": 8, "hole": 2}, TypeError, "n_blocks"),
+            ({"n_blocks": 5.0, "block_size": 8, "hole": 2}, TypeError, "n_blocks")]:
+        with pytest.raises(error, match=match):
+            HadamardResponse.from_dict({**spec, "params": params})
+    with pytest.raises(ValueError, match="layout must be None, 'paper'"):
+        HadamardResponse(30, 2.0, layout="best")
+    with pytest.raises(TypeError, match="triple"):
+        HadamardResponse(30, 2.0, layout=(5, 8))
+    with pytest.raises(ValueError, match="n must be"):
+        hadamard_layout(0, 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        hadamard_layout(10, -1.0)
+    assert check_layout(30, (5, 8, 2)) == (5, 8, 2)
 
 
 # ------------------------------------------------------------------ bad input
@@ -425,10 +528,8 @@ def test_hadamard_response_is_structured_and_dense_only_on_request():
                          [(16, 1.0, 3.681, 1.127), (64, 3.0, 24.70, 1.243)])
 def test_optimal_decoder_beats_the_block_estimator(n, epsilon, prefix_ratio, histogram_ratio):
     """The figures quoted in hadamard.py: worst-case variance of ASZ's block-wise estimator
-    over that of the optimal decoder V* used here."""
-    from sklearn_ldp.mechanisms.hadamard import hadamard_shape
-
-    mechanism = HadamardResponse(n, epsilon)
+    over that of the optimal decoder V* used here (on the paper's layout)."""
+    mechanism = HadamardResponse(n, epsilon, layout="paper")
     Q = mechanism.strategy_matrix()
     n_blocks, block = hadamard_shape(n, epsilon)
     e = np.exp(epsilon)

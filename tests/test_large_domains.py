@@ -246,11 +246,10 @@ def test_hierarchical_unary_reports_are_refused_before_allocation():
 
 
 def test_per_query_errors_without_a_closed_form_are_refused_at_once_and_fit_still_works():
-    """1000 chosen ranges over 2^16 cells. Hadamard response has no per-query closed form
-    there (dense rows: 6.5e7 entries): fitting and answering still work, the per-query error
-    table is refused at once with the alternatives, and a few queries at a time are
-    answered. The hierarchical tree, refused the same way before, now computes the table
-    from its structure (tests/test_tree_interval_variance.py checks the values)."""
+    """1000 chosen ranges over 2^16 cells (dense rows: 6.5e7 entries). The hierarchical tree
+    and Hadamard response, both refused before, now compute the per-query table from their
+    structure (tests/test_tree_interval_variance.py and tests/test_hadamard_structured.py
+    check the values); a workload without such structure is still refused at once."""
     n = 2**16
     domain = {"t": range(n)}
     rng = np.random.default_rng(3)
@@ -263,13 +262,7 @@ def test_per_query_errors_without_a_closed_form_are_refused_at_once_and_fit_stil
                              random_state=0).fit(frame)
         estimator = WorkloadEstimator(workload=queries).fit(encoder.transform(frame))
         assert estimator.answers_.shape == (1000,)
-        if strategy == "hierarchical":
-            table = estimator.expected_error_
-            assert table.shape == (1000, 2)
-            np.testing.assert_allclose(estimator.predict_error(few).to_numpy(),
-                                       table.iloc[:3].to_numpy(), rtol=1e-12)
-            continue
-        with pytest.raises(ValueError, match=r"1000 queries x 65536 cells .*at most 256 "
-                                             r"queries at a time.*expected_total_error_"):
-            _ = estimator.expected_error_
-        assert estimator.predict_error(few).shape == (3, 2)
+        table = estimator.expected_error_
+        assert table.shape == (1000, 2)
+        np.testing.assert_allclose(estimator.predict_error(few).to_numpy(),
+                                   table.iloc[:3].to_numpy(), rtol=1e-9)

@@ -3,12 +3,15 @@
 Four pure-numpy pieces, each ``O(size log size)`` on the structured inputs:
 
 * :func:`walsh_block_diagonals`: for a Gram matrix ``G`` cut into diagonal blocks of ``w``
-  consecutive cells, each block placed at the Walsh coordinates ``1 .. w`` of a block of
-  ``b = w + 1`` (coordinate 0 left empty), the diagonal of the block's two-sided Walsh
-  transform, ``D[k, y] = h_y^T G_k h_y`` with ``h_y`` row ``y`` of ``H_b``. Written with the
-  dyadic correlation ``corr_k(d) = sum_c G_k[c, c ^ d]`` it is ``D = H corr``.
+  consecutive cells, each block placed at the Walsh coordinates ``s .. s + w - 1`` of a block
+  of ``b = s + w`` (``s = 1``: coordinate 0 left empty; ``s = b / 2``: the upper half), the
+  diagonal of the block's two-sided Walsh transform, ``D[k, y] = h_y^T G_k h_y`` with ``h_y``
+  row ``y`` of ``H_b``. Written with the dyadic correlation ``corr_k(d) = sum_c G_k[c, c ^ d]``
+  it is ``D = H corr``.
 * :func:`gram_block_product`: ``G[s:t, s:t] @ X`` without the rest of ``G``.
-* :func:`interval_walsh`: the Walsh transform of ``1_[0, L)`` in closed form.
+* :func:`interval_walsh`: the Walsh transform of ``1_[0, L)`` in closed form;
+  :func:`interval_correlation` and :func:`coset_correlation`: the dyadic correlation of an
+  interval (``H`` of its squared transform) at one point, in ``O(log b)``.
 * :func:`hyperplane_counts`: per block, the counts of users who each draw an output ``y``
   uniformly from the hyperplane ``popcount(y & c) even`` of their own column ``c``.
 
@@ -48,10 +51,11 @@ from ._fwht import fwht
 _CHUNK_ENTRIES = 2**22
 
 
-def walsh_block_diagonals(gram, n_blocks, width):
+def walsh_block_diagonals(gram, n_blocks, width, offset=1):
     """``D[k, y] = h_y^T G_k h_y`` for the first ``n_blocks`` diagonal blocks of ``width``
-    cells, each at Walsh coordinates ``1 .. width`` of a block of ``b = width + 1`` (a power
-    of two); ``None`` when the Gram's structure gives no closed form.
+    cells, each at Walsh coordinates ``offset .. offset + width - 1`` of a block of
+    ``b = offset + width`` (a power of two; ``offset`` 0 or a power of two); ``None`` when the
+    Gram's structure gives no closed form.
 
     Identity, total (all-ones), min/max (prefix, all ranges), dense Grams and scaled sums of
     these are handled in ``O(n_blocks b log b)`` (dense: ``O(n_blocks b^2)``).
@@ -63,21 +67,25 @@ def walsh_block_diagonals(gram, n_blocks, width):
     array([[3., 3., 3., 3.],
            [3., 3., 3., 3.]])
     """
-    size = width + 1
+    size = offset + width
     if isinstance(gram, IdentityGram):
         return np.full((n_blocks, size), gram.scale * width)
     if isinstance(gram, OnesGram):
-        # (sum_{c >= 1} H[y, c])^2 = (b [y = 0] - 1)^2.
-        diagonals = np.full((n_blocks, size), gram.scale)
-        diagonals[:, 0] = gram.scale * width * width
-        return diagonals
+        # (sum_{c >= offset} H[y, c])^2 = (b [y = 0] - offset [y = 0 mod offset])^2, offset
+        # being 0 or a power of two (the sum over c < offset is offset where y's low bits
+        # vanish).
+        sums = np.zeros(size)
+        if offset:
+            sums[np.arange(0, size, offset)] = -offset
+        sums[0] += size
+        return np.broadcast_to(gram.scale * sums * sums, (n_blocks, size)).copy()
     if isinstance(gram, ScaledGram):
-        inner = walsh_block_diagonals(gram.gram, n_blocks, width)
+        inner = walsh_block_diagonals(gram.gram, n_blocks, width, offset)
         return None if inner is None else gram.scale * inner
     if isinstance(gram, SumGram):
         total = np.zeros((n_blocks, size))
         for term in gram.terms:
-            part = walsh_block_diagonals(term, n_blocks, width)
+            part = walsh_block_diagonals(term, n_blocks, width, offset)
             if part is None:
                 return None
             total += part
@@ -86,12 +94,13 @@ def walsh_block_diagonals(gram, n_blocks, width):
         cells = n_blocks * width
         f = np.zeros((n_blocks, size))
         g = np.zeros((n_blocks, size))
-        # Coordinate 0 stays 0 in f: every pair holding it has it as its smaller member.
-        f[:, 1:] = gram.f[:cells].reshape(n_blocks, width)
-        g[:, 1:] = gram.g[:cells].reshape(n_blocks, width)
+        # Coordinates below the offset stay 0 in f and g: a pair holding one has it as its
+        # smaller member (f = 0), and the order of the cells is kept.
+        f[:, offset:] = gram.f[:cells].reshape(n_blocks, width)
+        g[:, offset:] = gram.g[:cells].reshape(n_blocks, width)
         return _minmax_walsh_diagonals(f, g)
     if isinstance(gram, DenseGram):
-        return _dense_walsh_diagonals(gram.toarray(), n_blocks, width)
+        return _dense_walsh_diagonals(gram.toarray(), n_blocks, width, offset)
     return None
 
 
@@ -122,15 +131,15 @@ def _minmax_walsh_diagonals(f, g):
     return fwht(corr, axis=-1)
 
 
-def _dense_walsh_diagonals(matrix, n_blocks, width):
+def _dense_walsh_diagonals(matrix, n_blocks, width, offset=1):
     """``H corr`` of the diagonal blocks of a stored matrix, ``corr`` gathered in chunks of
     rows (``O(n_blocks b^2)``; dense Grams are small)."""
-    size = width + 1
+    size = offset + width
     cells = n_blocks * width
     blocks = matrix[:cells, :cells].reshape(n_blocks, width, n_blocks, width)
     blocks = blocks[np.arange(n_blocks), :, np.arange(n_blocks), :]  # (n_blocks, w, w)
     padded = np.zeros((n_blocks, size, size))
-    padded[:, 1:, 1:] = blocks
+    padded[:, offset:, offset:] = blocks
     corr = np.zeros((n_blocks, size))
     shifts = np.arange(size)
     step = max(1, _CHUNK_ENTRIES // (n_blocks * size))
@@ -194,6 +203,72 @@ def interval_walsh(length, size):
     walsh = sign * (below - at)
     walsh[0] = length
     return walsh
+
+
+def prefix_pair_counts(a, b, c):
+    """``#{t < a : t ^ c < b}`` elementwise (non-negative int64 arrays, broadcast), in
+    ``O(log max(b))`` vectorized steps.
+
+    ``[0, b)`` is the union of the aligned blocks ``[(b >> (k+1)) << (k+1), ... + 2^k)``
+    over the set bits ``k`` of ``b``; XOR with ``c`` maps each onto the aligned block at
+    ``(start ^ c)`` with its low ``k`` bits cleared, whose overlap with ``[0, a)`` is a clip.
+    With it the dyadic correlation of an interval ``I = [p, q)``,
+    ``#{t in I : t ^ c in I}``, is ``C(q, q) - 2 C(p, q) + C(p, p)``.
+
+    Examples
+    --------
+    >>> int(prefix_pair_counts(5, 3, 1))   # t in {0..4} with t ^ 1 < 3: t = 0, 1, 3
+    3
+    """
+    a, b, c = (np.asarray(value, dtype=np.int64) for value in (a, b, c))
+    total = np.zeros(np.broadcast_shapes(a.shape, b.shape, c.shape), dtype=np.int64)
+    top = int(b.max()).bit_length() if b.size else 0
+    for k in range(top):
+        size = np.int64(1) << k
+        start = (((b >> (k + 1)) << (k + 1)) ^ c) & ~(size - 1)
+        total += ((b >> k) & 1) * np.clip(a - start, 0, size)
+    return total
+
+
+def interval_correlation(p, q, c):
+    """``#{t in [p, q) : t ^ c in [p, q)}``: the dyadic correlation of an interval at ``c``
+    (broadcast int64 arrays).
+
+    Examples
+    --------
+    >>> int(interval_correlation(2, 6, 1))   # {2, 3, 4, 5} is closed under t ^ 1
+    4
+    """
+    return (prefix_pair_counts(q, q, c) - 2 * prefix_pair_counts(p, q, c)
+            + prefix_pair_counts(p, p, c))
+
+
+def coset_correlation(p, q, c, hole):
+    """``sum_(t < hole) #{s in [p, q) : s ^ c ^ t in [p, q)}`` (``hole`` a power of two):
+    the dyadic correlation of ``[p, q)`` summed over the coset of ``c``.
+
+    Per pair of prefixes ``[0, a)``, ``[0, b)``: with ``A, alpha`` the quotient and remainder
+    of ``a`` by ``hole`` (``B, beta`` of ``b``) and ``d = c // hole``, the count is
+    ``hole^2 C(A, B)(d) + hole beta [B ^ d < A] + alpha hole [A ^ d < B] + alpha beta
+    [A ^ d = B]`` (a coset meets ``[0, a)`` in ``hole``, ``alpha`` or no cells).
+
+    Examples
+    --------
+    >>> int(coset_correlation(2, 6, 1, 2))   # lags 1 and 0: {2..5} is closed under both
+    8
+    """
+    p, q, c = (np.asarray(value, dtype=np.int64) for value in (p, q, c))
+    shift = int(hole).bit_length() - 1
+    d = c >> shift
+
+    def pair(a, b):
+        big_a, alpha = a >> shift, a & (hole - 1)
+        big_b, beta = b >> shift, b & (hole - 1)
+        return (hole * hole * prefix_pair_counts(big_a, big_b, d)
+                + hole * beta * ((big_b ^ d) < big_a) + alpha * hole * ((big_a ^ d) < big_b)
+                + alpha * beta * ((big_a ^ d) == big_b))
+
+    return pair(q, q) - 2 * pair(p, q) + pair(p, p)
 
 
 def _nonzero_binomial(counts, probability, rng):

@@ -98,6 +98,7 @@ class HadamardRandomizedResponse(Mechanism):
     n_inputs : int
         Domain size ``n``.
     epsilon : float
+        The privacy budget, ``> 0``.
 
     Attributes
     ----------
@@ -107,6 +108,19 @@ class HadamardRandomizedResponse(Mechanism):
         ``2K``: the length of the statistic (report values lie in ``[2, 2K)``).
     p : float
         Probability that the sent bit is the true sign, ``e^eps / (e^eps + 1)``.
+
+    See Also
+    --------
+    HadamardResponse : One output index per report, decoded by the optimal decoder (one
+        block at high privacy: the accuracy of HRR; more blocks, more accurate, above).
+
+    References
+    ----------
+    .. [1] J. Acharya, Z. Sun and H. Zhang, "Hadamard response: Estimating distributions
+       privately, efficiently, and with little communication", AISTATS 2019.
+    .. [2] T. Wang, M. Lopuhaä-Zwakenberg, Z. Li, B. Skoric and N. Li, "Locally
+       differentially private frequency estimation with consistency", NDSS 2020 (the
+       known-total step).
 
     Examples
     --------
@@ -138,7 +152,20 @@ class HadamardRandomizedResponse(Mechanism):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """One report ``2 j + bit`` per user (``O(1)`` work each, no loop over users)."""
+        """One report ``2 j + bit`` per user (``O(1)`` work each, no loop over users).
+
+        Parameters
+        ----------
+        indices : array-like of int, shape (n_users,)
+            Each user's cell, in ``[0, n_inputs)``.
+        rng : numpy.random.Generator
+            The randomness (seeded only for simulation).
+
+        Returns
+        -------
+        ndarray of shape (n_users,)
+            The reports, in the smallest unsigned integer type that holds ``2K``.
+        """
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
         coefficient = rng.integers(1, self.n_coefficients, size=n_users)
@@ -150,7 +177,19 @@ class HadamardRandomizedResponse(Mechanism):
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
         """Valid reports are ``2 j + bit`` with coefficient ``j`` in ``[1, K)``: the
-        integers in ``[2, 2K)`` (coefficient 0 is never sent)."""
+        integers in ``[2, 2K)`` (coefficient 0 is never sent).
+
+        Parameters
+        ----------
+        reports : array-like
+            Reports, one per user.
+
+        Returns
+        -------
+        ReportCheck
+            ``reports``, ``valid`` (a boolean per report) and ``rule`` (this valid set in
+            words), as in :meth:`~.base.Mechanism.report_validity`.
+        """
         check = index_report_validity(reports, self.n_outputs, self.name, low=2)
         return check._replace(rule=f"2 j + bit with coefficient j >= 1: indices in [2, "
                                    f"{self.n_outputs})")
@@ -162,6 +201,17 @@ class HadamardRandomizedResponse(Mechanism):
         (``w' = w - mean(w)`` padded with zeros to ``K``; module docstring): extreme at the
         coefficient ``j >= 1`` of largest ``|(H w')_j|``, with the sign that adds to (or
         subtracts from) the constant. One FWHT per query.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs)
+            The queries.
+
+        Returns
+        -------
+        ReportInfluence
+            Per query, the smallest and largest change one report can make and the reports
+            that make them.
         """
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         K = self.n_coefficients
@@ -180,7 +230,18 @@ class HadamardRandomizedResponse(Mechanism):
                                (2 * coefficient + plus).astype(dtype))
 
     def aggregate(self, reports):
-        """Count of each output ``o in [0, 2K)`` (int64), in chunks: additive, bounded memory."""
+        """Count of each output ``o in [0, 2K)`` (int64), in chunks: additive, bounded memory.
+
+        Parameters
+        ----------
+        reports : array-like of int, shape (n_reports,)
+            The reports.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_outputs,)
+            The statistic.
+        """
         return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def _check_statistic(self, statistic):
@@ -196,7 +257,18 @@ class HadamardRandomizedResponse(Mechanism):
         return report_count(self._check_statistic(statistic))
 
     def coefficients(self, statistic):
-        """Unbiased Hadamard coefficients ``F_hat`` (length ``K``) of the padded data vector."""
+        """Unbiased Hadamard coefficients ``F_hat`` (length ``K``) of the padded data vector.
+
+        Parameters
+        ----------
+        statistic : array-like of int, shape (n_outputs,)
+            The aggregate of the reports.
+
+        Returns
+        -------
+        ndarray of shape (n_coefficients,)
+            ``F_hat``; coefficient 0 is the number of reports.
+        """
         statistic = self._check_statistic(statistic).astype(np.float64)
         K = self.n_coefficients
         coefficients = np.empty(K)
@@ -207,7 +279,18 @@ class HadamardRandomizedResponse(Mechanism):
 
     def estimate(self, statistic):
         """Unbiased counts per cell: ``y = (1/K) H F_hat`` on the ``n`` cells (one FWHT),
-        then the known-total step ``y - (sum(y) - N) / n``."""
+        then the known-total step ``y - (sum(y) - N) / n``.
+
+        Parameters
+        ----------
+        statistic : array-like of int, shape (n_outputs,)
+            The aggregate of the reports.
+
+        Returns
+        -------
+        ndarray of shape (n_inputs,)
+            The estimated number of users per cell (unbiased, summing to ``N``).
+        """
         coefficients = self.coefficients(statistic)
         cells = fwht(coefficients)[: self.n_inputs] / self.n_coefficients
         return cells - (cells.sum() - coefficients[0]) / self.n_inputs
@@ -217,6 +300,18 @@ class HadamardRandomizedResponse(Mechanism):
 
         The users' coefficients and signs are split bit by bit (``_hrr_simulation``):
         ``O(K log K)`` binomial draws, whatever the number of users.
+
+        Parameters
+        ----------
+        type_counts : array-like of int, shape (n_inputs,)
+            The number of users of each cell.
+        rng : numpy.random.Generator
+            The randomness.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_outputs,)
+            Output counts with exactly the law of ``aggregate(randomize(users))``.
         """
         counts = check_type_counts(type_counts, self.n_inputs)
         holders = np.zeros(self.n_coefficients, dtype=np.int64)
@@ -230,7 +325,13 @@ class HadamardRandomizedResponse(Mechanism):
         return statistic
 
     def strategy_matrix(self):
-        """``P(o | u)`` as a ``2(K - 1) x n`` matrix, row ``r`` for output ``o = r + 2``."""
+        """``P(o | u)`` as a ``2(K - 1) x n`` matrix, row ``r`` for output ``o = r + 2``.
+
+        Returns
+        -------
+        ndarray of shape (2 (n_coefficients - 1), n_inputs)
+            The strategy (small domains only).
+        """
         K, n = self.n_coefficients, self.n_inputs
         check_dense_size(2 * (K - 1), n, self.name)
         positive = hadamard_parity(np.arange(1, K)[:, None], np.arange(n)[None, :]) == 0
@@ -245,6 +346,11 @@ class HadamardRandomizedResponse(Mechanism):
         ``L e_o = P (1/K) [1 + (K - 1) c s h_j] + 1/n`` on the ``n`` cells, so that
         ``estimate(y) = L y`` and ``L Q = I``. For small ``n`` only (analysis and tests); the
         estimate never builds it.
+
+        Returns
+        -------
+        ndarray of shape (n_inputs, 2 (n_coefficients - 1))
+            ``L``.
         """
         K, n = self.n_coefficients, self.n_inputs
         check_dense_size(2 * (K - 1), n, self.name)
@@ -262,6 +368,17 @@ class HadamardRandomizedResponse(Mechanism):
 
         ``z_u = (K-1) c^2 (tr G - S/n) / K + (2 (G 1)_u - S/n) / n - G_uu`` with
         ``S = 1^T G 1`` (module docstring).
+
+        Parameters
+        ----------
+        gram : Gram operator, workload or array-like of shape (n_inputs, n_inputs)
+            The workload's Gram matrix ``W^T W``.
+
+        Returns
+        -------
+        ndarray of shape (n_inputs,)
+            For each cell, the variance of the workload's answers that one user of that cell
+            contributes.
         """
         gram = check_gram(gram, self.n_inputs)
         K, c, n = self.n_coefficients, self.debias, self.n_inputs
@@ -274,7 +391,20 @@ class HadamardRandomizedResponse(Mechanism):
         """``(worst, average)`` of ``query_variance`` over the user types, per query:
         ``z = (K-1) c^2 ||w'||^2 / K - (w_u - wbar)^2`` is largest at the entry nearest the
         mean, known from ``query_stats()`` for two-valued rows (0/1, +-1); the other rows are
-        reduced from their dense rows."""
+        reduced from their dense rows.
+
+        Parameters
+        ----------
+        workload : Workload or array-like of shape (n_queries, n_inputs)
+            The queries.
+
+        Returns
+        -------
+        worst : ndarray of shape (n_queries,)
+            Per query, the largest per-user variance over the user types.
+        average : ndarray of shape (n_queries,)
+            Per query, the mean over the user types.
+        """
         check_workload_width(workload, self.n_inputs)
         K, c, n = self.n_coefficients, self.debias, self.n_inputs
         _largest, smallest, average = centered_square_extremes(workload)
@@ -286,7 +416,19 @@ class HadamardRandomizedResponse(Mechanism):
         return worst, mean
 
     def query_variance(self, workload_matrix):
-        """Exact per-user variance ``z[i, u]`` of each query ``i`` for each type ``u``."""
+        """Exact per-user variance ``z[i, u]`` of each query ``i`` for each type ``u``.
+
+        Parameters
+        ----------
+        workload_matrix : array-like of shape (n_queries, n_inputs)
+            The queries, one dense row each.
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_inputs)
+            Entry ``[i, u]``: the variance of query ``i``'s answer that one user of cell
+            ``u`` contributes.
+        """
         W = np.asarray(workload_matrix, dtype=float)
         if W.ndim == 1:
             W = W[None, :]

@@ -81,7 +81,6 @@ from scipy import optimize
 from .._fwht import fwht
 from .._logging import get_logger
 from .._validation import check_positive_int
-from . import hadamard as hadamard_module
 from .factorization import FactorizationMechanism
 from .hadamard import HadamardResponse
 from .hadamard_coefficient import HadamardRandomizedResponse
@@ -179,46 +178,12 @@ def _hrr_channel(mechanism, statistic):
     return _Channel(forward, adjoint, counts, n, "exact")
 
 
-def _hadamard_cells(mechanism):
-    """Block and Hadamard column of every cell of a Hadamard response mechanism.
-
-    From the mechanism's own layout function when it has one (layouts with a ``hole``: the
-    full blocks' cells at columns ``hole .. b - 1``), else the original layout (cell ``j`` in
-    block ``j // (b - 1)`` at column ``j % (b - 1) + 1``).
-    """
-    cells = np.arange(mechanism.n_inputs)
-    b = mechanism.block_size
-    hole = getattr(mechanism, "hole", None)
-    if hole is not None and hasattr(hadamard_module, "_block_and_column"):
-        n_full = hadamard_module._block_counts(mechanism.n_inputs, b, hole)[0]
-        return hadamard_module._block_and_column(cells, b, hole, n_full)
-    return cells // (b - 1), cells % (b - 1) + 1
-
-
 def _hadamard_channel(mechanism, statistic):
-    """Hadamard response: ``Q[y, u] = (1 + 2 g [y in block(u), H_b[y mod b, c_u] = 1]) / Z``.
-
-    With ``pi`` placed at each cell's (block, column), ``(Q pi)(beta, y) = (sum(pi) + g
-    (P_beta + (H_b pi_beta)(y))) / Z`` (``[H = 1] = (1 + H) / 2``, ``P_beta`` the block's
-    mass), and the adjoint reads the same transform of ``r`` at each cell's position.
-    """
-    B, b = mechanism.n_blocks, mechanism.block_size
-    g = 0.5 * np.expm1(mechanism.epsilon)
-    Z = mechanism.n_outputs + b * g
-    block, column = _hadamard_cells(mechanism)
-
-    def forward(pi):
-        blocks = np.zeros((B, b))
-        blocks[block, column] = pi
-        inside = blocks.sum(axis=1, keepdims=True) + fwht(blocks, axis=-1)
-        return ((pi.sum() + g * inside) / Z).ravel()
-
-    def adjoint(r):
-        blocks = r.reshape(B, b)
-        inside = blocks.sum(axis=1, keepdims=True) + fwht(blocks, axis=-1)
-        return (r.sum() + g * inside[block, column]) / Z
-
-    return _Channel(forward, adjoint, statistic.astype(float), mechanism.n_inputs, "exact")
+    """Hadamard response: ``Q pi`` and ``Q^T r`` from the mechanism's own structured products
+    (``strategy_matvec`` / ``strategy_rmatvec``, ``O(K log b)``), valid for every block
+    layout, never the dense ``K x n`` strategy."""
+    return _Channel(mechanism.strategy_matvec, mechanism.strategy_rmatvec,
+                    statistic.astype(float), mechanism.n_inputs, "exact")
 
 
 def _dense_channel(mechanism, statistic):
