@@ -20,8 +20,11 @@ from .domain import Domain
 from .encoder import LDPEncoder
 from .estimators import (
     AdaptiveQueryEstimator,
+    AttributeHistogramEstimator,
     CountMechanism,
+    DistributionEstimator,
     MarginalEstimator,
+    MeanEstimator,
     RangeQueryEstimator,
     WorkloadEstimator,
 )
@@ -34,12 +37,15 @@ __version__ = "0.1.0"
 __all__ = [
     "AdaptiveQueryEstimator",
     "AggregatedReports",
+    "AttributeHistogramEstimator",
     "BudgetExceededError",
     "CountMechanism",
+    "DistributionEstimator",
     "Domain",
     "LDPEncoder",
     "LDPReports",
     "MarginalEstimator",
+    "MeanEstimator",
     "PrivacyLedger",
     "RangeQueryEstimator",
     "UnverifiedFileWarning",

@@ -1,6 +1,9 @@
 """LDPEncoder: the client side of local differential privacy as a scikit-learn transformer."""
 
+import math
+import numbers
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -22,11 +25,22 @@ from .budget import BudgetExceededError, charge_ledger, resolve_ledger
 from .domain import Domain, _is_missing
 from .io import report_columns, reports_frame
 from .mechanisms.base import check_type_counts
+from .mechanisms.multi_attribute import NEIGHBOURHOODS, PROTOCOLS, MultiAttributeMechanism
+from .mechanisms.multi_attribute import ORACLES as PROTOCOL_ORACLES
+from .mechanisms.numeric import (
+    MEAN_MECHANISMS,
+    NUMERIC_MECHANISMS,
+    SampledMeanMechanism,
+    check_bounds,
+    numeric_mechanism,
+)
 from .mechanisms.range_tree import LEVEL_ORACLES
-from .reports import AggregatedReports, LDPReports
+from .reports import AggregatedReports, ColumnsMechanism, LDPReports, column_part
 from .selection import (
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
+    ORACLES,
+    baseline_mechanism,
     build_mechanism,
     check_optimized_size,
     check_strategy_name,
@@ -38,6 +52,16 @@ DENSE_STRATEGIES = FACTORIZATION_BASELINES + ("optimized",)
 # What transform does with a value outside the categories, and with a missing value.
 HANDLE_UNKNOWN = ("error", "other")
 HANDLE_MISSING = ("error", "category")
+# Records of several columns (docs/numeric.md): numeric strategies (``bounds``), the
+# multi-attribute protocols over categorical columns, and the default of each kind of column
+# in a record reported column by column.
+NUMERIC_STRATEGIES = NUMERIC_MECHANISMS
+MEAN_STRATEGIES = tuple(MEAN_MECHANISMS)
+MULTI_ATTRIBUTE_STRATEGIES = PROTOCOLS
+DEFAULT_NUMERIC_STRATEGY = "hybrid"
+# Frequency oracles a categorical column of a mixed record can take (its reports share a
+# row with real-valued ones: local hashing's 64-bit seeds are refused there).
+COLUMN_ORACLES = ORACLES
 _NO_IGNORE = (
     "handle_unknown='ignore' is not offered: OneHotEncoder encodes an unknown value as a row of "
     "zeros, but every LDP user must send a report of some cell, and dropping the user's report "
@@ -76,7 +100,14 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         :class:`~sklearn_ldp.estimators.MarginalEstimator`; every marginal of order up to
         ``max_order``, no workload): ``"inp_ht"`` (recommended), ``"inp_rr"``,
         ``"inp_ps"``, ``"marg_rr"``, ``"marg_ps"``, ``"marg_ht"`` and the ``"inp_em"``
-        baseline (see ``docs/marginals.md``).
+        baseline (see ``docs/marginals.md``). Several categorical columns, one histogram
+        each (decoded by :class:`~sklearn_ldp.AttributeHistogramEstimator`; see
+        ``docs/numeric.md``): ``"spl"`` (the budget split between the columns), ``"smp"``
+        (each user reports one sampled column with the whole budget) and ``"rsfd"`` (random
+        sampling plus fake data), with the frequency oracle ``oracle``. Numeric columns
+        (``bounds``): ``"hybrid"``, ``"piecewise"``, ``"duchi"`` (means) and
+        ``"square_wave"`` (the distribution); for a record of numeric and categorical
+        columns also a dict column -> strategy (see ``bounds``).
     epsilon : float, default=1.0
         Privacy budget of every user's report (epsilon-LDP).
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
@@ -86,8 +117,11 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     branching : int, default=4
         Fan-out ``B >= 2`` of the ``"hierarchical"`` and ``"hierarchical_matrix"`` trees
         (:func:`~sklearn_ldp.mechanisms.range_bounds.recommend_branching` suggests one).
-    oracle : {"auto", "oue", "olh", "hrr"}, default="auto"
-        Frequency oracle of every level of the ``"hierarchical"`` tree (``"oue"`` is the
+    oracle : {"auto", "oue", "olh", "hrr", "grr", "oue_z", "oue_r"}, default="auto"
+        ``"spl"``, ``"smp"``, ``"rsfd"``: the frequency oracle inside, ``"grr"`` (generalized
+        randomized response, ``"auto"``) or ``"oue"`` (``"oue_z"`` or ``"oue_r"`` for
+        ``"rsfd"``: the fake reports of unary encoding). Otherwise the frequency oracle of
+        every level of the ``"hierarchical"`` tree (``"oue"`` is the
         thesis's choice; ``"hrr"`` has the most compact reports; ``"olh"`` has no exact
         simulation, so ``simulate`` needs ``"oue"`` or ``"hrr"``). ``"auto"``: ``"oue"`` up
         to 4096 cells (a report of at most 512 bytes, the least variance), ``"hrr"`` beyond
@@ -155,10 +189,49 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         A missing value (None, NaN, NaT, pd.NA) in ``fit`` data read for categories or in
         ``transform``: ``"error"`` raises a ValueError naming the column; ``"category"``
         encodes it as ``missing_category``, declared like ``unknown_category``. Missing
-        values are never treated as unknown ones.
+        values are never treated as unknown ones. For a numeric column (``bounds``) "missing"
+        is NaN, None or pd.NA, and ``"category"`` replaces it by a declared *number* within
+        the column's bounds (``missing_category={"age": 40}``): a public value the estimates
+        then count, as a missing category is counted.
     missing_category : hashable or dict, default=None
         With ``handle_missing="category"``: the category missing values become (one for
         every column, or a dict column -> category). Must be None with ``"error"``.
+    bounds : dict, "auto" or None, default=None
+        Numeric columns and their public bounds: column -> ``(low, high)`` (see
+        ``docs/numeric.md``). ``strategy`` then names how the numbers are privatized:
+        ``"hybrid"`` (also ``"auto"``: the least worst-case variance of the mean at every
+        epsilon), ``"piecewise"``, ``"duchi"`` (means, decoded by
+        :class:`~sklearn_ldp.MeanEstimator`) or ``"square_wave"`` (the distribution, decoded
+        by :class:`~sklearn_ldp.DistributionEstimator`). Several numeric columns with a mean
+        strategy: each user reports ``k`` of the ``d`` columns with ``epsilon / k`` each
+        (Wang et al.'s optimal ``k``), unless ``budget_weights`` asks for a split. Declared
+        ``categories`` next to them make a *mixed* record: every column is reported by its
+        own mechanism with its share of ``epsilon`` (``budget_weights``); ``strategy`` may
+        then be a dict column -> strategy (numeric strategies for numeric columns, frequency
+        oracles for categorical ones, ``"auto"``: ``"hybrid"``, and randomized response or
+        OUE by Wang et al.'s rule). ``"auto"`` as a column's bounds, or ``bounds="auto"``
+        (every column of ``X`` not in ``categories``), reads the bounds from the data passed
+        to ``fit`` (its minimum and maximum), with a UserWarning: that reveals the extremes
+        of the private data exactly; production code declares public bounds.
+    clip : bool, default=False
+        A numeric value outside its bounds: ``False`` raises a ValueError naming the column,
+        the row and the value; ``True`` clips it to the bounds and counts it in
+        ``n_clipped_``. Infinite values are refused either way.
+    budget_weights : dict or None, default=None
+        The split of ``epsilon`` between the columns of a record reported column by column:
+        column -> positive weight (every column named; normalized to sum 1). None: equal
+        shares. Not for ``"spl"``, ``"smp"``, ``"rsfd"`` (their protocol shares the budget);
+        given for several numeric columns with a mean strategy, it splits the budget instead
+        of sampling ``k`` of ``d`` columns.
+    n_bins : int, default=1024
+        ``"square_wave"``: the equal-width bins of the bounds over which
+        :class:`~sklearn_ldp.DistributionEstimator` estimates the distribution, in
+        ``[2, 4096]`` (Li et al.'s 1024 by default; EM costs ``O(n_bins)`` per iteration).
+    neighbourhood : {"record", "attribute"}, default="record"
+        ``"rsfd"`` only. ``"attribute"`` uses Arcolezi et al.'s amplified inner budget, which
+        is ``epsilon``-LDP only between records that differ in *one* attribute: the
+        record-level guarantee (``epsilon_``, what the ledger is charged) is then larger than
+        ``epsilon`` (see ``docs/numeric.md``).
 
     Attributes
     ----------
@@ -187,12 +260,30 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         forms that do not depend on the number of users ``N``: ``per_user_variance`` (``N``
         times the summed cell variances of the table of fractions) and ``tv_sqrt_n``
         (expected total variation times ``sqrt(N)``, so ``tv_sqrt_n / sqrt(N)`` predicts it
-        for ``N`` users; :meth:`predict_marginal_tv` does that). Other strategies:
-        deprecated, the dict ``expected_total_error_`` (with a FutureWarning); it becomes a
-        DataFrame with one row per workload query, columns ``worst_case`` and
-        ``average_case``, as in every estimator, in the next release.
+        for ``N`` users; :meth:`predict_marginal_tv` does that). Records of several columns
+        (``bounds``, ``"spl"``, ``"smp"``, ``"rsfd"``): a DataFrame with one row per answer
+        (the mean of each numeric column, each category of each categorical column; none
+        for ``"square_wave"`` columns, whose EM estimate has no closed-form error), columns
+        ``worst_case`` and ``average_case``, per user: divide by ``N`` for a mean's variance,
+        multiply by ``N`` for a count's. Other strategies: deprecated, the dict
+        ``expected_total_error_`` (with a FutureWarning); it becomes a DataFrame with one row
+        per workload query, columns ``worst_case`` and ``average_case``, as in every
+        estimator, in the next release.
     n_iter_, history_ : int, list
         Optimizer iterations and per-iteration record (optimized strategies only).
+    bounds_ : dict
+        Numeric columns -> their bounds ``(low, high)`` (empty without numeric columns).
+    column_budget_ : pandas.DataFrame or None
+        Records of several columns (``bounds`` or ``"spl"``/``"smp"``/``"rsfd"``): one row
+        per column, its part's ``strategy``, ``epsilon`` (the columns of one part share it)
+        and ``part``. None otherwise.
+    epsilon_ : float
+        The record-level epsilon one report spends: what the ledger is charged (the sum of
+        the parts' budgets; for ``"rsfd"`` with ``neighbourhood="attribute"`` the larger
+        record-level epsilon).
+    n_clipped_ : dict
+        Numeric column -> how many of its values ``transform`` clipped (``clip=True``) since
+        ``fit``.
     n_features_in_ : int
         Number of columns of the records (the domain columns when fitted without data).
     feature_names_in_ : ndarray of str
@@ -236,6 +327,14 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
        differential privacy", ACM SIGMOD 2018 (the marginal strategies).
     .. [5] R. Bassily, "Linear queries estimation with local differential privacy", AISTATS
        2019 (``"gaussian"``, ``"gaussian_pure"``).
+    .. [6] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
+       "Collecting and analyzing multidimensional data with local differential privacy",
+       ICDE 2019 (``"piecewise"``, ``"hybrid"``, sampling ``k`` of ``d`` numeric columns).
+    .. [7] Z. Li, T. Wang, M. Lopuhaa-Zwakenberg, N. Li and B. Skoric, "Estimating numerical
+       distributions under local differential privacy", SIGMOD 2020 (``"square_wave"``).
+    .. [8] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Random sampling plus fake
+       data: multidimensional frequency estimates with local differential privacy", CIKM
+       2021 (``"spl"``, ``"smp"``, ``"rsfd"``).
 
     Examples
     --------
@@ -246,6 +345,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     >>> reports = enc.fit_transform(df)
     >>> len(reports)
     4
+
+    A numeric column with public bounds (its mean by the Hybrid mechanism):
+
+    >>> ages = pd.DataFrame({"age": [23.0, 41.5, 67.0, 35.0]})
+    >>> enc = LDPEncoder(bounds={"age": (0, 100)}, strategy="hybrid", random_state=0)
+    >>> enc.fit_transform(ages).shape
+    (4, 1)
     """
 
     def __init__(
@@ -271,6 +377,11 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         unknown_category=None,
         handle_missing="error",
         missing_category=None,
+        bounds=None,
+        clip=False,
+        budget_weights=None,
+        n_bins=1024,
+        neighbourhood="record",
     ):
         self.categories = categories
         self.strategy = strategy
@@ -293,6 +404,11 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.unknown_category = unknown_category
         self.handle_missing = handle_missing
         self.missing_category = missing_category
+        self.bounds = bounds
+        self.clip = clip
+        self.budget_weights = budget_weights
+        self.n_bins = n_bins
+        self.neighbourhood = neighbourhood
 
     def fit(self, X=None, y=None):
         """Build the strategy from the public domain and the workload (data-independent).
@@ -325,6 +441,11 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         """
         epsilon = check_epsilon(self.epsilon)
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
+        for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+        if self._columns_mode():
+            return self._fit_columns(X, epsilon)
         check_strategy_name(self.strategy)
         check_positive_int(self.branching, "branching", minimum=2)
         if self.oracle != "auto" and self.oracle not in LEVEL_ORACLES:
@@ -389,21 +510,368 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.n_iter_ = report.get("n_iter", 0)  # 0: no optimizer ran for this strategy
         self.history_ = report.get("history", [])
         if "n_iter" in report:
-            if not report["converged"] and self.strategy_ == "optimized":
+            if not report["converged"] and self.strategy == "optimized":
                 cap = (f"max_seconds={self.max_seconds}" if report.get("stopped_by_budget")
                        else f"max_iter={self.max_iter}")
                 warnings.warn(
                     f"the strategy optimizer stopped at {cap} before reaching tol={self.tol}; "
-                    "the strategy returned is the best found so far (usable, and never worse "
-                    "than its baseline start) but may improve with a larger budget.",
+                    "the strategy returned is the better of the optimizer's best so far and "
+                    "every closed form (see selection_), and may improve with a larger budget.",
                     ConvergenceWarning,
                     stacklevel=2,
                 )
         if X is None:
             self.n_features_in_ = self.domain_.n_columns
             self.feature_names_in_ = np.asarray(self.domain_.columns, dtype=object)
+        self.bounds_, self.column_budget_ = {}, None
+        self.epsilon_ = float(self.mechanism_.epsilon)
         self._set_generator(rng)
         return self
+
+    # ------------------------------------------------------------------ several columns
+    def _columns_mode(self):
+        """Whether the records are reported column by column (numeric columns, a mixed
+        record or a multi-attribute protocol) rather than as one cell of a joint domain."""
+        strategy = self.strategy
+        return (self.bounds is not None or isinstance(strategy, Mapping)
+                or (isinstance(strategy, str)
+                    and strategy in NUMERIC_STRATEGIES + MULTI_ATTRIBUTE_STRATEGIES))
+
+    def _fit_columns(self, X, epsilon):
+        """``fit`` for records of several columns: one :class:`ColumnsMechanism`."""
+        self._check_handling()
+        if not isinstance(self.clip, bool | np.bool_):
+            raise ValueError(f"clip must be True or False, got {self.clip!r}.")
+        if not isinstance(self.neighbourhood, str) or self.neighbourhood not in NEIGHBOURHOODS:
+            raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got "
+                             f"{self.neighbourhood!r}.")
+        strategy = self.strategy
+        if not isinstance(strategy, str | Mapping):
+            raise ValueError(f"strategy must be a strategy name or, for a record of numeric "
+                             f"and categorical columns, a dict column -> strategy; got "
+                             f"{strategy!r}.")
+        if isinstance(strategy, str) and strategy in NUMERIC_STRATEGIES and self.bounds is None:
+            raise ValueError(f"strategy={strategy!r} privatizes numeric columns: declare their "
+                             "public bounds, e.g. bounds={'age': (0, 100)}.")
+        if X is not None:
+            validate_records(self, X, reset=True, allow_nan=self.handle_missing == "category")
+        frame = None if X is None else _as_frame(X)
+        bounds = self._resolve_bounds(frame)
+        domain = self._categorical_domain(X, frame, bounds)
+        categorical = [] if domain is None else list(domain.columns)
+        if not bounds and not categorical:
+            raise ValueError("no column to report: declare bounds (numeric columns) or "
+                             "categories.")
+        order = list(frame.columns) if frame is not None else categorical + list(bounds)
+        order = [column for column in order if column in bounds or column in categorical]
+        self._numeric_missing = self._numeric_replacements(bounds)
+        self._column_domains = {}
+        parts, name = self._column_parts(epsilon, order, bounds, domain)
+        self.mechanism_ = ColumnsMechanism(parts)
+        self.domain_ = domain
+        self.workload_ = None
+        self.bounds_ = bounds
+        self.strategy_ = name
+        self.epsilon_ = float(self.mechanism_.epsilon)
+        self.column_budget_ = self.mechanism_.budget()
+        self.candidates_ = pd.Series(dtype=float, name="worst_case_per_user_variance")
+        self.selection_ = pd.DataFrame(
+            columns=["worst_case", "average_case", "seconds", "status", "reason"])
+        self.selection_.index.name = "strategy"
+        errors = self.mechanism_.answer_errors(None if domain is None else domain.categories)
+        self._expected_error = errors.set_index("answer")[["worst_case", "average_case"]]
+        self.expected_total_error_ = None
+        self.n_iter_, self.history_ = 0, []
+        self.n_clipped_ = dict.fromkeys(bounds, 0)
+        self._columns_without_data = X is None
+        if X is None:
+            self.n_features_in_ = len(self.mechanism_.columns)
+            self.feature_names_in_ = np.asarray(self.mechanism_.columns, dtype=object)
+        self._set_generator(np.random.default_rng(self.random_state))
+        return self
+
+    def _resolve_bounds(self, frame):
+        """Numeric column -> ``(low, high)``: declared, or read from the data (warned)."""
+        bounds = self.bounds
+        if bounds is None:
+            return {}
+        declared = self.categories if isinstance(self.categories, Mapping) else {}
+        if isinstance(bounds, str):
+            if bounds != "auto":
+                raise ValueError(f"bounds must be a dict column -> (low, high), 'auto' or None, "
+                                 f"got {bounds!r}.")
+            if frame is None:
+                raise ValueError("bounds='auto' reads the bounds from the data passed to fit; "
+                                 "pass X, or declare bounds={'column': (low, high)}.")
+            bounds = {column: "auto" for column in frame.columns if column not in declared}
+            if not bounds:
+                raise ValueError("bounds='auto': every column of X is declared categorical.")
+        elif not isinstance(bounds, Mapping) or not bounds:
+            raise ValueError(f"bounds must be a non-empty dict column -> (low, high), 'auto' "
+                             f"or None, got {bounds!r}.")
+        result, inferred = {}, []
+        for column, pair in bounds.items():
+            if not isinstance(column, str):
+                raise ValueError(f"bounds: column names must be strings, got {column!r}.")
+            if column in declared:
+                raise ValueError(f"column {column!r} is in both bounds (numeric) and "
+                                 "categories (categorical): declare it once.")
+            if isinstance(pair, str) and pair == "auto":
+                if frame is None or column not in frame.columns:
+                    raise ValueError(f"bounds[{column!r}]='auto' reads the bounds from the data "
+                                     "passed to fit, which has no such column.")
+                values = _numeric_values(frame[column], column)
+                values = values[~np.isnan(values)]
+                values = values[np.isfinite(values)]
+                if values.size == 0 or values.min() == values.max():
+                    raise ValueError(f"bounds[{column!r}]='auto' needs at least two distinct "
+                                     f"finite values in the data (n_samples = {values.size}); "
+                                     "declare the bounds.")
+                result[column] = (float(values.min()), float(values.max()))
+                inferred.append(column)
+            else:
+                result[column] = check_bounds(pair, f"bounds[{column!r}]")
+        if inferred:
+            warnings.warn(
+                f"the bounds of the numeric column(s) {inferred!r} were read from the data "
+                "(its minimum and maximum): this reveals the private data's extreme values "
+                "exactly, outside any privacy guarantee. Production code declares public "
+                "bounds, e.g. bounds={'age': (0, 120)}.", UserWarning, stacklevel=3)
+        return result
+
+    def _categorical_domain(self, X, frame, bounds):
+        """The Domain of the categorical columns (None if there are none)."""
+        categories = self.categories
+        reading = categories is None or (isinstance(categories, str) and categories == "auto")
+        if not bounds:
+            return self._resolve_domain(X)  # the multi-attribute protocols: as ever
+        if categories is None:
+            return None  # with bounds, columns are categorical only when declared or "auto"
+        if reading:
+            if frame is None:
+                raise ValueError("categories='auto' reads the categories from the data passed "
+                                 "to fit; pass X or declare them.")
+            rest = [column for column in frame.columns if column not in bounds]
+            return self._resolve_domain(frame[rest], numeric=tuple(bounds)) if rest else None
+        return self._resolve_domain(None, numeric=tuple(bounds))
+
+    def _numeric_replacements(self, bounds):
+        """Numeric column -> the declared number its missing values become."""
+        if self.handle_missing != "category":
+            return {}
+        value = self.missing_category
+        items = (value.items() if isinstance(value, Mapping)
+                 else [(column, value) for column in bounds])
+        result = {}
+        for column, replacement in items:
+            if column not in bounds:
+                continue
+            low, high = bounds[column]
+            if isinstance(replacement, bool) or not isinstance(replacement, numbers.Real) \
+                    or not low <= replacement <= high:
+                raise ValueError(
+                    f"missing_category for the numeric column {column!r} must be a number "
+                    f"within its bounds [{low}, {high}] (the public value missing numbers "
+                    f"become), got {replacement!r}; pass a dict column -> value.")
+            result[column] = float(replacement)
+        return result
+
+    def _column_parts(self, epsilon, order, bounds, domain):
+        """``(parts, strategy_)`` of the record's mechanism (see the ``bounds`` docs)."""
+        strategy = self.strategy
+        numeric = [column for column in order if column in bounds]
+        categorical = [column for column in order if column not in bounds]
+        protocol = isinstance(strategy, str) and strategy in MULTI_ATTRIBUTE_STRATEGIES
+        if self.neighbourhood != "record" and not (protocol and strategy == "rsfd"):
+            raise ValueError("neighbourhood='attribute' applies to strategy='rsfd' only.")
+        if self.oracle != "auto" and not protocol:
+            raise ValueError(f"oracle={self.oracle!r} applies to 'hierarchical' and to 'spl', "
+                             "'smp', 'rsfd'; a record reported column by column takes each "
+                             "column's frequency oracle from strategy={'column': 'oue', ...}.")
+        if protocol:
+            if numeric:
+                raise ValueError(f"strategy={strategy!r} reports categorical columns; with "
+                                 "numeric columns (bounds) every column is reported by its own "
+                                 "mechanism: pass strategy={'column': name, ...} or a numeric "
+                                 "strategy.")
+            if self.budget_weights is not None:
+                raise ValueError(f"budget_weights splits epsilon between columns reported "
+                                 f"separately; strategy={strategy!r} shares it by its protocol.")
+            oracle = "grr" if self.oracle == "auto" else self.oracle
+            if oracle not in PROTOCOL_ORACLES[strategy]:
+                raise ValueError(f"oracle must be 'auto' or one of {PROTOCOL_ORACLES[strategy]} "
+                                 f"for strategy={strategy!r}, got {self.oracle!r}.")
+            columns = list(domain.columns)
+            for column, size in zip(columns, domain.shape, strict=True):
+                if size < 2:
+                    raise ValueError(f"column {column!r} has a single category: "
+                                     f"strategy={strategy!r} needs at least 2 categories per "
+                                     "column (drop constant columns).")
+            mechanism = MultiAttributeMechanism(domain.shape, epsilon, protocol=strategy,
+                                                oracle=oracle, neighbourhood=self.neighbourhood)
+            return [column_part(columns, mechanism)], strategy
+        chosen = self._column_strategies(strategy, numeric, categorical, domain, epsilon,
+                                         order)
+        names = {chosen[column] for column in order}
+        if not categorical and len(numeric) > 1 and self.budget_weights is None \
+                and len(names) == 1 and names <= set(MEAN_STRATEGIES):
+            # Several numbers, one mean strategy: each user reports k of the d columns.
+            base = names.pop()
+            mechanism = SampledMeanMechanism(epsilon, [bounds[c] for c in numeric], base=base)
+            return [column_part(numeric, mechanism)], base
+        weights = self._weights(order)
+        parts = []
+        for column in order:
+            share = epsilon * weights[column]
+            name = chosen[column]
+            if column in bounds:
+                params = {"n_bins": self.n_bins} if name == "square_wave" else {}
+                mechanism = numeric_mechanism(name, share, bounds[column], **params)
+            else:
+                mechanism = baseline_mechanism(name, (len(domain.categories[column]),), share)
+            parts.append(column_part([column], mechanism))
+        return parts, (names.pop() if len(names) == 1 else "mixed")
+
+    def _column_strategies(self, strategy, numeric, categorical, domain, epsilon, order):
+        """Column -> strategy name for a record reported column by column."""
+        if isinstance(strategy, Mapping):
+            unknown = [column for column in strategy if column not in numeric + categorical]
+            if unknown:
+                raise ValueError(f"strategy names columns {unknown!r} that are not in the "
+                                 f"record {numeric + categorical!r}.")
+            given = dict(strategy)
+        elif strategy == "auto":
+            given = {}
+        elif strategy in NUMERIC_STRATEGIES:
+            given = dict.fromkeys(numeric, strategy)
+        elif strategy in COLUMN_ORACLES:
+            if not categorical:
+                raise ValueError(f"strategy={strategy!r} is a frequency oracle for categorical "
+                                 f"columns; numeric columns take {NUMERIC_STRATEGIES}.")
+            given = dict.fromkeys(categorical, strategy)
+        else:
+            raise ValueError(
+                f"strategy={strategy!r} cannot report a record with numeric columns: numeric "
+                f"columns take {NUMERIC_STRATEGIES}, categorical columns next to them a "
+                f"frequency oracle {COLUMN_ORACLES} (or 'auto'), e.g. strategy={{'age': "
+                "'hybrid', 'smoker': 'oue'}.")
+        chosen = {}
+        for column in numeric:
+            name = given.get(column, "auto")
+            name = DEFAULT_NUMERIC_STRATEGY if name == "auto" else name
+            if name not in NUMERIC_STRATEGIES:
+                raise ValueError(f"strategy for the numeric column {column!r} must be one of "
+                                 f"{NUMERIC_STRATEGIES} or 'auto', got {name!r}.")
+            chosen[column] = name
+        for column in categorical:
+            name = given.get(column, "auto")
+            if name == "auto":
+                size = len(domain.categories[column])
+                # Wang et al. (2017): randomized response has the least variance while
+                # k < 3 e^eps + 2, optimized unary encoding beyond (at the column's share).
+                share = epsilon * self._weights(order)[column]
+                name = "randomized_response" if size < 3 * math.exp(share) + 2 else "oue"
+            if name not in COLUMN_ORACLES:
+                raise ValueError(f"strategy for the categorical column {column!r} must be a "
+                                 f"frequency oracle {COLUMN_ORACLES} or 'auto', got {name!r}.")
+            chosen[column] = name
+        return chosen
+
+    def _weights(self, columns):
+        """Column -> its share of epsilon (``budget_weights`` normalized, or equal)."""
+        weights = self.budget_weights
+        if weights is None:
+            return dict.fromkeys(columns, 1.0 / len(columns))
+        if not isinstance(weights, Mapping):
+            raise ValueError(f"budget_weights must be a dict column -> positive weight or None, "
+                             f"got {weights!r}.")
+        missing = [column for column in columns if column not in weights]
+        extra = [column for column in weights if column not in columns]
+        if missing or extra:
+            raise ValueError(f"budget_weights must name every column of the record {columns!r} "
+                             f"once; missing {missing!r}, unknown {extra!r}.")
+        for column, weight in weights.items():
+            if isinstance(weight, bool) or not isinstance(weight, numbers.Real) \
+                    or not math.isfinite(weight) or weight <= 0:
+                raise ValueError(f"budget_weights[{column!r}] must be a positive finite number, "
+                                 f"got {weight!r}.")
+        total = math.fsum(float(weights[column]) for column in columns)
+        return {column: float(weights[column]) / total for column in columns}
+
+    def _encode_columns(self, X):
+        """The records of ``X`` as the rows ColumnsMechanism.randomize takes, and the
+        number of values clipped per numeric column."""
+        columns = self.mechanism_.columns
+        if len(columns) > 1 and not isinstance(X, pd.DataFrame | pd.Series) \
+                and np.ndim(X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)) == 1:
+            raise ValueError(f"1-D data holds a single column, but the record has the columns "
+                             f"{list(columns)!r}. Reshape your data: pass a DataFrame or a 2-D "
+                             "array with one column per record column.")
+        frame = _as_frame(X)
+        n_rows = frame.shape[0]
+        if n_rows == 0:
+            raise ValueError("X has no rows; there is nothing to encode.")
+        missing = [column for column in columns if column not in frame.columns]
+        if missing:
+            raise ValueError(f"The data is missing the column(s) {missing!r} of the record "
+                             f"{list(columns)!r}.")
+        records = np.empty((n_rows, len(columns)))
+        clipped = {}
+        categorical = [] if self.domain_ is None else list(self.domain_.columns)
+        unknown = self._replacements("unknown_category", categorical, tuple(self.bounds_))
+        missing_categories = self._replacements("missing_category", categorical,
+                                                tuple(self.bounds_))
+        for j, column in enumerate(columns):
+            if column in self.bounds_:
+                records[:, j], clipped[column] = self._numeric_column(frame[column], column)
+                continue
+            single = self._column_domain(column)
+            data = single.substitute(
+                frame[[column]], unknown={k: v for k, v in unknown.items() if k == column},
+                missing={k: v for k, v in missing_categories.items() if k == column})
+            records[:, j] = single.encode(data)
+        return records, pd.Series(clipped, index=list(self.bounds_), dtype=np.int64,
+                                  name="n_clipped")
+
+    def _column_domain(self, column):
+        """The one-column Domain of a categorical column (kept: it caches its lookups)."""
+        cache = self.__dict__.setdefault("_column_domains", {})
+        if column not in cache:
+            cache[column] = Domain({column: self.domain_.categories[column]})
+        return cache[column]
+
+    def _numeric_column(self, values, column):
+        """One numeric column as floats within its bounds (missing values replaced, values
+        outside the bounds refused or clipped), and how many were clipped."""
+        x = _numeric_values(values, column)
+        absent = np.isnan(x)
+        if absent.any():
+            replacement = getattr(self, "_numeric_missing", {}).get(column)
+            if replacement is None:
+                raise ValueError(
+                    f"Column {column!r} has {int(absent.sum())} missing values (NaN/None). "
+                    "Every record needs a value: fill them, or pass handle_missing='category' "
+                    f"with missing_category={{{column!r}: <a number within its bounds>}} (a "
+                    "public value they become).")
+            x = np.where(absent, replacement, x)
+        if np.isinf(x).any():
+            row = int(np.flatnonzero(np.isinf(x))[0])
+            raise ValueError(f"Column {column!r} holds {float(x[row])} at row {row}: infinite "
+                             "values are not numbers within bounds (refused even with "
+                             "clip=True).")
+        low, high = self.bounds_[column]
+        outside = (x < low) | (x > high)
+        n_outside = int(np.count_nonzero(outside))
+        if n_outside and not self.clip:
+            row = int(np.flatnonzero(outside)[0])
+            raise ValueError(
+                f"Column {column!r} has {n_outside} values outside its declared bounds "
+                f"[{low}, {high}] (first: {float(x[row])!r} at row {row}). Declare bounds that "
+                "hold every value, or pass clip=True to clip them to the bounds (counted in "
+                "n_clipped_).")
+        if n_outside:
+            x = np.clip(x, low, high)
+        return x, n_outside
 
     # ------------------------------------------------------------------ unknown / missing
     @property
@@ -460,21 +928,35 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                     raise ValueError(f"{where} must be a category, not a missing value "
                                      f"({cat!r}).")
 
-    def _replacements(self, param, columns):
-        """Column -> category for ``unknown_category`` / ``missing_category`` (None: none)."""
+    def _replacements(self, param, columns, numeric=()):
+        """Column -> category for ``unknown_category`` / ``missing_category`` (None: none).
+
+        ``numeric``: the numeric columns of a record (``bounds``), whose missing values
+        ``missing_category`` may name (a number; see ``_numeric_replacements``) and which
+        have no unknown values.
+        """
         value = getattr(self, param)
         if value is None:
             return {}
         if isinstance(value, dict):
-            extra = [c for c in value if c not in columns]
+            if param == "unknown_category":
+                named = [c for c in value if c in numeric]
+                if named:
+                    raise ValueError(
+                        f"unknown_category names the numeric column(s) {named!r}: a number "
+                        "outside its bounds is refused, or clipped with clip=True.")
+            extra = [c for c in value if c not in columns and c not in numeric]
             if extra:
                 raise ValueError(f"{param} names columns {extra!r} that are not in the domain "
                                  f"{list(columns)!r}.")
-            return dict(value)
+            return {c: v for c, v in value.items() if c in columns}
         return dict.fromkeys(columns, value)
 
-    def _resolve_domain(self, X):
-        """The public domain, with the other/missing categories (see handle_unknown)."""
+    def _resolve_domain(self, X, numeric=()):
+        """The public domain, with the other/missing categories (see handle_unknown).
+
+        ``numeric``: the numeric columns of a record (``bounds``), left out of the domain.
+        """
         reading = self.categories is None or (isinstance(self.categories, str)
                                               and self.categories == "auto")
         if not reading:
@@ -482,7 +964,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             # Declared categories must hold the replacements (a cell of their own in the
             # public domain): checked here, at fit, not at the first unknown value.
             for param in ("unknown_category", "missing_category"):
-                for column, category in self._replacements(param, domain.columns).items():
+                for column, category in self._replacements(param, domain.columns,
+                                                           numeric).items():
                     if not domain.has_category(column, category):
                         raise ValueError(
                             f"{param}={getattr(self, param)!r}: {category!r} is not a declared "
@@ -495,7 +978,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         else:
             # Missing values become their category before the categories are read.
             frame = _as_frame(X)
-            missing = self._replacements("missing_category", list(frame.columns))
+            missing = self._replacements("missing_category", list(frame.columns), numeric)
             filled = frame.copy()
             for column, category in missing.items():
                 filled[column] = frame[column].astype(object).where(frame[column].notna(),
@@ -505,7 +988,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         # (after the sorted values), so that transform can always use them.
         categories = domain.categories
         for param in ("unknown_category", "missing_category"):
-            for column, category in self._replacements(param, domain.columns).items():
+            for column, category in self._replacements(param, domain.columns,
+                                                       numeric).items():
                 if not domain.has_category(column, category):
                     categories[column].append(category)
                     domain = Domain(categories)
@@ -542,11 +1026,24 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"set_output(transform={output!r}) is not supported: reports are "
                              "returned as LDPReports or, with 'pandas', as a DataFrame whose "
                              "attrs carry the mechanism needed to decode them.")
+        if (getattr(self, "_columns_without_data", False) and isinstance(X, pd.DataFrame)
+                and set(self.feature_names_in_) <= set(X.columns)):
+            # Fitted without data, the record's columns were declared in two dicts (bounds,
+            # categories) whose relative order says nothing of the frame's: take them by name.
+            X = X[list(self.feature_names_in_)]
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
-        indices = self._encode(X)
+        clipped = None
+        if isinstance(self.mechanism_, ColumnsMechanism):
+            indices, clipped = self._encode_columns(X)  # rows of values and category codes
+        else:
+            indices = self._encode(X)
         self._charge_collection(indices.shape[0], "transform")
         reports = LDPReports(self.mechanism_.randomize(indices, self._generator()),
                              self.mechanism_, self.domain_, self.workload_)
+        if clipped is not None:
+            # Counted since fit, in place (transform rebinds no attribute).
+            for column, count in clipped.items():
+                self.n_clipped_[column] += int(count)
         if output == "default":
             return reports
         frame = reports_frame(reports)
@@ -583,6 +1080,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             If the mechanism has no exact simulation of its aggregate.
         """
         check_is_fitted(self, "mechanism_")
+        self._check_simulation()
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
         counts = np.bincount(self._encode(X), minlength=self.domain_.size)
         return self.simulate_counts(counts)
@@ -617,6 +1115,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         1000000000
         """
         check_is_fitted(self, "mechanism_")
+        self._check_simulation()
         counts = check_type_counts(type_counts, self.domain_.size)
         # Charged after the draw (a mechanism without exact simulation raises first, charging
         # nothing) and before anything is returned. A refused charge releases nothing and
@@ -631,12 +1130,28 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             raise
         return AggregatedReports(statistic, self.mechanism_, self.domain_, self.workload_)
 
+    def _check_simulation(self):
+        if isinstance(self.mechanism_, ColumnsMechanism):
+            raise NotImplementedError(
+                "records of several columns (bounds=, 'spl', 'smp', 'rsfd') have no exact "
+                "simulation of their aggregate: privatize the records with transform.")
+
     def _charge_collection(self, n_users, method):
-        """Charge the ledger (if any) for one report of each of ``n_users`` users."""
+        """Charge the ledger (if any) for one report of each of ``n_users`` users.
+
+        Records of several columns are one charge of the record-level epsilon (the parts'
+        budgets add up), its description listing what each part spends.
+        """
+        detail = ""
+        if isinstance(self.mechanism_, ColumnsMechanism):
+            detail = " (" + ", ".join(
+                f"{'+'.join(part.columns)}: {part.strategy} epsilon={part.epsilon:.6g}"
+                for part in self.mechanism_.parts) + ")"
         charge_ledger(
             self.ledger, self.mechanism_.epsilon, getattr(self.mechanism_, "delta", None) or 0.0,
             kind="collection", users=self.ledger_users,
-            description=f"LDPEncoder.{method}: {n_users} users, strategy {self.strategy_!r}")
+            description=f"LDPEncoder.{method}: {n_users} users, strategy {self.strategy_!r}"
+                        f"{detail}")
 
     def predict_marginal_tv(self, n_users):
         """Marginal strategies: predicted total variation of every marginal for ``n_users``.
@@ -662,7 +1177,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             If the strategy is not a marginal strategy.
         """
         check_is_fitted(self, "mechanism_")
-        if self.workload_ is not None:
+        if self.workload_ is not None or isinstance(self.mechanism_, ColumnsMechanism):
             raise ValueError(f"predict_marginal_tv needs a marginal strategy, not "
                              f"{self.strategy_!r}.")
         return marginal_error_table(self.mechanism_, list(self.domain_.columns),
@@ -729,6 +1244,28 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         # input dtype: no input dtype is preserved.
         tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def _numeric_values(values, column):
+    """A numeric column's values as float64, NaN where missing; a ValueError naming the
+    column and the first value that is not a number (booleans and text are refused)."""
+    if isinstance(values, pd.Series) and pd.api.types.is_bool_dtype(values.dtype) or (
+            not isinstance(values, pd.Series) and np.asarray(values).dtype.kind == "b"):
+        raise ValueError(f"Column {column!r} holds booleans, not numbers: declare it as a "
+                         "categorical column (categories) instead of giving it bounds.")
+    if isinstance(values, pd.Series) and pd.api.types.is_numeric_dtype(values.dtype):
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    array = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
+    if array.dtype.kind in "iuf":
+        return array.astype(np.float64)
+    numeric = pd.to_numeric(pd.Series(array, dtype=object), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(numeric) & ~np.asarray(pd.isna(array), dtype=bool)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"Column {column!r} holds {array[row]!r} at row {row}, not a number "
+                         "(it has bounds, so it is numeric).")
+    return numeric
 
 
 def _as_frame(X):

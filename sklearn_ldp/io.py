@@ -86,15 +86,17 @@ from ._limits import (
     fsync_directory,
     get_limits,
 )
-from .mechanisms import Mechanism, mechanism_from_json
+from .mechanisms import Mechanism
 from .reports import (
     AggregatedReports,
+    ColumnsMechanism,
     LDPReports,
     _category_to_json,
     _domain_from_header,
     _workload_spec_cells,
     add_counts,
     empty_reports,
+    load_mechanism_json,
 )
 from .workloads import workload_from_spec
 
@@ -163,6 +165,9 @@ def report_columns(mechanism):
     >>> report_columns(baseline_mechanism("olh", (4,), 1.0))
     ['report_0', 'report_1']
     """
+    if isinstance(mechanism, ColumnsMechanism):
+        # Records of several columns: one name per report column, after the record's columns.
+        return mechanism.report_columns()
     empty = empty_reports(mechanism)
     if empty.ndim == 1:
         return ["report"]
@@ -308,7 +313,7 @@ def reports_from_frame(frame, mechanism=None, domain=None, workload=None):
     if spec is not None and not isinstance(spec, str):
         raise ValueError(f"{where}[{SPEC_KEY!r}] must be the mechanism's JSON text, got "
                          f"{type(spec).__name__}.")
-    carried = None if spec is None else mechanism_from_json(spec)
+    carried = None if spec is None else load_mechanism_json(spec)
     if mechanism is None:
         if carried is None:
             raise ValueError(
@@ -995,7 +1000,7 @@ class _ReportFile:
         if self.spec is None:
             return None
         try:
-            return mechanism_from_json(self.spec)
+            return load_mechanism_json(self.spec)
         except (ValueError, TypeError, KeyError, RecursionError) as exc:
             raise ValueError(f"{self.path}: cannot rebuild the mechanism of its "
                              f"specification: {exc}") from None

@@ -316,3 +316,30 @@ def test_sampled_mean_refuses_bad_input():
         SampledMeanMechanism(1.0, [(0, 1)] * 3, n_sampled=4)
     with pytest.raises(ValueError, match=r"bounds\[1\]"):
         SampledMeanMechanism(1.0, [(0, 1), (1, 0)])
+
+
+@pytest.mark.parametrize("epsilon, n_bins, n_buckets", [(1.0, 16, 16), (1.3, 24, 30),
+                                                        (0.2, 64, 40), (4.0, 100, 257),
+                                                        (8.0, 512, 512)])
+def test_square_wave_channel_operator_matches_the_matrix(epsilon, n_bins, n_buckets):
+    # EM uses M x and M^T y from second antiderivatives (module docstring), never M itself.
+    from sklearn_ldp.mechanisms.numeric import _SquareWaveChannel
+    rng = np.random.default_rng(3)
+    mechanism = SquareWaveMechanism(epsilon, n_bins=n_bins, n_buckets=n_buckets)
+    channel, operator = mechanism.channel(), _SquareWaveChannel(mechanism)
+    for _ in range(3):
+        x, y = rng.random(n_bins), rng.random(n_buckets)
+        assert np.allclose(operator.matvec(x), channel @ x, rtol=1e-9, atol=0)
+        assert np.allclose(operator.rmatvec(y), channel.T @ y, rtol=1e-9, atol=0)
+
+
+def test_square_wave_default_stopping_rule_is_li_et_al():
+    # Li et al. stop EMS when the total log-likelihood gains less than 1e-3 e^eps: the
+    # default tol is that per report; a looser or tighter tol changes the estimate.
+    rng = np.random.default_rng(12)
+    mechanism = SquareWaveMechanism(1.0, n_bins=64)
+    counts = mechanism.aggregate(mechanism.randomize(rng.beta(2, 5, 20_000), rng))
+    default = mechanism.estimate_distribution(counts)
+    rule = mechanism.estimate_distribution(counts, tol=1e-3 * math.e / 20_000)
+    assert np.array_equal(default, rule)
+    assert not np.allclose(default, mechanism.estimate_distribution(counts, tol=1e-12))

@@ -3,13 +3,17 @@
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
 from .marginal import MarginalEstimator
+from .numeric import AttributeHistogramEstimator, DistributionEstimator, MeanEstimator
 from .range import RangeQueryEstimator
 from .workload import WorkloadEstimator
 
 __all__ = [
     "AdaptiveQueryEstimator",
+    "AttributeHistogramEstimator",
     "CountMechanism",
+    "DistributionEstimator",
     "MarginalEstimator",
+    "MeanEstimator",
     "RangeQueryEstimator",
     "WorkloadEstimator",
 ]

@@ -50,7 +50,7 @@ def reports_or_privatized(estimator, X, first_call, strategy_params=None, **enco
     if first_call:
         try:
             encoder = LDPEncoder(strategy=estimator.strategy, epsilon=estimator.epsilon,
-                                 categories=estimator.categories,
+                                 categories=getattr(estimator, "categories", None),
                                  random_state=estimator.random_state, ledger=estimator.ledger,
                                  ledger_users=estimator.ledger_users, **encoder_params,
                                  **(strategy_params or {}))

@@ -171,7 +171,7 @@ class MultiAttributeMechanism:
 
     See Also
     --------
-    sklearn_ldp.mechanisms.MarginalMechanism : joint (marginal) tables of the attributes.
+    sklearn_ldp.mechanisms.MarginalMechanism : Joint (marginal) tables of the attributes.
 
     References
     ----------

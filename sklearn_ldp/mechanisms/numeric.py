@@ -40,7 +40,12 @@ distribution over ``n_bins`` equal bins of ``[0, 1]`` by expectation maximizatio
 binomial smoothing step of the paper (EMS). The channel ``M[j, i] = P(bucket j | v uniform in
 bin i)`` is computed exactly: the mass of a bucket is ``q |bucket| + (p - q) overlap(v)``, and
 the overlap of ``[v - b, v + b]`` with a bucket is piecewise linear in ``v``, so its mean over a
-bin is the trapezoid rule on its breakpoints.
+bin is the trapezoid rule on its breakpoints. EM never forms that matrix: with ``x`` read as a
+density ``f`` constant on each bin (``x_i / h`` on bin ``i``), ``sum_i M[j, i] x_i = q |bucket j|
+sum(x) + (p - q) [Phi(B + b) - Phi(A + b) - Phi(B - b) + Phi(A - b)]`` for bucket ``[A, B]``,
+``Phi`` the second antiderivative of ``f`` (piecewise quadratic, known at the bin edges from
+cumulative sums); ``M^T y`` is the same with the roles of bins and buckets exchanged. Each EM
+iteration then costs ``O(n_bins + n_buckets)`` instead of ``O(n_bins n_buckets)``.
 
 References
 ----------
@@ -444,6 +449,55 @@ def _check_cells(value, name):
     return int(value)
 
 
+def _second_antiderivative(edges, density, points):
+    """``Phi(z) = int_{-inf}^z F``, ``F(u) = int_{-inf}^u f``, at ``points``, for ``f`` equal to
+    ``density[k]`` on ``[edges[k], edges[k + 1]]`` and 0 outside (``F`` is piecewise linear and
+    ``Phi`` piecewise quadratic; both known exactly at the edges from cumulative sums)."""
+    widths = np.diff(edges)
+    mass = np.concatenate([[0.0], np.cumsum(density * widths)])  # F at the edges
+    area = np.concatenate([[0.0], np.cumsum((mass[:-1] + mass[1:]) / 2 * widths)])  # Phi
+    k = np.clip(np.searchsorted(edges, points, side="right") - 1, 0, widths.size - 1)
+    offset = points - edges[k]
+    values = area[k] + mass[k] * offset + density[k] * offset * offset / 2
+    above = points > edges[-1]  # F is constant (the total) beyond the last edge
+    values[above] = area[-1] + mass[-1] * (points[above] - edges[-1])
+    values[points < edges[0]] = 0.0
+    return values
+
+
+class _SquareWaveChannel:
+    """``M x`` and ``M^T y`` of :meth:`SquareWaveMechanism.channel` in ``O(n_bins +
+    n_buckets)`` (module docstring), never forming ``M``."""
+
+    def __init__(self, mechanism):
+        b = mechanism.b
+        self.b, self.p, self.q = b, mechanism.p, mechanism.q
+        self.buckets = np.linspace(-b, 1 + b, mechanism.n_buckets + 1)
+        self.bins = np.linspace(0.0, 1.0, mechanism.n_bins + 1)
+        self.bucket_widths = np.diff(self.buckets)
+        self.bin_widths = np.diff(self.bins)
+        self.shape = (mechanism.n_buckets, mechanism.n_bins)
+        A, B = self.buckets[:-1], self.buckets[1:]
+        # Points where Phi of the bin density is needed (bucket [A, B]: B + b, A + b, B - b,
+        # A - b), and where Psi of the bucket function is (bin [lo, hi]: the same).
+        self.bucket_points = np.concatenate([B + b, A + b, B - b, A - b])
+        lo, hi = self.bins[:-1], self.bins[1:]
+        self.bin_points = np.concatenate([hi + b, lo + b, hi - b, lo - b])
+
+    def matvec(self, x):
+        phi = _second_antiderivative(self.bins, x / self.bin_widths, self.bucket_points)
+        plus_b, minus_b = np.split(phi, 2)
+        overlap = np.subtract(*np.split(plus_b, 2)) - np.subtract(*np.split(minus_b, 2))
+        return self.q * self.bucket_widths * x.sum() + (self.p - self.q) * overlap
+
+    def rmatvec(self, y):
+        psi = _second_antiderivative(self.buckets, y, self.bin_points)
+        plus_b, minus_b = np.split(psi, 2)
+        overlap = np.subtract(*np.split(plus_b, 2)) - np.subtract(*np.split(minus_b, 2))
+        return self.q * float(self.bucket_widths @ y) + (self.p - self.q) * overlap \
+            / self.bin_widths
+
+
 class SquareWaveMechanism(_Scaled):
     """Li et al.'s Square Wave mechanism, with the EM and smoothing (EMS) estimator.
 
@@ -461,7 +515,7 @@ class SquareWaveMechanism(_Scaled):
 
     See Also
     --------
-    HybridMechanism : the mean alone, with less error.
+    HybridMechanism : The mean alone, with less error.
 
     References
     ----------
@@ -549,12 +603,17 @@ class SquareWaveMechanism(_Scaled):
                                           + (self.p - self.q) * mean_overlap)
         return channel
 
-    def estimate_distribution(self, statistic, smoothing=True, max_iter=10_000, tol=1e-9):
+    def estimate_distribution(self, statistic, smoothing=True, max_iter=10_000, tol=None):
         """Distribution over the ``n_bins`` bins by EM (with the binomial smoothing step of
         EMS when ``smoothing``), from ``aggregate``'s bucket counts.
 
         Stops when the log-likelihood per report changes by less than ``tol`` between two
-        iterations, or after ``max_iter`` iterations.
+        iterations, or after ``max_iter`` iterations. The default ``tol`` is Li et al.'s rule,
+        a change of the total log-likelihood below ``1e-3 e^eps`` (``1e-3 e^eps / N`` per
+        report): further iterations fit the noise (measured at ``N = 10^5``, ``eps = 1``,
+        1024 bins, a log-normal column: EMS stops after 482 iterations with a Wasserstein
+        distance to the truth of 0.0022, against 1646 iterations and 0.0024 at
+        ``tol = 1e-9``). Each iteration costs ``O(n_bins + n_buckets)`` (module docstring).
         """
         counts = np.asarray(statistic)
         if counts.shape != (self.n_buckets,) or counts.dtype.kind not in "iu" \
@@ -562,7 +621,9 @@ class SquareWaveMechanism(_Scaled):
             raise ValueError(f"a 'square_wave' statistic is {self.n_buckets} non-negative "
                              f"integer bucket counts with a positive total, got shape "
                              f"{counts.shape} and dtype {counts.dtype}.")
-        return _em(self.channel(), counts.astype(float), smoothing, max_iter, tol)
+        if tol is None:
+            tol = 1e-3 * math.exp(self.epsilon) / float(counts.sum())
+        return _em(_SquareWaveChannel(self), counts.astype(float), smoothing, max_iter, tol)
 
 
 def _smooth(x):
@@ -572,18 +633,23 @@ def _smooth(x):
 
 
 def _em(channel, counts, smoothing, max_iter, tol):
-    """Maximum likelihood (EM) of ``x`` in the simplex given ``counts ~ Mult(M x)``."""
+    """Maximum likelihood (EM) of ``x`` in the simplex given ``counts ~ Mult(M x)``.
+
+    ``channel`` has ``matvec`` / ``rmatvec`` (``M x``, ``M^T y``) and ``shape``; ``M x`` of an
+    iterate serves both its log-likelihood (the stopping test) and the next update.
+    """
     n = counts.sum()
     x = np.full(channel.shape[1], 1.0 / channel.shape[1])
-    previous = -np.inf
+    predicted = channel.matvec(x)
+    previous = float(counts @ np.log(predicted)) / n
     for _ in range(max_iter):
-        predicted = channel @ x
-        x = x * (channel.T @ (counts / predicted))
+        x = x * channel.rmatvec(counts / predicted)
         x /= x.sum()
         if smoothing:
             x = _smooth(x)
             x /= x.sum()
-        likelihood = float(counts @ np.log(channel @ x)) / n
+        predicted = channel.matvec(x)
+        likelihood = float(counts @ np.log(predicted)) / n
         if abs(likelihood - previous) < tol:
             break
         previous = likelihood
@@ -697,7 +763,9 @@ class SampledMeanMechanism:
         low, high = np.array(self.bounds).T
         for j, pair in enumerate(self.bounds):
             check_values(X[:, j], pair, f"column {j} of X")
-        return (X.astype(float) - (low + high) / 2) / ((high - low) / 2)
+        # A value at a bound can map past +-1 by one rounding (bounds (0.1, 0.7): -1 - 2e-16),
+        # and the unit randomizer checks [-1, 1] again: clamp (the values were checked above).
+        return np.clip((X.astype(float) - (low + high) / 2) / ((high - low) / 2), -1.0, 1.0)
 
     def randomize(self, X, rng):
         """``(attributes, reports)``: per user the ``k`` sampled attribute indices (int) and
