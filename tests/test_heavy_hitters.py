@@ -12,13 +12,26 @@ import pytest
 from _stats import check_unbiased_and_variance
 
 from sklearn_ldp.mechanisms.heavy_hitters import (
+    MAX_CANDIDATES,
     PrefixHeavyHitters,
     SketchFrequencyOracle,
+    _column_sums,
+    _comparison_path,
+    _fourier_spectrum,
+    _hash_dtype,
     _hash_own,
+    _parities,
     _prefix_mask,
+    _round_work,
     _seed_rows,
+    _suffix_hashes,
+    _suffixes,
     decode_values,
+    default_extension_bits,
+    default_sketch_hashes,
     encode_values,
+    fwht,
+    prefix_schedule,
 )
 
 
@@ -176,3 +189,125 @@ def test_bad_input_is_refused():
         sketch.estimate_counts(bad, encode_values(np.array([1]), 8))
     assert PrefixHeavyHitters.from_dict(finder.to_dict()) == finder
     assert SketchFrequencyOracle.from_dict(sketch.to_dict()) == sketch
+
+
+# ---------------------------------------------------------------- server paths and defaults
+
+@pytest.mark.parametrize("n_rows, W, start, count, kept", [
+    (2, 1, 5, 5, 3), (6, 1, 0, 10, 1), (3, 2, 60, 8, 4), (1, 1, 7, 3, 5), (9, 1, 3, 11, 2),
+    (6, 2, 61, 5, 4)])
+def test_both_counting_paths_match_hashing_every_candidate(n_rows, W, start, count, kept):
+    # matches[P, S] = users whose bucket y equals h(P | S): by comparing h(P) ^ y with the
+    # suffix table, and by the Walsh-Hadamard identity, against hashing each candidate.
+    rng = np.random.default_rng(n_rows + 10 * count)
+    n, length = 2000, start + count
+    rows = _seed_rows(rng.integers(0, 2**63, size=n, dtype=np.uint64), n_rows, length, W)
+    prefixes = rng.integers(0, 2**63, size=(kept, W), dtype=np.uint64) & _prefix_mask(start, W)
+    dtype = _hash_dtype(n_rows)
+    y = rng.integers(1 << n_rows, size=n).astype(dtype)
+    candidates = (prefixes[:, None, :] | _suffixes(start, count, W)[None]).reshape(-1, W)
+    brute = (_parities(rows, candidates) == y[:, None]).sum(axis=0).reshape(kept, -1)
+    target = _parities(rows, prefixes) ^ y[:, None]
+    equal = target[:, :, None] == _suffix_hashes(rows, start, count)[:, None, :]
+    direct = _column_sums(equal.view(np.uint8).reshape(n, -1)).reshape(kept, -1)
+    bits = (target[:, :, None] >> np.arange(n_rows, dtype=dtype)) & dtype(1)
+    spectrum = _fourier_spectrum(rows, bits, start, count)
+    fourier = np.rint(fwht(spectrum, axis=1) / (1 << n_rows)).astype(np.int64)
+    assert np.array_equal(direct, brute)
+    assert np.array_equal(fourier, brute)
+
+
+def test_pem_with_more_than_256_buckets_draws_the_stated_law():
+    # epsilon = 6.5: g = 512 buckets (9-bit hashes): the own bucket with p, each other with
+    # (1 - p) / (g - 1), none beyond g - 1.
+    from _stats import chi_square_p_value
+    rng = np.random.default_rng(17)
+    finder = PrefixHeavyHitters(12, 6.5, n_candidates=2, extension_bits=12)
+    finder.lengths = [12]
+    assert finder.g == 512 and _hash_dtype(finder.n_rows) == np.uint16
+    words = encode_values(np.full(300_000, 1234), 12)
+    reports = finder.randomize(words, rng)
+    own = _hash_own(_seed_rows(reports[:, 1], finder.n_rows, 12, finder.W), words)
+    y = reports[:, 2].astype(np.int64)
+    assert y.max() < finder.g
+    kept = y == own
+    assert chi_square_p_value([kept.sum(), (~kept).sum()],
+                              [finder.p * y.size, (1 - finder.p) * y.size]) > 1e-6
+    # The other buckets, relative to the own one, are uniform over 1 .. g - 1.
+    shift = (y[~kept] - own[~kept].astype(np.int64)) % finder.g
+    counts = np.bincount(shift, minlength=finder.g)[1:]
+    assert chi_square_p_value(counts, np.full(finder.g - 1, shift.size / (finder.g - 1))) \
+        > 1e-6
+
+
+def test_prefix_schedule_spreads_the_bits_evenly():
+    assert prefix_schedule(32, 20, 5) == [10, 15, 20, 24, 28, 32]
+    assert prefix_schedule(32, 20, 1) == list(range(6, 33))
+    assert prefix_schedule(20, 4, 30) == [20]
+    for bits, k, eta in [(32, 20, 3), (64, 7, 6), (128, 3, 8), (9, 1, 2)]:
+        lengths = prefix_schedule(bits, k, eta)
+        steps = np.diff(lengths)
+        assert lengths[-1] == bits and lengths[0] == min(bits, math.ceil(math.log2(max(k, 2)))
+                                                         + eta)
+        assert steps.max() <= eta and steps.max() - steps.min() <= 1
+        # As many rounds as the plain schedule l_1, l_1 + eta, ..., L.
+        assert len(lengths) == len(range(lengths[0], bits, eta)) + 1
+
+
+def test_default_extension_bits_follows_the_work_budget():
+    # More users: a smaller eta (more rounds), so the server work stays bounded.
+    etas = [default_extension_bits(32, 4.0, 20, n) for n in (10**5, 10**6, 10**7)]
+    assert etas == sorted(etas, reverse=True) and etas[1] == 5
+    for n in (10**5, 10**6, 10**7):
+        eta = default_extension_bits(32, 4.0, 20, n)
+        g = PrefixHeavyHitters(32, 4.0, n_users=n).g
+        assert n * _round_work(prefix_schedule(32, 20, eta), 20, g) <= max(2**29, 256 * n)
+        assert 20 << eta <= MAX_CANDIDATES
+    assert PrefixHeavyHitters(32, 4.0).extension_bits == 5  # N = 10^6 assumed
+    # The comparison path when the candidates are few against the buckets.
+    assert _comparison_path(20, 5, 64) and not _comparison_path(1, 10, 64)
+
+
+def test_sketch_aggregate_counts_the_set_bits_per_hash():
+    rng = np.random.default_rng(2)
+    sketch = SketchFrequencyOracle(3.0, n_hashes=5, width=20)
+    j, packed = sketch.randomize(encode_values(rng.integers(50, size=3000), 8), rng)
+    statistic = sketch.aggregate((j, packed))
+    bits = np.unpackbits(packed, axis=1, bitorder="little")[:, :20].astype(np.int64)
+    expected = np.zeros((5, 20), dtype=np.int64)
+    np.add.at(expected, j.astype(np.int64), bits)
+    assert np.array_equal(statistic[:100].reshape(5, 20), expected)
+    assert np.array_equal(statistic[100:], np.bincount(j, minlength=5))
+    bad = packed.copy()
+    bad[0, -1] |= 0x80  # bit 23 of a 20-bit sketch row
+    with pytest.raises(ValueError, match="past the sketch width"):
+        sketch.aggregate((j, bad))
+
+
+def test_cms_report_bits_follow_the_stated_law():
+    from _stats import chi_square_p_value
+    rng = np.random.default_rng(6)
+    sketch = SketchFrequencyOracle(2.0, n_hashes=4, width=16)
+    words = encode_values(np.full(40_000, 9), 8)
+    j, packed = sketch.randomize(words, rng)
+    position = sketch.hash(words, j)
+    bits = np.unpackbits(packed, axis=1, bitorder="little")[:, :16].astype(bool)
+    at_own = bits[np.arange(len(j)), position]
+    others = bits.sum() - at_own.sum()
+    n_others = bits.size - len(j)
+    assert chi_square_p_value([at_own.sum(), len(j) - at_own.sum()],
+                              [sketch.keep * len(j), (1 - sketch.keep) * len(j)]) > 1e-6
+    assert chi_square_p_value([others, n_others - others],
+                              [(1 - sketch.keep) * n_others, sketch.keep * n_others]) > 1e-6
+    # The realized flip probability is a multiple of 2^-52 and keeps the ratio <= e^(eps/2).
+    assert (1 - sketch.keep) * 2**52 == int((1 - sketch.keep) * 2**52)
+    assert sketch.keep / (1 - sketch.keep) <= math.exp(1.0)
+
+
+def test_default_sketch_hashes_grow_with_users_and_epsilon():
+    assert default_sketch_hashes(4.0, 1024, False, 10**6) == 1024
+    assert default_sketch_hashes(2.0, 1024, False, 10**6) == 128
+    assert default_sketch_hashes(4.0, 1024, True, 10**6) == 128
+    assert default_sketch_hashes(1.0, 1024, False, 10**4) == 16
+    assert default_sketch_hashes(8.0, 1024, False, 10**9) == 2**22 // 1024
+    assert SketchFrequencyOracle(2.0).n_hashes == 128

@@ -171,3 +171,80 @@ def test_dbitflip_rounds_are_unbiased_and_memoized(n_sampled):
         stat = mechanism.aggregate(first)
         stat[0] = stat[6] + 1
         mechanism.estimate(stat)
+
+
+# ---------------------------------------------------------------- packed bits, exact budgets
+
+@pytest.mark.parametrize("protocol", ["l_sue", "l_oue", "l_osue", "l_soue"])
+def test_unary_probabilities_are_dyadic_and_within_both_budgets_exactly(protocol):
+    from fractions import Fraction
+
+    from sklearn_ldp.mechanisms._bits import decimal_exp
+    for eps_perm, eps_1 in [(2.0, 1.0), (4.0, 0.5), (1.0, 0.2), (8.0, 3.0)]:
+        try:
+            mechanism = LongitudinalMechanism(16, eps_perm, eps_1, protocol)
+        except ValueError:  # eps_1 out of reach for this pair of steps
+            continue
+        p1, q1, p2, q2 = (Fraction(value) for value in (mechanism.p1, mechanism.q1,
+                                                         mechanism.p2, mechanism.q2))
+        assert all(value * 2**52 == int(value * 2**52) for value in (p1, q1, p2, q2))
+        P1, P0 = p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+        one_report = P1 * (1 - P0) / (P0 * (1 - P1))
+        permanent = p1 * (1 - q1) / (q1 * (1 - p1))
+        assert one_report <= Fraction(str(decimal_exp(eps_1)))
+        assert permanent <= Fraction(str(decimal_exp(eps_perm)))
+        assert float(one_report) == pytest.approx(math.exp(eps_1), rel=1e-12)
+
+
+@pytest.mark.parametrize("protocol", ["l_sue", "l_oue"])
+def test_packed_permanent_and_instantaneous_bits_follow_their_laws(protocol):
+    from _stats import chi_square_p_value
+    rng = np.random.default_rng(31)
+    mechanism = LongitudinalMechanism(11, 2.0, 1.0, protocol)
+    n = 60_000
+    values = rng.integers(11, size=n)
+    permanent = mechanism.permanent_response(values, rng)
+    assert permanent.shape == (n, 2) and permanent.dtype == np.uint8
+    bits = np.unpackbits(permanent, axis=1, bitorder="little")
+    assert not bits[:, 11:].any()
+    own = bits[np.arange(n), values].astype(bool)
+    others = bits[:, :11].sum() - own.sum()
+    assert chi_square_p_value([own.sum(), n - own.sum()],
+                              [mechanism.p1 * n, (1 - mechanism.p1) * n]) > 1e-6
+    assert chi_square_p_value([others, 10 * n - others],
+                              [mechanism.q1 * 10 * n, (1 - mechanism.q1) * 10 * n]) > 1e-6
+    report = np.unpackbits(mechanism.instantaneous(permanent, rng), axis=1,
+                           bitorder="little")
+    assert not report[:, 11:].any()
+    for set_bit, probability in ((1, mechanism.p2), (0, mechanism.q2)):
+        where = bits[:, :11] == set_bit
+        ones = report[:, :11][where].sum()
+        assert chi_square_p_value([ones, where.sum() - ones],
+                                  [probability * where.sum(),
+                                   (1 - probability) * where.sum()]) > 1e-6
+
+
+def test_unary_aggregate_counts_the_packed_bits():
+    rng = np.random.default_rng(4)
+    mechanism = LongitudinalMechanism(13, 2.0, 1.0, "l_osue")
+    reports = mechanism.randomize(rng.integers(13, size=5000), MemoState(mechanism), rng)
+    expected = np.unpackbits(reports, axis=1, bitorder="little")[:, :13].sum(axis=0)
+    assert np.array_equal(mechanism.aggregate(reports), np.append(expected, 5000))
+
+
+@pytest.mark.parametrize("k, d", [(5, 2), (6, 5), (4, 4), (7, 1), (10, 9), (12, 10),
+                                  (9, 9)])
+def test_dbitflip_samples_every_bucket_subset_uniformly(k, d):
+    # Floyd's algorithm when d^2 <= 8 k, random keys otherwise ((10, 9), (12, 10), (9, 9)).
+    from _stats import chi_square_p_value
+
+    from sklearn_ldp.mechanisms.longitudinal import _sample_without_replacement
+    rng = np.random.default_rng(k * 10 + d)
+    subsets = np.sort(_sample_without_replacement(rng, 60_000, k, d), axis=1)
+    assert ((subsets >= 0) & (subsets < k)).all()
+    assert (np.diff(subsets, axis=1) > 0).all()  # d distinct buckets
+    codes = (subsets * k ** np.arange(d)).sum(axis=1)
+    _, counts = np.unique(codes, return_counts=True)
+    assert counts.size == math.comb(k, d)
+    if counts.size > 1:
+        assert chi_square_p_value(counts, np.full(counts.size, 60_000 / counts.size)) > 1e-6

@@ -53,6 +53,14 @@ import numbers
 import numpy as np
 
 from .._validation import check_epsilon, check_positive_int
+from ._bits import (
+    PRECISION,
+    bernoulli_bits,
+    bernoulli_packed,
+    column_counts,
+    decimal_exp,
+    dyadic_numerator,
+)
 from ._fwht import fwht
 from .local_hashing import best_power_of_two_buckets, splitmix64
 
@@ -61,6 +69,18 @@ MAX_BIT_LENGTH = 1024
 # Candidates evaluated per round at most (k * 2^eta): bounds the round's work.
 MAX_CANDIDATES = 2**16
 PROTOCOLS = ("pem", "treehist")
+# Server work (comparisons, 2-3 ns each on a 2-core test machine) that the default eta may
+# use: about 1.5 s of one core, or this many comparisons per user when there are more users.
+WORK_BUDGET = 2**29
+WORK_PER_USER = 256
+# Users assumed by the default eta when the number of users is not given.
+DEFAULT_USERS = 10**6
+# Sketch defaults: Apple's width, and the squared frequency mass the number of hash
+# functions is sized for (see default_sketch_hashes).
+DEFAULT_SKETCH_WIDTH = 1024
+SKETCH_SQUARED_MASS = 0.01
+# The Walsh-Hadamard path costs about this many comparisons per kept prefix and bucket.
+FOURIER_COST = 10
 
 
 # ---------------------------------------------------------------------------- bit strings
@@ -164,16 +184,99 @@ def _suffixes(start, count, W):
     return words
 
 
+def _hash_dtype(n_rows):
+    """The smallest unsigned dtype that holds an ``n_rows``-bit hash value."""
+    return np.uint8 if n_rows <= 8 else np.uint16 if n_rows <= 16 else np.uint32
+
+
 def _parities(rows, strings):
-    """``parity(rows . strings)`` bit by bit: rows ``(n, r, W)``, strings ``(c, W)`` ->
-    ``(n, c)`` uint8 (bit ``k`` = parity of row ``k``)."""
-    out = np.zeros((rows.shape[0], strings.shape[0]), dtype=np.uint8)
+    """``h(x)`` bit by bit: rows ``(n, r, W)``, strings ``(c, W)`` -> ``(n, c)`` hash values
+    (bit ``k`` = parity of ``row_k & x``)."""
+    dtype = _hash_dtype(rows.shape[1])
+    out = np.zeros((rows.shape[0], strings.shape[0]), dtype=dtype)
     for k in range(rows.shape[1]):
-        bits = np.zeros((rows.shape[0], strings.shape[0]), dtype=np.uint8)
-        for w in range(rows.shape[2]):
-            bits += np.bitwise_count(rows[:, k, w, None] & strings[None, :, w])
-        out |= (bits & np.uint8(1)) << np.uint8(k)
+        # parity(a) ^ parity(b) = parity(a ^ b): XOR the words first, one popcount after.
+        folded = rows[:, k, 0, None] & strings[None, :, 0]
+        for w in range(1, rows.shape[2]):
+            folded ^= rows[:, k, w, None] & strings[None, :, w]
+        out |= (np.bitwise_count(folded) & np.uint8(1)).astype(dtype) << dtype(k)
     return out
+
+
+def _suffix_hashes(rows, start, count):
+    """``h(S)`` of the ``2^count`` suffixes of :func:`_suffixes`, ``(n, 2^count)``.
+
+    The hash is linear, so ``h(S)`` is the XOR of ``h(e_b)`` over the set bits ``b`` of ``S``,
+    and ``h(e_b)`` (one set bit, at string bit ``start + count - 1 - b``) is that bit of every
+    row: ``count`` bit extractions and ``2^count`` XORs per user, no popcount.
+    """
+    n, n_rows, _ = rows.shape
+    dtype = _hash_dtype(n_rows)
+    positions = start + count - 1 - np.arange(count)
+    words, offsets = np.divmod(positions, 64)
+    shifts = (63 - offsets).astype(np.uint64)
+    bits = (rows[:, :, words] >> shifts) & np.uint64(1)  # (n, r, count)
+    basis = np.zeros((n, count), dtype=dtype)
+    for k in range(n_rows):
+        basis |= bits[:, k, :].astype(dtype) << dtype(k)
+    table = np.zeros((n, 1 << count), dtype=dtype)
+    for b in range(count):  # suffixes with bit b set = those without, XOR h(e_b)
+        table[:, 1 << b:2 << b] = table[:, :1 << b] ^ basis[:, b, None]
+    return table
+
+
+def _suffix_rows(rows, start, count):
+    """Each row's bits ``start .. start+count-1`` as a ``count``-bit integer ``(n, r)``, in
+    the bit order of :func:`_suffixes` (string bit ``start + count - 1 - b`` is bit ``b``)."""
+    positions = start + count - 1 - np.arange(count)
+    words, offsets = np.divmod(positions, 64)
+    bits = (rows[:, :, words] >> (63 - offsets).astype(np.uint64)) & np.uint64(1)
+    return (bits << np.arange(count, dtype=np.uint64)).sum(axis=2, dtype=np.uint64) \
+        .astype(np.int64)
+
+
+def _xor_span(generators, dtype):
+    """``out[..., a]`` = XOR of ``generators[..., j]`` over the set bits ``j`` of ``a``, for
+    every ``a < 2^J`` (``J`` = last axis of ``generators``), by doubling."""
+    count = generators.shape[-1]
+    out = np.zeros(generators.shape[:-1] + (1 << count,), dtype=dtype)
+    for j in range(count):
+        out[..., 1 << j:2 << j] = out[..., :1 << j] ^ generators[..., j, None].astype(dtype)
+    return out
+
+
+def _fourier_spectrum(rows, target_bits, start, count):
+    """``F[P, z]`` such that ``2^-r H F[P]`` (``H`` the Walsh-Hadamard matrix) counts, for
+    every suffix ``S``, the users with ``h(S) == t[:, P]``.
+
+    By the identity ``[B S = t] = 2^-r sum_a (-1)^(a . (B S + t))`` for users whose suffix
+    hash is the linear map ``B`` (``r x count``), with ``t = y XOR h(P)`` given as ``(n, k, r)``
+    bits, and ``a . B S = (B^T a) . S``: ``F[P, z] = sum_u sum_a (-1)^(a . t_uP) [B_u^T a = z]``.
+    ``O(n k 2^r)`` work, plus one ``O(k count 2^count)`` transform per round, which beats
+    comparing every candidate when ``2^r`` is well below ``2^count``.
+    """
+    k = target_bits.shape[1]
+    # z_u(a) = B_u^T a: the XOR of the suffix bits of the rows that a selects.
+    z = _xor_span(_suffix_rows(rows, start, count), np.int64)  # (n, 2^r)
+    # (-1)^(a . t) = product of (-1)^(t_j) over the set bits j of a: XOR of the bits, doubled.
+    parity = _xor_span(target_bits, np.int64)  # (n, k, 2^r), 1 = minus
+    # One integer bincount over (P, z, sign) instead of a weighted one: F = plus - minus.
+    keys = (((np.arange(k, dtype=np.int64)[None, :, None] << count) | z[:, None, :]) << 1) \
+        | parity
+    signed = np.bincount(keys.ravel(), minlength=k << (count + 1)).reshape(k, 1 << count, 2)
+    return signed[:, :, 0] - signed[:, :, 1]
+
+
+def _column_sums(flags):
+    """Column sums (int64) of a ``(n, c)`` 0/1 uint8 array: blocks of 255 rows are summed in
+    uint8 (no overflow), then the blocks in int64 (about twice as fast as one int64 sum)."""
+    full = flags.shape[0] - flags.shape[0] % 255
+    total = flags[full:].sum(axis=0, dtype=np.int64)
+    if full:
+        blocks = np.add.reduce(flags[:full].reshape(-1, 255, flags.shape[1]), axis=1,
+                               dtype=np.uint8)
+        total += blocks.sum(axis=0, dtype=np.int64)
+    return total
 
 
 def _seed_rows(seeds, n_rows, length, W):
@@ -184,17 +287,143 @@ def _seed_rows(seeds, n_rows, length, W):
 
 
 def _hash_own(rows, strings):
-    """``h_u(x_u)`` per user: rows ``(n, r, W)``, strings ``(n, W)`` -> ``(n,)`` uint8."""
-    out = np.zeros(rows.shape[0], dtype=np.uint8)
+    """``h_u(x_u)`` per user: rows ``(n, r, W)``, strings ``(n, W)`` -> ``(n,)`` hash values."""
+    dtype = _hash_dtype(rows.shape[1])
+    out = np.zeros(rows.shape[0], dtype=dtype)
     for k in range(rows.shape[1]):
-        bits = np.zeros(rows.shape[0], dtype=np.uint8)
-        for w in range(rows.shape[2]):
-            bits += np.bitwise_count(rows[:, k, w] & strings[:, w])
-        out |= (bits & np.uint8(1)) << np.uint8(k)
+        folded = rows[:, k, 0] & strings[:, 0]
+        for w in range(1, rows.shape[2]):
+            folded ^= rows[:, k, w] & strings[:, w]
+        out |= (np.bitwise_count(folded) & np.uint8(1)).astype(dtype) << dtype(k)
     return out
 
 
 # ---------------------------------------------------------------------------- prefix trees
+
+def prefix_schedule(bit_length, n_candidates, extension_bits):
+    """Prefix length of every round of prefix extension.
+
+    ``l_1 = ceil(log2 k) + eta`` (Wang et al.), then the remaining ``L - l_1`` bits spread as
+    evenly as possible over the fewest rounds that add at most ``eta`` bits each (larger
+    steps first). Spreading keeps the number of rounds of the plain schedule ``l_1, l_1 +
+    eta, ..., L`` (so as many users per round) while no round is a short tail with a full
+    share of the users.
+
+    Parameters
+    ----------
+    bit_length : int
+        Bits of a value, ``L``.
+    n_candidates : int
+        Prefixes kept per round, ``k``.
+    extension_bits : int
+        Most bits added per round, ``eta``.
+
+    Returns
+    -------
+    list of int
+        Increasing prefix lengths; the last is ``bit_length``.
+
+    See Also
+    --------
+    PrefixHeavyHitters : Uses this schedule (its ``lengths``).
+    default_extension_bits : The default ``eta``.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
+       identification", IEEE TDSC, 2019.
+
+    Examples
+    --------
+    >>> prefix_schedule(32, 20, 5)
+    [10, 15, 20, 24, 28, 32]
+    """
+    first = min(bit_length, max(1, math.ceil(math.log2(n_candidates))) + extension_bits)
+    rest = bit_length - first
+    steps = -(-rest // extension_bits)
+    lengths = [first]
+    for i in range(steps):
+        lengths.append(lengths[-1] + rest // steps + (i < rest % steps))
+    return lengths
+
+
+def _comparison_path(kept, count, g):
+    """Whether a round with ``kept`` prefixes and ``count`` new bits compares every candidate
+    (per user: ``(kept + 1) 2^count``, the comparisons and the suffix hash table) rather than
+    take the Walsh-Hadamard path (about ``FOURIER_COST kept g``)."""
+    return (kept + 1) << count <= FOURIER_COST * kept * g
+
+
+def _round_work(lengths, n_candidates, g):
+    """Server work per user of a schedule (in comparisons): each round's cheaper path, divided
+    by the number of rounds (each round has ``1 / rounds`` of the users)."""
+    work, kept, start = 0, 1, 0
+    for length in lengths:
+        work += min((kept + 1) << (length - start), FOURIER_COST * kept * g)
+        kept, start = n_candidates, length
+    return work / len(lengths)
+
+
+def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
+    """PEM's default number of bits added per round, ``eta``.
+
+    Among the ``eta`` whose server work (``n_users`` times the work per user of the schedule,
+    in comparisons) stays within ``max(WORK_BUDGET, WORK_PER_USER n_users)`` (``2^29`` and
+    256) and whose rounds have at most ``MAX_CANDIDATES`` candidates (twice that in the
+    first), the one with the fewest rounds, then the least work. Fewer rounds give each round
+    more users: the estimates' standard error scales as ``sqrt(rounds / N)``, while the
+    largest noise among the ``k 2^eta`` candidates of a round grows only as
+    ``sqrt(2 ln(k 2^eta))``; the work grows as ``2^eta``. So ``eta`` is set by the work
+    allowed and depends on ``N`` (the budget per user), on ``epsilon`` (through the buckets
+    ``g``: the Walsh-Hadamard path makes a round cost ``k g`` rather than ``k 2^eta``) and on
+    ``k``.
+
+    Parameters
+    ----------
+    bit_length : int
+        Bits of a value, ``L``.
+    epsilon : float
+        Privacy budget of each report.
+    n_candidates : int
+        Prefixes kept per round, ``k``.
+    n_users : int
+        Expected number of users ``N``.
+
+    Returns
+    -------
+    int
+        ``eta``, at least 1.
+
+    See Also
+    --------
+    prefix_schedule : The rounds an ``eta`` gives.
+    PrefixHeavyHitters : The protocol.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
+       identification", IEEE TDSC, 2019.
+
+    Examples
+    --------
+    >>> [default_extension_bits(32, 4.0, 20, n) for n in (10**5, 10**6, 10**7)]
+    [11, 5, 3]
+    """
+    g = best_power_of_two_buckets(epsilon)
+    budget = max(WORK_BUDGET, WORK_PER_USER * n_users)
+    best = None
+    for eta in range(1, 17):
+        if n_candidates << eta > MAX_CANDIDATES:
+            break
+        lengths = prefix_schedule(bit_length, n_candidates, eta)
+        if 1 << lengths[0] > 2 * MAX_CANDIDATES:  # the first round's 2^l_1 candidates
+            break
+        work = n_users * _round_work(lengths, n_candidates, g)
+        key = (len(lengths), work)
+        if work <= budget and (best is None or key < best[0]):
+            best = (key, eta)
+    return 1 if best is None else best[1]
+
 
 class PrefixHeavyHitters:
     """Heavy hitters by prefix extension: PEM (local hashing) or TreeHist (one bit).
@@ -208,19 +437,28 @@ class PrefixHeavyHitters:
     protocol : {"pem", "treehist"}, default="pem"
         The frequency oracle and the schedule of prefix lengths (module docstring).
     n_candidates : int, default=20
-        Prefixes kept per round, ``k`` (the number of heavy hitters sought).
+        Prefixes kept per round, ``k`` (the number of heavy hitters sought; for a frequency
+        threshold ``theta``, ``ceil(1 / theta)`` suffices, as at most that many values reach
+        it).
     extension_bits : int or None, default=None
-        Bits added per round, ``eta`` (PEM; TreeHist uses 1). Default: the largest with
-        ``k 2^eta <= 1024``.
+        Bits added per round at most, ``eta`` (PEM; TreeHist uses 1). Default
+        (:func:`default_extension_bits`): the fewest rounds whose server work stays within
+        about ``max(2^29, 256 N)`` comparisons; e.g. 32-bit values, ``k = 20``: ``eta = 5``
+        (6 rounds) at ``N = 10^6``, ``eta = 9`` to ``11`` (3 rounds) at ``N = 10^5``,
+        ``eta = 3`` (9 rounds) at ``N = 10^7``.
+    n_users : int or None, default=None
+        Expected number of users, for the default ``eta`` only (None: ``10^6``).
 
     Attributes
     ----------
     lengths : list of int
-        Prefix length of each round (the last is ``bit_length``).
+        Prefix length of each round (:func:`prefix_schedule`; the last is ``bit_length``).
+    g : int
+        Hash buckets of PEM's local hashing (2 for TreeHist's one bit).
 
     See Also
     --------
-    SketchFrequencyOracle : frequencies of given candidates (CMS, HCMS).
+    SketchFrequencyOracle : Frequencies of given candidates (CMS, HCMS).
 
     References
     ----------
@@ -244,33 +482,37 @@ class PrefixHeavyHitters:
     kind = "prefix_heavy_hitters"
 
     def __init__(self, bit_length, epsilon, protocol="pem", n_candidates=20,
-                 extension_bits=None):
+                 extension_bits=None, n_users=None):
         self.bit_length = check_bit_length(bit_length)
         self.epsilon = check_epsilon(epsilon)
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}.")
         self.protocol = protocol
         self.n_candidates = check_positive_int(n_candidates, "n_candidates")
+        if n_users is not None:
+            n_users = check_positive_int(n_users, "n_users")
+        if protocol == "pem":
+            self.g = best_power_of_two_buckets(self.epsilon)
+            self.n_rows = self.g.bit_length() - 1
+        else:
+            self.g, self.n_rows = 2, 1
         if protocol == "treehist":
             eta = 1
         elif extension_bits is None:
-            eta = max(1, int(math.floor(math.log2(max(1024 // self.n_candidates, 2)))))
+            eta = default_extension_bits(self.bit_length, self.epsilon, self.n_candidates,
+                                         DEFAULT_USERS if n_users is None else n_users)
         else:
             eta = check_positive_int(extension_bits, "extension_bits")
         if self.n_candidates << eta > MAX_CANDIDATES:
             raise ValueError(f"n_candidates * 2^extension_bits = {self.n_candidates << eta} "
                              f"candidates per round exceeds {MAX_CANDIDATES}.")
         self.extension_bits = eta
-        first = min(self.bit_length, max(1, math.ceil(math.log2(self.n_candidates))) + eta)
-        self.lengths = list(range(first, self.bit_length, eta)) + [self.bit_length]
+        self.lengths = prefix_schedule(self.bit_length, self.n_candidates, eta)
         self.W = n_words(self.bit_length)
         e = math.exp(self.epsilon)
         if protocol == "pem":
-            self.g = best_power_of_two_buckets(self.epsilon)
-            self.n_rows = self.g.bit_length() - 1
             self.p, self.q = e / (e + self.g - 1), 1.0 / self.g
         else:
-            self.n_rows = 1
             self.c = (e + 1) / (e - 1)
             self.p = e / (e + 1)  # probability that the bit is sent unflipped
 
@@ -331,7 +573,8 @@ class PrefixHeavyHitters:
             prefixes = words[members] & _prefix_mask(length, self.W)
             own = _hash_own(_seed_rows(seeds[members], self.n_rows, length, self.W), prefixes)
             if self.protocol == "pem":  # g-ary randomized response of the bucket
-                other = rng.integers(self.g - 1, size=members.size).astype(np.uint8)
+                # Uniform over the g - 1 other buckets (int64: g may exceed 256).
+                other = rng.integers(self.g - 1, size=members.size)
                 other += other >= own
                 keep = rng.random(members.size) < self.p
                 y[members] = np.where(keep, own, other)
@@ -359,25 +602,41 @@ class PrefixHeavyHitters:
         their standard errors, and the candidates ``(c, W)``."""
         suffixes = _suffixes(start, length - start, self.W)
         n = reports.shape[0]
-        scores = np.zeros((kept.shape[0], suffixes.shape[0]))
-        for first in range(0, n, 8192):  # bounded (chunk, k, 2^eta) temporaries
-            chunk = reports[first:first + 8192]
-            rows = _seed_rows(chunk[:, 1], self.n_rows, length, self.W)
-            combined = _parities(rows, kept)[:, :, None] ^ _parities(rows, suffixes)[:, None]
-            y = chunk[:, 2].astype(np.uint8)[:, None, None]
-            if self.protocol == "pem":
-                scores += (combined == y).sum(axis=0)
-            else:  # sum of (-1)^(b + s.c)
-                scores += (1 - 2 * (combined ^ y).astype(np.int64)).sum(axis=0)
+        n_suffixes = suffixes.shape[0]
+        # matches[P, S]: reports whose bucket equals h(P) XOR h(S), i.e. h(S) == y XOR h(P).
+        matches = np.zeros((kept.shape[0], n_suffixes), dtype=np.int64)
+        # Users per chunk: bounded (chunk, k, 2^eta) boolean temporaries (about 4 MiB).
+        chunk = max(256, (1 << 22) // (kept.shape[0] * n_suffixes))
+        count = length - start
+        # Compare every candidate (n k 2^eta) or go through the Walsh-Hadamard identity
+        # (n k g): whichever costs less.
+        fourier = not _comparison_path(kept.shape[0], count, self.g)
+        if fourier:
+            chunk = max(256, (1 << 18) // (kept.shape[0] << self.n_rows))
+        dtype = _hash_dtype(self.n_rows)
+        spectrum = np.zeros_like(matches)
+        for first in range(0, n, chunk):
+            block = reports[first:first + chunk]
+            rows = _seed_rows(block[:, 1], self.n_rows, length, self.W)
+            target = _parities(rows, kept) ^ block[:, 2].astype(dtype)[:, None]
+            if fourier:
+                bits = (target[:, :, None] >> np.arange(self.n_rows, dtype=dtype)) & dtype(1)
+                spectrum += _fourier_spectrum(rows, bits, start, count)
+                continue
+            equal = target[:, :, None] == _suffix_hashes(rows, start, count)[:, None, :]
+            matches += _column_sums(equal.view(np.uint8).reshape(equal.shape[0], -1)) \
+                .reshape(matches.shape)
+        if fourier:  # exact: the transform of integers, divided by 2^r, is an integer
+            matches = np.rint(fwht(spectrum, axis=1) / (1 << self.n_rows)).astype(np.int64)
+        scores = matches.ravel()
         candidates = (kept[:, None, :] | suffixes[None, :, :]).reshape(-1, self.W)
-        scores = scores.ravel()
         if self.protocol == "pem":
             counts = (scores - n * self.q) / (self.p - self.q)
             f = np.clip(counts / max(n, 1), 0.0, 1.0)
             variance = n * (f * self.p * (1 - self.p) + (1 - f) * self.q * (1 - self.q)) \
                 / (self.p - self.q) ** 2
-        else:
-            counts = self.c * scores
+        else:  # sum over the reports of (-1)^(b + h(c)) = matches - mismatches
+            counts = self.c * (2 * scores - n)
             f = np.clip(counts / max(n, 1), 0.0, 1.0)
             variance = n * (self.c ** 2 - f)
         return counts, np.sqrt(variance), candidates
@@ -444,6 +703,56 @@ class PrefixHeavyHitters:
 
 # ---------------------------------------------------------------------------- sketches
 
+def default_sketch_hashes(epsilon, width, hadamard, n_users):
+    """The default number of hash functions ``k`` of a CMS or HCMS sketch.
+
+    For a candidate, collisions with the other values add (over the choice of the hash
+    functions) about ``sum_v x_v^2 / (k m)`` to the estimate's variance, against the noise
+    ``N v`` (``v`` the per-report variance of the module docstring). ``k`` is the smallest
+    power of two (at least 16) with ``N^2 SKETCH_SQUARED_MASS / (k m) <= 0.1 N v``: collisions
+    then add at most 10% to the variance whenever the squared frequencies of the values sum
+    to at most ``SKETCH_SQUARED_MASS`` (1%: e.g. no value above 1%, or a few of a few
+    percent). At most ``2^22 / m`` (4 Mi cells) and ``2^16``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget of each report.
+    width : int
+        Sketch width ``m``.
+    hadamard : bool
+        HCMS (True) or CMS.
+    n_users : int
+        Expected number of users ``N``.
+
+    Returns
+    -------
+    int
+        ``k``, a power of two.
+
+    See Also
+    --------
+    SketchFrequencyOracle : The sketches.
+
+    References
+    ----------
+    .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
+       Learning Journal, 2017.
+
+    Examples
+    --------
+    >>> default_sketch_hashes(4.0, 1024, False, 10**6), default_sketch_hashes(4.0, 1024, True,
+    ...                                                                       10**6)
+    (1024, 128)
+    """
+    half = math.exp(epsilon / (1 if hadamard else 2))
+    c = (half + 1) / (half - 1)
+    per_report = c * c - 1 / width ** 2 if hadamard else (c * c - 1) / 4 + 1 / width
+    needed = n_users * SKETCH_SQUARED_MASS / (0.1 * per_report * width)
+    k = 1 << max(4, math.ceil(math.log2(max(needed, 1.0))))
+    return int(min(k, 2**16, max(16, 2**22 // width)))
+
+
 def _fingerprints(words):
     """One 64-bit fingerprint per value (SplitMix64 over the words, chained)."""
     state = np.zeros(words.shape[0], dtype=np.uint64)
@@ -459,19 +768,24 @@ class SketchFrequencyOracle:
     ----------
     epsilon : float
         Privacy budget of each report.
-    n_hashes : int, default=256
-        Number of public hash functions ``k``.
-    width : int, default=1024
-        Sketch width ``m`` (a power of two for HCMS).
+    n_hashes : int or None, default=None
+        Number of public hash functions ``k``. Default (:func:`default_sketch_hashes`): the
+        smallest power of two (at least 16) for which collisions add at most 10% to the
+        variance of data whose squared frequencies sum to at most 1%, given ``N``, ``epsilon``
+        and the width; e.g. at ``N = 10^6``: CMS 128 (``epsilon = 2``), 1024 (4); HCMS 64, 128.
+    width : int or None, default=None
+        Sketch width ``m`` (a power of two for HCMS); default 1024 (Apple's).
     hadamard : bool, default=False
         HCMS (one bit per report) instead of CMS (``m`` bits per report).
     hash_seed : int, default=0
         Public seed naming the hash functions (pick a fresh one per collection: the
         estimates are unbiased over the hash functions' choice).
+    n_users : int or None, default=None
+        Expected number of users, for the default ``n_hashes`` only (None: ``10^6``).
 
     See Also
     --------
-    PrefixHeavyHitters : find the heavy hitters without candidates.
+    PrefixHeavyHitters : Find the heavy hitters without candidates.
 
     References
     ----------
@@ -493,23 +807,34 @@ class SketchFrequencyOracle:
 
     kind = "sketch"
 
-    def __init__(self, epsilon, n_hashes=256, width=1024, hadamard=False, hash_seed=0):
+    def __init__(self, epsilon, n_hashes=None, width=None, hadamard=False, hash_seed=0,
+                 n_users=None):
         self.epsilon = check_epsilon(epsilon)
-        self.n_hashes = check_positive_int(n_hashes, "n_hashes")
+        self.hadamard = bool(hadamard)
+        if n_users is not None:
+            n_users = check_positive_int(n_users, "n_users")
+        width = DEFAULT_SKETCH_WIDTH if width is None else width
         self.width = check_positive_int(width, "width")
+        if n_hashes is None:
+            n_hashes = default_sketch_hashes(self.epsilon, self.width, self.hadamard,
+                                             DEFAULT_USERS if n_users is None else n_users)
+        self.n_hashes = check_positive_int(n_hashes, "n_hashes")
         if self.width < 2 or self.n_hashes > 2**16 or self.width > 2**20:
             raise ValueError(f"width must be in [2, 2^20] and n_hashes at most 2^16, got "
                              f"width={width!r}, n_hashes={n_hashes!r}.")
         if hadamard and self.width & (self.width - 1):
             raise ValueError(f"HCMS needs a power-of-two width, got {width!r}.")
-        self.hadamard = bool(hadamard)
         if isinstance(hash_seed, bool) or not isinstance(hash_seed, numbers.Integral) \
                 or not 0 <= hash_seed < 2**64:
             raise ValueError(f"hash_seed must be an integer in [0, 2^64), got {hash_seed!r}.")
         self.hash_seed = int(hash_seed)
-        half = math.exp(self.epsilon / (1 if self.hadamard else 2))
-        self.c = (half + 1) / (half - 1)
-        self.keep = half / (half + 1)  # probability that an entry / the bit is not flipped
+        # The flip probability 1 / (e^eps' + 1) (eps' = eps / 2 for CMS, eps for HCMS) rounded
+        # up to a multiple of 2^-52, so the bits are drawn exactly and the realized ratio
+        # keep / flip is at most e^eps'; the estimator uses the realized probability.
+        half = decimal_exp(self.epsilon / (1 if self.hadamard else 2))
+        self._flip_numerator = dyadic_numerator(1 / (half + 1), "up")
+        self.keep = 1.0 - self._flip_numerator / 2**PRECISION  # an entry is not flipped
+        self.c = 1.0 / (2 * self.keep - 1)  # (e^eps' + 1) / (e^eps' - 1) at the realized keep
 
     def to_dict(self):
         """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
@@ -556,15 +881,16 @@ class SketchFrequencyOracle:
         j = rng.integers(self.n_hashes, size=n)
         position = self.hash(words, j)
         if not self.hadamard:
-            # +1 at h_j(x), -1 elsewhere, every entry flipped with probability 1 - keep:
-            # bit a is 1 with probability keep at a = h_j(x), 1 - keep elsewhere.
-            bits = rng.random((n, self.width)) >= self.keep
-            bits[np.arange(n), position] = ~bits[np.arange(n), position]
-            return j.astype(np.uint32), np.packbits(bits, axis=1, bitorder="little")
+            # +1 at h_j(x), -1 elsewhere, every entry flipped with probability 1 - keep: bits
+            # that are 1 with probability 1 - keep, the one at h_j(x) then inverted.
+            bits = bernoulli_packed(rng, n, self.width, self._flip_numerator)
+            rows = np.arange(n)
+            bits[rows, position >> 3] ^= (np.uint8(1) << (position & 7).astype(np.uint8))
+            return j.astype(np.uint32), bits
         coordinate = rng.integers(self.width, size=n)
         sign_bit = (np.bitwise_count((coordinate & position).astype(np.uint64))
                     & np.uint8(1)) == 0
-        flip = rng.random(n) >= self.keep
+        flip = bernoulli_bits(rng, n, self._flip_numerator).astype(bool)
         return (j.astype(np.uint32), coordinate.astype(np.uint32),
                 (sign_bit ^ flip).astype(np.uint8))
 
@@ -577,13 +903,17 @@ class SketchFrequencyOracle:
             if j.ndim != 1 or j.dtype.kind not in "iu" or (j.size and j.max() >= k) \
                     or packed.shape != (j.shape[0], (m + 7) // 8) or packed.dtype != np.uint8:
                 raise ValueError(f"CMS reports are (j < {k}, packed {m}-bit rows).")
-            bits = np.unpackbits(packed, axis=1, bitorder="little")
-            if bits[:, m:].any():
+            if m % 8 and (packed[:, -1] >> np.uint8(m % 8)).any():
                 raise ValueError("a CMS report sets a bit past the sketch width.")
+            # Reports grouped by hash (a stable sort), then each group's column counts on the
+            # packed bits (never unpacked).
+            n_j = np.bincount(j.astype(np.int64), minlength=k)
+            grouped = packed[np.argsort(j, kind="stable")]
             ones = np.zeros((k, m), dtype=np.int64)
-            np.add.at(ones, j.astype(np.int64), bits[:, :m].astype(np.int64))
-            return np.concatenate([ones.ravel(), np.bincount(j.astype(np.int64),
-                                                             minlength=k)])
+            bounds = np.concatenate([[0], np.cumsum(n_j)])
+            for index in np.flatnonzero(n_j):
+                ones[index] = column_counts(grouped[bounds[index]:bounds[index + 1]], m)
+            return np.concatenate([ones.ravel(), n_j])
         j, coordinate, bit = (np.asarray(part) for part in reports)
         if not (j.shape == coordinate.shape == bit.shape and j.ndim == 1) or any(
                 part.dtype.kind not in "iu" for part in (j, coordinate, bit)) or (j.size and (

@@ -46,6 +46,17 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .._validation import check_epsilon, check_positive_int
+from ._bits import (
+    PRECISION,
+    bernoulli_bits,
+    bernoulli_packed,
+    column_counts,
+    decimal_exp,
+    dyadic_numerator,
+    n_packed_bytes,
+    random_words,
+    ratio_at_most,
+)
 
 LONGITUDINAL_PROTOCOLS = {"l_grr": ("grr", "grr"), "l_sue": ("sue", "sue"),
                           "l_oue": ("oue", "oue"), "l_osue": ("oue", "sue"),
@@ -97,7 +108,7 @@ class LongitudinalMechanism:
 
     See Also
     --------
-    MemoState : the clients' memoized permanent responses.
+    MemoState : The clients' memoized permanent responses.
 
     References
     ----------
@@ -153,7 +164,43 @@ class LongitudinalMechanism:
                 f"{excess(60.0) + self.epsilon_1:.4g}-LDP here; lower epsilon_1.")
         self.epsilon_instant = brentq(excess, 1e-12, 60.0, xtol=1e-14)
         self.p2, self.q2 = _step_probabilities(self.instant, k, self.epsilon_instant)
+        if self.unary:
+            self._realize_unary()
         self.P1, self.P0 = _chain(self.p1, self.q1, self.p2, self.q2)
+
+    def _realize_unary(self):
+        """Round the bit probabilities to multiples of ``2^-52`` (drawn exactly by
+        :func:`bernoulli_packed`) without exceeding either budget, checked exactly.
+
+        Each step keeps its form: "sue" has ``p = 1 - q``, "oue" has ``p = 1/2`` (exact), so
+        only ``q`` is rounded, up (towards 1/2, which lowers the odds ratio); the
+        instantaneous ``q2`` is then raised by ``2^-52`` steps until the chained odds ratio of
+        one report, computed exactly, is at most ``e^eps_1`` (the solver's value attains it,
+        so rounding may overshoot by ~1e-16). The forms also make a round cheap: an
+        instantaneous "sue" step flips each permanent bit with ``q2``, an "oue" step replaces
+        each set bit by a fair coin (see :meth:`instantaneous`).
+        """
+        one = 2**PRECISION
+
+        def complement(kind, q):
+            return one - q if kind == "sue" else one // 2
+
+        self._q1 = dyadic_numerator(self.q1, "up")
+        self._p1 = complement(self.permanent, self._q1)
+        self._q2 = dyadic_numerator(self.q2, "up")
+        bound = decimal_exp(self.epsilon_1)
+        for _ in range(64):
+            self._p2 = complement(self.instant, self._q2)
+            # P1, P0 as exact fractions over one^2: one report's odds ratio for two values.
+            P1 = self._p1 * self._p2 + (one - self._p1) * self._q2
+            P0 = self._q1 * self._p2 + (one - self._q1) * self._q2
+            if ratio_at_most(P1 * (one * one - P0), P0 * (one * one - P1), bound):
+                break
+            self._q2 += 1
+        else:  # pragma: no cover - the rounding moves the ratio by ~1e-16 only
+            raise ArithmeticError("could not realize the instantaneous step within epsilon_1.")
+        self.p1, self.q1 = self._p1 / one, self._q1 / one
+        self.p2, self.q2 = self._p2 / one, self._q2 / one
 
     @property
     def unary(self):
@@ -189,27 +236,41 @@ class LongitudinalMechanism:
 
     # ------------------------------------------------------------------ client side
     def permanent_response(self, values, rng):
-        """Fresh permanent responses for ``values``: a value (grr) or a bool bit matrix."""
+        """Fresh permanent responses for ``values``: a value (grr) or packed bit rows (uint8,
+        ``ceil(n_cells / 8)`` bytes, bit ``j`` of byte ``j // 8`` is value ``j``)."""
         values = np.asarray(values)
         n, k = values.shape[0], self.n_cells
         if not self.unary:
             other = rng.integers(k - 1, size=n)
             other = other + (other >= values)  # uniform over the k - 1 other values
             return np.where(rng.random(n) < self.p1, values, other)
-        bits = rng.random((n, k)) < self.q1
-        bits[np.arange(n), values] = rng.random(n) < self.p1
+        # Every bit 1 with probability q1, then the value's own bit redrawn with p1.
+        bits = bernoulli_packed(rng, n, k, self._q1)
+        rows, byte = np.arange(n), values >> 3
+        mask = (np.uint8(1) << (values & 7).astype(np.uint8))
+        own = bernoulli_bits(rng, n, self._p1).astype(bool)
+        bits[rows, byte] = np.where(own, bits[rows, byte] | mask, bits[rows, byte] & ~mask)
         return bits
 
     def instantaneous(self, permanent, rng):
-        """One round's report of memoized permanent responses (fresh randomness)."""
+        """One round's report of memoized permanent responses (fresh randomness): a value
+        (grr) or packed bit rows, each bit 1 with ``p2`` where the permanent bit is set and
+        ``q2`` where it is not."""
         if not self.unary:
             n, k = permanent.shape[0], self.n_cells
             other = rng.integers(k - 1, size=n)
             other = other + (other >= permanent)
             return np.where(rng.random(n) < self.p2, permanent, other)
-        draws = rng.random(permanent.shape)
-        return np.packbits(np.where(permanent, draws < self.p2, draws < self.q2), axis=1,
-                           bitorder="little")
+        # Every bit 1 with q2 (the law of a clear permanent bit), then for set permanent bits:
+        # "sue" (p2 = 1 - q2) flips it, giving 1 with 1 - q2; "oue" (p2 = 1/2) XORs a fair
+        # coin, giving 1/2. One Bernoulli matrix per round instead of two.
+        report = bernoulli_packed(rng, permanent.shape[0], self.n_cells, self._q2)
+        if self.instant == "sue":
+            report ^= permanent
+        else:
+            coins = random_words(rng, -(-permanent.size // 8)).view(np.uint8)
+            report ^= coins[:permanent.size].reshape(permanent.shape) & permanent
+        return report
 
     def randomize(self, values, state, rng):
         """One round: each user's report of its value, memoizing permanent responses in
@@ -251,15 +312,16 @@ class LongitudinalMechanism:
                 raise ValueError(f"{self.protocol!r} reports are values in [0, {k}).")
             counts = np.bincount(reports.astype(np.int64), minlength=k)
         else:
-            width = (k + 7) // 8
+            width = n_packed_bytes(k)
             if reports.ndim != 2 or reports.shape[1] != width or reports.dtype != np.uint8:
                 raise ValueError(f"{self.protocol!r} reports are packed uint8 rows of {width} "
                                  f"bytes, got {reports.dtype} of shape {reports.shape}.")
-            bits = np.unpackbits(reports, axis=1, bitorder="little")
-            if bits[:, k:].any():
-                row = int(np.argmax(bits[:, k:].any(axis=1)))
-                raise ValueError(f"report {row} sets a bit past value {k - 1}.")
-            counts = bits[:, :k].sum(axis=0, dtype=np.int64)
+            if k % 8:
+                past = (reports[:, -1] >> np.uint8(k % 8)) != 0
+                if past.any():
+                    raise ValueError(f"report {int(np.argmax(past))} sets a bit past value "
+                                     f"{k - 1}.")
+            counts = column_counts(reports, k)
         return np.append(counts.astype(np.int64), np.int64(reports.shape[0]))
 
     def estimate(self, statistic):
@@ -310,8 +372,8 @@ class MemoState:
     def __init__(self, mechanism):
         self.mechanism = mechanism
         self.keys = np.zeros(0, dtype=np.int64)
-        shape = (0, mechanism.n_cells) if mechanism.unary else (0,)
-        self.responses = np.zeros(shape, dtype=bool if mechanism.unary else np.int64)
+        shape = (0, n_packed_bytes(mechanism.n_cells)) if mechanism.unary else (0,)
+        self.responses = np.zeros(shape, dtype=np.uint8 if mechanism.unary else np.int64)
 
     @property
     def n_entries(self):
@@ -334,6 +396,30 @@ class MemoState:
             self.responses = np.concatenate([self.responses, fresh])[order]
             position = np.searchsorted(self.keys, keys)
         return self.responses[position]
+
+
+def _sample_without_replacement(rng, n_rows, k, d):
+    """``(n_rows, d)`` int64: each row a uniformly random ``d``-subset of ``range(k)``.
+
+    Floyd's algorithm, vectorized over the rows: for ``j = k - d .. k - 1`` draw ``t`` uniform
+    in ``[0, j]`` and take ``t``, or ``j`` if ``t`` is already taken; every ``d``-subset comes out
+    with the same probability. ``O(n d^2)`` work and ``O(n d)`` memory (no ``n x k`` array),
+    unless ``d^2`` exceeds ``8 k``, where a random permutation per row (in blocks) is cheaper.
+    """
+    if d * d > 8 * k:
+        out = np.empty((n_rows, d), dtype=np.int64)
+        block = max(1, 2**22 // k)
+        for start in range(0, n_rows, block):
+            keys = rng.random((min(block, n_rows - start), k))
+            out[start:start + block] = np.argpartition(keys, d - 1, axis=1)[:, :d] if d < k \
+                else np.argsort(keys, axis=1)
+        return out
+    out = np.empty((n_rows, d), dtype=np.int64)
+    for i, j in enumerate(range(k - d, k)):
+        t = rng.integers(j + 1, size=n_rows)
+        taken = (out[:, :i] == t[:, None]).any(axis=1)
+        out[:, i] = np.where(taken, j, t)
+    return out
 
 
 class DBitFlipPM:
@@ -362,7 +448,7 @@ class DBitFlipPM:
 
     See Also
     --------
-    LongitudinalMechanism : memoization plus fresh noise every round.
+    LongitudinalMechanism : Memoization plus fresh noise every round.
 
     References
     ----------
@@ -425,7 +511,7 @@ class DBitFlipPM:
     def new_state(self, n_users, rng):
         """The clients' permanent state: each user's ``d`` sampled buckets and an empty
         memo of reports per value (a :class:`MemoState`-like store)."""
-        buckets = np.argsort(rng.random((n_users, self.n_cells)), axis=1)[:, :self.n_sampled]
+        buckets = _sample_without_replacement(rng, n_users, self.n_cells, self.n_sampled)
         return {"buckets": np.sort(buckets, axis=1), "keys": np.zeros(0, dtype=np.int64),
                 "bits": np.zeros((0, self.n_sampled), dtype=np.uint8)}
 
