@@ -33,7 +33,7 @@ def test_hierarchical_over_2_16_cells_end_to_end():
     encoder = LDPEncoder(categories=domain, strategy="hierarchical", oracle="hrr", epsilon=1.0,
                          workload=workloads.all_range(domain), random_state=0).fit(df)
     assert encoder.workload_.n_queries == D * (D + 1) // 2
-    assert encoder.expected_error_["worst_case"] > 0
+    assert encoder.expected_total_error_["worst_case"] > 0
     estimator = RangeQueryEstimator().fit(encoder.transform(df))
     bounds = np.sort(np.random.default_rng(1).integers(0, D, (1000, 2)), axis=1)
     answers = estimator.predict(bounds)
@@ -149,7 +149,7 @@ def test_auto_over_2_20_cells_scores_what_it_can_and_says_why(name):
     skipped = table[table["status"] == "skipped"]
     assert skipped["reason"].str.len().min() > 0
     assert {"hierarchical_matrix", "fourier", "optimized"} <= set(skipped.index)
-    assert encoder.expected_error_["worst_case"] == pytest.approx(
+    assert encoder.expected_total_error_["worst_case"] == pytest.approx(
         table.loc[encoder.strategy_, "worst_case"])
     if name != "histogram":
         assert encoder.strategy_ in ("hierarchical", "haar")
@@ -165,7 +165,7 @@ def test_auto_runs_the_optimizer_on_small_domains_and_never_loses_to_a_baseline(
     table = encoder.selection_
     assert table.loc["optimized", "status"] in ("scored", "chosen")
     best = table["worst_case"].min()
-    assert encoder.expected_error_["worst_case"] == pytest.approx(best)
+    assert encoder.expected_total_error_["worst_case"] == pytest.approx(best)
 
 
 def test_optimized_refuses_at_once_past_its_size():
@@ -180,7 +180,7 @@ def test_optimized_budget_returns_the_best_so_far_with_a_warning():
         encoder = LDPEncoder(categories=domain, strategy="optimized", epsilon=1.0,
                              workload=workloads.prefix(domain), max_seconds=1e-9,
                              random_state=0).fit()
-    assert encoder.n_iter_ >= 1 and np.isfinite(encoder.expected_error_["worst_case"])
+    assert encoder.n_iter_ >= 1 and np.isfinite(encoder.expected_total_error_["worst_case"])
 
 
 def test_verbose_progress_goes_through_logging(caplog):
