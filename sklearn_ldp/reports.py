@@ -1438,25 +1438,9 @@ class _MultiAttributePart(_Part):
         return self.mechanism.estimate(statistic)
 
     def count_variance(self, i, frequencies, n_users):
-        """Variance of column ``i``'s count estimates at the given frequencies.
-
-        SPL, RS+FD and SMP with GRR: the mechanism's own formula. SMP with OUE decodes
-        through the oracle's estimate, whose known-total step lowers the variance below the
-        plain ``(C - n q) / (p - q)`` that ``count_variance`` of the math layer assumes
-        (measured: 0.6 to 0.9 of it at epsilon 2): the per-user variances ``z`` of the
-        oracle itself (its ``query_variance``) replace it, ``N (d (f z_own + (1 - f)
-        z_other) + (d - 1) f (1 - f))``, up to ``O(d / N)`` as the mechanism's.
-        """
-        mechanism = self.mechanism
-        if not self._smp or mechanism.oracle == "grr":
-            return mechanism.count_variance(i, frequencies, n_users)
-        f = np.asarray(frequencies, dtype=float)
-        size = mechanism.shape[i]
-        first = np.zeros((1, size))
-        first[0, 0] = 1.0
-        own, other = mechanism.oracles[i].query_variance(first)[0, :2]
-        d = mechanism.n_attributes
-        return n_users * (d * (f * own + (1 - f) * other) + (d - 1) * f * (1 - f))
+        """Variance of column ``i``'s count estimates at the given frequencies (the
+        mechanism's formula: exact for SPL and RS+FD, SMP up to ``O(d / N)``)."""
+        return self.mechanism.count_variance(i, frequencies, n_users)
 
     def per_user_variance(self):
         """Per column, ``(worst, average)`` variance of one category's count, per user: the

@@ -112,13 +112,13 @@ def test_estimates_are_unbiased_with_the_analytic_variance(protocol, oracle):
     for i, k in enumerate(shape):
         truth = np.bincount(records[:, i], minlength=k)
         variance = mechanism.count_variance(i, truth / n_users, n_users)
-        if protocol == "smp":
-            # The sampling term treats the users as drawn from the frequencies; given the
-            # fixed records, the variance is that of a finite population (factor (N - n_i)
-            # / (N - 1), n_i about N / d): the formula holds to O(d / N) in the oracle term.
-            check_unbiased_and_variance(np.array(answers[i]), truth, variance)
-        else:
-            check_unbiased_and_variance(np.array(answers[i]), truth, variance)
+        # SMP's formula holds to O(d / N) (module docstring); the others exactly.
+        check_unbiased_and_variance(np.array(answers[i]), truth, variance)
+        # Averaged over the cells, the sample variance is within 15% of the formula (the
+        # band above allows each cell more; this catches a formula that is off everywhere,
+        # as SMP's with OUE was before it used the oracle's own per-user variance).
+        ratio = np.array(answers[i]).var(axis=0, ddof=1) / variance
+        assert 0.85 < ratio.mean() < 1.15, ratio
 
 
 def test_bad_input_is_refused():

@@ -41,8 +41,9 @@ Estimators. For SPL and RS+FD every attribute's support count ``C_v`` (reports s
 value ``v``) is a sum of independent per-user bits with probability ``P_1`` (users whose value
 is ``v``) or ``P_0``; the unbiased estimate is ``(a C_v - b N) / c`` and its variance
 ``N (a / c)^2 [f P_1 (1 - P_1) + (1 - f) P_0 (1 - P_0)]`` at frequency ``f``, exactly. SMP's
-variance, ``N d [f p (1 - p) + (1 - f) q (1 - q)] / (p - q)^2 + N (d - 1) f (1 - f)``, replaces
-``E[N / n_i]`` by ``d`` (relative error ``O(d / N)``).
+variance, ``N d [f z_own + (1 - f) z_other] + N (d - 1) f (1 - f)`` with the oracle's own
+per-user variances ``z`` (its estimate may use the known total), replaces ``E[N / n_i]`` by
+``d`` (relative error ``O(d / N)``).
 
 References
 ----------
@@ -430,10 +431,15 @@ class MultiAttributeMechanism:
         """
         f = np.asarray(frequencies, dtype=float)
         if self.protocol == "smp":
-            p, q = self.oracles[i].p, self.oracles[i].q
+            # SMP decodes through the oracle's own estimate (OUE's uses the known total,
+            # which lowers the variance below the plain (C - n q) / (p - q)): its per-user
+            # variances of one cell's count, for a user of that value and of another, are
+            # read from the oracle (``query_variance`` of the first cell's query).
+            first = np.zeros((1, self.shape[i]))
+            first[0, 0] = 1.0
+            own, other = self.oracles[i].query_variance(first)[0, :2]
             d = self.n_attributes
-            return n_users * (d * (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (p - q) ** 2
-                              + (d - 1) * f * (1 - f))
+            return n_users * (d * (f * own + (1 - f) * other) + (d - 1) * f * (1 - f))
         a, _, c, P0, P1 = self._linear(i)
         return n_users * (a / c) ** 2 * (f * P1 * (1 - P1) + (1 - f) * P0 * (1 - P0))
 
