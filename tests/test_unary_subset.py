@@ -386,8 +386,10 @@ def test_unary_bad_inputs(cls):
         cls(8, 1e-17)
     mechanism = cls(13, 1.0)
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match=r"user types must be integers in \[0, 13\)"):
+    with pytest.raises(ValueError, match=r"in \[0, 13\); entry 1 is 13"):
         mechanism.randomize(np.array([0, 13]), rng)
+    with pytest.raises(ValueError, match=r"entry 2 is -1"):
+        mechanism.randomize(np.array([0, 4, -1, 20]), rng)
     reports = mechanism.randomize(np.array([0, 12, 5]), rng)
     with pytest.raises(ValueError, match="2 bytes per report; got 1"):
         mechanism.aggregate(reports[:, :1])

@@ -182,10 +182,14 @@ def check_type_indices(indices, n_inputs):
     """User types as an int64 array, or a ValueError if any lies outside ``[0, n_inputs)``."""
     indices = np.asarray(indices)
     if indices.ndim != 1 or (indices.size and not np.issubdtype(indices.dtype, np.integer)):
-        raise ValueError("user types must be a 1-D array of integer cell indices.")
+        raise ValueError(f"user types must be a 1-D array of integer cell indices, got an "
+                         f"array of shape {indices.shape} and dtype {indices.dtype}.")
     indices = indices.astype(np.int64, copy=False)
     if indices.size and (indices.min() < 0 or indices.max() >= n_inputs):
-        raise ValueError(f"user types must be integers in [0, {n_inputs}).")
+        # Name the first offending entry, so a user can find the bad record.
+        position = int(np.argmax((indices < 0) | (indices >= n_inputs)))
+        raise ValueError(f"user types must be integers in [0, {n_inputs}); entry {position} "
+                         f"is {int(indices[position])}.")
     return indices
 
 
