@@ -22,6 +22,7 @@ Builders take the domain as a ``Domain``, a mapping column -> categories, or an 
 cells, and return a labelled :class:`Workload`.
 """
 
+import functools
 import itertools
 import math
 import numbers
@@ -66,6 +67,36 @@ __all__ = [
     "MAX_LABELS",
     "MAX_QUERY_ENTRIES",
 ]
+
+def _renamed_keyword(old, new):
+    """Decorator: accept the keyword ``old`` as the deprecated spelling of ``new``.
+
+    The vocabulary of issue 16 (item 7) renamed parameters (``n`` -> ``n_cells`` here,
+    ``counts`` -> ``statistic`` in the mechanisms); the old keyword keeps working for one
+    release with a FutureWarning naming the new one. Positional calls are unchanged; giving
+    both spellings is a TypeError, as Python's own for a repeated argument.
+    """
+
+    def decorate(function):
+        # A class is called by its name: "Identity()", not "Identity.__init__()".
+        called = function.__qualname__.removesuffix(".__init__")
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"{called}() got both {new!r} and its deprecated "
+                                    f"spelling {old!r}; give only {new!r}.")
+                warnings.warn(f"{called}(): the keyword {old!r} is deprecated "
+                              f"and will be removed in the next release; use {new!r}.",
+                              FutureWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
 
 # Labels are built on first use, one Python string per query: refuse beyond this many.
 MAX_LABELS = 2**24
@@ -642,10 +673,10 @@ class Identity(_Structured):
 
     Parameters
     ----------
-    n : int
-        The number of domain cells.
+    n_cells : int
+        The number of domain cells (the keyword ``n`` is its deprecated spelling).
     domain : Domain, mapping or int, optional
-        The domain (its size must be ``n``); the labels are its cell labels.
+        The domain (its size must be ``n_cells``); the labels are its cell labels.
     name : str, default="histogram"
         A short name of the workload family.
 
@@ -662,8 +693,9 @@ class Identity(_Structured):
     ['x=0', 'x=1', 'x=2']
     """
 
-    def __init__(self, n, domain=None, name="histogram"):
-        self._setup(n, n, domain, name)
+    @_renamed_keyword("n", "n_cells")
+    def __init__(self, n_cells, domain=None, name="histogram"):
+        self._setup(n_cells, n_cells, domain, name)
 
     def _matvec(self, X):
         return X.copy()
@@ -699,10 +731,10 @@ class Total(_Structured):
 
     Parameters
     ----------
-    n : int
-        The number of domain cells.
+    n_cells : int
+        The number of domain cells (the keyword ``n`` is its deprecated spelling).
     domain : Domain, mapping or int, optional
-        The domain (its size must be ``n``).
+        The domain (its size must be ``n_cells``).
     name : str, default="total"
         A short name of the workload family.
 
@@ -716,8 +748,9 @@ class Total(_Structured):
     array([6.])
     """
 
-    def __init__(self, n, domain=None, name="total"):
-        self._setup(1, n, domain, name)
+    @_renamed_keyword("n", "n_cells")
+    def __init__(self, n_cells, domain=None, name="total"):
+        self._setup(1, n_cells, domain, name)
 
     def _matvec(self, X):
         return X.sum(axis=0, keepdims=True)
@@ -749,10 +782,10 @@ class Prefix(_Structured):
 
     Parameters
     ----------
-    n : int
-        The number of domain cells.
+    n_cells : int
+        The number of domain cells (the keyword ``n`` is its deprecated spelling).
     domain : Domain, mapping or int, optional
-        The domain (its size must be ``n``); a one-column domain labels the queries with
+        The domain (its size must be ``n_cells``); a one-column domain labels the queries with
         its categories.
     name : str, default="prefix"
         A short name of the workload family.
@@ -769,8 +802,9 @@ class Prefix(_Structured):
            [1., 1., 1.]])
     """
 
-    def __init__(self, n, domain=None, name="prefix"):
-        self._setup(n, n, domain, name)
+    @_renamed_keyword("n", "n_cells")
+    def __init__(self, n_cells, domain=None, name="prefix"):
+        self._setup(n_cells, n_cells, domain, name)
 
     def _matvec(self, X):
         return np.cumsum(X, axis=0)
@@ -840,13 +874,13 @@ class Intervals(_IntervalFamily):
 
     Parameters
     ----------
-    n : int
-        The number of domain cells.
+    n_cells : int
+        The number of domain cells (the keyword ``n`` is its deprecated spelling).
     lo, hi : array-like of int
         The first and last cell (inclusive, flat indices) of each query, with
         ``0 <= lo <= hi < n``; one entry per query each.
     domain : Domain, mapping or int, optional
-        The domain (its size must be ``n``).
+        The domain (its size must be ``n_cells``).
     name : str, default="ranges"
         A short name of the workload family.
     labels : sequence of str, optional
@@ -867,10 +901,11 @@ class Intervals(_IntervalFamily):
     array([ 3., 12.])
     """
 
-    def __init__(self, n, lo, hi, domain=None, name="ranges", labels=None):
+    @_renamed_keyword("n", "n_cells")
+    def __init__(self, n_cells, lo, hi, domain=None, name="ranges", labels=None):
         lo = np.asarray(lo, dtype=np.int64).ravel()
         hi = np.asarray(hi, dtype=np.int64).ravel()
-        n = check_positive_int(n, "n")
+        n = check_positive_int(n_cells, "n_cells")
         if lo.shape != hi.shape:
             raise ValueError(f"ranges: lo and hi differ in length ({lo.shape[0]} and "
                              f"{hi.shape[0]}).")
@@ -922,10 +957,10 @@ class AllRange(_IntervalFamily):
 
     Parameters
     ----------
-    n : int
-        The number of domain cells.
+    n_cells : int
+        The number of domain cells (the keyword ``n`` is its deprecated spelling).
     domain : Domain, mapping or int, optional
-        The domain (its size must be ``n``).
+        The domain (its size must be ``n_cells``).
     name : str, default="all_range"
         A short name of the workload family.
 
@@ -943,8 +978,9 @@ class AllRange(_IntervalFamily):
     array([1., 3., 6., 2., 5., 3.])
     """
 
-    def __init__(self, n, domain=None, name="all_range"):
-        n = check_positive_int(n, "n")
+    @_renamed_keyword("n", "n_cells")
+    def __init__(self, n_cells, domain=None, name="all_range"):
+        n = check_positive_int(n_cells, "n_cells")
         self._setup(n * (n + 1) // 2, n, domain, name)
 
     def _interval_arrays(self):
@@ -1184,14 +1220,14 @@ class Parity(_Structured):
 
     Parameters
     ----------
-    n : int
-        The number of domain cells, ``2**d``.
+    n_cells : int
+        The number of domain cells, ``2**d`` (the keyword ``n`` is its deprecated spelling).
     masks : array-like of int
-        One bit mask per query, in ``[1, n)``: the attributes whose parity it takes.
+        One bit mask per query, in ``[1, n_cells)``: the attributes whose parity it takes.
     bit_names : sequence of str
         The ``d`` attribute names, most significant bit first (used in the labels).
     domain : Domain, mapping or int, optional
-        The domain (its size must be ``n``).
+        The domain (its size must be ``n_cells``).
     name : str, default="parity"
         A short name of the workload family.
 
@@ -1215,10 +1251,11 @@ class Parity(_Structured):
     array([1., 1., 1.])
     """
 
-    def __init__(self, n, masks, bit_names, domain=None, name="parity"):
+    @_renamed_keyword("n", "n_cells")
+    def __init__(self, n_cells, masks, bit_names, domain=None, name="parity"):
         # The one validation of parity workloads: direct construction and spec loading
         # (_from_spec, which reads these from a possibly tampered file) both go through it.
-        n = check_positive_int(n, "Parity: n")
+        n = check_positive_int(n_cells, "Parity: n_cells")
         if isinstance(bit_names, str | bytes | dict | set | frozenset) or not hasattr(
                 bit_names, "__iter__"):
             raise ValueError(f"Parity: bit_names must be a sequence of strings (one per bit, "

@@ -395,7 +395,7 @@ def test_refused_central_release_releases_nothing(tmp_path):
                                   ledger=path, random_state=0)
     with pytest.raises(BudgetExceededError, match="delta=0.0001"):
         estimator.fit(_records())
-    assert not hasattr(estimator, "counts_") and not hasattr(estimator, "mechanism_")
+    assert not hasattr(estimator, "statistic_") and not hasattr(estimator, "mechanism_")
     assert PrivacyLedger.open(path).entries == []
 
 

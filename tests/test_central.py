@@ -488,7 +488,7 @@ def test_estimator_options_and_custom_strategy():
                             categories=DOM, random_state=0, normalize=True,
                             strategy_params={"noise": "discrete", "refine_iter": 2}).fit(df)
     assert est.answers_.iloc[-1] == pytest.approx(1.0)  # normalized by the private total
-    assert est.counts_.dtype == np.int64
+    assert est.statistic_.dtype == np.int64
     custom = WorkloadEstimator(workload=W, strategy=np.tril(np.ones((8, 8))), epsilon=1.0,
                                delta=1e-5, categories=DOM, random_state=0).fit(df)
     assert custom.strategy_ == "custom"
@@ -498,7 +498,7 @@ def test_estimator_options_and_custom_strategy():
 @pytest.mark.parametrize("params, message", [
     ({"strategy": "eigen"}, "needs delta"),
     ({"strategy": "eigen", "delta": 0.0}, r"open interval \(0, 1\)"),
-    ({"strategy": "wavelet", "delta": 1e-5, "strategy_params": {"branching": 4}},
+    ({"strategy": "wavelet", "delta": 1e-5, "branching": 4},
      "do not apply"),
     ({"strategy": np.eye(8)[:7], "delta": 1e-5}, "does not support the workload"),
     ({"strategy": "auto", "delta": 1e-5,
@@ -527,7 +527,7 @@ def test_local_strategies_get_delta_and_options_through():
                                  random_state=0).fit(df)  # (eps, delta)-LDP: still local
     assert gaussian.n_users_ == 400 and not hasattr(gaussian, "lower_bound_")
     tree = WorkloadEstimator(strategy="hierarchical", epsilon=1.0, categories=DOM,
-                             random_state=0, strategy_params={"branching": 3}).fit(df)
+                             random_state=0, branching=3).fit(df)
     assert tree.encoder_.branching == 3
     with pytest.raises(ValueError, match="strategy_params does not fit LDPEncoder"):
         WorkloadEstimator(strategy="hadamard", epsilon=1.0, categories=DOM,

@@ -71,7 +71,7 @@ def test_dask_dataframe_from_parquet_files_equals_files_and_estimator_fits(clien
     assert "not computed" in repr(lazy)
     fitted = WorkloadEstimator().fit(lazy)
     single = WorkloadEstimator().fit(reports)
-    np.testing.assert_array_equal(fitted.counts_, single.counts_)
+    np.testing.assert_array_equal(fitted.statistic_, single.statistic_)
     pd.testing.assert_series_equal(fitted.answers_, single.answers_)
     assert fitted.n_users_ == 5000 and repr(lazy).startswith("DaskReports(computed")
 
@@ -86,9 +86,9 @@ def test_estimators_fit_and_partial_fit_dask_reports(client):
     halves = [DaskReports(frame.partitions[:2], mechanism),
               DaskReports(frame.partitions[2:], mechanism)]
     streamed = RangeQueryEstimator().partial_fit(halves[0]).partial_fit(halves[1])
-    np.testing.assert_array_equal(streamed.counts_, single.counts_)
+    np.testing.assert_array_equal(streamed.statistic_, single.statistic_)
     merged = halves[0].compute() + halves[1].compute()
-    np.testing.assert_array_equal(merged.statistic, single.counts_)
+    np.testing.assert_array_equal(merged.statistic, single.statistic_)
 
 
 def test_bad_partitions_and_collections_give_clear_errors(client):

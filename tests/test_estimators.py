@@ -73,7 +73,7 @@ def test_partial_fit_in_chunks_equals_one_fit():
     chunked = WorkloadEstimator(workload="prefix")
     for start in range(0, 3000, 700):
         chunked.partial_fit(reports[start:start + 700])
-    np.testing.assert_array_equal(whole.counts_, chunked.counts_)
+    np.testing.assert_array_equal(whole.statistic_, chunked.statistic_)
     pd.testing.assert_series_equal(whole.answers_, chunked.answers_)
     merged = WorkloadEstimator(workload="prefix").fit(LDPReports.concat([reports[:1000],
                                                                           reports[1000:]]))

@@ -110,7 +110,7 @@ def test_parity_refuses_bit_names_that_are_not_strings(bit_names):
 
 @pytest.mark.parametrize("n", [0, -4, 4.0, True])
 def test_parity_refuses_a_bad_n(n):
-    with pytest.raises(ValueError, match=r"Parity: n must be an integer >= 1, got "):
+    with pytest.raises(ValueError, match=r"Parity: n_cells must be an integer >= 1, got "):
         Parity(n, [1], ["a", "b"])
 
 

@@ -285,7 +285,7 @@ def test_workload_fit_equals_partial_fits_merged_shards_and_files(tmp_path):
     from_files = WorkloadEstimator(workload=reports.workload).fit(
         aggregate_files(tmp_path, domain=reports.domain))
     for other in (streamed, merged, from_files):
-        np.testing.assert_array_equal(other.counts_, one.counts_)
+        np.testing.assert_array_equal(other.statistic_, one.statistic_)
         assert other.n_users_ == one.n_users_ == 3000
         pd.testing.assert_series_equal(other.answers_, one.answers_)
         pd.testing.assert_frame_equal(other.expected_error_, one.expected_error_)
@@ -301,7 +301,7 @@ def test_range_fit_equals_partial_fits_and_merged_shards():
     merged = RangeQueryEstimator().fit(reports[:999].aggregate() + reports[999:].aggregate())
     ranges = [[0, 10], [5, 63], [20, 20]]
     for other in (streamed, merged):
-        np.testing.assert_array_equal(other.counts_, one.counts_)
+        np.testing.assert_array_equal(other.statistic_, one.statistic_)
         np.testing.assert_array_equal(other.cdf_, one.cdf_)
         np.testing.assert_array_equal(other.predict(ranges), one.predict(ranges))
     with pytest.raises(ValueError, match="different mechanism"):

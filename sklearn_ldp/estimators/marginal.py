@@ -38,6 +38,7 @@ from ._base import (
     add_statistic,
     check_batch,
     checked_statistic,
+    deprecated_counts_property,
     record_invalid,
     reports_or_privatized,
     start_batches,
@@ -167,8 +168,9 @@ class MarginalEstimator(BaseEstimator):
     Attributes
     ----------
     mechanism_, domain_ : the objects the reports came with.
-    counts_ : ndarray
-        The mechanism's additive statistic of all reports fitted.
+    statistic_ : ndarray
+        The mechanism's additive statistic of all reports fitted (``counts_``: its deprecated
+        alias, with a FutureWarning, removed in the next release).
     n_users_ : int
     attributes_ : list
         The collected attributes (the domain's column names, else their positions).
@@ -191,8 +193,14 @@ class MarginalEstimator(BaseEstimator):
         **The error of the unbiased tables** (``unbiased_marginals_``, i.e. of
         ``postprocess="none"`` for the six unbiased strategies), not of the post-processed
         ``marginals_``, whose error has no closed form; the columns' name,
-        ``"error of unbiased_marginals_"``, says so in every printout. One row per marginal:
-        ``order``, ``n_cells``, ``predicted_tv`` (expected total variation of the unbiased
+        ``"error of unbiased_marginals_"``, says so in every printout. One row per marginal,
+        with the columns of every estimator's ``expected_error_`` first: ``worst_case`` and
+        ``average_case``, the variance of the table of fractions summed over its cells for
+        ``n_users_`` users (users spread uniformly for ``average_case``; for ``worst_case``
+        the larger of that and every user in one cell: the maximum over all data, exactly
+        or, for the Hadamard strategies with category counts that are not powers of two,
+        within 0.1 %); then ``order``,
+        ``n_cells``, ``predicted_tv`` (expected total variation of the unbiased
         table for ``n_users_`` users, predicted for uniform data: the data-independent
         prediction) and ``plug_in_tv`` (the same with the estimated marginal plugged into the
         variance formula). In the benchmark the post-processed tables' measured total
@@ -252,6 +260,9 @@ class MarginalEstimator(BaseEstimator):
     True
     """
 
+    # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
+    counts_ = deprecated_counts_property()
+
     def __init__(
         self,
         postprocess=DEFAULT_POSTPROCESS,
@@ -298,7 +309,7 @@ class MarginalEstimator(BaseEstimator):
         MarginalEstimator
             The fitted estimator.
         """
-        for attribute in ("counts_", "encoder_", "em_report_", "_first_batch",
+        for attribute in ("statistic_", "encoder_", "em_report_", "_first_batch",
                           "n_invalid_reports_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
@@ -320,7 +331,7 @@ class MarginalEstimator(BaseEstimator):
             The estimator, updated.
         """
         method = self._check_params()
-        first_call = not hasattr(self, "counts_")
+        first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
         if len(reports) == 0:
             raise ValueError("no reports to fit: X has 0 rows.")
@@ -341,9 +352,9 @@ class MarginalEstimator(BaseEstimator):
             self.attributes_ = _attribute_names(self.mechanism_, self.domain_)
             self.max_order_ = int(self.mechanism_.params["max_order"])
             start_batches(self, reports)
-            self.counts_, self.n_users_ = statistic, n_reports
+            self.statistic_, self.n_users_ = statistic, n_reports
         else:
-            self.counts_ = add_statistic(self, statistic)
+            self.statistic_ = add_statistic(self, statistic)
             self.n_users_ += n_reports
         record_invalid(self, reports)
         self.postprocess_ = method
@@ -394,7 +405,7 @@ class MarginalEstimator(BaseEstimator):
     def _reconstruct(self):
         mechanism = self.mechanism_
         sets = all_attribute_sets(self.mechanism_)
-        unbiased = {s: mechanism.estimate_marginal(self.counts_, s) for s in sets}
+        unbiased = {s: mechanism.estimate_marginal(self.statistic_, s) for s in sets}
         decoded = self._em_tables(sets) if hasattr(mechanism, "em_marginal") else unbiased
         if self.postprocess_ == "consistent":
             tables = self._consistent(decoded, sets)
@@ -438,7 +449,7 @@ class MarginalEstimator(BaseEstimator):
         """EM tables of every marginal, with ``em_report_`` and a warning where EM failed."""
         tables, rows = {}, []
         for s in sets:
-            tables[s], info = self.mechanism_.em_marginal(self.counts_, s, tol=self.em_tol,
+            tables[s], info = self.mechanism_.em_marginal(self.statistic_, s, tol=self.em_tol,
                                                           max_iter=self.em_max_iter)
             rows.append({"n_iter": int(info["n_iter"]), "converged": bool(info["converged"]),
                          "stuck_at_prior": bool(info["stuck_at_prior"])})
@@ -527,7 +538,7 @@ class MarginalEstimator(BaseEstimator):
             One per marginal, indexed by the product of the attributes' categories (a
             MultiIndex named by the attributes; a plain Index for one attribute).
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         scale = self._scale(output)
         if isinstance(marginals, str) or not hasattr(marginals, "__iter__"):
             raise ValueError("marginals must be a list of column names or tuples of them, e.g. "
@@ -559,7 +570,7 @@ class MarginalEstimator(BaseEstimator):
         pandas.DataFrame
             Rows labelled by ``a``'s categories, columns by ``b``'s.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         scale = self._scale(output)
         _, (i, j) = self._resolve((a, b))
         return pd.DataFrame(scale * self._table((i, j)),
@@ -583,7 +594,7 @@ class MarginalEstimator(BaseEstimator):
         pandas.Series
             The predicted total variation of each marginal's unbiased table.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         table = marginal_error_table(self.mechanism_, self.attributes_, n_users)
         return table["predicted_tv"]
 
@@ -615,7 +626,7 @@ class MarginalEstimator(BaseEstimator):
         float
             The estimate of minus the mean squared error per cell.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         reports = self._as_reports(X, first_call=False)
         check_same_mechanism(reports, self.mechanism_)
         n_test = len(reports)
@@ -683,7 +694,7 @@ class MarginalEstimator(BaseEstimator):
         IndependenceTest
             The statistic, both p-values, critical values and decisions.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         if not 0 < alpha < 1:
             raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
         n_simulations = int(n_simulations)
@@ -742,7 +753,7 @@ class MarginalEstimator(BaseEstimator):
         float
             The mutual information in nats.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         return _mutual_information(self._table(self._pair(a, b, "mutual information")))
 
     def pairwise_mutual_information(self):
@@ -753,7 +764,7 @@ class MarginalEstimator(BaseEstimator):
         pandas.DataFrame
             Symmetric, indexed and labelled by the columns, 0 on the diagonal.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         self._check_pairs("pairwise mutual information")
         d = len(self.attributes_)
         matrix = np.zeros((d, d))
@@ -771,7 +782,7 @@ class MarginalEstimator(BaseEstimator):
             One row per edge (``n_attributes - 1``), columns ``attribute_a``,
             ``attribute_b``, ``mutual_information``, by decreasing mutual information.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         self._check_pairs("the Chow-Liu tree")
         mi = self.pairwise_mutual_information().to_numpy()
         # A maximum spanning tree of mi is a minimum one of (c - mi) for any constant c; with

@@ -95,7 +95,7 @@ class _ColumnsEstimator(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        for attribute in ("counts_", "encoder_", "_first_batch", "n_invalid_reports_",
+        for attribute in ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_",
                           "_channels"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
@@ -118,7 +118,7 @@ class _ColumnsEstimator(BaseEstimator):
             the rounding of the real-valued sums).
         """
         self._check_params()
-        first_call = not hasattr(self, "counts_")
+        first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
         if len(reports) == 0:
             raise ValueError("no reports to fit: X has 0 rows.")
@@ -134,7 +134,7 @@ class _ColumnsEstimator(BaseEstimator):
         if first_call:
             self.mechanism_, self.domain_ = mechanism, domain
             start_batches(self, reports)
-        self.counts_ = counts
+        self.statistic_ = counts
         self.n_reports_ = self.n_users_ = total
         for name, value in fitted.items():
             setattr(self, name, value)
@@ -143,7 +143,7 @@ class _ColumnsEstimator(BaseEstimator):
 
     def _held_out(self, X):
         """The statistic of held-out reports of the fitted mechanism, and their number."""
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         reports = self._as_reports(X, first_call=False)
         if reports.mechanism != self.mechanism_:
             raise ValueError("held-out reports must come from the mechanism that was fitted.")
@@ -233,7 +233,7 @@ class MeanEstimator(_ColumnsEstimator):
         Number of reports fitted (``n_users_`` is the same number).
     bounds_ : dict
         Column -> its public bounds.
-    counts_ : ndarray
+    statistic_ : ndarray
         The reports' additive statistic.
     mechanism_, domain_ : the objects the reports came with.
 
@@ -421,7 +421,7 @@ class DistributionEstimator(_ColumnsEstimator):
         The fraction of users at or below each right bin edge of ``column_``.
     n_reports_ : int
         Number of reports fitted.
-    counts_ : ndarray
+    statistic_ : ndarray
         The reports' additive statistic.
     mechanism_, domain_ : the objects the reports came with.
 
@@ -706,7 +706,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         ``[0, 1]``) and ``average_case`` (users spread uniformly over the categories).
     n_reports_ : int
         Number of reports fitted.
-    counts_ : ndarray
+    statistic_ : ndarray
         The reports' additive statistic.
     mechanism_, domain_ : the objects the reports came with.
 

@@ -14,6 +14,7 @@ from ._base import (
     add_statistic,
     check_batch,
     checked_statistic,
+    deprecated_counts_property,
     record_invalid,
     reports_or_privatized,
     start_batches,
@@ -73,8 +74,9 @@ class RangeQueryEstimator(BaseEstimator):
         The mechanism the reports came with.
     domain_ : Domain or None
         The domain the reports came with.
-    counts_ : ndarray
-        The mechanism's additive statistic of all reports fitted.
+    statistic_ : ndarray
+        The mechanism's additive statistic of all reports fitted (``counts_``: its deprecated
+        alias, with a FutureWarning, removed in the next release).
     n_users_ : int
         Number of reports fitted.
     data_vector_ : ndarray
@@ -121,6 +123,9 @@ class RangeQueryEstimator(BaseEstimator):
     >>> est.quantile([0.5]).shape
     (1,)
     """
+
+    # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
+    counts_ = deprecated_counts_property()
 
     def __init__(
         self,
@@ -169,7 +174,7 @@ class RangeQueryEstimator(BaseEstimator):
         self : RangeQueryEstimator
             The fitted estimator (``cdf_``, ``expected_error_`` ... set).
         """
-        for attribute in ("counts_", "encoder_", "_first_batch", "n_invalid_reports_"):
+        for attribute in ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
         return self.partial_fit(X)
@@ -193,7 +198,7 @@ class RangeQueryEstimator(BaseEstimator):
             raise ValueError(f"monotone must be one of {MONOTONE}, got {self.monotone!r}.")
         if not isinstance(self.consistency, bool | np.bool_):
             raise ValueError(f"consistency must be True or False, got {self.consistency!r}.")
-        first_call = not hasattr(self, "counts_")
+        first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
         if len(reports) == 0:
             raise ValueError("no reports to fit: X has 0 rows.")
@@ -206,9 +211,9 @@ class RangeQueryEstimator(BaseEstimator):
             self.domain_ = reports.domain
             self.labels_ = self._cell_labels()
             start_batches(self, reports)
-            self.counts_, self.n_users_ = statistic, n_reports
+            self.statistic_, self.n_users_ = statistic, n_reports
         else:
-            self.counts_ = add_statistic(self, statistic)
+            self.statistic_ = add_statistic(self, statistic)
             self.n_users_ += n_reports
         record_invalid(self, reports)
         self._reconstruct()
@@ -226,9 +231,9 @@ class RangeQueryEstimator(BaseEstimator):
 
     def _reconstruct(self):
         n = self.mechanism_.n_inputs
-        self.data_vector_ = self.mechanism_.estimate(self.counts_)
+        self.data_vector_ = self.mechanism_.estimate(self.statistic_)
         if self._tree_raw():
-            prefix = self.mechanism_.range_counts(self.counts_, np.zeros(n, dtype=np.int64),
+            prefix = self.mechanism_.range_counts(self.statistic_, np.zeros(n, dtype=np.int64),
                                                   np.arange(n), consistency=False)
         else:
             prefix = np.cumsum(self.data_vector_)
@@ -274,7 +279,7 @@ class RangeQueryEstimator(BaseEstimator):
 
     def _bounds(self, X):
         """``(lo, hi)`` cell positions of closed ranges given as ``[[lo, hi], ...]``."""
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         if isinstance(X, pd.DataFrame):
             array = X.to_numpy(dtype=object)
         elif isinstance(X, np.ndarray):
@@ -324,7 +329,7 @@ class RangeQueryEstimator(BaseEstimator):
         """
         lo, hi = self._bounds(X)
         if self.monotone == "none" and self._tree_raw():
-            return self.mechanism_.range_counts(self.counts_, lo, hi,
+            return self.mechanism_.range_counts(self.statistic_, lo, hi,
                                                 consistency=False) / self.n_users_
         cdf = np.concatenate([[0.0], self.cdf_])
         return cdf[hi + 1] - cdf[lo]
@@ -373,7 +378,7 @@ class RangeQueryEstimator(BaseEstimator):
         pandas.Series
             ``cdf_`` indexed by the cell labels, named ``"cdf"``.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         return pd.Series(self.cdf_, index=self.labels_, name="cdf")
 
     def quantile(self, probabilities):
@@ -393,7 +398,7 @@ class RangeQueryEstimator(BaseEstimator):
             The quantile of each level: a category value (single-column domain) or a cell
             index; a single label for a scalar ``probabilities``.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         scalar = np.ndim(probabilities) == 0
         try:
             phi = np.atleast_1d(np.asarray(probabilities, dtype=float))

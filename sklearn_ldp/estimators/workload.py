@@ -20,6 +20,7 @@ from ._base import (
     add_statistic,
     check_batch,
     checked_statistic,
+    deprecated_counts_property,
     record_invalid,
     reports_or_privatized,
     start_batches,
@@ -89,11 +90,46 @@ def _local_model_only(estimator):
     return True
 
 
+# The encoder's options, flat keywords spelled as in LDPEncoder (issue 16, item 7). Their
+# old place, keys of strategy_params, still works for one release with a FutureWarning.
+ENCODER_OPTIONS = ("branching", "oracle", "max_order")
+
+
+def _strategy_options(estimator):
+    """``strategy_params`` with the flat ``branching`` / ``oracle`` / ``max_order`` merged in.
+
+    A flat keyword left at None is not passed (the strategy's own default applies: the
+    encoder's fan-out 4, the central tree's 2). The same option under its deprecated
+    ``strategy_params`` key is honoured with a FutureWarning; given in both places with
+    different values it is a ValueError (neither can silently win).
+    """
+    params = estimator.strategy_params
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"strategy_params must be a dict or None, got {params!r}.")
+    options = dict(params or {})
+    for key in ENCODER_OPTIONS:
+        flat = getattr(estimator, key)
+        if key in options:
+            warnings.warn(
+                f"WorkloadEstimator(strategy_params={{{key!r}: ...}}) is deprecated and will "
+                f"be removed in the next release; use the keyword WorkloadEstimator({key}=...)"
+                ", spelled as in LDPEncoder.", FutureWarning, stacklevel=4)
+            if flat is not None and flat != options[key]:
+                raise ValueError(f"{key}={flat!r} contradicts strategy_params[{key!r}]="
+                                 f"{options[key]!r} (its deprecated place); give {key} once.")
+        elif flat is not None:
+            options[key] = flat
+    return options
+
+
 def _as_reports(estimator, X, first_call):
     """LDP reports from ``X``: passed through, or (raw records) privatized by the estimator."""
+    # The options only matter to the encoder built on the first call (and are checked then).
+    options = None
+    if first_call and estimator.strategy is not None:
+        options = _strategy_options(estimator)
     return reports_or_privatized(estimator, X, first_call, workload=estimator.workload,
-                                 delta=estimator.delta,
-                                 strategy_params=estimator.strategy_params)
+                                 delta=estimator.delta, strategy_params=options)
 
 
 class WorkloadEstimator(BaseEstimator):
@@ -146,16 +182,17 @@ default="none"
         (:mod:`sklearn_ldp.mechanisms.matrix`). ``"identity"``, ``"workload"``,
         ``"wavelet"`` and ``"eigen"`` are central-only and need it.
     strategy_params : dict, default=None
-        Options of the strategy. Local: extra LDPEncoder parameters (``branching``,
-        ``max_order``, ...). Central: ``branching`` (hierarchical, default 2), ``max_order``
-        (fourier); for ``"eigen"`` the options of
+        Options of the strategy that have no flat keyword. Local: extra LDPEncoder
+        parameters. Central: for ``"eigen"`` the options of
         :func:`~sklearn_ldp.optimize.eigen_design.eigen_design` (``speedup``,
         ``n_principal``, ``tail``, ``group_size``, ``row_scaling``, ``refine_iter``,
         ``solver``, ``solver_options``); noise: ``calibration`` (``"analytic"``, default, or
         ``"classic"``), ``noise`` (``"gaussian"`` or the floating-point-safe
         ``"discrete"``), ``resolution``; for ``"auto"``: ``candidates``, and ``selection=
         "relative_error"`` with ``selection_epsilon`` (taken out of ``epsilon``) and
-        ``sanity_bound`` to choose from the data with the exponential mechanism.
+        ``sanity_bound`` to choose from the data with the exponential mechanism. The keys
+        ``branching``, ``oracle`` and ``max_order`` are deprecated (a FutureWarning; still
+        honoured): use the flat keywords below.
     ledger : str, path or None, default=None
         Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
         ledger file or the name of a ledger registered with
@@ -175,6 +212,18 @@ default="none"
         (True) and ``verbose`` (0) for ``"em"`` (see
         :func:`~sklearn_ldp.postprocess.em_estimate`). Keys that do not apply raise a
         ValueError at fit.
+    branching : int or None, default=None
+        Fan-out ``B >= 2`` of the ``"hierarchical"`` tree, spelled as in
+        :class:`~sklearn_ldp.encoder.LDPEncoder`. None: the strategy's default (the
+        encoder's 4 in the local model, 2 for the central ``"hierarchical"`` strategy).
+    oracle : str or None, default=None
+        Local model only: the frequency oracle of the ``"hierarchical"`` tree's levels (or
+        of ``"spl"`` / ``"smp"`` / ``"rsfd"``), as ``LDPEncoder(oracle=...)``. None: the
+        encoder's ``"auto"``.
+    max_order : int or None, default=None
+        Largest marginal order: of the marginal strategies in the local model (as
+        ``LDPEncoder(max_order=...)``), of the central ``"fourier"`` strategy's
+        coefficients. None: the strategy's default.
 
     Attributes
     ----------
@@ -206,10 +255,11 @@ default="none"
     expected_total_error_ : dict
         ``worst_case`` and ``average_case`` total variance summed over all workload queries
         (from the Gram operator, at any workload size).
-    counts_ : ndarray
+    statistic_ : ndarray
         The mechanism's sufficient statistic of all reports fitted (for factorization
         mechanisms the number of users who sent each output; for frequency oracles the
-        support count of every cell followed by the number of reports).
+        support count of every cell followed by the number of reports). ``counts_`` is its
+        deprecated alias (a FutureWarning; removed in the next release).
     n_users_ : int
     data_vector_ : ndarray
         Estimated count of users per domain cell (post-processed if requested).
@@ -224,7 +274,7 @@ default="none"
     candidates_, selection_, design_, privacy_budget_ : central model only
         Analytic total squared error of each ``"auto"`` candidate (or None), the private
         selection (or None), the Eigen-Design result (or None), and the split of epsilon.
-        In the central model ``counts_`` holds the noisy measurements ``A x + noise`` (the
+        In the central model ``statistic_`` holds the noisy measurements ``A x + noise`` (the
         raw counts are not kept), ``expected_error_`` is data-independent (both columns
         equal) and ``n_users_`` is the *private estimate* of the number of records (the
         exact number is itself private), or NaN if the strategy cannot estimate the total.
@@ -277,6 +327,9 @@ default="none"
     ((2, 2), True)
     """
 
+    # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
+    counts_ = deprecated_counts_property()
+
     def __init__(
         self,
         workload=None,
@@ -291,6 +344,9 @@ default="none"
         ledger=None,
         ledger_users="all",
         postprocess_params=None,
+        branching=None,
+        oracle=None,
+        max_order=None,
     ):
         self.workload = workload
         self.postprocess = postprocess
@@ -304,6 +360,9 @@ default="none"
         self.strategy_params = strategy_params
         self.ledger = ledger
         self.ledger_users = ledger_users
+        self.branching = branching
+        self.oracle = oracle
+        self.max_order = max_order
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
@@ -328,7 +387,7 @@ default="none"
         WorkloadEstimator
             The fitted estimator.
         """
-        for attribute in ("counts_", "data_vector_", "encoder_", "strategy_", "strategy_matrix_",
+        for attribute in ("statistic_", "data_vector_", "encoder_", "strategy_", "strategy_matrix_",
                           "lower_bound_", "candidates_", "selection_", "design_",
                           "privacy_budget_", "_first_batch", "n_invalid_reports_",
                           "unbiased_data_vector_", "postprocess_info_",
@@ -356,11 +415,17 @@ default="none"
         self.workload_ = resolve_workload(self.workload, self.domain_)
         counts = np.bincount(self.domain_.encode(X), minlength=self.domain_.size)
         rng = np.random.default_rng(self.random_state)
+        options = _strategy_options(self)
+        if options.get("oracle") is not None:
+            raise ValueError(f"oracle={options['oracle']!r} chooses the frequency oracle of an "
+                             "LDP strategy; the central model (delta given, or a central-only "
+                             "strategy) adds Gaussian noise and has none: leave oracle=None.")
+        options.pop("oracle", None)
         # The workload goes in as an operator: strategies and errors need only its Gram, so
         # all ranges over 1024 cells (524800 queries) never become a dense matrix.
         mechanism, report = build_central_mechanism(
             self.strategy, self.workload_, self.domain_.shape, self.epsilon,
-            self.delta, data_vector=counts, rng=rng, params=self.strategy_params)
+            self.delta, data_vector=counts, rng=rng, params=options)
         mechanism.check_supports(self.workload_)
         # Charged before the measurement and before the (possibly data-selected) strategy is
         # stored: a refused charge releases nothing.
@@ -369,13 +434,13 @@ default="none"
                       description=f"WorkloadEstimator.fit (central): strategy "
                                   f"{report['strategy']!r}, {self.workload_.n_queries} queries")
         self.mechanism_ = mechanism
-        self.counts_ = self.mechanism_.measure(counts, rng)  # the release; counts are dropped
+        self.statistic_ = self.mechanism_.measure(counts, rng)  # the release; counts are dropped
         self.strategy_, self.strategy_matrix_ = report["strategy"], self.mechanism_.A
         self.candidates_ = (None if report["candidates"] is None else
                             pd.Series(report["candidates"], name="total_squared_error"))
         self.selection_, self.design_ = report["selection"], report["design"]
         self.privacy_budget_ = report["budget"]
-        raw = self.mechanism_.estimate(self.counts_)
+        raw = self.mechanism_.estimate(self.statistic_)
         total = np.ones(self.domain_.size)
         self.n_users_ = float(total @ raw) if self.mechanism_.supports(total)[0] else np.nan
         if (self.normalize or self.postprocess in ("norm_sub", "simplex", "hull")) and not (
@@ -419,7 +484,7 @@ default="none"
             The estimator, updated: chunked fits give exactly the result of one fit.
         """
         _check_postprocess(self)
-        first_call = not hasattr(self, "counts_")
+        first_call = not hasattr(self, "statistic_")
         reports = _as_reports(self, X, first_call)
         if len(reports) == 0:
             raise ValueError("no reports to fit: X has 0 rows.")
@@ -436,7 +501,7 @@ default="none"
             counts = statistic  # the mechanism's additive statistic, summed over all reports
         else:
             counts = add_statistic(self, statistic)
-        self.counts_ = counts
+        self.statistic_ = counts
         self.n_users_ = n_reports if first_call else self.n_users_ + n_reports
         record_invalid(self, reports)
         self._reconstruct()
@@ -463,7 +528,7 @@ default="none"
         self.expected_error_kind_ = ERROR_OF_OUTPUT if method == "none" else ERROR_OF_UNBIASED
         if method == "em":
             try:
-                counts, info = em_estimate(self.mechanism_, self.counts_, **params)
+                counts, info = em_estimate(self.mechanism_, self.statistic_, **params)
             except TypeError as error:  # a mechanism without a channel (a range tree...)
                 raise ValueError(f"postprocess='em': {error}") from None
             self.postprocess_info_ = info
@@ -489,7 +554,7 @@ default="none"
                                         params=params)
 
     def _reconstruct(self):
-        raw = self.mechanism_.estimate(self.counts_)
+        raw = self.mechanism_.estimate(self.statistic_)
         gram = self.workload_.gram()
         self._postprocess(raw, gram)
         # Answers and per-query errors have one row per query (all ranges over 2^16 cells
@@ -622,7 +687,7 @@ default="none"
             The answers, from ``data_vector_`` (post-processed when ``postprocess`` is set),
             in counts or, with ``normalize=True``, fractions of users.
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         scale = self._answer_scale()
         if not isinstance(queries, workloads.Workload):
             cells = self._point_query_cells(queries)
@@ -664,7 +729,7 @@ default="none"
         float
             The estimate of minus the mean squared error per workload query (in fractions).
         """
-        check_is_fitted(self, "counts_")
+        check_is_fitted(self, "statistic_")
         if _is_central(self):
             return self._score_central(X)
         reports = _as_reports(self, X, first_call=False)

@@ -14,10 +14,13 @@ unbiased data-vector estimate ``x_hat = (Q^T D^-1 Q)^+ Q^T D^-1 y``. Only the Gr
 This module is pure numpy/scipy; nothing here knows about scikit-learn or pandas.
 """
 
+import hashlib
+
 import numpy as np
 from scipy import linalg
 
 from .._validation import EPSILON_RTOL, check_epsilon, check_ldp_strategy, realised_epsilon
+from ..workloads import _renamed_keyword
 from .base import (
     SPEC_VERSION,
     OutputIndexMechanism,
@@ -269,15 +272,17 @@ class FactorizationMechanism(OutputIndexMechanism):
     def strategy_matrix(self):
         return np.array(self.Q)
 
-    def estimate(self, counts):
+    @_renamed_keyword("counts", "statistic")
+    def estimate(self, statistic):
         """Unbiased estimate of the data vector's projection on the row space of ``Q``.
 
         For every workload ``W`` in the row space, ``W @ estimate(y)`` equals ``V* y``.
 
         Parameters
         ----------
-        counts : array-like of shape (n_outputs,)
-            The output counts ``y`` (:meth:`aggregate`, or a sum of several).
+        statistic : array-like of shape (n_outputs,)
+            The output counts ``y`` (:meth:`aggregate`, or a sum of several). The keyword
+            ``counts`` is its deprecated spelling (FutureWarning).
 
         Returns
         -------
@@ -289,12 +294,13 @@ class FactorizationMechanism(OutputIndexMechanism):
         Raises
         ------
         ValueError
-            If ``counts`` is not ``n_outputs`` non-negative counts.
+            If ``statistic`` is not ``n_outputs`` non-negative counts.
         """
-        counts = check_output_counts(counts, self.n_outputs, self.name)
+        counts = check_output_counts(statistic, self.n_outputs, self.name)
         return self._decoder @ counts.astype(float)
 
-    def sum_of_squared_answers(self, counts, gram):
+    @_renamed_keyword("counts", "statistic")
+    def sum_of_squared_answers(self, statistic, gram):
         """``sum_i ||W x_i||^2`` over users, ``x_i`` the one-report estimate of user ``i``.
 
         With the total this gives an unbiased estimate of the variance of the workload
@@ -302,8 +308,9 @@ class FactorizationMechanism(OutputIndexMechanism):
 
         Parameters
         ----------
-        counts : array-like of shape (n_outputs,)
-            The output counts (:meth:`aggregate`).
+        statistic : array-like of shape (n_outputs,)
+            The output counts (:meth:`aggregate`). The keyword ``counts`` is its deprecated
+            spelling (FutureWarning).
         gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
             ``W^T W`` for the workload ``W`` (densified: ``n`` is small here).
 
@@ -314,7 +321,7 @@ class FactorizationMechanism(OutputIndexMechanism):
         """
         # Validated as estimate() does: a negative or non-integer statistic is refused, not
         # turned into a negative "sum of squares".
-        counts = check_output_counts(counts, self.n_outputs, self.name)
+        counts = check_output_counts(statistic, self.n_outputs, self.name)
         return float(self._output_norms(self._dense_gram(gram)) @ counts.astype(float))
 
     # ------------------------------------------------------------------ analysis
@@ -442,11 +449,15 @@ class FactorizationMechanism(OutputIndexMechanism):
         Returns
         -------
         tuple
-            ``(kind, epsilon, shape of Q, hash of Q's bytes)``. Python salts the hash per
-            process, so compare fingerprints within one process only; ``==`` also compares
-            the matrices themselves.
+            ``(kind, epsilon, shape of Q, SHA-256 hex digest of Q)``: the same in every
+            process (Python's ``hash`` of bytes is salted per process, so it cannot name a
+            strategy across processes or files); ``==`` also compares the matrices
+            themselves.
         """
-        return (self.kind, self.epsilon, self.Q.shape, hash(self.Q.tobytes()))
+        # float64 in C order and little-endian: the same bytes for the same matrix whatever
+        # its memory layout or the machine.
+        data = np.ascontiguousarray(self.Q, dtype="<f8")
+        return (self.kind, self.epsilon, self.Q.shape, hashlib.sha256(data.tobytes()).hexdigest())
 
     def __eq__(self, other):
         return isinstance(other, FactorizationMechanism) and (

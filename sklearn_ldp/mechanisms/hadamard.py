@@ -194,6 +194,7 @@ from scipy.linalg import hadamard
 
 from .._gram import DenseGram
 from .._validation import check_dense_size, check_epsilon, check_positive_int
+from ..workloads import _renamed_keyword
 from ._fwht import fwht, hadamard_parity
 from ._hadamard_blocks import (
     coset_correlation,
@@ -955,14 +956,16 @@ class HadamardResponse(OutputIndexMechanism):
         return reports.astype(report_dtype(n_outputs))
 
     # ------------------------------------------------------------------ server side
-    def estimate(self, counts):
+    @_renamed_keyword("counts", "statistic")
+    def estimate(self, statistic):
         """The optimal decoder's unbiased estimate ``V* y`` of the users per cell, in
         ``O(K log b)``: one FWHT per block, then ``(Z / g) Pi`` (module docstring).
 
         Parameters
         ----------
-        counts : array-like of int, shape (n_outputs,)
-            The number of reports of each output (``aggregate(reports)``).
+        statistic : array-like of int, shape (n_outputs,)
+            The number of reports of each output (``aggregate(reports)``). The keyword
+            ``counts`` is its deprecated spelling (FutureWarning).
 
         Returns
         -------
@@ -970,7 +973,7 @@ class HadamardResponse(OutputIndexMechanism):
             The estimated number of users per cell (unbiased; it sums to the number of
             reports).
         """
-        counts = check_output_counts(counts, self.n_outputs, self.name)
+        counts = check_output_counts(statistic, self.n_outputs, self.name)
         full, partial, empty = self._split_outputs(np.asarray(counts, dtype=float))
         weighted = full * self._weights_full
         if self.hole == 1:
@@ -1183,14 +1186,16 @@ class HadamardResponse(OutputIndexMechanism):
         gram = check_gram(gram, self.n_inputs)
         return self._from_norms(*self._norms(gram, rows)) - gram.diagonal()
 
-    def sum_of_squared_answers(self, counts, gram):
-        """``sum_o counts_o ||W V* e_o||^2``: the squared answers of each report's own
+    @_renamed_keyword("counts", "statistic")
+    def sum_of_squared_answers(self, statistic, gram):
+        """``sum_o y_o ||W V* e_o||^2``: the squared answers of each report's own
         decoded contribution, summed (as the dense factorization mechanism computes it).
 
         Parameters
         ----------
-        counts : array-like of int, shape (n_outputs,)
-            Output counts.
+        statistic : array-like of int, shape (n_outputs,)
+            Output counts ``y`` (``aggregate(reports)``). The keyword ``counts`` is its
+            deprecated spelling (FutureWarning).
         gram : Gram operator, workload or array-like of shape (n_inputs, n_inputs)
             The workload's Gram matrix.
 
@@ -1199,7 +1204,7 @@ class HadamardResponse(OutputIndexMechanism):
         float
             The sum.
         """
-        counts = check_output_counts(counts, self.n_outputs, self.name)
+        counts = check_output_counts(statistic, self.n_outputs, self.name)
         full, partial, empty = self._split_outputs(np.asarray(counts, dtype=float))
         rows = gram if is_workload(gram) else None
         norms = self._norms(check_gram(gram, self.n_inputs), rows)
