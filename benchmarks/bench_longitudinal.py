@@ -35,6 +35,7 @@ Examples
 --------
     python benchmarks/bench_longitudinal.py
     python benchmarks/bench_longitudinal.py --users 100000 --no-peers
+    python benchmarks/bench_longitudinal.py --no-peers      # ours and the front door, 10^6
 """
 
 import argparse
@@ -48,6 +49,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _common import cached_peer, fmt, machine_note, print_table, run_peer  # noqa: E402
 
+from sklearn_ldp.estimators.longitudinal import LongitudinalEstimator  # noqa: E402
+from sklearn_ldp.longitudinal import LongitudinalEncoder  # noqa: E402
 from sklearn_ldp.mechanisms.longitudinal import (  # noqa: E402
     DBitFlipPM,
     LongitudinalMechanism,
@@ -97,6 +100,30 @@ def run_ours(mechanism, rounds, seed):
                        "mse": np.mean((estimate - truth) ** 2) / n,
                        "clipped": np.mean((clip_renormalize(estimate, n) - truth) ** 2) / n,
                        "analytic": analytic.mean() / n})
+    return result
+
+
+def run_front_door(name, rounds, eps_perm, eps_1, seed):
+    """CPU seconds per round through LongitudinalEncoder.transform (state bookkeeping, the
+    max_values check, the reports' validation and aggregate) and
+    LongitudinalEstimator.partial_fit, and the largest |estimate - math layer's formula|
+    check: the estimate's error over its analytic standard deviation, per round."""
+    n, k = rounds.shape[1], int(rounds.max()) + 1
+    encoder = LongitudinalEncoder(categories=list(range(k)), strategy=name,
+                                  epsilon_perm=eps_perm, epsilon_1=eps_1,
+                                  random_state=seed).fit()
+    state, estimator, result = encoder.new_state(n), LongitudinalEstimator(), []
+    for values in rounds:
+        cpu = time.process_time()
+        reports = encoder.transform(values, state=state)
+        middle = time.process_time()
+        estimator.partial_fit(reports)
+        end = time.process_time()
+        truth = np.bincount(values, minlength=k)
+        z = (estimator.estimates_.iloc[-1].to_numpy() - truth) / np.sqrt(
+            encoder.mechanism_.count_variance(truth / n, n))
+        result.append({"client_cpu": middle - cpu, "server_cpu": end - middle,
+                       "z": float(np.abs(z).max())})
     return result
 
 
@@ -151,6 +178,8 @@ def main():
     parser.add_argument("--eps-perm", type=float, default=2.0)
     parser.add_argument("--eps-1", type=float, default=1.0)
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--no-front-door", action="store_true",
+                        help="skip the LongitudinalEncoder / LongitudinalEstimator timing")
     parser.add_argument("--peer-users", type=int, default=200_000)
     parser.add_argument("--peer-cache", default=None,
                         help="JSON file keeping the peer's results between runs")
@@ -179,6 +208,24 @@ def main():
     print("Ours (seconds per round, client / server wall, and CPU):")
     print_table(["protocol", "round 1 s", "round 1 CPU", "later rounds s", "later CPU",
                  "MSE/N", "analytic/N", "ratio", "MSE/N clipped"], rows)
+    if not args.no_front_door:
+        rows = []
+        for index, name in enumerate(mechanisms):
+            front = run_front_door(name, rounds, args.eps_perm, args.eps_1, 100 + index)
+            math_cpu = [r["cpu"] for r in ours[name]]
+            cpu = [r["client_cpu"] + r["server_cpu"] for r in front]
+            rows.append([name, f"{front[0]['client_cpu']:.2f} / {front[0]['server_cpu']:.2f}",
+                         f"{np.mean([r['client_cpu'] for r in front[1:]]):.2f} / "
+                         f"{np.mean([r['server_cpu'] for r in front[1:]]):.2f}"
+                         if len(front) > 1 else "-",
+                         f"{np.mean(cpu) / np.mean(math_cpu):.2f}",
+                         f"{max(r['z'] for r in front):.2f}"])
+        print("\nFront door (LongitudinalEncoder.transform / LongitudinalEstimator.partial_fit, "
+              "CPU s per round; overhead = their CPU over the math layer's, mean of the "
+              "rounds; max |z| = largest count error over its analytic sd, all cells and "
+              "rounds):")
+        print_table(["protocol", "round 1 CPU", "later rounds CPU", "overhead", "max |z|"],
+                    rows)
     if args.no_peers:
         return
     print("\nmulti-freq-ldpy 0.2.5 (no memoization: every round redraws the permanent "

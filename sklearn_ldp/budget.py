@@ -35,6 +35,19 @@ is refused rather than created, so that a typo cannot open a fresh budget). Sums
 ``math.fsum`` and are compared with a relative tolerance of :data:`BUDGET_RTOL` so that ten
 charges of 0.1 fit a total of 1.0.
 
+Longitudinal collection
+-----------------------
+:class:`~sklearn_ldp.longitudinal.LongitudinalEncoder` charges one ordinary ``"collection"``
+entry per round (the file format is unchanged). A user who reports ``c`` distinct values is
+charged ``c * epsilon_perm`` (one memoized permanent response per value; every round's
+``epsilon_1`` report is a randomization of it). ``c`` is invisible to the server and a
+charge must not depend on the data, but after ``T`` rounds ``c <= min(T, max_values)``
+(``max_values`` enforced by the clients): each of the first ``max_values`` rounds of a
+collection is charged ``epsilon_perm``, later rounds 0 (an audit entry). ``T * epsilon_1``
+would not be a bound: memoized rounds share their permanent response. The pattern of which
+rounds changed value is not covered (see the longitudinal docs). Each entry's description
+names the collection, the round, ``epsilon_1`` and the cap.
+
 Sharing a ledger between estimators
 -----------------------------------
 Estimator parameters must be plain values (``clone`` deep-copies anything else), so the

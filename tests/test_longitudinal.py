@@ -16,6 +16,7 @@ from sklearn_ldp.mechanisms.longitudinal import (
     LONGITUDINAL_PROTOCOLS,
     LongitudinalMechanism,
     MemoState,
+    OneBitMeanPM,
 )
 
 PROTOCOLS = sorted(LONGITUDINAL_PROTOCOLS)
@@ -248,3 +249,88 @@ def test_dbitflip_samples_every_bucket_subset_uniformly(k, d):
     assert counts.size == math.comb(k, d)
     if counts.size > 1:
         assert chi_square_p_value(counts, np.full(counts.size, 60_000 / counts.size)) > 1e-6
+
+
+# ---------------------------------------------------------------- 1BitMean (counters)
+@pytest.mark.parametrize("epsilon", [0.25, 1.0, 3.0])
+@pytest.mark.parametrize("n_segments", [1, 4, 7])
+def test_one_bit_mean_exact_privacy(epsilon, n_segments):
+    from fractions import Fraction
+
+    from sklearn_ldp.mechanisms._bits import PRECISION, decimal_exp, ratio_at_most
+    mechanism = OneBitMeanPM(10.0, epsilon, n_segments)
+    numerators = [int(a) for a in mechanism._numerators]
+    one = 2**PRECISION
+    # Every pair of points, both outcomes of the bit, as exact fractions.
+    worst = max(max(Fraction(a, b), Fraction(one - a, one - b))
+                for a in numerators for b in numerators)
+    assert ratio_at_most(worst.numerator, worst.denominator, decimal_exp(epsilon))
+    assert float(worst) == pytest.approx(math.exp(epsilon), rel=1e-12)
+    assert numerators == sorted(numerators)
+    # The points are on the 1BitMean line up to the 2^-52 rounding.
+    line = 1 / (math.exp(epsilon) + 1) + np.arange(n_segments + 1) / n_segments * (
+        math.exp(epsilon) - 1) / (math.exp(epsilon) + 1)
+    assert np.allclose(mechanism.p, line, atol=2**-51)
+
+
+def test_one_bit_mean_rounds_are_unbiased_with_the_analytic_variance():
+    rng = np.random.default_rng(91)
+    mechanism = OneBitMeanPM(24.0, 1.0, n_segments=6)
+    values = np.concatenate([rng.uniform(0, 24, 300), [0.0, 24.0, 12.0, 3.9]])
+    # Replicates: fresh clients (new alpha, new memo) each time, so they are independent.
+    estimates = np.array([mechanism.estimate(mechanism.aggregate(mechanism.randomize(
+        values, mechanism.new_state(values.size, rng), rng))) for _ in range(3000)])
+    check_unbiased_and_variance(estimates[:, None], np.array([values.mean()]),
+                                np.array([mechanism.mean_variance(values)]))
+    assert mechanism.mean_variance(values) <= mechanism.worst_case_variance(values.size)
+
+
+def test_alpha_rounding_is_unbiased_and_memoized():
+    rng = np.random.default_rng(92)
+    mechanism = OneBitMeanPM(8.0, 1.0, n_segments=4)  # points 0, 2, 4, 6, 8
+    alpha = rng.random(200_000)
+    points = mechanism.rounded_points(np.full(alpha.size, 4.5), alpha)
+    assert set(np.unique(points)) == {2, 3}
+    up = (points == 3).mean()  # 4.5 covers a quarter of the segment [4, 6]
+    assert abs(up - 0.25) < 4.5 * math.sqrt(0.25 * 0.75 / alpha.size)
+    # A counter moving within its segment keeps its rounded value (with this alpha).
+    assert (mechanism.rounded_points(np.array([4.1, 4.4]), np.array([0.2, 0.2])) == 2).all()
+    assert (mechanism.rounded_points(np.array([0.0, 8.0]), np.array([0.99, 0.99]))
+            == [0, 4]).all()
+
+
+def test_one_bit_mean_memoization_does_not_average_out():
+    rng = np.random.default_rng(93)
+    mechanism = OneBitMeanPM(1.0, 0.5, n_segments=2)
+    values = np.full(2000, 0.5)  # a grid point: rounded to itself whatever alpha
+    state = mechanism.new_state(values.size, rng)
+    rounds = np.array([mechanism.randomize(values, state, rng) for _ in range(50)])
+    # Every round repeats the memoized bit: a user's average is its permanent bit (0 or 1),
+    # never the value's probability p = 1/2.
+    per_user = rounds.mean(axis=0)
+    assert set(np.unique(per_user)) <= {0.0, 1.0}
+    assert state["keys"].size == values.size
+    # Fresh 1BitMean bits each round would average to p = 1/2 for every user.
+    fresh = np.array([mechanism.randomize(values, mechanism.new_state(values.size, rng), rng)
+                      for _ in range(50)]).mean(axis=0)
+    assert np.abs(fresh - 0.5).max() < 0.5 and np.abs(per_user - 0.5).min() == 0.5
+
+
+def test_one_bit_mean_bad_input_is_refused():
+    with pytest.raises(ValueError, match="max_value"):
+        OneBitMeanPM(0.0, 1.0)
+    with pytest.raises(ValueError, match="n_segments"):
+        OneBitMeanPM(1.0, 1.0, n_segments=0)
+    mechanism = OneBitMeanPM(5.0, 1.0)
+    state = mechanism.new_state(3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"values\[1\] = nan"):
+        mechanism.randomize(np.array([1.0, np.nan, 2.0]), state, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"values\[2\] = 6.0"):
+        mechanism.randomize(np.array([1.0, 2.0, 6.0]), state, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="3 counters"):
+        mechanism.randomize(np.array([1.0]), state, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="bits"):
+        mechanism.aggregate(np.array([0, 2]))
+    assert OneBitMeanPM.from_dict(mechanism.to_dict()) == mechanism
+    with pytest.raises(ValueError, match="specification"):
+        OneBitMeanPM.from_dict({"mechanism": "1bitmean_pm"})

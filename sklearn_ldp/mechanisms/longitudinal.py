@@ -211,7 +211,10 @@ class LongitudinalMechanism:
         """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
         return {"version": 1, "mechanism": self.kind, "n_cells": self.n_cells,
                 "epsilon_perm": self.epsilon_perm, "epsilon_1": self.epsilon_1,
-                "protocol": self.protocol}
+                "protocol": self.protocol,
+                # The solved instantaneous budget, so devices use the server's float instead
+                # of re-solving (the client checks it still gives epsilon_1 per report).
+                "epsilon_instant": self.epsilon_instant}
 
     @classmethod
     def from_dict(cls, spec):
@@ -583,3 +586,217 @@ class DBitFlipPM:
         other = ratio * e / (e - 1) ** 2
         own = ratio * (e * e - e + 1) / (e - 1) ** 2 - 1
         return n_users * ((1 - f) * other + f * own)
+
+
+class OneBitMeanPM:
+    """Ding et al.'s 1BitMean for counters over time, with alpha-point rounding memoized.
+
+    A user's counter ``x`` lies in ``[0, m]``. The range is cut into ``s`` equal segments;
+    the points ``j m / s`` (``j = 0 .. s``) are the only values a report ever describes.
+    Each user draws ``alpha`` uniform in ``[0, 1)`` once (kept in its state) and rounds ``x``
+    to the point above it when the fraction of a segment that ``x`` has covered plus
+    ``alpha`` reaches 1, to the point below otherwise: over ``alpha`` the rounded value has
+    mean ``x`` exactly. For a point ``j`` the user sends one bit, 1 with probability
+    ``p_j = p_0 + (j / s)(p_s - p_0)``, ``p_0 = 1 / (e^eps + 1)``, ``p_s = 1 - p_0``
+    (1BitMean), and memoizes it per (user, point): while the rounded value does not change,
+    every round repeats the same bit. Any two points give a bit's two outcomes a ratio at
+    most ``p_s / p_0 = e^eps``, so one report is ``eps``-LDP and the rounds of one rounded
+    value reveal no more than that report; each further rounded value a user reaches is one
+    more ``eps`` (and shows as a change, see the module docstring). A counter that
+    oscillates within one segment keeps one rounded value (the reason for alpha rounding:
+    a fresh rounding each round would reveal ``x`` by averaging).
+
+    The bit probabilities are multiples of ``2^-52`` (``p_0`` rounded up, ``p_s = 1 - p_0``,
+    the points between rounded to the nearest), drawn exactly, and the ratio of the realized
+    ``p_s / p_0`` is checked against ``e^eps`` exactly at construction. Mean estimate of a
+    round: ``m (S / N - p_0) / (p_s - p_0)`` with ``S`` the bits set among ``N`` reports.
+    Per user, ``Var = m^2 E[p_r (1 - p_r)] / (p_s - p_0)^2 + (m / s)^2 u (1 - u)`` with ``u``
+    the fraction of its segment ``x`` covers (the second term is the rounding's own variance);
+    see :meth:`mean_variance`.
+
+    Parameters
+    ----------
+    max_value : float
+        ``m``, the largest counter value (values lie in ``[0, m]``).
+    epsilon : float
+        Budget of one report (and of all the rounds of an unchanged rounded value).
+    n_segments : int, default=8
+        ``s``: segments of the rounding grid (``s + 1`` points). More segments lower the
+        rounding variance but let a drifting counter reach more points (each one more
+        ``eps``).
+
+    Attributes
+    ----------
+    p : ndarray of shape (n_segments + 1,)
+        ``P(bit = 1)`` for every point (realized, dyadic).
+
+    See Also
+    --------
+    DBitFlipPM : The same memoization for histograms.
+    LongitudinalMechanism : Memoization plus fresh noise every round.
+
+    References
+    ----------
+    .. [1] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
+       NeurIPS 2017 (1BitMean, alpha-point rounding, memoization).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> mechanism = OneBitMeanPM(max_value=24.0, epsilon=1.0)
+    >>> hours = rng.uniform(0, 24, size=100_000)
+    >>> state = mechanism.new_state(hours.size, rng)
+    >>> bits = mechanism.randomize(hours, state, rng)
+    >>> estimate = mechanism.estimate(mechanism.aggregate(bits))
+    >>> sd = np.sqrt(mechanism.mean_variance(hours))
+    >>> bool(abs(estimate - hours.mean()) < 4 * sd)
+    True
+    """
+
+    kind = "1bitmean_pm"
+
+    def __init__(self, max_value, epsilon, n_segments=8):
+        if isinstance(max_value, bool) or not isinstance(max_value, int | float | np.number) \
+                or not math.isfinite(max_value) or max_value <= 0:
+            raise ValueError(f"max_value must be a finite number > 0, got {max_value!r}.")
+        self.max_value = float(max_value)
+        self.epsilon = check_epsilon(epsilon)
+        self.n_segments = check_positive_int(n_segments, "n_segments")
+        if self.n_segments > 2**20:
+            raise ValueError(f"n_segments must be at most 2**20, got {n_segments!r}.")
+        one = 2**PRECISION
+        e = decimal_exp(self.epsilon)
+        low = dyadic_numerator(1 / (e + 1), "up")  # rounding p_0 up lowers p_s / p_0
+        high = one - low
+        if not (ratio_at_most(high, low, e) and ratio_at_most(one - low, one - high, e)):
+            raise ArithmeticError("the realized 1BitMean probabilities exceed epsilon.")
+        s = self.n_segments
+        # p_j on the straight line between p_0 and p_s (nearest multiple of 2^-52): every
+        # p_j lies in [p_0, p_s], so the exact check above bounds every pair of points.
+        self._numerators = low + (np.arange(s + 1, dtype=object) * (high - low) + s // 2) // s
+        self._numerators = self._numerators.astype(np.int64)
+        self.p = self._numerators / one
+        self.p_low, self.p_high = low / one, high / one
+
+    def to_dict(self):
+        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
+        return {"version": 1, "mechanism": self.kind, "max_value": self.max_value,
+                "epsilon": self.epsilon, "n_segments": self.n_segments}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
+        fields = {"max_value", "epsilon", "n_segments"}
+        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
+                or spec.get("version") != 1 or not fields <= set(spec):
+            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
+                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
+        return cls(spec["max_value"], spec["epsilon"], spec["n_segments"])
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.to_dict() == self.to_dict()
+
+    def __hash__(self):
+        return hash(repr(self.to_dict()))
+
+    def __repr__(self):
+        return (f"OneBitMeanPM(max_value={self.max_value}, epsilon={self.epsilon}, "
+                f"n_segments={self.n_segments})")
+
+    @property
+    def n_cells(self):
+        """Number of rounding points, ``n_segments + 1`` (the values a report can describe)."""
+        return self.n_segments + 1
+
+    def new_state(self, n_users, rng):
+        """The clients' permanent state: each user's ``alpha`` and an empty memo of bits."""
+        n_users = check_positive_int(n_users, "n_users", minimum=0)
+        return {"alpha": rng.random(n_users), "keys": np.zeros(0, dtype=np.int64),
+                "bits": np.zeros(0, dtype=np.uint8)}
+
+    def check_values(self, values, n_users=None):
+        """``values`` as float64, or a ValueError naming the first bad one."""
+        values = np.asarray(values)
+        if values.ndim != 1 or values.dtype.kind not in "iuf":
+            raise ValueError(f"values must be a 1-D array of numbers in [0, {self.max_value}].")
+        if n_users is not None and values.shape[0] != n_users:
+            raise ValueError(f"values must hold {n_users} counters (one per user of the "
+                             f"state), got {values.shape[0]}.")
+        values = values.astype(float)
+        bad = ~((values >= 0) & (values <= self.max_value))  # NaN is bad too
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ValueError(f"values[{row}] = {float(values[row])!r} is not in [0, "
+                             f"{self.max_value}].")
+        return values
+
+    def rounded_points(self, values, alpha):
+        """Index ``j`` of the point each value is rounded to with the users' ``alpha``."""
+        scaled = values * (self.n_segments / self.max_value)
+        lower = np.minimum(np.floor(scaled), self.n_segments)
+        return (lower + (scaled - lower + alpha >= 1.0)).astype(np.int64)
+
+    def randomize(self, values, state, rng):
+        """One round: one memoized bit per user (uint8), for its alpha-rounded value."""
+        alpha = state["alpha"]
+        values = self.check_values(values, alpha.shape[0])
+        points = self.rounded_points(values, alpha)
+        keys = np.arange(values.shape[0], dtype=np.int64) * self.n_cells + points
+        position = np.searchsorted(state["keys"], keys)
+        known = position < state["keys"].size
+        known[known] = state["keys"][position[known]] == keys[known]
+        if not known.all():
+            new = ~known
+            # A uniform 52-bit integer below the numerator: a bit with probability exactly
+            # numerator / 2^52 (one draw per new pair, no loop over the points).
+            draws = rng.integers(0, 2**PRECISION, size=int(new.sum()), dtype=np.int64)
+            bits = (draws < self._numerators[points[new]]).astype(np.uint8)
+            merged = np.concatenate([state["keys"], keys[new]])
+            order = np.argsort(merged, kind="stable")
+            state["keys"] = merged[order]
+            state["bits"] = np.concatenate([state["bits"], bits])[order]
+            position = np.searchsorted(state["keys"], keys)
+        return state["bits"][position]
+
+    def aggregate(self, reports):
+        """``[S, N]`` (int64): the bits set and the number of reports."""
+        reports = np.asarray(reports)
+        if reports.ndim != 1 or reports.dtype.kind not in "iub" or (
+                reports.size and (reports.min() < 0 or reports.max() > 1)):
+            raise ValueError("1BitMean reports are a 1-D array of bits (0 or 1).")
+        return np.array([int(reports.sum()), reports.shape[0]], dtype=np.int64)
+
+    def estimate(self, statistic):
+        """Unbiased estimate of the mean counter of one round."""
+        statistic = np.asarray(statistic)
+        if statistic.shape != (2,) or statistic.dtype.kind not in "iu" \
+                or statistic.min() < 0 or statistic[0] > statistic[1] or statistic[1] == 0:
+            raise ValueError("a 1BitMean statistic is [bits set, number of reports], with at "
+                             "least one report.")
+        mean_bit = statistic[0] / statistic[1]
+        return float(self.max_value * (mean_bit - self.p_low) / (self.p_high - self.p_low))
+
+    def user_variance(self, values):
+        """Variance of one user's term ``m (b - p_0) / (p_s - p_0)`` for each value (over
+        ``alpha`` and the bit)."""
+        values = self.check_values(values)
+        s, m = self.n_segments, self.max_value
+        scaled = values * (s / m)
+        lower = np.minimum(np.floor(scaled), s).astype(np.int64)
+        up = scaled - lower
+        upper = np.minimum(lower + 1, s)
+        p_lo, p_up = self.p[lower], self.p[upper]
+        bit = (1 - up) * p_lo * (1 - p_lo) + up * p_up * (1 - p_up)
+        return m * m * bit / (self.p_high - self.p_low) ** 2 + (m / s) ** 2 * up * (1 - up)
+
+    def mean_variance(self, values):
+        """Variance of one round's mean estimate for the users' true ``values``."""
+        variance = self.user_variance(values)
+        return float(variance.sum() / variance.size ** 2)
+
+    def worst_case_variance(self, n_users):
+        """A bound on the mean estimate's variance over any data: every user at the worst
+        value, ``(m^2 / (4 (p_s - p_0)^2) + (m / s)^2 / 4) / N``."""
+        m, s = self.max_value, self.n_segments
+        return (m * m / (4 * (self.p_high - self.p_low) ** 2) + (m / s) ** 2 / 4) / n_users
