@@ -16,6 +16,8 @@ the planted values are the true top 20 (checked, and printed).
   fresh public hash seed (the estimate is unbiased over both): the empirical root mean
   squared error against the analytic standard error that ``estimate_counts`` reports (target:
   within 10%), pooled over the candidates, with the smallest and largest per-candidate ratio.
+* **Public API**: the same heavy-hitter task through ``LDPEncoder`` ->
+  ``HeavyHitterEstimator`` from a DataFrame column (one run), to show the glue's overhead.
 * **pure-LDP** 1.2.0 (run in its own virtual environment, ``/work/peers-venv``, in a
   subprocess, on the same users): PEM and TreeHist with its Apple CMS inside (32 hashes x
   1024, the configuration of its own experiment script; with its default OLH oracle PEM cannot
@@ -41,11 +43,14 @@ import sys
 import time
 
 import numpy as np
+import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _common import fmt, machine_note, print_table, run_peer, timed  # noqa: E402
 
+from sklearn_ldp import LDPEncoder  # noqa: E402
+from sklearn_ldp.estimators.heavy_hitters import HeavyHitterEstimator  # noqa: E402
 from sklearn_ldp.mechanisms.heavy_hitters import (  # noqa: E402
     PrefixHeavyHitters,
     SketchFrequencyOracle,
@@ -114,6 +119,23 @@ def run_finder(values, planted, protocol, epsilon, seed):
             "encode": encode_wall, "randomize": randomize_wall, "identify": identify_wall,
             "wall": total_wall, "cpu": total_cpu, "eta": finder.extension_bits,
             "rounds": finder.n_rounds, "z_rms": float(np.sqrt(np.mean(np.square(z))))}
+
+
+def run_api(values, planted, strategy, epsilon, seed):
+    """The same task through the public API: LDPEncoder(categories={"id": 32}) ->
+    HeavyHitterEstimator(top_k=20), from a DataFrame column."""
+    frame = pd.DataFrame({"id": values})
+    wall, cpu = time.perf_counter(), time.process_time()
+    encoder = LDPEncoder(categories={"id": BIT_LENGTH}, strategy=strategy, epsilon=epsilon,
+                         n_candidates=N_PLANTED, n_users=values.size, random_state=seed + 2000)
+    reports, transform_wall, _ = timed(encoder.fit_transform, frame)
+    estimator, fit_wall, _ = timed(HeavyHitterEstimator(top_k=N_PLANTED).fit, reports)
+    total_wall, total_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    got = set(estimator.heavy_hitters_["value"].tolist())
+    hits = len(got & set(planted.tolist()))
+    return {"recall": hits / N_PLANTED, "precision": hits / max(len(got), 1),
+            "transform": transform_wall, "fit": fit_wall, "wall": total_wall,
+            "cpu": total_cpu}
 
 
 def run_sketch(values, candidates, truth, hadamard, epsilon, repeats, seed):
@@ -257,6 +279,18 @@ def main():
                          f"{mean['wall']:.2f}", f"{mean['cpu']:.2f}"])
     print_table(["protocol", "eps", "eta / rounds", "recall", "min recall", "precision",
                  "count z rms", "randomize s", "identify s", "total s", "CPU s"], rows)
+
+    print("\nThe same through the public API, LDPEncoder(categories={'id': 32}).fit_transform("
+          "frame) -> HeavyHitterEstimator(top_k=20).fit (first data set, one run):")
+    rows = []
+    for protocol in ("pem", "treehist"):
+        for epsilon in epsilons:
+            api = run_api(values, planted, protocol, epsilon, 0)
+            rows.append([protocol, epsilon, fmt(api["recall"]), fmt(api["precision"]),
+                         f"{api['transform']:.2f}", f"{api['fit']:.2f}", f"{api['wall']:.2f}",
+                         f"{api['cpu']:.2f}"])
+    print_table(["strategy", "eps", "recall", "precision", "transform s", "fit s", "total s",
+                 "CPU s"], rows)
 
     # Candidates: the planted values and the 20 largest background values.
     candidates = np.concatenate([planted, background[:N_PLANTED]])

@@ -1,5 +1,6 @@
 """LDPEncoder: the client side of local differential privacy as a scikit-learn transformer."""
 
+import json
 import math
 import numbers
 import warnings
@@ -25,6 +26,7 @@ from .budget import BudgetExceededError, charge_ledger, resolve_ledger
 from .domain import Domain, _is_missing
 from .io import report_columns, reports_frame
 from .mechanisms.base import check_type_counts
+from .mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
 from .mechanisms.multi_attribute import NEIGHBOURHOODS, PROTOCOLS, MultiAttributeMechanism
 from .mechanisms.multi_attribute import ORACLES as PROTOCOL_ORACLES
 from .mechanisms.numeric import (
@@ -35,7 +37,16 @@ from .mechanisms.numeric import (
     numeric_mechanism,
 )
 from .mechanisms.range_tree import LEVEL_ORACLES
-from .reports import AggregatedReports, ColumnsMechanism, LDPReports, column_part
+from .reports import (
+    HEAVY_HITTER_STRATEGIES,
+    MAX_INTEGER_BITS,
+    MAX_STRING_BYTES,
+    AggregatedReports,
+    ColumnsMechanism,
+    HeavyHitterMechanism,
+    LDPReports,
+    column_part,
+)
 from .selection import (
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
@@ -46,6 +57,7 @@ from .selection import (
     check_strategy_name,
     marginal_order,
 )
+from .selection.multi_attribute import is_one_way_marginals, select_attribute_protocol
 
 # Strategies stored as dense matrices (the others are structured).
 DENSE_STRATEGIES = FACTORIZATION_BASELINES + ("optimized",)
@@ -84,7 +96,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     categories : dict or "auto", default=None
         The public domain: column -> list of categories. ``None``/``"auto"`` reads the
         categories from the data passed to ``fit`` and warns that this leaks information
-        about the private data; production code passes them explicitly.
+        about the private data; production code passes them explicitly. A domain too large
+        to list (heavy hitters, ``docs/heavy_hitters.md``) is declared for one column as
+        ``{"url": "strings"}`` (UTF-8 strings of at most ``max_string_bytes`` bytes) or
+        ``{"user_id": 32}`` (integers in ``[0, 2^32)``, a bit length from 1 to 64).
     strategy : str, default="auto"
         Frequency oracles (structured, any domain size): ``"randomized_response"``,
         ``"rappor"`` (symmetric unary encoding), ``"oue"``, ``"olh"``, ``"blh"``,
@@ -95,7 +110,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         response per level), ``"fourier"``. Bassily's randomizers of the workload's columns:
         ``"gaussian"`` ((epsilon, delta)-LDP, needs ``delta``) and ``"gaussian_pure"``.
         ``"optimized"`` (optimized for ``workload``) or ``"auto"`` (the epsilon-LDP
-        candidate with the least analytic worst-case error on ``workload``). Marginal
+        candidate with the least analytic worst-case error on ``workload``; when the workload
+        is the one-way marginals of several columns, ``workloads.marginals(categories, k=1)``,
+        with or without ``bounds``, the candidates include ``"spl"``, ``"smp"`` and
+        ``"rsfd"`` with each inner oracle, and the comparison is in ``selection_``). Marginal
         strategies (thesis chapter 4, decoded by
         :class:`~sklearn_ldp.estimators.MarginalEstimator`; every marginal of order up to
         ``max_order``, no workload): ``"inp_ht"`` (recommended), ``"inp_rr"``,
@@ -107,7 +125,12 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         sampling plus fake data), with the frequency oracle ``oracle``. Numeric columns
         (``bounds``): ``"hybrid"``, ``"piecewise"``, ``"duchi"`` (means) and
         ``"square_wave"`` (the distribution); for a record of numeric and categorical
-        columns also a dict column -> strategy (see ``bounds``).
+        columns also a dict column -> strategy (see ``bounds``). Heavy hitters of one
+        column of strings or integers (``categories={"url": "strings"}``; decoded by
+        :class:`~sklearn_ldp.HeavyHitterEstimator`): ``"pem"`` (prefix extension with local
+        hashing, Wang et al.; also ``"auto"``), ``"treehist"`` (one bit per user, Bassily et
+        al.), ``"cms"`` and ``"hcms"`` (Apple's count-mean sketches: frequencies of given
+        candidates).
     epsilon : float, default=1.0
         Privacy budget of every user's report (epsilon-LDP).
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
@@ -232,6 +255,29 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         is ``epsilon``-LDP only between records that differ in *one* attribute: the
         record-level guarantee (``epsilon_``, what the ledger is charged) is then larger than
         ``epsilon`` (see ``docs/numeric.md``).
+    max_string_bytes : int, default=32
+        Heavy hitters of a ``"strings"`` column: the most UTF-8 bytes of a value, in ``[1,
+        128]`` (a longer value is a ValueError naming it). PEM and TreeHist run more rounds
+        for longer values (``8 max_string_bytes`` bits).
+    n_candidates : int, default=20
+        ``"pem"``, ``"treehist"``: prefixes kept per round, ``k``: the most heavy hitters the
+        collection can find (``ceil(1 / theta)`` for a frequency threshold ``theta``).
+    extension_bits : int or None, default=None
+        ``"pem"``: bits added per round, ``eta``. None: the fewest rounds whose server work
+        stays within about ``max(2^29, 256 N)`` comparisons
+        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.default_extension_bits`; 5 for 32-bit
+        values, ``k = 20``, ``N = 10^6``).
+    sketch_width : int or None, default=None
+        ``"cms"``, ``"hcms"``: the sketch width ``m`` (a power of two for HCMS); None: 1024
+        (Apple's).
+    n_hashes : int or None, default=None
+        ``"cms"``, ``"hcms"``: the number of hash functions ``k``; None: the smallest power of
+        two (at least 16) for which collisions add at most 10% to the variance when the
+        squared frequencies sum to at most 1%
+        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.default_sketch_hashes`).
+    n_users : int or None, default=None
+        Heavy hitters: the expected number of users, read only by the defaults of
+        ``extension_bits`` and ``n_hashes`` (None: ``10^6``).
 
     Attributes
     ----------
@@ -382,6 +428,12 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         budget_weights=None,
         n_bins=1024,
         neighbourhood="record",
+        max_string_bytes=32,
+        n_candidates=20,
+        extension_bits=None,
+        sketch_width=None,
+        n_hashes=None,
+        n_users=None,
     ):
         self.categories = categories
         self.strategy = strategy
@@ -409,6 +461,12 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.budget_weights = budget_weights
         self.n_bins = n_bins
         self.neighbourhood = neighbourhood
+        self.max_string_bytes = max_string_bytes
+        self.n_candidates = n_candidates
+        self.extension_bits = extension_bits
+        self.sketch_width = sketch_width
+        self.n_hashes = n_hashes
+        self.n_users = n_users
 
     def fit(self, X=None, y=None):
         """Build the strategy from the public domain and the workload (data-independent).
@@ -444,6 +502,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
+        if self._heavy_hitter_mode():
+            return self._fit_heavy_hitters(X, epsilon)
         if self._columns_mode():
             return self._fit_columns(X, epsilon)
         check_strategy_name(self.strategy)
@@ -490,7 +550,12 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             delta=self.delta,
             oracle=self.oracle,
             max_seconds=self.max_seconds,
+            multi_attribute=self.strategy == "auto",
         )
+        if "protocol" in report:
+            # One-way marginals of several columns, where SPL, SMP or RS+FD had the least
+            # error: those report one histogram per column (a ColumnsMechanism).
+            return self._fit_columns(X, epsilon, selection=report)
         self.mechanism_ = mechanism
         self.strategy_ = mechanism.name
         self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance",
@@ -528,6 +593,170 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self._set_generator(rng)
         return self
 
+    # ------------------------------------------------------------------ heavy hitters
+    def _heavy_hitter_mode(self):
+        """Whether the encoder reports one column of a domain too large to list (a strategy
+        of HEAVY_HITTER_STRATEGIES, or a column declared as "strings" or a bit length)."""
+        if isinstance(self.strategy, str) and self.strategy in HEAVY_HITTER_STRATEGIES:
+            return True
+        return isinstance(self.categories, Mapping) and any(
+            _is_value_declaration(value) for value in self.categories.values())
+
+    def _heavy_hitter_column(self):
+        """``(column, value_type, bit_length)`` of the declared column, or a ValueError."""
+        categories = self.categories
+        if not isinstance(categories, Mapping):
+            raise ValueError(
+                f"strategy={self.strategy!r} finds heavy hitters of one column whose values "
+                "are declared, not listed: pass categories={'url': 'strings'} (UTF-8 strings "
+                "of at most max_string_bytes bytes) or categories={'user_id': 32} (integers "
+                f"of 32 bits); got categories={categories!r}.")
+        for column, value in categories.items():
+            if not _is_value_declaration(value):
+                raise ValueError(
+                    f"categories[{column!r}] = {str(value)[:60]!r}: heavy hitters report one "
+                    "column declared as 'strings' or a bit length (e.g. 32); a list of "
+                    "categories goes with a frequency oracle (strategy='oue', ...).")
+        if len(categories) != 1:
+            raise ValueError(f"heavy hitters report one column, got the columns "
+                             f"{list(categories)!r}: use one LDPEncoder per column (each "
+                             "with its share of the budget).")
+        (column, value), = categories.items()
+        if not isinstance(column, str):
+            raise ValueError(f"the column name must be a str, got {column!r}.")
+        if isinstance(value, str):
+            if value != "strings":
+                raise ValueError(f"categories[{column!r}] = {value!r}: a column's categories "
+                                 "are a list (e.g. ['no', 'yes']); a domain too large to list "
+                                 "is declared as 'strings' (UTF-8 strings) or a bit length (an "
+                                 "int), for the heavy-hitter strategies.")
+            size = self.max_string_bytes
+            if isinstance(size, bool) or not isinstance(size, numbers.Integral) \
+                    or not 1 <= size <= MAX_STRING_BYTES:
+                raise ValueError(f"max_string_bytes must be an integer in [1, "
+                                 f"{MAX_STRING_BYTES}] (column {column!r}), got {size!r}.")
+            return column, "strings", 8 * int(size)
+        if not 1 <= value <= MAX_INTEGER_BITS:
+            raise ValueError(f"categories[{column!r}] = {value!r}: the bit length of an "
+                             f"integer column must be in [1, {MAX_INTEGER_BITS}].")
+        return column, "integers", int(value)
+
+    def _fit_heavy_hitters(self, X, epsilon):
+        """``fit`` for heavy hitters: one :class:`HeavyHitterMechanism`."""
+        column, value_type, bit_length = self._heavy_hitter_column()  # the declaration first
+        strategy = self.strategy
+        if not isinstance(strategy, str) or strategy not in HEAVY_HITTER_STRATEGIES + ("auto",):
+            raise ValueError(f"a column declared as 'strings' or a bit length is reported by "
+                             f"one of the heavy-hitter strategies {HEAVY_HITTER_STRATEGIES} (or "
+                             f"'auto': 'pem'), got strategy={strategy!r}.")
+        strategy = "pem" if strategy == "auto" else strategy
+        if self.handle_unknown != "error" or self.unknown_category is not None:
+            raise ValueError(f"handle_unknown={self.handle_unknown!r}: the column {column!r} "
+                             "has no list of categories, so no value is unknown; leave "
+                             "handle_unknown='error' and unknown_category=None.")
+        self._check_handling()
+        if self.bounds is not None:
+            raise ValueError("bounds declares numeric columns, which heavy hitters do not "
+                             "report; leave bounds=None.")
+        n_users = self.n_users
+        if n_users is not None:
+            n_users = check_positive_int(n_users, "n_users")
+        rng = np.random.default_rng(self.random_state)
+        if strategy in ("pem", "treehist"):
+            for name in ("sketch_width", "n_hashes"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name}={getattr(self, name)!r} is a parameter of the "
+                                     f"sketches ('cms', 'hcms'), not of {strategy!r}.")
+            if strategy == "treehist" and self.extension_bits is not None:
+                raise ValueError(f"extension_bits={self.extension_bits!r}: TreeHist adds one "
+                                 "bit per round; leave extension_bits=None.")
+            oracle = PrefixHeavyHitters(bit_length, epsilon, strategy, self.n_candidates,
+                                        self.extension_bits, n_users)
+        else:
+            if self.extension_bits is not None:
+                raise ValueError(f"extension_bits={self.extension_bits!r} is a parameter of "
+                                 f"'pem', not of {strategy!r}.")
+            # A fresh public hash seed per collection (the estimates are unbiased over it).
+            oracle = SketchFrequencyOracle(epsilon, self.n_hashes, self.sketch_width,
+                                           strategy == "hcms", int(rng.integers(2**63)),
+                                           n_users)
+        mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length)
+        self._missing_value = None
+        if self.handle_missing == "category":
+            value = self.missing_category
+            if isinstance(value, dict):
+                extra = [c for c in value if c != column]
+                if extra or column not in value:
+                    raise ValueError(f"missing_category must name the column {column!r} "
+                                     f"(only), got {value!r}.")
+                value = value[column]
+            mechanism.encode([value], f"{column} (missing_category)")  # valid, or refused
+            self._missing_value = value
+        if X is not None:
+            self._heavy_hitter_values(X, column, reset=True)
+        else:
+            self.n_features_in_ = 1
+            self.feature_names_in_ = np.asarray([column], dtype=object)
+        self.mechanism_ = mechanism
+        self.domain_ = None
+        self.workload_ = None
+        self.strategy_ = strategy
+        self.bounds_, self.column_budget_ = {}, None
+        self.epsilon_ = float(mechanism.epsilon)
+        self.candidates_ = pd.Series(dtype=float, name="worst_case_per_user_variance")
+        self.selection_ = pd.DataFrame(
+            columns=["worst_case", "average_case", "seconds", "status", "reason"])
+        self.selection_.index.name = "strategy"
+        worst, average = mechanism.per_user_variance()
+        # Per user (times N: a count's variance; over N: a frequency's).
+        self._expected_error = pd.DataFrame(
+            {"worst_case": [worst], "average_case": [average]},
+            index=pd.Index([f"count of one {column} value"], name="answer"))
+        self.expected_total_error_ = None
+        self.n_iter_, self.history_ = 0, []
+        self._set_generator(rng)
+        return self
+
+    def _heavy_hitter_values(self, X, column, reset=False):
+        """The values of the heavy-hitter column of ``X`` (a DataFrame holding it, a Series,
+        a 1-D array or a one-column 2-D array), missing values replaced as configured."""
+        if isinstance(X, pd.DataFrame):
+            if column not in X.columns:
+                raise ValueError(f"The data is missing the column {column!r} (it has "
+                                 f"{list(X.columns)[:10]!r}).")
+            values = X[column]
+        elif isinstance(X, pd.Series):
+            values = X
+        else:
+            array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+            if array.ndim == 2 and array.shape[1] == 1:
+                array = array[:, 0]
+            if array.ndim != 1:
+                raise ValueError(f"heavy hitters read one column ({column!r}): pass a "
+                                 f"DataFrame, a Series or a 1-D array, got shape "
+                                 f"{array.shape}.")
+            values = pd.Series(array, dtype=object if array.dtype.kind in "OUS" else None)
+        if reset:
+            self.n_features_in_ = 1
+            self.feature_names_in_ = np.asarray([column], dtype=object)
+        if len(values) == 0:
+            raise ValueError("X has no rows; there is nothing to encode.")
+        absent = values.isna()
+        if absent.any():
+            if self.handle_missing != "category":
+                raise ValueError(
+                    f"Column {column!r} has {int(absent.sum())} missing values (None/NaN, first "
+                    f"at row {int(np.flatnonzero(absent.to_numpy())[0])}). Every user sends a "
+                    "report: fill them, or pass handle_missing='category' with "
+                    f"missing_category=<a value of {column!r}> (what they become).")
+            values = values.astype(object).where(~absent, self._missing_value)
+        return values
+
+    def _heavy_hitter_words(self, X):
+        """The encoded values of ``X`` for the heavy-hitter mechanism."""
+        column = self.mechanism_.column
+        return self.mechanism_.encode(self._heavy_hitter_values(X, column), column)
+
     # ------------------------------------------------------------------ several columns
     def _columns_mode(self):
         """Whether the records are reported column by column (numeric columns, a mixed
@@ -537,8 +766,14 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                 or (isinstance(strategy, str)
                     and strategy in NUMERIC_STRATEGIES + MULTI_ATTRIBUTE_STRATEGIES))
 
-    def _fit_columns(self, X, epsilon):
-        """``fit`` for records of several columns: one :class:`ColumnsMechanism`."""
+    def _fit_columns(self, X, epsilon, selection=None):
+        """``fit`` for records of several columns: one :class:`ColumnsMechanism`.
+
+        ``selection``: the report of ``build_mechanism("auto", multi_attribute=True)`` when
+        it chose SPL, SMP or RS+FD (``report["protocol"]``) for the one-way marginals of the
+        categorical columns; that protocol is built and its comparison kept in
+        ``selection_``.
+        """
         self._check_handling()
         if not isinstance(self.clip, bool | np.bool_):
             raise ValueError(f"clip must be True or False, got {self.clip!r}.")
@@ -566,7 +801,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         order = [column for column in order if column in bounds or column in categorical]
         self._numeric_missing = self._numeric_replacements(bounds)
         self._column_domains = {}
-        parts, name = self._column_parts(epsilon, order, bounds, domain)
+        self._column_selection = None  # set by _column_parts when "auto" compares parts
+        parts, name = self._column_parts(epsilon, order, bounds, domain, selection)
         self.mechanism_ = ColumnsMechanism(parts)
         self.domain_ = domain
         self.workload_ = None
@@ -574,8 +810,15 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.strategy_ = name
         self.epsilon_ = float(self.mechanism_.epsilon)
         self.column_budget_ = self.mechanism_.budget()
-        self.candidates_ = pd.Series(dtype=float, name="worst_case_per_user_variance")
-        self.selection_ = pd.DataFrame(
+        rows = selection["selection"] if selection is not None else self._column_selection
+        del self._column_selection
+        # The comparison "auto" made (per-user total variance of the categorical columns'
+        # histograms), or none.
+        self.candidates_ = pd.Series(
+            {key: row["worst_case"] for key, row in (rows or {}).items()
+             if row["status"] != "skipped"}, name="worst_case_per_user_variance", dtype=float)
+        self.selection_ = pd.DataFrame.from_dict(
+            rows or {}, orient="index",
             columns=["worst_case", "average_case", "seconds", "status", "reason"])
         self.selection_.index.name = "strategy"
         errors = self.mechanism_.answer_errors(None if domain is None else domain.categories)
@@ -676,8 +919,16 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             result[column] = float(replacement)
         return result
 
-    def _column_parts(self, epsilon, order, bounds, domain):
-        """``(parts, strategy_)`` of the record's mechanism (see the ``bounds`` docs)."""
+    def _column_parts(self, epsilon, order, bounds, domain, selection=None):
+        """``(parts, strategy_)`` of the record's mechanism (see the ``bounds`` docs).
+
+        ``selection``: see :meth:`_fit_columns` (the protocol "auto" chose). With
+        ``strategy="auto"``, equal budget shares, two or more categorical columns and the
+        declared workload ``workloads.marginals(categories, k=1)`` (their histograms), the
+        categorical columns are reported either each through its own oracle or together by
+        the protocol with the least worst-case error of their histograms
+        (``select_attribute_protocol``); the comparison goes to ``_column_selection``.
+        """
         strategy = self.strategy
         numeric = [column for column in order if column in bounds]
         categorical = [column for column in order if column not in bounds]
@@ -688,6 +939,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"oracle={self.oracle!r} applies to 'hierarchical' and to 'spl', "
                              "'smp', 'rsfd'; a record reported column by column takes each "
                              "column's frequency oracle from strategy={'column': 'oue', ...}.")
+        if selection is not None and not numeric:
+            # "auto" scored SPL / SMP / RS+FD (record-level epsilon) against the joint-domain
+            # candidates and chose this one.
+            strategy, oracle = selection["protocol"]
+            mechanism = MultiAttributeMechanism(domain.shape, epsilon, protocol=strategy,
+                                                oracle=oracle)
+            return [column_part(list(domain.columns), mechanism)], strategy
         if protocol:
             if numeric:
                 raise ValueError(f"strategy={strategy!r} reports categorical columns; with "
@@ -720,16 +978,41 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             mechanism = SampledMeanMechanism(epsilon, [bounds[c] for c in numeric], base=base)
             return [column_part(numeric, mechanism)], base
         weights = self._weights(order)
+        group = None
+        # Kept here: the module's import block is edited by others at the same time.
+
+        if isinstance(strategy, str) and strategy == "auto" and len(categorical) >= 2 \
+                and self.budget_weights is None and self.workload is not None \
+                and not isinstance(self.workload, str) \
+                and is_one_way_marginals(self.workload, domain.shape) \
+                and min(domain.shape) >= 2:
+            # The declared workload is every categorical column's histogram: report those
+            # columns together by SPL, SMP or RS+FD at their summed share when that has a
+            # smaller worst-case error than one oracle per column (a dict of strategies or
+            # budget_weights: the user's split).
+            shares = [epsilon * weights[column] for column in categorical]
+            best, rows, mechanisms = select_attribute_protocol(
+                tuple(len(domain.categories[column]) for column in categorical),
+                math.fsum(shares), per_column=[chosen[column] for column in categorical],
+                per_column_epsilons=shares)
+            self._column_selection = rows
+            group = mechanisms.get(best)
         parts = []
         for column in order:
             share = epsilon * weights[column]
             name = chosen[column]
+            if group is not None and column in categorical:
+                if column == categorical[0]:  # the protocol's part, where its first column is
+                    parts.append(column_part(categorical, group))
+                continue
             if column in bounds:
                 params = {"n_bins": self.n_bins} if name == "square_wave" else {}
                 mechanism = numeric_mechanism(name, share, bounds[column], **params)
             else:
                 mechanism = baseline_mechanism(name, (len(domain.categories[column]),), share)
             parts.append(column_part([column], mechanism))
+        if group is not None:
+            return parts, group.protocol if not numeric else "mixed"
         return parts, (names.pop() if len(names) == 1 else "mixed")
 
     def _column_strategies(self, strategy, numeric, categorical, domain, epsilon, order):
@@ -1031,6 +1314,12 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             # Fitted without data, the record's columns were declared in two dicts (bounds,
             # categories) whose relative order says nothing of the frame's: take them by name.
             X = X[list(self.feature_names_in_)]
+        if isinstance(self.mechanism_, HeavyHitterMechanism):
+            words = self._heavy_hitter_words(X)
+            self._charge_collection(words.shape[0], "transform")
+            reports = LDPReports(self.mechanism_.randomize(words, self._generator()),
+                                 self.mechanism_)
+            return reports if output == "default" else _aligned_frame(reports, X)
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
         clipped = None
         if isinstance(self.mechanism_, ColumnsMechanism):
@@ -1131,6 +1420,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return AggregatedReports(statistic, self.mechanism_, self.domain_, self.workload_)
 
     def _check_simulation(self):
+        if isinstance(self.mechanism_, HeavyHitterMechanism):
+            raise NotImplementedError(
+                f"heavy hitters ({self.strategy_!r}) have no exact simulation of their "
+                "aggregate: privatize the values with transform.")
         if isinstance(self.mechanism_, ColumnsMechanism):
             raise NotImplementedError(
                 "records of several columns (bounds=, 'spl', 'smp', 'rsfd') have no exact "
@@ -1177,7 +1470,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             If the strategy is not a marginal strategy.
         """
         check_is_fitted(self, "mechanism_")
-        if self.workload_ is not None or isinstance(self.mechanism_, ColumnsMechanism):
+        if self.workload_ is not None or isinstance(self.mechanism_, ColumnsMechanism
+                                                     | HeavyHitterMechanism):
             raise ValueError(f"predict_marginal_tv needs a marginal strategy, not "
                              f"{self.strategy_!r}.")
         return marginal_error_table(self.mechanism_, list(self.domain_.columns),
@@ -1194,7 +1488,9 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         str
-            ``mechanism_.to_json()``.
+            ``mechanism_.to_json()``; for heavy hitters the protocol's own specification
+            (:meth:`~sklearn_ldp.mechanisms.heavy_hitters.PrefixHeavyHitters.to_dict` or
+            :meth:`~sklearn_ldp.mechanisms.heavy_hitters.SketchFrequencyOracle.to_dict`).
 
         Warns
         -----
@@ -1212,6 +1508,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=2,
             )
+        if isinstance(self.mechanism_, HeavyHitterMechanism):
+            # The protocol's own specification (the clients know no column or encoding
+            # wrapper): strings are UTF-8, zero-padded to bit_length / 8 bytes.
+            return json.dumps(self.mechanism_.client_dict())
         return self.mechanism_.to_json()
 
     def get_feature_names_out(self, input_features=None):
@@ -1266,6 +1566,21 @@ def _numeric_values(values, column):
         raise ValueError(f"Column {column!r} holds {array[row]!r} at row {row}, not a number "
                          "(it has bounds, so it is numeric).")
     return numeric
+
+
+def _is_value_declaration(value):
+    """Whether a ``categories`` entry declares values instead of listing them: ``"strings"``
+    or a bit length (an int, not a bool)."""
+    return isinstance(value, str) or (isinstance(value, numbers.Integral)
+                                      and not isinstance(value, bool | np.bool_))
+
+
+def _aligned_frame(reports, X):
+    """The reports as a DataFrame (``reports_frame``), indexed like ``X`` when it has one."""
+    frame = reports_frame(reports)
+    if isinstance(X, pd.DataFrame | pd.Series):
+        frame.index = X.index
+    return frame
 
 
 def _as_frame(X):

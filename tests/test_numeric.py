@@ -343,3 +343,37 @@ def test_square_wave_default_stopping_rule_is_li_et_al():
     rule = mechanism.estimate_distribution(counts, tol=1e-3 * math.e / 20_000)
     assert np.array_equal(default, rule)
     assert not np.allclose(default, mechanism.estimate_distribution(counts, tol=1e-12))
+
+
+def test_square_wave_bandwidth_is_accurate_for_small_epsilon():
+    # The closed form cancels for small epsilon (1e-8 gave 1.11 instead of 0.5); the series
+    # below 0.1 keeps full precision. Reference: the closed form in 60-digit decimals.
+    import decimal
+
+    from sklearn_ldp.client import _square_wave_bandwidth
+    from sklearn_ldp.mechanisms.numeric import SquareWaveMechanism, square_wave_bandwidth
+
+    for epsilon in (1e-12, 1e-8, 1e-4, 0.01, 0.0999, 0.1, 0.5, 1.0, 4.0):
+        with decimal.localcontext(decimal.Context(prec=80)):
+            eps = decimal.Decimal(epsilon)
+            e = eps.exp()
+            exact = (eps * e - e + 1) / (2 * e * (e - 1 - eps))
+        assert abs(square_wave_bandwidth(epsilon) - float(exact)) <= 1e-13 * float(exact)
+        assert _square_wave_bandwidth(epsilon) == square_wave_bandwidth(epsilon)
+    mechanism = SquareWaveMechanism(1e-300)  # was a ZeroDivisionError
+    assert mechanism.b == 0.5 and mechanism.p == pytest.approx(0.5)
+
+
+def test_sampled_mean_specification_round_trips():
+    import json
+
+    from sklearn_ldp.mechanisms.numeric import SampledMeanMechanism, numeric_mechanism_from_dict
+
+    mechanism = SampledMeanMechanism(2.0, [(0, 1), (-5, 5), (0, 100)], base="piecewise")
+    spec = json.loads(json.dumps(mechanism.to_dict()))
+    again = numeric_mechanism_from_dict(spec)
+    assert again.to_dict() == mechanism.to_dict() and again.n_sampled == mechanism.n_sampled
+    for bad, field in [(dict(spec, version=2), "version"), (dict(spec, params={}), "params"),
+                       ({k: v for k, v in spec.items() if k != "bounds"}, "bounds")]:
+        with pytest.raises(ValueError, match=field):
+            SampledMeanMechanism.from_dict(bad)

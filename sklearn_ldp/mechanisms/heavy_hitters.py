@@ -683,6 +683,19 @@ class PrefixHeavyHitters:
         return {"values": kept, "counts": final_counts, "std_errors": final_errors,
                 "rounds": history}
 
+    def count_variance_per_user(self, frequency):
+        """Variance of the estimated count of a value of share ``frequency`` among ``N``
+        users, divided by ``N``, with the groups of equal size ``N / rounds`` (the final
+        count is the last group's count times ``rounds``): ``rounds (f p (1 - p) + (1 - f)
+        q (1 - q)) / (p - q)^2`` (PEM), ``rounds (c^2 - f)`` (TreeHist)."""
+        f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
+        if self.protocol == "pem":
+            per_report = (f * self.p * (1 - self.p) + (1 - f) * self.q * (1 - self.q)) \
+                / (self.p - self.q) ** 2
+        else:
+            per_report = self.c ** 2 - f
+        return self.n_rounds * per_report
+
     def estimate_counts(self, reports, words):
         """Estimated user counts (among all the reports) of the given values, from the last
         round's group, with their standard errors."""
@@ -757,7 +770,9 @@ def _fingerprints(words):
     """One 64-bit fingerprint per value (SplitMix64 over the words, chained)."""
     state = np.zeros(words.shape[0], dtype=np.uint64)
     for w in range(words.shape[1]):
-        state = splitmix64(state ^ words[:, w]) + _GOLDEN * np.uint64(w + 1)
+        with np.errstate(over="ignore"):  # arithmetic modulo 2^64, as intended
+            step = _GOLDEN * np.uint64(w + 1)
+        state = splitmix64(state ^ words[:, w]) + step
     return state
 
 
@@ -946,6 +961,18 @@ class SketchFrequencyOracle:
         signed = k * self.c * (2 * plus - total).astype(float)
         # Back from the Hadamard coordinates l to the buckets a: M[j, a] = sum_l x[j, l] H[l, a].
         return fwht(signed, axis=1), int(total.sum())
+
+    def count_variance_per_user(self, frequency):
+        """Variance of the estimated count of a value of share ``frequency`` among ``N``
+        users, divided by ``N`` (the noise of :meth:`estimate_counts`'s standard error; the
+        other values collide with ``1 / m`` of the hashes)."""
+        f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
+        rho = 1.0 / self.width
+        if self.hadamard:
+            per_user = (1 - f) * (self.c ** 2 - rho ** 2) + f * (self.c ** 2 - 1)
+        else:
+            per_user = (self.c ** 2 - 1) / 4 + (1 - f) * rho * (1 - rho)
+        return (self.width / (self.width - 1)) ** 2 * per_user
 
     def estimate_counts(self, statistic, words):
         """Estimated user counts of the given values and their standard errors (for a value

@@ -443,6 +443,30 @@ class MultiAttributeMechanism:
         a, _, c, P0, P1 = self._linear(i)
         return n_users * (a / c) ** 2 * (f * P1 * (1 - P1) + (1 - f) * P0 * (1 - P0))
 
+    def histogram_variance(self, n_users=1):
+        """Worst case over the data of the total variance of every attribute's counts.
+
+        The sum over the attributes ``i`` and their values ``v`` of ``count_variance``, the
+        error of the per-attribute histograms (the one-way marginals) that ``strategy="auto"``
+        compares with the other candidates. For SPL and RS+FD each cell's variance is linear
+        in its frequency, so the sum over a column's cells, whose frequencies add up to 1,
+        does not depend on the data. SMP adds ``N (d - 1) f (1 - f)`` per cell, whose sum
+        ``N (d - 1) (1 - sum_v f_v^2)`` is largest for uniform values: the worst case is at
+        uniform frequencies for every protocol, where it is computed.
+
+        Parameters
+        ----------
+        n_users : int, default=1
+            Number of users ``N`` (the default gives the per-user variance).
+
+        Returns
+        -------
+        variance : float
+            ``sum_i sum_v Var[count estimate of value v of attribute i]`` at its worst.
+        """
+        return float(sum(self.count_variance(i, np.full(k, 1.0 / k), n_users).sum()
+                         for i, k in enumerate(self.shape)))
+
     def expected_error(self, n_users=1):
         """Per attribute, the worst-case and the uniform-data variance of a count estimate.
 

@@ -54,8 +54,10 @@ from ..mechanisms.factorization import FactorizationMechanism
 from ..mechanisms.fourier import fourier_strategy
 from ..mechanisms.hierarchical import hierarchical_strategy
 from ..mechanisms.marginals import MARGINAL_STRATEGIES, build_marginal_mechanism
+from ..mechanisms.multi_attribute import MultiAttributeMechanism
 from ..optimize.ldp_factorization import limit_blas_threads, optimize_strategy
 from ..workloads import as_workload, histogram
+from .multi_attribute import is_one_way_marginals, select_attribute_protocol
 
 ORACLES = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",
            "subset_selection")
@@ -76,6 +78,11 @@ OPTIMIZED_MAX_CELLS = 2048
 # oracle="auto" of the "hierarchical" tree: OUE (least variance, one bit per node of the
 # level) up to this many cells, HRR (one integer per report) beyond.
 AUTO_OUE_MAX_CELLS = 4096
+# "auto" with multi_attribute=True on the one-way marginals of several columns: the
+# joint-domain candidates are scored up to this many cells (their error on per-attribute
+# histograms grows with the joint domain, e.g. 2.9e7 per user for OUE over 4^10 cells against
+# 204 for SMP over 4 x 4 x 4 x 4 x 4, and scoring them took 10 s at 4^10 cells).
+ONE_WAY_JOINT_MAX_CELLS = 2**16
 # Bassily's randomizers privatize a dense column of the workload (p entries per user).
 WORKLOAD_RANDOMIZER_MAX_ENTRIES = 2**24
 # Strategies that scale to any domain, named in the errors of those that do not.
@@ -402,6 +409,7 @@ def build_mechanism(
     oracle="auto",
     max_seconds=None,
     workload_matrix=None,
+    multi_attribute=False,
 ):
     """Build the named strategy for a domain of the given shape and an optional workload.
 
@@ -424,6 +432,15 @@ def build_mechanism(
     verbose : int
         Progress of the optimizer and of the selection through :mod:`logging` (logger
         ``"sklearn_ldp"``): > 0 sets it to INFO level if it has no level yet.
+    multi_attribute : bool, default=False
+        ``"auto"`` only: when the workload is the one-way marginals of every column (two or
+        more), also score SPL, SMP and RS+FD with each of their oracles (named
+        ``"protocol/oracle"``, :mod:`sklearn_ldp.selection.multi_attribute`) by the same
+        worst-case per-user variance; the joint-domain candidates are then scored up to
+        ``ONE_WAY_JOINT_MAX_CELLS`` cells. A protocol that wins is returned as a
+        :class:`~sklearn_ldp.mechanisms.MultiAttributeMechanism` (``report["protocol"]``:
+        its ``(protocol, oracle)``), which answers per-attribute histograms, not the workload
+        matrix: a caller that asks for it must decode it as such.
 
     Returns
     -------
@@ -494,13 +511,22 @@ def build_mechanism(
         return baseline_mechanism(strategy, shape, epsilon, workload, branching, order,
                                   oracle)
 
+    # The protocols need two categories per column (a constant column: joint candidates only).
+    one_way = (name == "auto" and multi_attribute and len(shape) >= 2 and min(shape) >= 2
+               and is_one_way_marginals(workload, shape))
+    joint = not one_way or n <= ONE_WAY_JOINT_MAX_CELLS
     # Small dense products: one BLAS thread (see optimize.ldp_factorization; measured 8x
     # faster scoring of the closed forms at n = 256 on the loaded 2-core machine).
     with limit_blas_threads(n):
-        rows, mechanisms = _score_candidates(
-            closed_form, BASELINES, gram, n, np.inf if name == "optimized" else deadline, name,
-            dense_limit, _marginal_duplicates(shape, order))
-        run_optimizer = name == "optimized" or n <= AUTO_OPTIMIZE_MAX_CELLS
+        if joint:
+            rows, mechanisms = _score_candidates(
+                closed_form, BASELINES, gram, n, np.inf if name == "optimized" else deadline,
+                name, dense_limit, _marginal_duplicates(shape, order))
+        else:
+            too_large = (f"joint domain of {n} cells: scored for one-way marginals up to "
+                         f"{ONE_WAY_JOINT_MAX_CELLS} cells (SPL, SMP, RS+FD answer them)")
+            rows, mechanisms = {key: _skipped_row(too_large) for key in BASELINES}, {}
+        run_optimizer = joint and (name == "optimized" or n <= AUTO_OPTIMIZE_MAX_CELLS)
         report = {}
         if run_optimizer:
             optimizer_start = time.perf_counter()
@@ -513,10 +539,19 @@ def build_mechanism(
                                  "reason": f"optimizer started from {report['optimizer']['start']}"}
             report["optimizer"].update(worst_case=worst, average_case=average)
             mechanisms["optimized"] = optimized
+        elif not joint:
+            rows["optimized"] = _skipped_row(too_large)
         else:
             rows["optimized"] = _skipped_row(
                 f"the optimizer runs in 'auto' up to {AUTO_OPTIMIZE_MAX_CELLS} cells; ask for "
                 f"strategy='optimized' explicitly (up to {OPTIMIZED_MAX_CELLS} cells)")
+    if one_way:
+        # SPL, SMP, RS+FD: the same worst-case per-user variance of the workload (added after
+        # the optimizer, which starts from joint-domain strategy matrices only).
+        _, protocol_rows, protocol_mechanisms = select_attribute_protocol(shape, epsilon)
+        for key, row in protocol_rows.items():
+            rows[key] = dict(row, status="scored")
+        mechanisms.update(protocol_mechanisms)
     best, scored = _choose(rows)
     rows[best]["status"] = "chosen"
     if name == "optimized":
@@ -536,6 +571,8 @@ def build_mechanism(
     report["selection"] = rows
     report["chosen"] = best
     report["expected_error"] = _expected_error(rows[best])
+    if isinstance(mechanisms[best], MultiAttributeMechanism):
+        report["protocol"] = (mechanisms[best].protocol, mechanisms[best].oracle)
     return mechanisms[best], report
 
 

@@ -1,0 +1,332 @@
+"""HeavyHitterEstimator: the popular values of a column too large to list, and the frequency
+of any value, from the reports of ``LDPEncoder(strategy="pem" | "treehist" | "cms" |
+"hcms")``.
+
+The math is that of :mod:`sklearn_ldp.mechanisms.heavy_hitters`; this module only keeps the
+reports (PEM and TreeHist choose each round's candidates from the previous round's estimates,
+so the server keeps every report) or the sketch (CMS and HCMS are additive), runs the rounds
+and labels the results.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..reports import AggregatedReports, HeavyHitterMechanism
+from ._base import check_batch, record_invalid, reports_or_privatized, start_batches
+
+# Columns of heavy_hitters_ and of predict's table.
+TABLE_COLUMNS = ["value", "frequency", "std_error", "count", "count_std_error"]
+
+
+class HeavyHitterEstimator(BaseEstimator):
+    """Heavy hitters (the most frequent values) and frequencies of any value, under LDP.
+
+    Decodes the reports of :class:`~sklearn_ldp.LDPEncoder` on one column declared as
+    ``"strings"`` or by a bit length (``categories={"url": "strings"}``):
+
+    * ``"pem"`` and ``"treehist"`` (prefix extension): every user reported a prefix of their
+      value in one of the rounds (the rounds split the users at random, as the protocols
+      specify); :meth:`fit` runs the rounds and finds the values without any candidate list.
+    * ``"cms"`` and ``"hcms"`` (Apple's sketches): :meth:`fit` sums the sketch;
+      ``heavy_hitters_`` ranks the values of ``candidates`` (a sketch cannot list values by
+      itself), and :meth:`predict` estimates any value's frequency.
+
+    Parameters
+    ----------
+    top_k : int or None, default=None
+        Values kept in ``heavy_hitters_``, the largest first. None: every value found (PEM
+        and TreeHist: the encoder's ``n_candidates``, 20 by default; sketches: every
+        candidate). For PEM and TreeHist at most the encoder's ``n_candidates`` (the
+        rounds keep no more).
+    threshold : float or None, default=None
+        Keep only the values whose estimated frequency (share of the users) is at least
+        this, in ``(0, 1)``. PEM and TreeHist apply it in every round (a prefix below it is
+        dropped, as Wang et al. describe); with ``top_k`` both apply. None: no threshold.
+    candidates : array-like or None, default=None
+        Sketches: the values ``heavy_hitters_`` ranks (duplicates are dropped with a
+        warning); None leaves ``heavy_hitters_`` empty (use :meth:`predict`). PEM and
+        TreeHist ignore it.
+    strategy, epsilon, categories : optional
+        Only for fitting on raw values: the estimator privatizes them itself with an
+        :class:`~sklearn_ldp.LDPEncoder` of these parameters (a simulation convenience).
+    random_state : int, Generator or None, default=None
+        Used only when privatizing raw values.
+    ledger, ledger_users : str, path or None; str, default=None, "all"
+        Privacy budget ledger charged when the estimator privatizes raw values.
+
+    Attributes
+    ----------
+    heavy_hitters_ : pandas.DataFrame
+        One row per value found, by decreasing estimate: ``value``, ``frequency`` (the
+        estimated share of the users), ``std_error`` (its standard error), ``count`` and
+        ``count_std_error`` (the same in users). Integers of up to 63 bits are int64, of 64
+        bits uint64; strings are str.
+    expected_error_ : pandas.DataFrame
+        The analytic variance of the estimated frequency of one value for the users fitted,
+        one row per value of ``heavy_hitters_``: ``worst_case`` (the largest over the
+        value's frequency) and ``average_case`` (a value of frequency 0, the typical
+        candidate). Sketches leave out hash collisions (they average out over the choice of
+        the hash functions).
+    n_impossible_ : int
+        PEM and TreeHist on strings: values the last round kept that no user can hold (a
+        zero byte before the padding, or bytes that are not UTF-8: false positives grown
+        from a popular prefix), left out of ``heavy_hitters_``. 0 for integers and sketches.
+    rounds_ : pandas.DataFrame
+        PEM and TreeHist: one row per round, its prefix ``length``, ``users`` and the
+        ``candidates`` it scored. Empty for the sketches.
+    n_reports_ : int
+        Number of reports fitted (``n_users_`` is the same number).
+    mechanism_ : HeavyHitterMechanism
+        The mechanism of the reports.
+    domain_ : None
+        No domain is listed (kept for the estimators' shared batch checks).
+    statistic_ : ndarray or None
+        Sketches: the additive statistic. None for PEM and TreeHist.
+
+    See Also
+    --------
+    sklearn_ldp.LDPEncoder : Privatizes the values (``strategy="pem"``, ...).
+    sklearn_ldp.mechanisms.heavy_hitters.PrefixHeavyHitters : PEM and TreeHist.
+    sklearn_ldp.mechanisms.heavy_hitters.SketchFrequencyOracle : CMS and HCMS.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
+       identification", IEEE Transactions on Dependable and Secure Computing, 2019.
+    .. [2] R. Bassily, K. Nissim, U. Stemmer and A. Thakurta, "Practical locally private heavy
+       hitters", NeurIPS 2017.
+    .. [3] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
+       Learning Journal, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from sklearn_ldp import LDPEncoder
+    >>> rng = np.random.default_rng(0)
+    >>> ids = np.where(rng.random(200_000) < 0.3, 123456, rng.integers(2**20, size=200_000))
+    >>> enc = LDPEncoder(categories={"user_id": 20}, strategy="pem", epsilon=4.0,
+    ...                  n_candidates=4, random_state=0)
+    >>> reports = enc.fit_transform(pd.DataFrame({"user_id": ids}))
+    >>> top = HeavyHitterEstimator(top_k=1).fit(reports).heavy_hitters_
+    >>> int(top["value"][0]), bool(abs(top["frequency"][0] - 0.3) < 4 * top["std_error"][0])
+    (123456, True)
+    """
+
+    def __init__(self, top_k=None, threshold=None, candidates=None, strategy=None,
+                 epsilon=None, categories=None, random_state=None, ledger=None,
+                 ledger_users="all"):
+        self.top_k = top_k
+        self.threshold = threshold
+        self.candidates = candidates
+        self.strategy = strategy
+        self.epsilon = epsilon
+        self.categories = categories
+        self.random_state = random_state
+        self.ledger = ledger
+        self.ledger_users = ledger_users
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self):
+        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(
+                self.top_k, numbers.Integral) or self.top_k < 1):
+            raise ValueError(f"top_k must be a positive integer or None, got {self.top_k!r}.")
+        if self.threshold is not None and (isinstance(self.threshold, bool) or not isinstance(
+                self.threshold, numbers.Real) or not 0 < self.threshold < 1):
+            raise ValueError(f"threshold must be a frequency in (0, 1) or None, got "
+                             f"{self.threshold!r}.")
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y=None):
+        """Decode the reports in ``X``: the heavy hitters and their frequencies.
+
+        Parameters
+        ----------
+        X : LDPReports, DataFrame, AggregatedReports or array-like
+            The reports (a DataFrame of report columns whose ``attrs`` carry the mechanism;
+            an aggregate for the sketches only), or raw values when ``strategy`` is set (the
+            estimator then privatizes them itself, a simulation).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : HeavyHitterEstimator
+            The fitted estimator.
+        """
+        for attribute in ("mechanism_", "domain_", "_reports", "statistic_", "encoder_",
+                          "_first_batch", "n_invalid_reports_"):
+            if hasattr(self, attribute):
+                delattr(self, attribute)
+        return self.partial_fit(X)
+
+    def partial_fit(self, X, y=None):
+        """Add the reports in ``X`` to those fitted so far and decode again.
+
+        Parameters
+        ----------
+        X : LDPReports, DataFrame or AggregatedReports
+            More reports of the same mechanism (as in :meth:`fit`).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : HeavyHitterEstimator
+            The estimator, refitted on every report seen (equal to one fit on them all).
+        """
+        self._check_params()
+        first_call = not hasattr(self, "mechanism_")
+        reports = reports_or_privatized(self, X, first_call)
+        mechanism = reports.mechanism
+        if not isinstance(mechanism, HeavyHitterMechanism):
+            raise ValueError(
+                f"HeavyHitterEstimator decodes the reports of LDPEncoder(strategy='pem', "
+                f"'treehist', 'cms' or 'hcms') on a column declared as 'strings' or a bit "
+                f"length; these come from {mechanism!r}.")
+        if len(reports) == 0:
+            raise ValueError("no reports to fit: X has 0 rows.")
+        if not first_call:
+            check_batch(self, reports)
+        if mechanism.prefix:
+            if isinstance(reports, AggregatedReports):
+                raise ValueError(f"{mechanism.strategy!r} reports have no aggregate: fit the "
+                                 "LDPReports themselves.")
+            stored = reports.reports if first_call else np.concatenate(
+                [self._reports, reports.reports])
+            fitted = self._identify(mechanism, stored)  # may refuse: nothing set yet
+            counts = None
+        else:
+            statistic = mechanism.check_statistic(
+                reports.statistic if isinstance(reports, AggregatedReports)
+                else mechanism.aggregate(reports.reports))
+            counts = statistic if first_call else self.statistic_ + statistic
+            counts = mechanism.check_statistic(counts)
+            stored = None
+            fitted = self._rank_candidates(mechanism, counts)
+        if first_call:
+            self.mechanism_, self.domain_ = mechanism, None  # no listed domain
+            start_batches(self, reports)
+        self._reports, self.statistic_ = stored, counts
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        record_invalid(self, reports)
+        return self
+
+    def _identify(self, mechanism, reports):
+        """PEM / TreeHist: run the rounds; the fitted attributes."""
+        oracle = mechanism.oracle
+        if self.top_k is not None and self.top_k > oracle.n_candidates:
+            raise ValueError(f"top_k={self.top_k} exceeds the {oracle.n_candidates} values "
+                             "the rounds keep (the encoder's n_candidates): collect with "
+                             f"LDPEncoder(n_candidates={self.top_k}).")
+        found = oracle.identify(reports, self.threshold)
+        n = reports.shape[0]
+        counts, errors = found["counts"], found["std_errors"]
+        # A string no user can hold (a NUL byte inside, or not UTF-8) is a false positive of
+        # the last round: left out, and counted.
+        possible = mechanism.possible(found["values"])
+        keep = np.flatnonzero(possible)
+        if self.top_k is not None:
+            keep = keep[:self.top_k]
+        table = self._table(mechanism, found["values"][keep], counts[keep], errors[keep], n)
+        rounds = pd.DataFrame(found["rounds"], columns=["length", "users", "candidates"])
+        return {"heavy_hitters_": table, "rounds_": rounds, "n_reports_": n, "n_users_": n,
+                "expected_error_": self._expected(mechanism, table, n),
+                "n_impossible_": int(np.count_nonzero(~possible))}
+
+    def _rank_candidates(self, mechanism, counts):
+        """CMS / HCMS: the candidates' estimates, ranked; the fitted attributes."""
+        n = mechanism.n_reports(counts)
+        if self.candidates is None:
+            words = np.zeros((0, mechanism.n_words), dtype=np.uint64)
+        else:
+            words = self._candidate_words(mechanism, self.candidates, "candidates")
+        estimates, errors = mechanism.oracle.estimate_counts(counts, words)
+        order = np.argsort(-estimates, kind="stable")
+        if self.threshold is not None:
+            order = order[estimates[order] >= self.threshold * n]
+        if self.top_k is not None:
+            order = order[:self.top_k]
+        table = self._table(mechanism, words[order], estimates[order], errors[order], n)
+        rounds = pd.DataFrame(columns=["length", "users", "candidates"])
+        return {"heavy_hitters_": table, "rounds_": rounds, "n_reports_": n, "n_users_": n,
+                "expected_error_": self._expected(mechanism, table, n), "n_impossible_": 0}
+
+    @staticmethod
+    def _table(mechanism, words, counts, errors, n):
+        values = mechanism.decode(words)
+        frame = pd.DataFrame({
+            "value": pd.Series(values, dtype=object if mechanism.value_type == "strings"
+                               else np.asarray(values).dtype),
+            "frequency": counts / n, "std_error": errors / n,
+            "count": counts, "count_std_error": errors})
+        return frame[TABLE_COLUMNS]
+
+    @staticmethod
+    def _expected(mechanism, table, n):
+        """Analytic variance of each value's frequency for ``n`` users (see Attributes)."""
+        worst, average = mechanism.per_user_variance()
+        return pd.DataFrame({"worst_case": np.full(len(table), worst / n),
+                             "average_case": np.full(len(table), average / n)},
+                            index=pd.Index(table["value"], name="value"))
+
+    def _candidate_words(self, mechanism, values, name):
+        """Candidates de-duplicated (with a warning) and encoded; a ValueError names a bad
+        value."""
+        if isinstance(values, str | bytes) or np.ndim(values) != 1:
+            raise ValueError(f"{name} must be a 1-D list of values, got {str(values)[:60]!r}.")
+        words = mechanism.encode(values, f"{mechanism.column} ({name})")
+        unique, first = np.unique(words, axis=0, return_index=True)
+        if unique.shape[0] < words.shape[0]:
+            warnings.warn(f"{name} holds {words.shape[0] - unique.shape[0]} duplicate "
+                          f"value(s); each value is estimated once.", UserWarning,
+                          stacklevel=3)
+            words = words[np.sort(first)]  # the first occurrences, in the given order
+        return words
+
+    # ------------------------------------------------------------------ answers
+    def predict(self, candidates):
+        """The estimated frequency (and count) of any values, with standard errors.
+
+        PEM and TreeHist estimate from the last round's users (those who reported the whole
+        value): unbiased for every value, found or not. Sketches estimate from the whole
+        sketch.
+
+        Parameters
+        ----------
+        candidates : array-like of shape (n_values,)
+            Values of the column (strings, or integers within the bit length). Duplicates
+            are estimated once, with a UserWarning.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per distinct value, in the given order: ``value``, ``frequency``,
+            ``std_error``, ``count`` and ``count_std_error``.
+        """
+        check_is_fitted(self, "heavy_hitters_")
+        mechanism = self.mechanism_
+        words = self._candidate_words(mechanism, candidates, "candidates")
+        if mechanism.prefix:
+            counts, errors = mechanism.oracle.estimate_counts(self._reports, words)
+            n = self._reports.shape[0]
+        else:
+            counts, errors = mechanism.oracle.estimate_counts(self.statistic_, words)
+            n = mechanism.n_reports(self.statistic_)
+        return self._table(mechanism, words, counts, errors, n)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = True
+        tags.non_deterministic = True
+        tags.input_tags.string = True
+        return tags
+
+
+__all__ = ["HeavyHitterEstimator"]
