@@ -38,19 +38,41 @@ Exactness. A report has exactly the distribution of one row of the server's
   continuous distribution (its low-order bits are not exactly distributed as the ideal
   mechanism's).
 
+* the math-layer kinds (numbers: ``duchi``, ``piecewise``, ``hybrid``, ``square_wave``,
+  ``sampled_mean``; ``multi_attribute``; LDPEncoder's ``"columns"`` records; heavy hitters:
+  ``prefix_heavy_hitters``, ``sketch``; rounds: ``longitudinal``, ``dbitflip_pm``,
+  ``1bitmean_pm``) take values that are not cell indices. The numeric kinds compare uniform
+  doubles with the server's ``math`` formulas (floating-point draws, like the server's);
+  their oracles inside are the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
+  of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
+  sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Roots
+  that the server finds with ``brentq`` (Hybrid's ``eps_star``, RS+FD's attribute budget,
+  the longitudinal instantaneous budget) are bisected here to one float: they can differ
+  from the server's by about ``1e-15`` (the longitudinal instantaneous numerator by a few
+  units of ``2^-52``).
+
+The memoizing kinds (``longitudinal``, ``dbitflip_pm``, ``1bitmean_pm``) keep their
+permanent responses in a client **state file** (``Randomizer(..., state=path)``): JSON,
+created on first use, replaced atomically, bound to the spec by the SHA-256 of its canonical
+JSON and sealed by a SHA-256 of its content. A state file of another spec, edited, truncated
+or gone after use is a ValueError naming the file: a permanent response is never drawn twice.
+
 Central-model mechanisms (``MatrixMechanism``, the count mechanisms) run on a trusted
 curator, not on clients: they have no client randomizer here.
 
 Adding a kind: write one ``_<kind>(spec)`` function returning ``(n_inputs, privatize_cell)``
-and add it to ``RANDOMIZERS``.
+(or a ``_ValueKind`` for values that are not cell indices) and add it to ``RANDOMIZERS``.
 """
 
 import bisect
 import decimal
+import hashlib
 import itertools
 import json
 import math
+import os
 import random
+import tempfile
 import warnings
 from collections.abc import Mapping
 
@@ -969,6 +991,1259 @@ def _marg_ht(spec):
     return n, privatize
 
 
+# ---------------------------------------------------------------------- values, not cells
+# The kinds below take a value that is not a flat cell index (a number, a record of several
+# columns, a bit string) or keep client state between rounds. Their builder returns a
+# _ValueKind instead of (n_inputs, privatize_cell); Randomizer dispatches on the type.
+MAX_CELLS = 2**24  # sklearn_ldp._limits: the default max_cells
+MAX_ATTRIBUTES = 1024  # multi_attribute.MAX_ATTRIBUTES (and the "columns" kind's cap)
+MAX_SQUARE_WAVE_CELLS = 2**12  # numeric.MAX_SQUARE_WAVE_CELLS
+MAX_BIT_LENGTH = 1024  # heavy_hitters.MAX_BIT_LENGTH
+MAX_CANDIDATES = 2**16  # heavy_hitters.MAX_CANDIDATES
+MAX_SKETCH_WIDTH = 2**20
+MAX_SKETCH_HASHES = 2**16
+# Kinds with memoized client state (need Randomizer(..., state=path)).
+STATEFUL_KINDS = ("longitudinal", "dbitflip_pm", "1bitmean_pm")
+
+
+class _ValueKind:
+    """A randomizer of one kind that privatizes values (not flat cells).
+
+    ``privatize(value, rng, memo)``; ``bind(categories)`` receives the Randomizer's
+    ``categories`` (kinds that take none refuse them); ``stateful`` kinds get a
+    :class:`_StateFile` as ``memo`` and must check it with ``check_state``.
+    """
+
+    def __init__(self, n_inputs, privatize, stateful=False, bind=None, check_state=None,
+                 encode=None):
+        self.n_inputs = n_inputs
+        self.privatize = privatize
+        self.stateful = stateful
+        self.bind = bind
+        self.check_state = check_state
+        self.encode = encode
+
+
+def _check_number(value, name, kind):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
+            value):
+        raise ValueError(f"{name} of the {kind!r} specification must be a finite number, "
+                         f"got {value!r}.")
+    return float(value)
+
+
+def _check_budget(value, name, kind):
+    """An epsilon-like field in (0, 50] (the server's check_epsilon)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} of the {kind!r} specification must be a number, got "
+                         f"{value!r}.")
+    value = float(value)
+    if not math.isfinite(value) or not 0.0 < value <= 50.0:
+        raise ValueError(f"{name} of the {kind!r} specification must lie in (0, 50], got "
+                         f"{value!r}.")
+    return value
+
+
+def _check_fields(spec, kind, required, optional=()):
+    """Refuse missing and unknown top-level fields (a newer server's field may change the
+    randomizer)."""
+    missing = [key for key in required if key not in spec]
+    if missing:
+        raise ValueError(f"the {kind!r} specification has no {missing[0]!r} field: it was not "
+                         "written by to_dict() of a compatible sklearn_ldp.")
+    unknown = sorted(set(spec) - set(required) - set(optional) - {"version", "mechanism"})
+    if unknown:
+        raise ValueError(f"the {kind!r} specification has fields {unknown} that this client "
+                         "does not know; update client.py.")
+
+
+def _check_bounds(pair, name, kind):
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        raise ValueError(f"{name} of the {kind!r} specification must be a pair [low, high], "
+                         f"got {pair!r}.")
+    low = _check_number(pair[0], name, kind)
+    high = _check_number(pair[1], name, kind)
+    if not low < high:
+        raise ValueError(f"{name} of the {kind!r} specification must satisfy low < high, got "
+                         f"{pair!r}.")
+    return low, high
+
+
+def _check_value(value, bounds, name):
+    """A number within ``bounds`` as a float (refused otherwise: nothing is clipped)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}.")
+    low, high = bounds
+    number = float(value)
+    if not low <= number <= high:  # NaN compares False: refused too
+        raise ValueError(f"{name} must lie in the declared bounds [{low}, {high}], got "
+                         f"{value!r}.")
+    return number
+
+
+def _to_unit(value, bounds):
+    """``t in [-1, 1]`` as the server maps it (``numeric.MeanMechanism._to_unit``)."""
+    low, high = bounds
+    return (value - (low + high) / 2) / ((high - low) / 2)
+
+
+def _duchi_constant(epsilon):
+    return 1.0 / math.tanh(epsilon / 2.0)
+
+
+def _piecewise_constant(epsilon):
+    return 1.0 / math.tanh(epsilon / 4.0)
+
+
+def _bisect_root(function, low, high):
+    """The root of an increasing ``function`` on ``[low, high]`` (``function(low) < 0 <
+    function(high)``), bisected until the interval is one float wide."""
+    for _ in range(2000):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if function(middle) < 0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def _hybrid_excess(epsilon):
+    s = math.exp(epsilon / 2.0)
+    return (s + 3) / (3 * s * (s - 1)) + _duchi_constant(epsilon) ** 2 / s \
+        - _duchi_constant(epsilon) ** 2
+
+
+# Where Hybrid and Duchi have the same worst case (numeric.HYBRID_EPSILON_STAR, which the
+# server finds with brentq to 1e-14; bisected here to one float).
+HYBRID_EPSILON_STAR = _bisect_root(lambda eps: -_hybrid_excess(eps), 0.1, 2.0)
+
+
+def _hybrid_alpha(epsilon):
+    return 1.0 - math.exp(-epsilon / 2.0) if epsilon > HYBRID_EPSILON_STAR else 0.0
+
+
+def _unit_randomizer(kind, epsilon):
+    """``draw(t, rng)``: one report of the unit value ``t`` by Duchi (an int 0/1), Piecewise
+    or Hybrid (a float), with the server's formulas (``numeric.py``) in the same order."""
+    if kind == "duchi":
+        slope = math.tanh(epsilon / 2) / 2
+
+        def duchi(t, rng):
+            return int(rng.random() < 0.5 + t * slope)
+
+        return duchi
+    C = _piecewise_constant(epsilon)
+    s = math.exp(epsilon / 2)
+    centre_probability = s / (s + 1)
+
+    def piecewise(t, rng):
+        left = (C + 1) / 2 * t - (C - 1) / 2
+        centre = rng.random() < centre_probability
+        u = rng.random()
+        if centre:
+            return left + u * (C - 1)
+        # A uniform point of the C + 1 long complement: [-C, left) then (left + C - 1, C].
+        tail = -C + u * (C + 1)
+        return tail if tail < left else tail + (C - 1)
+
+    if kind == "piecewise":
+        return piecewise
+    alpha = _hybrid_alpha(epsilon)
+    duchi_c = _duchi_constant(epsilon)
+    slope = math.tanh(epsilon / 2) / 2
+
+    def hybrid(t, rng):
+        from_piecewise = piecewise(t, rng)
+        from_duchi = duchi_c if rng.random() < 0.5 + t * slope else -duchi_c
+        return from_piecewise if rng.random() < alpha else from_duchi
+
+    return hybrid
+
+
+MEAN_KINDS = ("duchi", "piecewise", "hybrid")
+
+
+def _numeric_spec(spec):
+    kind = spec["mechanism"]
+    _check_fields(spec, kind, ("epsilon", "bounds"), ("params",))
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    bounds = _check_bounds(spec["bounds"], "bounds", kind)
+    params = spec.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params of the {kind!r} specification must be an object, got "
+                         f"{params!r}.")
+    allowed = ("n_bins", "n_buckets") if kind == "square_wave" else ()
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"the {kind!r} specification has parameters {unknown} that this client "
+                         "does not know; update client.py.")
+    return kind, epsilon, bounds, dict(params)
+
+
+def _mean_kind(spec):
+    kind, epsilon, bounds, _ = _numeric_spec(spec)
+    draw = _unit_randomizer(kind, epsilon)
+
+    def privatize(value, rng, memo=None):
+        number = _check_value(value, bounds, "the value")
+        return draw(_to_unit(number, bounds), rng)
+
+    return _ValueKind(1, privatize)
+
+
+def _square_wave_bandwidth(epsilon):
+    """As the server's ``square_wave_bandwidth``: the closed form, or below eps = 0.1 (where
+    it cancels) the Taylor series of numerator and denominator divided by eps^2."""
+    if epsilon < 0.1:
+        numerator, denominator, power, factorial = 0.0, 0.0, 1.0, 2.0
+        for n in range(2, 17):
+            numerator += power * (n - 1) / factorial
+            denominator += power / factorial
+            power *= epsilon
+            factorial *= n + 1
+        return numerator / (2 * math.exp(epsilon) * denominator)
+    e = math.exp(epsilon)
+    return (epsilon * e - e + 1) / (2 * e * (math.expm1(epsilon) - epsilon))
+
+
+def _square_wave(spec):
+    kind, epsilon, bounds, params = _numeric_spec(spec)
+    for name in ("n_bins", "n_buckets"):
+        value = params.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 2 <= value <= MAX_SQUARE_WAVE_CELLS):
+            raise ValueError(f"{name} of the 'square_wave' specification must be an integer "
+                             f"in [2, {MAX_SQUARE_WAVE_CELLS}], got {value!r}.")
+    try:
+        b = _square_wave_bandwidth(epsilon)
+    except ZeroDivisionError:  # e^eps - 1 - eps underflows to 0 for a tiny epsilon
+        b = math.nan
+    if not (math.isfinite(b) and b > 0):
+        raise ValueError(f"epsilon={epsilon!r} of the 'square_wave' specification is too "
+                         "small: the Square Wave bandwidth is not a finite positive number.")
+    e = math.exp(epsilon)
+    near_probability = 2 * b * (e / (2 * b * e + 1))
+    low, high = bounds
+
+    def privatize(value, rng, memo=None):
+        v = (_check_value(value, bounds, "the value") - low) / (high - low)
+        near = rng.random() < near_probability
+        u = rng.random()
+        if near:
+            return v - b + 2 * b * u
+        # A uniform point of [-b, 1 + b] outside [v - b, v + b]: [-b, v - b) then (v + b, 1 + b].
+        far = -b + u
+        return far if far < v - b else far + 2 * b
+
+    return _ValueKind(1, privatize)
+
+
+def _sampled_mean(spec):
+    kind = "sampled_mean"
+    _check_fields(spec, kind, ("epsilon", "bounds", "params"))
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    pairs = spec["bounds"]
+    if not isinstance(pairs, list) or not 1 <= len(pairs) <= MAX_ATTRIBUTES:
+        raise ValueError(f"bounds of the 'sampled_mean' specification must be a list of 1 to "
+                         f"{MAX_ATTRIBUTES} pairs, got {str(pairs)[:80]!r}.")
+    bounds = [_check_bounds(pair, f"bounds[{j}]", kind) for j, pair in enumerate(pairs)]
+    params = spec["params"]
+    if not isinstance(params, Mapping) or set(params) != {"base", "n_sampled"}:
+        raise ValueError(f"params of the 'sampled_mean' specification must be {{'base', "
+                         f"'n_sampled'}}, got {params!r}.")
+    base = params["base"]
+    if base not in MEAN_KINDS:
+        raise ValueError(f"params['base'] of the 'sampled_mean' specification must be one of "
+                         f"{MEAN_KINDS}, got {base!r}.")
+    d = len(bounds)
+    k = params["n_sampled"]
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= d:
+        raise ValueError(f"params['n_sampled'] of the 'sampled_mean' specification must be an "
+                         f"integer in [1, {d}], got {k!r}.")
+    draw = _unit_randomizer(base, epsilon / k)
+
+    def privatize(value, rng, memo=None):
+        if not isinstance(value, (list, tuple)) or len(value) != d:
+            raise ValueError(f"a 'sampled_mean' record is a list of {d} numbers (one per "
+                             f"attribute), got {value!r}.")
+        numbers = [_check_value(x, pair, f"attribute {j} of the record")
+                   for j, (x, pair) in enumerate(zip(value, bounds, strict=True))]
+        # k attributes uniformly without replacement, in random order (the server's first k
+        # of a random permutation); the unit value is clamped to [-1, 1] as the server does
+        # (a value at a bound can map one rounding past it).
+        attributes = rng.sample(range(d), k)
+        reports = [draw(min(1.0, max(-1.0, _to_unit(numbers[a], bounds[a]))), rng)
+                   for a in attributes]
+        return attributes + reports
+
+    return _ValueKind(d, privatize)
+
+
+# ---------------------------------------------------------------------- several attributes
+MULTI_PROTOCOLS = {"spl": ("grr", "oue"), "smp": ("grr", "oue"),
+                   "rsfd": ("grr", "oue_z", "oue_r")}
+
+
+def _nominal_pq(oracle, size, inner_epsilon):
+    e = math.exp(inner_epsilon)
+    return (e / (e + size - 1), 1 / (e + size - 1)) if oracle == "grr" else (0.5, 1 / (e + 1))
+
+
+def _rsfd_attribute_ratio(inner_epsilon, shape, oracle):
+    """RS+FD's exact worst ratio between records that differ in one attribute
+    (``multi_attribute.rsfd_attribute_ratio``, same formulas)."""
+    smallest, pairs = [], []
+    for size in shape:
+        p, q = _nominal_pq(oracle, size, inner_epsilon)
+        if oracle == "grr":
+            smallest.append(size * q)
+            pairs.append((size * p, size * q))
+            continue
+        high, low = p / q, (1 - p) / (1 - q)
+        if oracle == "oue_z":
+            smallest.append(low)
+            pairs.append((high, low))
+        else:
+            smallest.append(low * size / ((size - 1) * high + low))
+            one_bit = (high + (size - 1) * low) / size
+            pairs.append((high / one_bit, low / one_bit))
+    total = sum(smallest)
+    return max((total - smallest[j] + A) / (total - smallest[j] + B)
+               for j, (A, B) in enumerate(pairs))
+
+
+def _rsfd_attribute_epsilon(epsilon, shape, oracle):
+    """The inner budget of RS+FD with ``neighbourhood="attribute"`` (the server solves the
+    same equation with brentq to 1e-15; bisected here to one float)."""
+    target = epsilon + math.log1p(-1e-12)
+
+    def excess(inner):
+        return math.log(_rsfd_attribute_ratio(inner, shape, oracle)) - target
+
+    high = epsilon + math.log(len(shape)) + 1.0
+    while excess(high) < 0:
+        if high >= 50.0:
+            raise ValueError(f"no inner budget up to 50 reaches epsilon={epsilon!r} between "
+                             f"records that differ in one attribute for shape {shape}.")
+        high = min(2 * high, 50.0)
+    return _bisect_root(excess, 1e-12, high)
+
+
+def _check_shape(shape, kind):
+    if not isinstance(shape, list) or not 1 <= len(shape) <= MAX_ATTRIBUTES:
+        raise ValueError(f"shape of the {kind!r} specification must be a list of 1 to "
+                         f"{MAX_ATTRIBUTES} category counts, got {str(shape)[:80]!r}.")
+    for size in shape:
+        if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= MAX_CELLS:
+            raise ValueError(f"shape of the {kind!r} specification must hold integers in "
+                             f"[2, {MAX_CELLS}], got {size!r}.")
+    if sum(shape) > MAX_CELLS:
+        raise ValueError(f"shape of the {kind!r} specification declares {sum(shape)} "
+                         f"categories in all, more than {MAX_CELLS}.")
+    return list(shape)
+
+
+class _ColumnCodes:
+    """Per-column category codes of records (``_Categories`` without the flat index)."""
+
+    def __init__(self, categories, sizes, names=None):
+        self.lookup = _Categories(categories)
+        if names is not None and self.lookup.columns != list(names):
+            raise ValueError(f"categories must name the columns {list(names)} in that order, "
+                             f"got {self.lookup.columns}.")
+        if self.lookup.sizes != list(sizes):
+            raise ValueError(f"the categories have {self.lookup.sizes} values per column but the "
+                             f"specification declares {list(sizes)}: they are not the server's.")
+
+    def codes(self, record):
+        return self.lookup.codes_of(record)
+
+
+def _codes_or_check(record, sizes, columns, name):
+    """Integer category codes given directly (no categories): checked against ``sizes``."""
+    if not isinstance(record, (list, tuple)) or len(record) != len(sizes):
+        raise ValueError(f"a {name} record is a list of {len(sizes)} category codes (or pass "
+                         f"categories= to give values), got {record!r}.")
+    for column, (code, size) in enumerate(zip(record, sizes, strict=True)):
+        if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code < size:
+            label = columns[column] if columns else column
+            raise ValueError(f"column {label!r} of the record has the code {code!r}, not an "
+                             f"integer in [0, {size}).")
+    return list(record)
+
+
+def _multi_attribute_parts(spec):
+    """``(shape, privatize_codes)``: the codes of one record -> its report row, in the layout
+    of the server's multi-attribute part (``reports._MultiAttributePart``): SPL and RS+FD
+    every attribute's oracle report in order (an index, or packed bytes); SMP the chosen
+    attribute, its report, zeros up to the widest attribute's report."""
+    kind = "multi_attribute"
+    _check_fields(spec, kind, ("epsilon", "shape"), ("params",))
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    shape = _check_shape(spec["shape"], kind)
+    params = spec.get("params") or {}
+    if not isinstance(params, Mapping) or not set(params) <= {"protocol", "oracle",
+                                                               "neighbourhood"}:
+        raise ValueError(f"params of the 'multi_attribute' specification must hold "
+                         f"'protocol', 'oracle', 'neighbourhood' only, got {params!r}.")
+    protocol = params.get("protocol", "smp")
+    if protocol not in MULTI_PROTOCOLS:
+        raise ValueError(f"params['protocol'] must be one of {sorted(MULTI_PROTOCOLS)}, got "
+                         f"{protocol!r}.")
+    oracle = params.get("oracle", "grr")
+    if oracle not in MULTI_PROTOCOLS[protocol]:
+        raise ValueError(f"params['oracle'] must be one of {MULTI_PROTOCOLS[protocol]} for "
+                         f"protocol {protocol!r}, got {oracle!r}.")
+    neighbourhood = params.get("neighbourhood", "record")
+    if neighbourhood not in ("record", "attribute"):
+        raise ValueError(f"params['neighbourhood'] must be 'record' or 'attribute', got "
+                         f"{neighbourhood!r}.")
+    if neighbourhood == "attribute" and protocol != "rsfd":
+        raise ValueError("params['neighbourhood']='attribute' applies to protocol 'rsfd' only.")
+    d = len(shape)
+    if protocol == "spl":
+        inner = epsilon / d
+    elif neighbourhood == "attribute":
+        inner = _rsfd_attribute_epsilon(epsilon, shape, oracle)
+    else:
+        inner = epsilon
+    unary = oracle != "grr"
+    oracles = [_make_unary("oue", size, inner) if unary else
+               _make_randomized_response(size, inner) for size in shape]
+    widths = [(size + 7) // 8 if unary else 1 for size in shape]
+
+    def as_list(report):
+        return report if isinstance(report, list) else [report]
+
+    if protocol == "spl":
+        def privatize_codes(codes, rng):
+            row = []
+            for oracle_i, code in zip(oracles, codes, strict=True):
+                row += as_list(oracle_i(code, rng))
+            return row
+    elif protocol == "smp":
+        widest = max(widths)
+
+        def privatize_codes(codes, rng):
+            chosen = rng.randrange(d)
+            report = as_list(oracles[chosen](codes[chosen], rng))
+            return [chosen] + report + [0] * (widest - len(report))
+    else:
+        q_numerators = [_unary_numerators("oue", inner)[1] if unary else None for _ in shape]
+
+        def fake(i, rng):
+            if oracle == "grr":
+                return [rng.randrange(shape[i])]
+            if oracle == "oue_z":  # unary encoding of no value: every bit 1 with q
+                words = _uniform_words(rng, shape[i])
+                return _packed([j for j, w in enumerate(words) if w < q_numerators[i]],
+                               shape[i])
+            return oracles[i](rng.randrange(shape[i]), rng)  # oue_r: of a uniform value
+
+        def privatize_codes(codes, rng):
+            chosen = rng.randrange(d)
+            row = []
+            for i in range(d):
+                row += as_list(oracles[i](codes[i], rng)) if i == chosen else fake(i, rng)
+            return row
+
+    return shape, privatize_codes
+
+
+def _multi_attribute(spec):
+    shape, privatize_codes = _multi_attribute_parts(spec)
+    holder = {"codes": None}
+
+    def bind(categories):
+        holder["codes"] = _ColumnCodes(categories, shape)
+
+    def encode(record):
+        if holder["codes"] is not None:
+            return holder["codes"].codes(record)
+        return _codes_or_check(record, shape, None, "'multi_attribute'")
+
+    def privatize(value, rng, memo=None):
+        return privatize_codes(encode(value), rng)
+
+    return _ValueKind(len(shape), privatize, bind=bind, encode=encode)
+
+
+# ---------------------------------------------------------------------- records of columns
+ORACLE_PART_KINDS = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",
+                     "subset_selection")
+
+
+def _columns(spec):
+    """The ``"columns"`` kind (``reports.ColumnsMechanism``): one row per record, the parts'
+    reports side by side."""
+    kind = "columns"
+    _check_fields(spec, kind, ("epsilon", "n_inputs", "params"))
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    params = spec["params"]
+    if not isinstance(params, Mapping) or set(params) != {"parts"} or not isinstance(
+            params["parts"], list) or not 1 <= len(params["parts"]) <= MAX_ATTRIBUTES:
+        raise ValueError(f"params of the 'columns' specification must be {{'parts': [...]}} "
+                         f"with 1 to {MAX_ATTRIBUTES} parts, got {str(params)[:80]!r}.")
+    parts, seen, budgets, declared = [], set(), [], 0
+    for position, entry in enumerate(params["parts"]):
+        where = f"part {position} of the 'columns' specification"
+        if not isinstance(entry, Mapping) or set(entry) != {"columns", "spec"}:
+            raise ValueError(f"{where} must be an object with 'columns' and 'spec', got "
+                             f"{str(entry)[:80]!r}.")
+        columns, part = entry["columns"], entry["spec"]
+        if not isinstance(columns, list) or not columns or len(columns) > MAX_ATTRIBUTES \
+                or not all(isinstance(column, str) for column in columns):
+            raise ValueError(f"{where}: 'columns' must be a list of 1 to {MAX_ATTRIBUTES} "
+                             f"column names, got {str(columns)[:80]!r}.")
+        duplicated = sorted(seen.intersection(columns)) or sorted(
+            {c for c in columns if columns.count(c) > 1})
+        if duplicated:
+            raise ValueError(f"{where}: the columns {duplicated} appear more than once.")
+        seen.update(columns)
+        if not isinstance(part, Mapping) or not isinstance(part.get("mechanism"), str):
+            raise ValueError(f"{where}: 'spec' must be a mechanism specification, got "
+                             f"{str(part)[:80]!r}.")
+        sub = part["mechanism"]
+        if part.get("version") != SPEC_VERSION:
+            raise ValueError(f"{where}: unsupported specification version "
+                             f"{part.get('version')!r}.")
+        part = dict(part)
+        if sub in MEAN_KINDS + ("square_wave",):
+            if len(columns) != 1:
+                raise ValueError(f"{where}: the {sub!r} mechanism reports one column, got "
+                                 f"{columns!r}.")
+            built = (_square_wave if sub == "square_wave" else _mean_kind)(part)
+            bounds = _check_bounds(part["bounds"], "bounds", sub)
+            parts.append(("number", columns, built, [bounds]))
+            budgets.append(_check_budget(part["epsilon"], "epsilon", sub))
+        elif sub == "sampled_mean":
+            built = _sampled_mean(part)
+            if len(columns) != built.n_inputs:
+                raise ValueError(f"{where}: a sampled-mean part over {built.n_inputs} "
+                                 f"attributes needs as many columns, got {columns!r}.")
+            bounds = [_check_bounds(pair, "bounds", sub) for pair in part["bounds"]]
+            parts.append(("numbers", columns, built, bounds))
+            budgets.append(_check_budget(part["epsilon"], "epsilon", sub))
+        elif sub == "multi_attribute":
+            shape, privatize_codes = _multi_attribute_parts(part)
+            if len(columns) != len(shape):
+                raise ValueError(f"{where}: a multi-attribute part over {len(shape)} "
+                                 f"attributes needs as many columns, got {columns!r}.")
+            declared += sum(shape)
+            parts.append(("categories", columns, privatize_codes, shape))
+            budgets.append(_multi_attribute_epsilon(part, shape))
+        elif sub in ORACLE_PART_KINDS:
+            if len(columns) != 1:
+                raise ValueError(f"{where}: a frequency-oracle part reports one column, got "
+                                 f"{columns!r}.")
+            n, privatize_cell = RANDOMIZERS[sub](part)
+            declared += n
+            parts.append(("categories", columns, _oracle_codes(privatize_cell), [n]))
+            budgets.append(_check_epsilon(part["epsilon"], sub))
+        else:
+            raise ValueError(f"{where}: unknown mechanism {sub!r} for a column part (known: "
+                             f"{MEAN_KINDS + ('square_wave', 'sampled_mean', 'multi_attribute')}"
+                             f" and the frequency oracles {ORACLE_PART_KINDS}).")
+        if declared > MAX_CELLS:
+            raise ValueError(f"the 'columns' specification declares {declared} categories in "
+                             f"all (part {position}), more than {MAX_CELLS}.")
+    order = [column for _, columns, _, _ in parts for column in columns]
+    if len(order) > MAX_ATTRIBUTES:
+        raise ValueError(f"the 'columns' specification has {len(order)} columns, more than "
+                         f"{MAX_ATTRIBUTES}.")
+    if not math.isclose(epsilon, math.fsum(budgets), rel_tol=1e-9):
+        raise ValueError(f"the 'columns' specification claims epsilon={epsilon!r}, but its parts "
+                         f"spend {math.fsum(budgets)!r} (their sum).")
+    if spec["n_inputs"] != len(order):
+        raise ValueError(f"the 'columns' specification claims n_inputs={spec['n_inputs']!r}, "
+                         f"but its parts hold {len(order)} columns.")
+    lookups = {}
+
+    def bind(categories):
+        if not isinstance(categories, Mapping):
+            raise ValueError("categories must be a mapping column -> list of categories.")
+        categorical = {c: (part, i) for part in parts if part[0] == "categories"
+                       for i, c in enumerate(part[1])}
+        for column, values in categories.items():
+            if column not in categorical:
+                raise ValueError(f"categories name the column {column!r}, which is not a "
+                                 f"categorical column of the specification "
+                                 f"{sorted(categorical)}.")
+            part, i = categorical[column]
+            lookup = _Categories({column: values})
+            if lookup.sizes[0] != part[3][i]:
+                raise ValueError(f"column {column!r} has {lookup.sizes[0]} categories but the "
+                                 f"specification declares {part[3][i]}.")
+            lookups[column] = lookup
+
+    def privatize(record, rng, memo=None):
+        if not isinstance(record, Mapping):
+            raise ValueError(f"a 'columns' record is a dict column -> value with the columns "
+                             f"{order}, got {str(record)[:80]!r}.")
+        missing = [column for column in order if column not in record]
+        if missing:
+            raise ValueError(f"the record has no value for column(s) {missing}.")
+        extra = sorted(str(column) for column in record if column not in seen)
+        if extra:
+            raise ValueError(f"the record has columns {extra} that the specification does not "
+                             f"know (it has {order}).")
+        row = []
+        for role, columns, randomize, sizes in parts:
+            if role == "number":
+                row.append(randomize.privatize(record[columns[0]], rng))
+            elif role == "numbers":
+                row += randomize.privatize([record[c] for c in columns], rng)
+            else:
+                codes = []
+                for column, size in zip(columns, sizes, strict=True):
+                    value = record[column]
+                    if column in lookups:
+                        codes.append(lookups[column].codes_of({column: value})[0])
+                    elif isinstance(value, bool) or not isinstance(value, int) \
+                            or not 0 <= value < size:
+                        raise ValueError(f"column {column!r} has the value {value!r}: without "
+                                         f"categories= for it, a category code in [0, {size}).")
+                    else:
+                        codes.append(value)
+                row += randomize(codes, rng)
+        return row
+
+    built = _ValueKind(len(order), privatize, bind=bind)
+    built.columns = order
+    return built
+
+
+def _oracle_codes(privatize_cell):
+    def privatize_codes(codes, rng):
+        report = privatize_cell(codes[0], rng)
+        return report if isinstance(report, list) else [report]
+
+    return privatize_codes
+
+
+def _multi_attribute_epsilon(spec, shape):
+    """The record-level budget of a multi-attribute part (``MultiAttributeMechanism.epsilon``):
+    the attribute budget, except RS+FD with neighbourhood "attribute" (its inner budget)."""
+    epsilon = float(spec["epsilon"])
+    params = spec.get("params") or {}
+    if params.get("protocol") == "rsfd" and params.get("neighbourhood") == "attribute":
+        return _rsfd_attribute_epsilon(epsilon, shape, params.get("oracle", "grr"))
+    return epsilon
+
+
+# ---------------------------------------------------------------------- client state
+STATE_FORMAT = "sklearn_ldp.client_state"
+STATE_VERSION = 1
+
+
+def _canonical(obj):
+    """The canonical JSON text of ``obj`` (sorted keys, no spaces): what digests cover."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _sha256(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _StateFile:
+    """The memoized permanent responses of one client, in a small JSON file.
+
+    The file holds ``format``, ``version``, ``spec_sha256`` (the SHA-256 of the canonical JSON
+    of the specification: the state of another spec is refused), ``kind``, ``state`` (the
+    kind's memo) and ``sha256``, the SHA-256 of the canonical JSON of all the other fields (a
+    seal: an edited or truncated file is refused). It is created on first use and rewritten
+    atomically (a temporary file in the same folder, then ``os.replace``). A file that cannot
+    be read, that belongs to another spec or whose seal does not match is a ValueError naming
+    the file: the client never draws a permanent response again in its place (a second draw
+    of the same value's permanent response is exactly what memoization prevents).
+    """
+
+    def __init__(self, path, spec, check_state):
+        try:
+            self.path = os.fspath(path)
+        except TypeError:
+            raise ValueError(f"state must be a file path, got {path!r}.") from None
+        try:
+            self.spec_digest = _sha256(_canonical(dict(spec)))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the specification cannot be written as JSON ({exc}), so no "
+                             "state file can be bound to it.") from None
+        self.kind = spec["mechanism"]
+        self.check_state = check_state
+        self._seen = False  # whether this client has read or written the file already
+
+    def load(self):
+        """The kind's memo from the file (``None`` if the file does not exist yet)."""
+        try:
+            with open(self.path, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError:
+            if self._seen:
+                raise ValueError(f"the state file {self.path!r} disappeared after this client "
+                                 "wrote it; refusing to draw new permanent responses (restore "
+                                 "the file).") from None
+            return None
+        try:
+            content = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise ValueError(f"the state file {self.path!r} is not valid JSON (truncated or "
+                             "edited); refusing to draw new permanent responses.") from None
+        if not isinstance(content, dict) or set(content) != {
+                "format", "version", "spec_sha256", "kind", "state", "sha256"}:
+            raise ValueError(f"the state file {self.path!r} is not a client state file (fields "
+                             f"{sorted(content) if isinstance(content, dict) else None}).")
+        if content["format"] != STATE_FORMAT or content["version"] != STATE_VERSION:
+            raise ValueError(f"the state file {self.path!r} has format {content['format']!r} "
+                             f"version {content['version']!r}; this client writes "
+                             f"{STATE_FORMAT!r} version {STATE_VERSION}.")
+        seal = content.pop("sha256")
+        if not isinstance(seal, str) or seal != _sha256(_canonical(content)):
+            raise ValueError(f"the state file {self.path!r} does not match its SHA-256 seal: it "
+                             "was edited or damaged; refusing to draw new permanent "
+                             "responses.")
+        if content["spec_sha256"] != self.spec_digest or content["kind"] != self.kind:
+            raise ValueError(f"the state file {self.path!r} belongs to another specification "
+                             f"(kind {content['kind']!r}, spec digest "
+                             f"{str(content['spec_sha256'])[:12]}...); use one state file per "
+                             "specification.")
+        problem = self.check_state(content["state"])
+        if problem:
+            raise ValueError(f"the state file {self.path!r} holds an invalid state: {problem}.")
+        self._seen = True
+        return content["state"]
+
+    def save(self, state):
+        """Write ``state`` sealed, atomically."""
+        content = {"format": STATE_FORMAT, "version": STATE_VERSION,
+                   "spec_sha256": self.spec_digest, "kind": self.kind, "state": state}
+        content["sha256"] = _sha256(_canonical(content))
+        folder = os.path.dirname(os.path.abspath(self.path))
+        handle, temporary = tempfile.mkstemp(prefix=".state-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(_canonical(content))
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+        self._seen = True
+
+
+# ---------------------------------------------------------------------- longitudinal
+LONGITUDINAL_PROTOCOLS = {"l_grr": ("grr", "grr"), "l_sue": ("sue", "sue"),
+                          "l_oue": ("oue", "oue"), "l_osue": ("oue", "sue"),
+                          "l_soue": ("sue", "oue")}
+
+
+def _step_probabilities(kind, k, epsilon):
+    """``(p, q)`` of one step (``longitudinal._step_probabilities``, same formulas)."""
+    e = math.exp(epsilon)
+    if kind == "grr":
+        return e / (e + k - 1), 1 / (e + k - 1)
+    if kind == "sue":
+        half = math.exp(epsilon / 2)
+        return half / (half + 1), 1 / (half + 1)
+    return 0.5, 1 / (e + 1)
+
+
+def _chain(p1, q1, p2, q2):
+    return p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+
+
+def _report_epsilon(unary, P1, P0):
+    if not unary:
+        return math.log(P1 / P0)
+    return math.log(P1 * (1 - P0) / (P0 * (1 - P1)))
+
+
+def _check_cells_field(value, name, kind, minimum=2):
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_CELLS:
+        raise ValueError(f"{name} of the {kind!r} specification must be an integer in "
+                         f"[{minimum}, {MAX_CELLS}], got {value!r}.")
+    return value
+
+
+def _check_cell_value(value, k):
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < k:
+        raise ValueError(f"the value must be a cell index, an integer in [0, {k}), got "
+                         f"{value!r}.")
+    return value
+
+
+def _memo_entries(state, check_entry):
+    """The problem of a ``{"value": entry}`` memo, or None."""
+    if not isinstance(state, dict) or not isinstance(state.get("permanent"), dict):
+        return "no 'permanent' object"
+    for key, entry in state["permanent"].items():
+        if not (key.isascii() and key.isdigit()) or str(int(key)) != key:
+            return f"the key {key!r} is not a value"
+        problem = check_entry(int(key), entry)
+        if problem:
+            return f"the entry of value {key}: {problem}"
+    return None
+
+
+def _longitudinal(spec):
+    """``LongitudinalMechanism`` (l_grr, l_sue, l_oue, l_osue, l_soue): a permanent response
+    per value, memoized in the state file, and a fresh instantaneous randomization of it in
+    every report."""
+    kind = "longitudinal"
+    _check_fields(spec, kind, ("n_cells", "epsilon_perm", "epsilon_1", "protocol"),
+                  ("epsilon_instant",))
+    k = _check_cells_field(spec["n_cells"], "n_cells", kind)
+    epsilon_perm = _check_budget(spec["epsilon_perm"], "epsilon_perm", kind)
+    epsilon_1 = _check_budget(spec["epsilon_1"], "epsilon_1", kind)
+    if not epsilon_1 < epsilon_perm:
+        raise ValueError(f"epsilon_1 of the 'longitudinal' specification must be below "
+                         f"epsilon_perm, got {epsilon_1!r} >= {epsilon_perm!r}.")
+    protocol = spec["protocol"]
+    if protocol not in LONGITUDINAL_PROTOCOLS:
+        raise ValueError(f"protocol of the 'longitudinal' specification must be one of "
+                         f"{sorted(LONGITUDINAL_PROTOCOLS)}, got {protocol!r}.")
+    permanent, instant = LONGITUDINAL_PROTOCOLS[protocol]
+    unary = permanent != "grr"
+    p1, q1 = _step_probabilities(permanent, k, epsilon_perm)
+
+    def excess(a2):
+        return _report_epsilon(unary, *_chain(p1, q1, *_step_probabilities(instant, k, a2))) \
+            - epsilon_1
+
+    if excess(60.0) <= 0:
+        raise ValueError(f"epsilon_1={epsilon_1!r} is too large for {protocol!r} with "
+                         f"epsilon_perm={epsilon_perm!r}; lower epsilon_1.")
+    if "epsilon_instant" in spec:  # the server's own solution, when it ships it
+        a2 = _check_budget(spec["epsilon_instant"], "epsilon_instant", kind)
+        # A spec is untrusted: its instantaneous budget must keep one report epsilon_1-LDP.
+        if excess(a2) > PRIVACY_RTOL * epsilon_1:
+            raise ValueError(f"epsilon_instant={a2!r} of the 'longitudinal' specification makes "
+                             f"one report {epsilon_1 + excess(a2)!r}-LDP, above "
+                             f"epsilon_1={epsilon_1!r}.")
+    else:  # the server solves with brentq to 1e-14; bisected here to one float
+        a2 = _bisect_root(excess, 1e-12, 60.0)
+    p2, q2 = _step_probabilities(instant, k, a2)
+    n_bytes = (k + 7) // 8
+    if unary:
+        q1_num, p1_num, q2_num = _longitudinal_numerators(permanent, instant, q1, q2,
+                                                          epsilon_1)
+
+    def check_entry(value, entry):
+        if value >= k:
+            return f"value {value} is not below n_cells={k}"
+        if not unary:
+            if isinstance(entry, bool) or not isinstance(entry, int) or not 0 <= entry < k:
+                return f"{entry!r} is not a value in [0, {k})"
+            return None
+        if not isinstance(entry, list) or len(entry) != n_bytes or not all(
+                isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in entry):
+            return f"not {n_bytes} packed bytes"
+        if k % 8 and entry[-1] >> (k % 8):
+            return f"a bit past value {k - 1} is set"
+        return None
+
+    def draw_permanent(value, rng):
+        if not unary:
+            if rng.random() < p1:
+                return value
+            other = rng.randrange(k - 1)
+            return other + (other >= value)
+        # Every bit 1 with q1, then the value's own bit redrawn with p1 (the server's order).
+        words = _uniform_words(rng, k)
+        ones = {j for j, word in enumerate(words) if word < q1_num}
+        ones.discard(value)
+        if _uniform_words(rng, 1)[0] < p1_num:
+            ones.add(value)
+        return _packed(sorted(ones), k)
+
+    def instantaneous(response, rng):
+        if not unary:
+            if rng.random() < p2:
+                return response
+            other = rng.randrange(k - 1)
+            return other + (other >= response)
+        words = _uniform_words(rng, k)
+        report = _packed([j for j, word in enumerate(words) if word < q2_num], k)
+        if instant == "sue":  # a set permanent bit is 1 with 1 - q2 = p2
+            return [r ^ b for r, b in zip(report, response, strict=True)]
+        # "oue": a set permanent bit becomes a fair coin (p2 = 1/2), as the server XORs one.
+        coins = list(rng.getrandbits(8 * n_bytes).to_bytes(n_bytes, "little"))
+        return [r ^ (c & b) for r, c, b in zip(report, coins, response, strict=True)]
+
+    def privatize(value, rng, memo):
+        value = _check_cell_value(value, k)
+        state = memo.load() or {"permanent": {}}
+        key = str(value)
+        if key not in state["permanent"]:
+            state["permanent"][key] = draw_permanent(value, rng)
+            memo.save(state)
+        return instantaneous(state["permanent"][key], rng)
+
+    return _ValueKind(k, privatize, stateful=True,
+                      check_state=lambda state: _memo_entries(state, check_entry))
+
+
+def _longitudinal_numerators(permanent, instant, q1, q2, epsilon_1):
+    """``(q1, p1, q2)`` numerators over ``2^52`` exactly as ``LongitudinalMechanism.
+    _realize_unary`` rounds them (q up; q2 raised until one report is exactly within
+    ``epsilon_1``)."""
+    def complement(kind, q):
+        return _ONE - q if kind == "sue" else _ONE // 2
+
+    q1_num = _dyadic_numerator(q1, "up")
+    p1_num = complement(permanent, q1_num)
+    q2_num = _dyadic_numerator(q2, "up")
+    bound = _decimal_exp(epsilon_1)
+    square = _ONE * _ONE
+    for _ in range(64):
+        p2_num = complement(instant, q2_num)
+        P1 = p1_num * p2_num + (_ONE - p1_num) * q2_num
+        P0 = q1_num * p2_num + (_ONE - q1_num) * q2_num
+        if _ratio_at_most(P1 * (square - P0), P0 * (square - P1), bound):
+            return q1_num, p1_num, q2_num
+        q2_num += 1
+    raise ValueError("could not realize the instantaneous step within epsilon_1.")
+
+
+def _dbitflip_pm(spec):
+    """``DBitFlipPM``: ``d`` buckets sampled once per client (kept in the state file) and one
+    bit per sampled bucket, memoized per value: an unchanged value repeats its report."""
+    kind = "dbitflip_pm"
+    _check_fields(spec, kind, ("n_cells", "epsilon", "n_sampled"))
+    k = _check_cells_field(spec["n_cells"], "n_cells", kind)
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    d = spec["n_sampled"]
+    if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= k:
+        raise ValueError(f"n_sampled of the 'dbitflip_pm' specification must be an integer in "
+                         f"[1, {k}], got {d!r}.")
+    e = math.exp(epsilon / 2)
+    own_probability, other_probability = e / (e + 1), 1 / (e + 1)
+
+    def check_state(state):
+        if not isinstance(state, dict) or set(state) != {"buckets", "permanent"}:
+            return "it needs 'buckets' and 'permanent'"
+        buckets = state["buckets"]
+        if not isinstance(buckets, list) or len(buckets) != d or not all(
+                isinstance(b, int) and not isinstance(b, bool) and 0 <= b < k
+                for b in buckets) or sorted(set(buckets)) != buckets:
+            return f"'buckets' is not {d} distinct sorted buckets in [0, {k})"
+
+        def check_entry(value, entry):
+            if value >= k:
+                return f"value {value} is not below n_cells={k}"
+            if not isinstance(entry, list) or len(entry) != d or any(
+                    b not in (0, 1) or isinstance(b, bool) for b in entry):
+                return f"not {d} bits"
+            return None
+
+        return _memo_entries(state, check_entry)
+
+    def privatize(value, rng, memo):
+        value = _check_cell_value(value, k)
+        state = memo.load()
+        changed = state is None
+        if changed:  # the client's buckets: a uniform d-subset, drawn once
+            state = {"buckets": sorted(rng.sample(range(k), d)), "permanent": {}}
+        key = str(value)
+        if key not in state["permanent"]:
+            state["permanent"][key] = [
+                int(rng.random() < (own_probability if bucket == value else other_probability))
+                for bucket in state["buckets"]]
+            changed = True
+        if changed:
+            memo.save(state)
+        return state["buckets"] + state["permanent"][key]
+
+    return _ValueKind(k, privatize, stateful=True, check_state=check_state)
+
+
+def _one_bit_mean_pm(spec):
+    """``OneBitMeanPM`` (Ding et al.'s 1BitMean with alpha-point rounding): the client's
+    ``alpha`` is drawn once and kept in the state file, and the bit of every rounding point
+    is memoized there; the bit probabilities are the server's exact ``2^-52`` numerators."""
+    kind = "1bitmean_pm"
+    _check_fields(spec, kind, ("max_value", "epsilon", "n_segments"))
+    m = spec["max_value"]
+    if isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m) \
+            or m <= 0:
+        raise ValueError(f"max_value of the {kind!r} specification must be a finite number "
+                         f"> 0, got {m!r}.")
+    m = float(m)
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    s = spec["n_segments"]
+    if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 2**20:
+        raise ValueError(f"n_segments of the {kind!r} specification must be an integer in "
+                         f"[1, 2^20], got {s!r}.")
+    # p_0 = 1 / (e^eps + 1) rounded up (the server divides in the default 28-digit decimal
+    # context, as for the sketch), p_s = 1 - p_0, the points between on the straight line.
+    low = _sketch_flip_numerator(epsilon, True)
+    high = _ONE - low
+    bound = _decimal_exp(epsilon)
+    if not (_ratio_at_most(high, low, bound) and _ratio_at_most(_ONE - low, _ONE - high,
+                                                                 bound)):
+        raise ValueError(f"epsilon={epsilon!r} of the {kind!r} specification cannot be "
+                         "realized at precision 2^-52.")
+
+    def numerator(point):
+        return low + (point * (high - low) + s // 2) // s
+
+    def check_state(state):
+        if not isinstance(state, dict) or set(state) != {"alpha", "permanent"}:
+            return "it needs 'alpha' and 'permanent'"
+        alpha = state["alpha"]
+        if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0.0 <= alpha < 1.0:
+            return f"'alpha' is not a number in [0, 1): {alpha!r}"
+
+        def check_entry(point, entry):
+            if point > s:
+                return f"point {point} is beyond n_segments={s}"
+            if entry not in (0, 1) or isinstance(entry, bool):
+                return f"{entry!r} is not a bit"
+            return None
+
+        return _memo_entries(state, check_entry)
+
+    def privatize(value, rng, memo):
+        value = _check_value(value, (0.0, m), "the counter")
+        state = memo.load()
+        changed = state is None
+        if changed:  # the client's rounding offset, drawn once
+            state = {"alpha": rng.random(), "permanent": {}}
+        scaled = value * (s / m)
+        lower = min(math.floor(scaled), s)
+        point = lower + (scaled - lower + state["alpha"] >= 1.0)
+        key = str(point)
+        if key not in state["permanent"]:
+            state["permanent"][key] = int(_uniform_words(rng, 1)[0] < numerator(point))
+            changed = True
+        if changed:
+            memo.save(state)
+        return state["permanent"][key]
+
+    return _ValueKind(1, privatize, stateful=True, check_state=check_state)
+
+
+# ---------------------------------------------------------------------- heavy hitters
+def _bit_string(value, bit_length):
+    """The value as the server's bit string (``heavy_hitters.encode_values``): an integer of
+    ``W * 64`` bits, word 0 most significant; ``W = ceil(bit_length / 64)``."""
+    W = -(-bit_length // 64)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < 1 << bit_length:
+            raise ValueError(f"the value {value!r} is not in [0, 2^{bit_length}).")
+        return value << (W * 64 - bit_length)  # the L-bit string at the top
+    if isinstance(value, str):
+        if "\0" in value:  # the zero padding could not tell "a" and "a\0" apart
+            raise ValueError(f"the value {value!r} holds a NUL character, which the zero "
+                             "padding of the encoding cannot tell apart.")
+        try:
+            data = value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"the value {value!r} is not a valid Unicode string ({exc.reason} "
+                             f"at position {exc.start}): it has no UTF-8 encoding.") from None
+    elif isinstance(value, (bytes, bytearray)):
+        data = bytes(value)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the value {value!r} is not valid UTF-8 ({exc.reason} at byte "
+                             f"{exc.start}).") from None
+        if b"\0" in data:
+            raise ValueError(f"the value {value!r} holds a NUL byte, which the zero padding "
+                             "of the encoding cannot tell apart.")
+    else:
+        raise ValueError(f"the value must be an integer or a string, got {value!r}.")
+    if bit_length % 8:
+        raise ValueError(f"string values need a bit_length that is a multiple of 8, got "
+                         f"{bit_length}; the value {value!r} cannot be encoded.")
+    if len(data) > bit_length // 8:
+        raise ValueError(f"the value {value!r} takes {len(data)} bytes in UTF-8, more than "
+                         f"the {bit_length // 8} of bit_length={bit_length}.")
+    return int.from_bytes(data.ljust(W * 8, b"\0"), "big")
+
+
+def _prefix_schedule(bit_length, n_candidates, extension_bits):
+    """``heavy_hitters.prefix_schedule``, same formula."""
+    first = min(bit_length, max(1, math.ceil(math.log2(n_candidates))) + extension_bits)
+    rest = bit_length - first
+    steps = -(-rest // extension_bits)
+    lengths = [first]
+    for i in range(steps):
+        lengths.append(lengths[-1] + rest // steps + (i < rest % steps))
+    return lengths
+
+
+def _prefix_heavy_hitters(spec):
+    """``PrefixHeavyHitters`` (PEM, TreeHist): a uniform round, a 64-bit seed naming the
+    round's linear hash (SplitMix64 rows, bit for bit the server's), and the randomized hash
+    of the value's prefix. Report ``[round, seed, y]``."""
+    kind = "prefix_heavy_hitters"
+    fields = ("bit_length", "epsilon", "protocol", "n_candidates", "extension_bits")
+    _check_fields(spec, kind, fields)
+    L = spec["bit_length"]
+    if isinstance(L, bool) or not isinstance(L, int) or not 1 <= L <= MAX_BIT_LENGTH:
+        raise ValueError(f"bit_length of the {kind!r} specification must be an integer in "
+                         f"[1, {MAX_BIT_LENGTH}], got {L!r}.")
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    protocol = spec["protocol"]
+    if protocol not in ("pem", "treehist"):
+        raise ValueError(f"protocol of the {kind!r} specification must be 'pem' or 'treehist', "
+                         f"got {protocol!r}.")
+    n_candidates = _check_int(spec["n_candidates"], f"n_candidates of the {kind!r} "
+                              "specification")
+    eta = _check_int(spec["extension_bits"], f"extension_bits of the {kind!r} specification")
+    if protocol == "treehist" and eta != 1:
+        raise ValueError(f"extension_bits of a 'treehist' specification is 1, got {eta!r}.")
+    if n_candidates > MAX_CANDIDATES or eta > 16 or n_candidates << eta > MAX_CANDIDATES:
+        raise ValueError(f"n_candidates * 2^extension_bits of the {kind!r} specification must "
+                         f"be at most {MAX_CANDIDATES}, got n_candidates={n_candidates}, "
+                         f"extension_bits={eta}.")
+    lengths = _prefix_schedule(L, n_candidates, eta)
+    W = -(-L // 64)
+    e = math.exp(epsilon)
+    if protocol == "pem":
+        g = _olh_buckets(epsilon, "linear")  # best_power_of_two_buckets
+        n_rows, p = g.bit_length() - 1, e / (e + g - 1)
+    else:
+        g, n_rows, p = 2, 1, e / (e + 1)
+    top = W * 64
+
+    def own_hash(seed, prefix, length):
+        mask = ((1 << length) - 1) << (top - length)
+        hashed = 0
+        for row in range(n_rows):
+            # Row `row` is words row * W + 1 .. row * W + W of SplitMix64 from the seed.
+            bits = 0
+            for w in range(W):
+                step = (row * W + w + 1) * _GOLDEN
+                bits = (bits << 64) | _mix64((seed + step) & _MASK64)
+            hashed |= _parity(bits & mask, prefix) << row
+        return hashed
+
+    def privatize(value, rng, memo=None):
+        x = _bit_string(value, L)
+        round_index = rng.randrange(len(lengths))
+        seed = rng.getrandbits(64)
+        length = lengths[round_index]
+        prefix = x & (((1 << length) - 1) << (top - length))
+        own = own_hash(seed, prefix, length)
+        if protocol == "pem":  # g-ary randomized response of the bucket (other drawn first)
+            other = rng.randrange(g - 1)
+            other += other >= own
+            y = own if rng.random() < p else other
+        else:
+            y = own ^ (rng.random() >= p)
+        return [round_index, seed, int(y)]
+
+    privatize.own_hash = own_hash  # exposed for the tests (agreement with the server)
+    return _ValueKind(None, privatize)
+
+
+def _fingerprint(x, W):
+    """``heavy_hitters._fingerprints`` of one bit string."""
+    state = 0
+    for w in range(W):
+        word = (x >> (64 * (W - 1 - w))) & _MASK64
+        state = (_mix64(state ^ word) + _GOLDEN * (w + 1)) & _MASK64
+    return state
+
+
+def _sketch(spec):
+    """``SketchFrequencyOracle``: CMS report ``[j // 256, j % 256, packed bits...]`` (the
+    ``+-1`` vector, bit 1 = +1), HCMS report ``[j, l, bit]``; the flip bits exact (dyadic, as
+    the server)."""
+    kind = "sketch"
+    _check_fields(spec, kind, ("epsilon", "n_hashes", "width", "hadamard", "hash_seed"),
+                  ("bit_length",))
+    epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
+    # The encoder's client_spec() adds the values' bit length; a bare math-layer spec has
+    # none, and then every value comes as a pair [value, bit_length].
+    declared = spec.get("bit_length")
+    if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int)
+                                 or not 1 <= declared <= MAX_BIT_LENGTH):
+        raise ValueError(f"bit_length of the 'sketch' specification must be an integer in "
+                         f"[1, {MAX_BIT_LENGTH}], got {declared!r}.")
+    k = spec["n_hashes"]
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SKETCH_HASHES:
+        raise ValueError(f"n_hashes of the 'sketch' specification must be an integer in "
+                         f"[1, {MAX_SKETCH_HASHES}], got {k!r}.")
+    m = spec["width"]
+    if isinstance(m, bool) or not isinstance(m, int) or not 2 <= m <= MAX_SKETCH_WIDTH:
+        raise ValueError(f"width of the 'sketch' specification must be an integer in "
+                         f"[2, {MAX_SKETCH_WIDTH}], got {m!r}.")
+    hadamard = spec["hadamard"]
+    if not isinstance(hadamard, bool):
+        raise ValueError(f"hadamard of the 'sketch' specification must be true or false, got "
+                         f"{hadamard!r}.")
+    if hadamard and m & (m - 1):
+        raise ValueError(f"width of an HCMS 'sketch' specification must be a power of two, got "
+                         f"{m!r}.")
+    hash_seed = spec["hash_seed"]
+    if isinstance(hash_seed, bool) or not isinstance(hash_seed, int) \
+            or not 0 <= hash_seed < 2**64:
+        raise ValueError(f"hash_seed of the 'sketch' specification must be an integer in "
+                         f"[0, 2^64), got {hash_seed!r}.")
+    flip_num = _sketch_flip_numerator(epsilon, hadamard)
+    salts = {}
+
+    def position(x, W, j):
+        if j not in salts:
+            salts[j] = _mix64((hash_seed + (j + 1) * _GOLDEN) & _MASK64)
+        return _mix64(_fingerprint(x, W) ^ salts[j]) % m
+
+    def privatize(value, rng, memo=None):
+        # The hash covers the W words of encode_values(values, bit_length), and the bit
+        # length (not in the spec) moves an integer within them: the value comes with it.
+        x, W = _sketch_words(value, declared)
+        j = rng.randrange(k)
+        h = position(x, W, j)
+        if not hadamard:
+            words = _uniform_words(rng, m)
+            ones = {i for i, word in enumerate(words) if word < flip_num}
+            ones ^= {h}
+            # j in two big-endian bytes (j < 2^16), then the packed bits: every entry a
+            # byte, the row layout of the encoder's heavy-hitter reports.
+            return [j >> 8, j & 0xFF] + _packed(sorted(ones), m)
+        coordinate = rng.randrange(m)
+        flip = _uniform_words(rng, 1)[0] < flip_num
+        return [j, coordinate, int((_parity(coordinate, h) == 0) ^ flip)]
+
+    privatize.position = position  # exposed for the tests
+    return _ValueKind(None, privatize)
+
+
+def _sketch_words(value, declared=None):
+    """``(bit string, W)`` of a sketch value encoded as the server's
+    ``encode_values(values, bit_length)``: a plain value when the specification declares the
+    bit length, else a pair ``[value, bit_length]`` (which must agree with a declared one)."""
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        item, bit_length = value
+        if isinstance(bit_length, bool) or not isinstance(bit_length, int) \
+                or not 1 <= bit_length <= MAX_BIT_LENGTH:
+            raise ValueError(f"the bit_length of the value must be an integer in "
+                             f"[1, {MAX_BIT_LENGTH}], got {bit_length!r}.")
+        if declared is not None and bit_length != declared:
+            raise ValueError(f"the value's bit_length {bit_length} is not the specification's "
+                             f"{declared}.")
+    elif declared is not None:
+        item, bit_length = value, declared
+    else:
+        raise ValueError(f"a 'sketch' value is a pair [value, bit_length] (the bit_length the "
+                         f"server passes to encode_values), got {value!r}.")
+    return _bit_string(item, bit_length), -(-bit_length // 64)
+
+
+def _sketch_flip_numerator(epsilon, hadamard):
+    """``SketchFrequencyOracle._flip_numerator``: ``1 / (e^eps' + 1)`` rounded up to
+    ``2^-52``. The server divides in the default decimal context (28 digits): so here."""
+    half = _decimal_exp(epsilon / (1 if hadamard else 2))
+    probability = decimal.Context(prec=28).divide(1, decimal.Context(prec=28).add(half, 1))
+    return _dyadic_numerator(probability, "up")
+
+
 # ---------------------------------------------------------------------- registry
 RANDOMIZERS = {
     "randomized_response": _randomized_response,
@@ -991,6 +2266,21 @@ RANDOMIZERS = {
     "marg_rr": _marg_rr,
     "marg_ps": _marg_ps,
     "marg_ht": _marg_ht,
+    # Kinds of the math layer (sklearn_ldp.mechanisms.numeric, multi_attribute,
+    # heavy_hitters, longitudinal) and the "columns" records of LDPEncoder: not registered
+    # Mechanism classes on the server, but randomized on devices all the same.
+    "duchi": _mean_kind,
+    "piecewise": _mean_kind,
+    "hybrid": _mean_kind,
+    "square_wave": _square_wave,
+    "sampled_mean": _sampled_mean,
+    "multi_attribute": _multi_attribute,
+    "columns": _columns,
+    "prefix_heavy_hitters": _prefix_heavy_hitters,
+    "sketch": _sketch,
+    "longitudinal": _longitudinal,
+    "dbitflip_pm": _dbitflip_pm,
+    "1bitmean_pm": _one_bit_mean_pm,
 }
 
 
@@ -1037,6 +2327,13 @@ class _Categories:
 
     def encode(self, record):
         """The flat C-order cell index of one record (first column slowest)."""
+        cell = 0
+        for size, code in zip(self.sizes, self.codes_of(record), strict=True):
+            cell = cell * size + code
+        return cell
+
+    def codes_of(self, record):
+        """The category code of each column of one record, in column order."""
         if isinstance(record, Mapping):
             missing = [c for c in self.columns if c not in record]
             if missing:
@@ -1054,9 +2351,9 @@ class _Categories:
             raise ValueError(f"a record must be a dict column -> value or a list of "
                              f"{len(self.columns)} values in the order {self.columns}, got "
                              f"{record!r}.")
-        cell = 0
-        for column, lookup, size, has_bool, value in zip(
-                self.columns, self.codes, self.sizes, self.has_bool, values, strict=True):
+        codes = []
+        for column, lookup, has_bool, value in zip(
+                self.columns, self.codes, self.has_bool, values, strict=True):
             if _is_missing(value):
                 raise ValueError(f"column {column!r} has a missing value (None/NaN); every "
                                  "record needs one of the declared categories.")
@@ -1069,8 +2366,8 @@ class _Categories:
                 raise ValueError(f"column {column!r} has the value {value!r}, which is not "
                                  f"among its categories {shown}"
                                  f"{' ...' if len(lookup) > 10 else ''}.")
-            cell = cell * size + code
-        return cell
+            codes.append(code)
+        return codes
 
 
 # ---------------------------------------------------------------------- the client
@@ -1084,12 +2381,20 @@ class Randomizer:
     categories : mapping column -> list, optional
         The public categories of the server's domain, in its order. With them
         :meth:`privatize` takes records (a dict column -> value or a list of values) and
-        encodes them like ``Domain.encode``; without, it takes flat cell indices.
+        encodes them like ``Domain.encode``; without, it takes flat cell indices. For
+        ``multi_attribute`` one list per attribute; for ``"columns"`` the categorical
+        columns' lists (a categorical column without them takes integer codes).
     seed : int, optional
         **Tests and simulation only.** ``None`` (default) draws from the operating system's
         entropy (``random.SystemRandom``); a seed makes the reports reproducible, and
         therefore reversible by anyone who knows it, so it emits a UserWarning (filter it
         where a test or a simulation seeds on purpose).
+    state : str or os.PathLike, optional
+        The client state file of the memoizing kinds (``longitudinal``, ``dbitflip_pm``,
+        ``1bitmean_pm``),
+        required by them and refused by the others: created on first use, rewritten
+        atomically, bound to the specification and sealed by a SHA-256 (see
+        ``docs/client.md``). One file per client and specification.
 
     Attributes
     ----------
@@ -1097,8 +2402,10 @@ class Randomizer:
         The mechanism kind (e.g. ``"oue"``).
     epsilon : float or None
         The privacy parameter of the specification (None if it has none).
-    n_inputs : int
-        Number of domain cells.
+    n_inputs : int or None
+        Number of domain cells; for the value kinds the number of values in a record (1 for
+        one number, the attributes or columns of a record), None for heavy hitters (bit
+        strings).
     columns : list of str or None
         The record columns when ``categories`` was given.
 
@@ -1107,6 +2414,17 @@ class Randomizer:
     sklearn_ldp.LDPEncoder.client_spec : The specification the server ships to clients.
     sklearn_ldp.reports_from_client : Stacks the clients' reports on the server.
     sklearn_ldp.mechanism_from_json : The server-side mechanism of the same specification.
+
+    Notes
+    -----
+    Values of the kinds that do not take cell indices: ``duchi``, ``piecewise``, ``hybrid``,
+    ``square_wave`` one number within the spec's bounds (refused outside, never clipped);
+    ``sampled_mean`` a list of ``d`` numbers; ``multi_attribute`` a list of category codes
+    (or a record, with ``categories``); ``"columns"`` a dict column -> value;
+    ``prefix_heavy_hitters`` an integer below ``2^bit_length`` or a UTF-8 string of at most
+    ``bit_length / 8`` bytes; ``sketch`` a pair ``[value, bit_length]`` (the bit length the
+    server encodes candidates with); ``longitudinal``, ``dbitflip_pm`` a cell index;
+    ``1bitmean_pm`` a counter in ``[0, max_value]``.
 
     Examples
     --------
@@ -1121,7 +2439,7 @@ class Randomizer:
     True
     """
 
-    def __init__(self, spec, categories=None, seed=None):
+    def __init__(self, spec, categories=None, seed=None, state=None):
         if not isinstance(spec, Mapping) or "mechanism" not in spec:
             raise ValueError(f"not a mechanism specification (a JSON object with 'version' and "
                              f"'mechanism'): {str(spec)[:80]!r}.")
@@ -1134,15 +2452,41 @@ class Randomizer:
                              f"{sorted(RANDOMIZERS)} (central-model mechanisms run on the "
                              "curator, not on clients).")
         self.kind = kind
+        built = RANDOMIZERS[kind](dict(spec))
         self.epsilon = float(spec["epsilon"]) if "epsilon" in spec else None
-        self.n_inputs, self._privatize_cell = RANDOMIZERS[kind](dict(spec))
-        self._categories = None if categories is None else _Categories(categories)
+        self._values, self._state = None, None
+        if isinstance(built, _ValueKind):
+            self._values, self._privatize_cell = built, None
+            self.n_inputs = built.n_inputs
+            if built.stateful:
+                if state is None:
+                    raise ValueError(f"the {kind!r} mechanism memoizes permanent responses: "
+                                     "pass state=<path of this client's state file>.")
+                self._state = _StateFile(state, spec, built.check_state)
+        else:
+            self.n_inputs, self._privatize_cell = built
+        if state is not None and self._state is None:
+            raise ValueError(f"state={state!r}: the {kind!r} mechanism keeps no client state.")
+        self._categories = None
+        if self._values is not None:
+            if categories is not None:
+                if built.bind is None:
+                    raise ValueError(f"the {kind!r} mechanism takes no categories (its values "
+                                     "are numbers, bit strings or cell indices).")
+                built.bind(categories)
+                self.columns = list(categories)
+        else:
+            self._categories = None if categories is None else _Categories(categories)
         if self._categories is not None and self._categories.size != self.n_inputs:
             raise ValueError(f"the categories describe {self._categories.size} cells "
                              f"({' x '.join(map(str, self._categories.sizes))}) but the "
                              f"{kind!r} mechanism covers {self.n_inputs}: they are not the "
                              "server's domain.")
-        self.columns = None if self._categories is None else list(self._categories.columns)
+        if self._values is not None and getattr(built, "columns", None) is not None:
+            self.columns = list(built.columns)  # a "columns" record: every column
+        elif self._values is None or categories is None:
+            self.columns = None if self._categories is None else list(
+                self._categories.columns)
         if seed is None:
             self._rng = random.SystemRandom()
         else:
@@ -1150,7 +2494,7 @@ class Randomizer:
             self._rng = random.Random(seed)
 
     @classmethod
-    def from_json(cls, text, categories=None, seed=None):
+    def from_json(cls, text, categories=None, seed=None, state=None):
         """Rebuild the randomizer from the text of ``mechanism.to_json()``.
 
         Parameters
@@ -1161,11 +2505,13 @@ class Randomizer:
             The public categories of the server's domain, in its order.
         seed : int, optional
             **Tests and simulation only** (see the class description).
+        state : str or os.PathLike, optional
+            The client state file of the memoizing kinds (see the class description).
 
         Returns
         -------
         Randomizer
-            ``Randomizer(json.loads(text), categories, seed)``.
+            ``Randomizer(json.loads(text), categories, seed, state)``.
 
         Raises
         ------
@@ -1176,7 +2522,7 @@ class Randomizer:
             spec = json.loads(text)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"the mechanism specification is not valid JSON: {exc}") from None
-        return cls(spec, categories=categories, seed=seed)
+        return cls(spec, categories=categories, seed=seed, state=state)
 
     def encode(self, record):
         """The flat cell index of ``record`` (needs ``categories``).
@@ -1199,6 +2545,8 @@ class Randomizer:
             Without ``categories``, or for a missing column, a missing value or a value that
             is not among the categories.
         """
+        if self._values is not None and self._values.encode is not None:
+            return self._values.encode(record)
         if self._categories is None:
             raise ValueError("encode needs the domain's categories: build the Randomizer with "
                              "categories=...")
@@ -1209,14 +2557,17 @@ class Randomizer:
 
         Parameters
         ----------
-        value : int, dict or list
-            A flat cell index in ``[0, n_inputs)``, or with ``categories`` a record.
+        value : int, float, str, dict or list
+            A flat cell index in ``[0, n_inputs)``, or with ``categories`` a record; for the
+            value kinds the value described in the class Notes.
 
         Returns
         -------
-        report : int, list of int, list of float or None
+        report : int, float, list of int, list of float or None
             Exactly one row of the server's ``randomize`` (see ``docs/client.md``).
         """
+        if self._values is not None:
+            return self._values.privatize(value, self._rng, self._state)
         if self._categories is not None:
             cell = self._categories.encode(value)
         else:
