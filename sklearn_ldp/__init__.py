@@ -12,10 +12,10 @@ Quick start::
                          WorkloadEstimator(workload=W))
 """
 
-from . import binning, budget, distributed, io, mechanisms, workloads
+from . import binning, budget, distributed, io, longitudinal, mechanisms, workloads
 from ._limits import UnverifiedFileWarning, get_limits, limits, set_limits
 from .budget import BudgetExceededError, PrivacyLedger
-from .collect import reports_from_client
+from .collect import reports_from_client, stack_client_reports
 from .domain import Domain
 from .encoder import LDPEncoder
 from .estimators import (
@@ -23,11 +23,14 @@ from .estimators import (
     AttributeHistogramEstimator,
     CountMechanism,
     DistributionEstimator,
+    HeavyHitterEstimator,
+    LongitudinalEstimator,
     MarginalEstimator,
     MeanEstimator,
     RangeQueryEstimator,
     WorkloadEstimator,
 )
+from .longitudinal import LongitudinalEncoder
 from .mechanisms import mechanism_from_json
 from .model_selection import expected_error_scorer
 from .reports import AggregatedReports, LDPReports
@@ -42,8 +45,11 @@ __all__ = [
     "CountMechanism",
     "DistributionEstimator",
     "Domain",
+    "HeavyHitterEstimator",
     "LDPEncoder",
     "LDPReports",
+    "LongitudinalEncoder",
+    "LongitudinalEstimator",
     "MarginalEstimator",
     "MeanEstimator",
     "PrivacyLedger",
@@ -57,9 +63,11 @@ __all__ = [
     "get_limits",
     "io",
     "limits",
+    "longitudinal",
     "mechanism_from_json",
     "mechanisms",
     "reports_from_client",
     "set_limits",
+    "stack_client_reports",
     "workloads",
 ]

@@ -21,6 +21,7 @@ API_MODULES = (
     "sklearn_ldp.binning",
     "sklearn_ldp.client",
     "sklearn_ldp.postprocess",
+    "sklearn_ldp.longitudinal",
 )
 
 # scikit-learn gives every estimator generated ``set_<method>_request`` methods (metadata

@@ -2,6 +2,8 @@
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
+from .heavy_hitters import HeavyHitterEstimator
+from .longitudinal import LongitudinalEstimator
 from .marginal import MarginalEstimator
 from .numeric import AttributeHistogramEstimator, DistributionEstimator, MeanEstimator
 from .range import RangeQueryEstimator
@@ -12,6 +14,8 @@ __all__ = [
     "AttributeHistogramEstimator",
     "CountMechanism",
     "DistributionEstimator",
+    "HeavyHitterEstimator",
+    "LongitudinalEstimator",
     "MarginalEstimator",
     "MeanEstimator",
     "RangeQueryEstimator",
