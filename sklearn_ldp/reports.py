@@ -1375,11 +1375,14 @@ class _MultiAttributePart(_Part):
             attribute = native["attribute"]
             block[:, 0] = attribute
             for i, part in enumerate(native["reports"]):
-                block[attribute == i, 1:1 + self._widths[i]] = part.reshape(part.shape[0], -1)
+                # Explicit widths: an attribute no user sampled has an empty part, whose
+                # width -1 cannot infer.
+                block[attribute == i, 1:1 + self._widths[i]] = part.reshape(part.shape[0],
+                                                                            self._widths[i])
             return block
         for i, part in enumerate(native["reports"]):
             start = self._offsets[i]
-            block[:, start:start + self._widths[i]] = part.reshape(n, -1)
+            block[:, start:start + self._widths[i]] = part.reshape(n, self._widths[i])
         return block
 
     def _oracle_validity(self, i, sub):

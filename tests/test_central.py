@@ -156,7 +156,7 @@ def test_representation_independence():
 
 # ---------------------------------------------------------------------- Eigen-Design
 def test_completion_gives_sensitivity_one_and_never_hurts():
-    W = workloads.all_range(16).matrix
+    W = workloads.all_range(16).toarray()
     design = eigen_design(W)
     norms = np.linalg.norm(design.strategy, axis=0)
     assert norms.max() == pytest.approx(1.0, rel=1e-9)
@@ -167,7 +167,7 @@ def test_completion_gives_sensitivity_one_and_never_hurts():
 
 
 def test_zero_eigenvalue_queries_are_dropped():
-    W = workloads.marginals({"a": range(3), "b": range(4), "c": range(2)}, k=2).matrix
+    W = workloads.marginals({"a": range(3), "b": range(4), "c": range(2)}, k=2).toarray()
     design = eigen_design(W)
     assert design.eigenvalues.size == np.linalg.matrix_rank(W)
     assert np.all(design.weights > 0)
@@ -175,7 +175,7 @@ def test_zero_eigenvalue_queries_are_dropped():
 
 
 def test_speedups_and_the_sqrt_tail():
-    W = workloads.all_range(64).matrix
+    W = workloads.all_range(64).toarray()
     full = eigen_design(W, speedup="none")
     separated = eigen_design(W, speedup="separation", group_size=8)
     flat = eigen_design(W, speedup="principal", n_principal=0.1, tail="flat")
@@ -201,7 +201,7 @@ def test_program1_matches_the_kkt_solution_of_a_diagonal_design():
 def test_row_scaling_optimizes_the_normalized_workload():
     rng = np.random.default_rng(2)
     pairs = {tuple(int(v) for v in sorted(rng.integers(0, 32, 2))) for _ in range(40)}
-    W = workloads.ranges(32, sorted(pairs)).matrix
+    W = workloads.ranges(32, sorted(pairs)).toarray()
     W = np.vstack([W, np.ones((1, 32))])  # one large query among small ones
     normalized = W / np.linalg.norm(W, axis=1, keepdims=True)
     plain = eigen_design(W)
@@ -212,7 +212,7 @@ def test_row_scaling_optimizes_the_normalized_workload():
 
 
 def test_lower_bound_holds_for_every_strategy():
-    W = workloads.prefix(16).matrix
+    W = workloads.prefix(16).toarray()
     bound = singular_value_bound(W)
     rng = np.random.default_rng(3)
     strategies = [np.eye(16), W, tree_strategy((16,)), wavelet_strategy((16,)),
@@ -232,11 +232,11 @@ def test_baseline_strategies_shapes_and_sensitivity():
     np.testing.assert_allclose(np.linalg.norm(A, axis=0) ** 2, 4)
     assert wavelet_strategy((4, 2)).shape == (8, 8)  # Kronecker per attribute
     shape = (2, 4, 2)
-    W = workloads.marginals({"a": range(2), "b": range(4), "c": range(2)}, k=1).matrix
+    W = workloads.marginals({"a": range(2), "b": range(4), "c": range(2)}, k=1).toarray()
     F = fourier_basis_strategy(shape, W)
     assert F.shape == (1 + 1 + 3 + 1, 16)  # total + the characters of each attribute only
     assert MatrixMechanism(F, 1.0, 1e-5).supports(W).all()
-    odd = workloads.marginals({"a": range(3), "b": range(3)}, k=1).matrix
+    odd = workloads.marginals({"a": range(3), "b": range(3)}, k=1).toarray()
     assert MatrixMechanism(fourier_basis_strategy((3, 3), odd), 1.0, 1e-5).supports(odd).all()
 
 
@@ -244,9 +244,9 @@ def test_unsupported_strategy_is_refused_with_a_clear_error():
     W = workloads.prefix(4)
     mechanism = MatrixMechanism(np.eye(4)[:3], 1.0, 1e-5, name="three cells")
     with pytest.raises(ValueError, match="does not support the workload.*row space"):
-        mechanism.check_supports(W.matrix, W.labels)
+        mechanism.check_supports(W.toarray(), W.labels)
     with pytest.raises(ValueError, match="does not support"):
-        strategy_error(np.eye(4)[:3], W.matrix)
+        strategy_error(np.eye(4)[:3], W.toarray())
 
 
 # ---------------------------------------------------------------------- the mechanism
@@ -262,7 +262,7 @@ def test_calibration_analytic_is_exact_and_classic_is_the_lm12_formula():
 
 
 def test_matrix_mechanism_is_unbiased_with_the_analytic_variance():
-    W = workloads.prefix(8).matrix
+    W = workloads.prefix(8).toarray()
     x = np.array([50, 0, 3, 20, 7, 0, 100, 1])
     mechanism = MatrixMechanism(wavelet_strategy((8,)), 1.0, 1e-5)
     rng = np.random.default_rng(4)
@@ -293,7 +293,7 @@ def test_bad_parameters():
 
 
 def test_solver_failure_names_the_solver_and_suggests_another():
-    W = workloads.all_range(16).matrix
+    W = workloads.all_range(16).toarray()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="CLARABEL.*Try solver='SCS'"):
@@ -347,7 +347,7 @@ def test_zcdp_conversion_and_discrete_calibration():
 
 
 def test_discrete_noise_mechanism_measures_integers_and_is_unbiased():
-    W = workloads.prefix(8).matrix
+    W = workloads.prefix(8).toarray()
     design = eigen_design(W)
     mechanism = MatrixMechanism(design.strategy, 1.0, 1e-5, noise="discrete")
     x = np.array([5, 0, 3, 20, 7, 0, 10, 1])
@@ -380,7 +380,7 @@ def test_exponential_mechanism_output_distribution():
 
 
 def test_relative_error_selection_is_private_for_every_neighbour():
-    W = workloads.stack([workloads.prefix(8), workloads.histogram(8)]).matrix
+    W = workloads.stack([workloads.prefix(8), workloads.histogram(8)]).toarray()
     candidates = {name: MatrixMechanism(central_strategy(name, W)[0], 0.9, 1e-5, name=name)
                   for name in ("identity", "hierarchical", "wavelet", "eigen")}
     x = np.array([300, 2, 0, 40, 900, 5, 60, 1])
@@ -405,7 +405,7 @@ def test_relative_error_selection_is_private_for_every_neighbour():
 
 
 def test_selection_frequencies_follow_the_probabilities():
-    W = workloads.prefix(8).matrix
+    W = workloads.prefix(8).toarray()
     candidates = {name: MatrixMechanism(central_strategy(name, W)[0], 0.9, 1e-5, name=name)
                   for name in ("identity", "wavelet")}
     x = np.array([30, 2, 0, 40, 90, 5, 60, 1])
@@ -454,7 +454,7 @@ def test_issue_contract_eigen_on_raw_records():
 def test_estimator_answers_have_the_expected_variance():
     df = _students(500)
     W = workloads.marginals(DOM, k=1)
-    truth = W.matrix @ np.bincount(Domain(DOM).encode(df), minlength=8)
+    truth = W.toarray() @ np.bincount(Domain(DOM).encode(df), minlength=8)
     errors = np.array([
         WorkloadEstimator(workload=W, strategy="hierarchical", epsilon=1.0, delta=1e-5,
                           categories=DOM, random_state=seed).fit(df).answers_.to_numpy() - truth

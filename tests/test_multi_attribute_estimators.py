@@ -437,3 +437,16 @@ def test_fuzz_multi_attribute_encoder_parameters(strategy, oracle, neighbourhood
         reports = _outcome(encoder.transform, records)
         if reports is not None:
             _outcome(AttributeHistogramEstimator().fit, reports)
+
+
+@pytest.mark.parametrize("oracle", ["grr", "oue"])
+def test_smp_batch_where_some_attribute_has_no_user(oracle):
+    # One user samples one attribute: the others' report blocks are empty (this raised a
+    # reshape error before), and the report row still has the SMP layout.
+    dom = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "x": list("abcdefghij")}
+    enc = LDPEncoder(categories=dom, strategy="smp", oracle=oracle, epsilon=1.0,
+                     random_state=0).fit()
+    one = enc.transform(pd.DataFrame({"age": ["<30"], "smoker": ["yes"], "x": ["c"]}))
+    assert np.asarray(one).shape == (1, len(enc.get_feature_names_out()))
+    with pytest.raises(ValueError, match="an attribute was chosen by no user"):
+        AttributeHistogramEstimator().fit(one)  # refused with a reason, not a crash
