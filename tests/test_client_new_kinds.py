@@ -15,11 +15,12 @@ import random
 
 import numpy as np
 import pytest
+from _fuzzing import FUZZ, outcome
 from _stats import check_unbiased_and_variance, chi_square_p_value
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
-from test_fuzz import FUZZ, outcome, scalars
+from test_fuzz import scalars
 
 import sklearn_ldp.client as client_module
 from sklearn_ldp.client import Randomizer

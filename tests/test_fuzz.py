@@ -4,23 +4,22 @@ Every case must end in one of three ways: accepted (and then harmless: a spec th
 as private as it claims), ``ValueError`` or ``TypeError`` naming the problem. Any other
 exception (``KeyError``, ``IndexError``, ``JSONDecodeError``, ``BadZipFile``, numpy's
 ``_ArrayMemoryError``...) escaping is a failure, and so is a case that runs longer than
-``CASE_SECONDS`` (a SIGALRM timer turns a hang into a failure instead of stalling the suite).
+``_fuzzing.CASE_SECONDS`` (a SIGALRM timer turns a hang into a failure instead of stalling the
+suite).
 
 How many cases each property tries is set by ``FUZZ_EXAMPLES`` (hypothesis's
 ``max_examples``); ``SKLEARN_LDP_FUZZ_EXAMPLES`` in the environment raises it for a long run.
 """
 
-import contextlib
 import json
 import math
-import os
-import signal
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from _fuzzing import FUZZ, CaseTimeout, outcome, time_limit
+from hypothesis import given
 from hypothesis import strategies as st
 
 import sklearn_ldp.client as client_module
@@ -31,42 +30,7 @@ from sklearn_ldp.io import read_reports, write_reports
 from sklearn_ldp.mechanisms.base import _REGISTRY, mechanism_from_dict, mechanism_from_json
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 
-CASE_SECONDS = 10.0
-FUZZ_EXAMPLES = int(os.environ.get("SKLEARN_LDP_FUZZ_EXAMPLES", "60"))
-ACCEPTABLE = (ValueError, TypeError)
-
-FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
-
-
-class CaseTimeout(Exception):
-    """A fuzz case ran past CASE_SECONDS (raised by the SIGALRM handler)."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds=CASE_SECONDS):
-    def expire(signum, frame):
-        raise CaseTimeout(f"a fuzz case ran longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def outcome(call, *args, **kwargs):
-    """Run ``call`` under the time limit: its result, or None after an acceptable error."""
-    with time_limit(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return call(*args, **kwargs)
-        except ACCEPTABLE as error:
-            assert str(error), f"{type(error).__name__} without a message"
-            return None
+FUZZ_EXAMPLES = FUZZ.max_examples
 
 
 # ---------------------------------------------------------------- value strategies

@@ -3,16 +3,16 @@
 reports (the math layer is tested in test_heavy_hitters.py)."""
 
 import json
-import os
-import signal
 import warnings
 import zipfile
 
 import numpy as np
 import pandas as pd
 import pytest
+from _fuzzing import FUZZ, outcome
+from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from _stats import check_unbiased_and_variance
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
@@ -345,16 +345,6 @@ def test_sketch_spec_sizes_are_capped_before_allocation():
 # ---------------------------------------------------------------- scikit-learn checks
 FIT_TAKES_REPORTS = ("fit decodes LDP reports: the default estimator (strategy=None) refuses a "
                      "raw feature matrix by design (privatizing raw records is a collection)")
-FITS_A_FEATURE_MATRIX = (
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_estimators_nan_inf", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_fit2d_1sample", "check_fit2d_1feature",
-    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-    "check_n_features_in", "check_fit2d_predict1d",
-)
 
 
 @parametrize_with_checks([HeavyHitterEstimator()],
@@ -371,34 +361,6 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 
 # ---------------------------------------------------------------- fuzzing
-CASE_SECONDS = 10.0
-FUZZ = settings(max_examples=int(os.environ.get("SKLEARN_LDP_FUZZ_EXAMPLES", "60")),
-                deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-class CaseTimeout(Exception):
-    """A fuzz case ran past CASE_SECONDS."""
-
-
-def _outcome(call, *args, **kwargs):
-    """``call`` under a time limit: its result, or None after a ValueError / TypeError with a
-    message (anything else escaping fails the test)."""
-    def expire(signum, frame):
-        raise CaseTimeout(f"a fuzz case ran longer than {CASE_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call(*args, **kwargs)
-    except (ValueError, TypeError) as error:
-        assert str(error)
-        return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 json_values = st.recursive(
@@ -444,12 +406,12 @@ def _mutate(value, data):
 @given(data=st.data())
 def test_fuzz_edited_heavy_hitter_specs(data):
     spec = data.draw(st.sampled_from(_valid_specs()))
-    mechanism = _outcome(load_mechanism, _mutate(spec, data))
+    mechanism = outcome(load_mechanism, _mutate(spec, data))
     if mechanism is not None:  # what loads claims its oracle's epsilon, and works
         assert isinstance(mechanism, HeavyHitterMechanism)
         assert mechanism.epsilon == mechanism.oracle.epsilon
         sample = ["a", "bc"] if mechanism.value_type == "strings" else [0, 1]
-        reports = _outcome(mechanism.randomize, sample, np.random.default_rng(0))
+        reports = outcome(mechanism.randomize, sample, np.random.default_rng(0))
         if reports is not None:
             assert LDPReports(reports, mechanism).shape[0] == 2
 
@@ -472,11 +434,11 @@ def test_fuzz_encoder_constructor(categories, strategy, max_string_bytes, n_cand
                      max_string_bytes=max_string_bytes, n_candidates=n_candidates,
                      extension_bits=extension_bits, sketch_width=sketch_width,
                      n_hashes=n_hashes, random_state=0)
-    fitted = _outcome(enc.fit)
+    fitted = outcome(enc.fit)
     if fitted is not None and isinstance(fitted.mechanism_, HeavyHitterMechanism):
         column = fitted.mechanism_.column
         sample = ["x", "y"] if fitted.mechanism_.value_type == "strings" else [0, 1]
-        reports = _outcome(fitted.transform, pd.DataFrame({column: sample}))
+        reports = outcome(fitted.transform, pd.DataFrame({column: sample}))
         assert reports is not None and len(reports) == 2
 
 
@@ -500,6 +462,6 @@ def test_fuzz_damaged_report_files(tmp_path_factory, data, cut):
     original = _saved_file(tmp_path_factory)
     damaged = original[:cut] + data + original[cut + len(data):]
     (directory / "damaged.npz").write_bytes(damaged)
-    loaded = _outcome(LDPReports.load, directory / "damaged.npz")
+    loaded = outcome(LDPReports.load, directory / "damaged.npz")
     if loaded is not None:  # only an unchanged file loads (the SHA-256 covers the content)
         assert damaged == original or loaded.shape[0] == 3

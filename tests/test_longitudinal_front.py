@@ -6,15 +6,14 @@ ledger rule; sealed state files; fuzzing of the constructors and the loader.
 """
 
 import math
-import os
-import signal
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from _fuzzing import fuzz_settings, outcome
 from _stats import check_unbiased_and_variance
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -331,34 +330,9 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 
 # ---------------------------------------------------------------- fuzzing
-CASE_SECONDS = 10.0
-FUZZ = settings(max_examples=int(os.environ.get("SKLEARN_LDP_FUZZ_EXAMPLES", "40")),
-                deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = fuzz_settings(40)
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6),
                         st.floats(allow_nan=True), st.text(max_size=5))
-
-
-class CaseTimeout(Exception):
-    """A fuzz case ran past CASE_SECONDS."""
-
-
-def _outcome(call, *args, **kwargs):
-    """``call`` under a time limit: its result, or None after a ValueError / TypeError with a
-    message (anything else escaping fails the test)."""
-    def expire(signum, frame):
-        raise CaseTimeout(f"a fuzz case ran longer than {CASE_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
-    try:
-        return call(*args, **kwargs)
-    except (ValueError, TypeError) as error:
-        assert str(error)
-        return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @FUZZ
@@ -374,7 +348,7 @@ def test_fuzz_encoder_parameters(strategy, categories, epsilon_perm, epsilon_1, 
                               epsilon_perm=epsilon_perm, epsilon_1=epsilon_1,
                               n_sampled=n_sampled, max_value=max_value, n_segments=n_segments,
                               max_values=max_values, random_state=0)
-    if _outcome(enc.fit) is None:
+    if outcome(enc.fit) is None:
         return
     # What fits works: one round, decoded.
     values = (np.linspace(0, enc.mechanism_.max_value, 5) if enc.categories_ is None
@@ -403,7 +377,7 @@ def test_fuzz_state_files(data, tmp_path_factory):
     (directory / "edited.npz").write_bytes(bytes(raw[:cut]))
     # Never anything but a named ValueError (or, if the edit hit unused zip bytes, the state).
     try:
-        loaded = _outcome(enc.load_state, directory / "edited.npz")
+        loaded = outcome(enc.load_state, directory / "edited.npz")
     except Exception as error:  # pragma: no cover - reported below
         raise AssertionError(f"unexpected {type(error).__name__}: {error}") from None
     if loaded is not None:

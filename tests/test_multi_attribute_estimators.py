@@ -7,15 +7,15 @@ Statistical checks take their tolerances from the analytic variance (``tests/_st
 
 import functools
 import json
-import os
-import signal
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from _fuzzing import FUZZ, outcome
+from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from _stats import check_unbiased_and_variance
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -287,16 +287,6 @@ def test_predict_and_predict_error_answer_columns_by_name():
 # ---------------------------------------------------------------- scikit-learn checks
 FIT_TAKES_REPORTS = ("AttributeHistogramEstimator() decodes LDP reports and refuses a raw "
                      "feature matrix by design; the checks run with strategy='smp'")
-FITS_A_FEATURE_MATRIX = (
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_estimators_nan_inf", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_fit2d_1sample", "check_fit2d_1feature",
-    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-    "check_n_features_in", "check_fit2d_predict1d",
-)
 PREDICT_TAKES_NAMES = "predict takes column names, not records like those fitted"
 EXPECTED_FAILED = {
     **dict.fromkeys(["check_n_features_in_after_fitting", "check_estimators_dtypes",
@@ -334,34 +324,6 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 
 # ---------------------------------------------------------------- fuzzing
-CASE_SECONDS = 10.0
-FUZZ = settings(max_examples=int(os.environ.get("SKLEARN_LDP_FUZZ_EXAMPLES", "60")),
-                deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-class CaseTimeout(Exception):
-    """A fuzz case ran past CASE_SECONDS."""
-
-
-def _outcome(call, *args, **kwargs):
-    """``call`` under a time limit: its result, or None after a ValueError / TypeError with a
-    message (anything else escaping fails the test)."""
-    def expire(signum, frame):
-        raise CaseTimeout(f"a fuzz case ran longer than {CASE_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call(*args, **kwargs)
-    except (ValueError, TypeError) as error:
-        assert str(error)
-        return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 json_values = st.recursive(
@@ -407,16 +369,16 @@ def _valid_specs():
 def test_fuzz_edited_multi_attribute_specs(data):
     spec = data.draw(st.sampled_from(list(_valid_specs())))
     edited = _mutate(spec, data)
-    mechanism = _outcome(load_mechanism, edited)
+    mechanism = outcome(load_mechanism, edited)
     text = json.dumps(edited, allow_nan=True)
-    _outcome(load_mechanism, json.loads(text))
+    outcome(load_mechanism, json.loads(text))
     if mechanism is not None:  # what loads is as private as it claims, and works
         assert mechanism.epsilon == pytest.approx(sum(p.epsilon for p in mechanism.parts))
         records = np.zeros((4, mechanism.n_inputs))
-        reports = _outcome(mechanism.randomize, records, np.random.default_rng(0))
+        reports = outcome(mechanism.randomize, records, np.random.default_rng(0))
         if reports is not None:
-            _outcome(mechanism.aggregate, reports)
-            _outcome(LDPReports, reports, mechanism)
+            outcome(mechanism.aggregate, reports)
+            outcome(LDPReports, reports, mechanism)
 
 
 @FUZZ
@@ -429,14 +391,14 @@ def test_fuzz_edited_multi_attribute_specs(data):
 def test_fuzz_multi_attribute_encoder_parameters(strategy, oracle, neighbourhood, epsilon,
                                                  sizes):
     categories = {f"c{i}": list(range(size)) for i, size in enumerate(sizes)}
-    encoder = _outcome(LDPEncoder(categories=categories or None, strategy=strategy,
+    encoder = outcome(LDPEncoder(categories=categories or None, strategy=strategy,
                                   oracle=oracle, neighbourhood=neighbourhood, epsilon=epsilon,
                                   random_state=0).fit)
     if encoder is not None:
         records = pd.DataFrame({c: [0, 1] for c in categories})
-        reports = _outcome(encoder.transform, records)
+        reports = outcome(encoder.transform, records)
         if reports is not None:
-            _outcome(AttributeHistogramEstimator().fit, reports)
+            outcome(AttributeHistogramEstimator().fit, reports)
 
 
 @pytest.mark.parametrize("oracle", ["grr", "oue"])

@@ -7,16 +7,16 @@ Statistical checks take their tolerances from the analytic variance (``tests/_st
 
 import functools
 import json
-import os
-import signal
 import warnings
 import zipfile
 
 import numpy as np
 import pandas as pd
 import pytest
+from _fuzzing import FUZZ, outcome
+from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from _stats import check_unbiased_and_variance
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -448,16 +448,6 @@ def test_held_out_score_estimates_the_squared_error_without_bias():
 FIT_TAKES_REPORTS = ("fit decodes LDP reports: a default estimator (strategy=None) refuses a "
                      "raw feature matrix by design (privatizing raw records is a collection); "
                      "the same checks run with strategy= set")
-FITS_A_FEATURE_MATRIX = (
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_estimators_nan_inf", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_fit2d_1sample", "check_fit2d_1feature",
-    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-    "check_n_features_in", "check_fit2d_predict1d",
-)
 PREDICT_TAKES_NAMES = "predict takes column names, not records like those fitted"
 PREDICT_TAKES_INTERVALS = "predict takes intervals [[lo, hi], ...], not records"
 ONE_D = ("a 1-D array is one numeric column of records (as the encoder reads a single "
@@ -507,34 +497,6 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 
 # ---------------------------------------------------------------- fuzzing
-CASE_SECONDS = 10.0
-FUZZ = settings(max_examples=int(os.environ.get("SKLEARN_LDP_FUZZ_EXAMPLES", "60")),
-                deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-class CaseTimeout(Exception):
-    """A fuzz case ran past CASE_SECONDS."""
-
-
-def _outcome(call, *args, **kwargs):
-    """``call`` under a time limit: its result, or None after a ValueError / TypeError with a
-    message (anything else escaping fails the test)."""
-    def expire(signum, frame):
-        raise CaseTimeout(f"a fuzz case ran longer than {CASE_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call(*args, **kwargs)
-    except (ValueError, TypeError) as error:
-        assert str(error)
-        return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 json_values = st.recursive(
@@ -580,7 +542,7 @@ def _mutate(value, data):
 @given(data=st.data())
 def test_fuzz_edited_columns_specs(data):
     spec = data.draw(st.sampled_from(list(_valid_specs())))
-    mechanism = _outcome(ColumnsMechanism.from_dict, _mutate(spec, data))
+    mechanism = outcome(ColumnsMechanism.from_dict, _mutate(spec, data))
     if mechanism is not None:  # what loads is as private as it claims, and works
         assert mechanism.epsilon == pytest.approx(sum(p.epsilon for p in mechanism.parts))
         records = np.zeros((3, mechanism.n_inputs))
@@ -588,9 +550,9 @@ def test_fuzz_edited_columns_specs(data):
             for position, bounds in zip(positions, getattr(part, "bounds", lambda: [])(),
                                         strict=False):
                 records[:, position] = bounds[0]
-        reports = _outcome(mechanism.randomize, records, np.random.default_rng(0))
+        reports = outcome(mechanism.randomize, records, np.random.default_rng(0))
         if reports is not None:
-            _outcome(mechanism.aggregate, reports)
+            outcome(mechanism.aggregate, reports)
 
 
 @FUZZ
@@ -606,7 +568,7 @@ def test_fuzz_edited_columns_specs(data):
        clip=st.one_of(st.booleans(), json_values))
 def test_fuzz_numeric_encoder_parameters(bounds, strategy, weights, n_bins, clip):
     df = pd.DataFrame({"a": [0.0, 0.5, 1.0], "b": [-1.0, 0.0, 2.0]})
-    encoder = _outcome(LDPEncoder(bounds=bounds, strategy=strategy, budget_weights=weights,
+    encoder = outcome(LDPEncoder(bounds=bounds, strategy=strategy, budget_weights=weights,
                                   n_bins=n_bins, clip=clip, random_state=0).fit, df)
     if encoder is not None:
-        _outcome(encoder.transform, df)
+        outcome(encoder.transform, df)
