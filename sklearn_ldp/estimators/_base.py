@@ -15,6 +15,13 @@ from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
 _logger = get_logger("estimators")
 
 
+def forget_fitted(estimator, attributes):
+    """Remove the fitted ``attributes`` an earlier ``fit`` left, so that a new ``fit`` starts
+    from nothing (and ``check_is_fitted`` is False until it succeeds)."""
+    for attribute in attributes:
+        estimator.__dict__.pop(attribute, None)
+
+
 def reports_or_privatized(estimator, X, first_call, strategy_params=None, **encoder_params):
     """``X`` if it holds reports, else raw records privatized by the estimator's own encoder.
 

@@ -39,6 +39,7 @@ from .._glue import resolve_domain, validate_records
 from .._validation import FreshEntropyMixin, check_epsilon, check_positive_int
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
+from ._base import forget_fitted
 
 
 class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
@@ -244,9 +245,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
             )
 
     def _reset(self):
-        for attribute in ("answers_", "n_features_in_", "feature_names_in_"):
-            if hasattr(self, attribute):
-                delattr(self, attribute)
+        forget_fitted(self, ("answers_", "n_features_in_", "feature_names_in_"))
 
     def _start(self, domain):
         """Fresh fitted state for ``domain``: randomizer, generator, empty answers."""

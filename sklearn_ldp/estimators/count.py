@@ -29,6 +29,7 @@ from ..mechanisms.count import (
     sample_outputs,
 )
 from ..selection.count import design_count_mechanism
+from ._base import forget_fitted
 
 DECODERS = ("mean", "map")
 
@@ -228,9 +229,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             prior=self.prior, properties=self.properties, mechanism=self._checked_strategy(),
             solver=self.solver, symmetric=self.symmetric,
         )
-        for attribute in ("n_features_in_", "feature_names_in_"):
-            if hasattr(self, attribute):
-                delattr(self, attribute)
+        forget_fitted(self, ("n_features_in_", "feature_names_in_"))
         if X is not None:
             if self._is_grouped(X):
                 self._group_counts(X)

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..reports import AggregatedReports, HeavyHitterMechanism
-from ._base import check_batch, record_invalid, reports_or_privatized, start_batches
+from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
 
 # Columns of heavy_hitters_ and of predict's table.
 TABLE_COLUMNS = ["value", "frequency", "std_error", "count", "count_std_error"]
@@ -159,10 +159,8 @@ class HeavyHitterEstimator(BaseEstimator):
         self : HeavyHitterEstimator
             The fitted estimator.
         """
-        for attribute in ("mechanism_", "domain_", "_reports", "statistic_", "encoder_",
-                          "_first_batch", "n_invalid_reports_"):
-            if hasattr(self, attribute):
-                delattr(self, attribute)
+        forget_fitted(self, ("mechanism_", "domain_", "_reports", "statistic_", "encoder_",
+                             "_first_batch", "n_invalid_reports_"))
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):

@@ -7,6 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..longitudinal import LongitudinalReports
 from ..mechanisms.longitudinal import OneBitMeanPM
+from ._base import forget_fitted
 
 # Points of the grid that averages a counter's per-user variance over uniform values.
 _AVERAGE_GRID = 4097
@@ -104,8 +105,7 @@ class LongitudinalEstimator(BaseEstimator):
         self : LongitudinalEstimator
             The fitted estimator.
         """
-        for attribute in ("mechanism_", "spec_", "_rows", "statistics_"):
-            self.__dict__.pop(attribute, None)
+        forget_fitted(self, ("mechanism_", "spec_", "_rows", "statistics_"))
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):

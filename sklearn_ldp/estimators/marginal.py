@@ -39,6 +39,7 @@ from ._base import (
     check_batch,
     checked_statistic,
     deprecated_counts_property,
+    forget_fitted,
     record_invalid,
     reports_or_privatized,
     start_batches,
@@ -309,10 +310,8 @@ class MarginalEstimator(BaseEstimator):
         MarginalEstimator
             The fitted estimator.
         """
-        for attribute in ("statistic_", "encoder_", "em_report_", "_first_batch",
-                          "n_invalid_reports_"):
-            if hasattr(self, attribute):
-                delattr(self, attribute)
+        forget_fitted(self, ("statistic_", "encoder_", "em_report_", "_first_batch",
+                             "n_invalid_reports_"))
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):

@@ -29,6 +29,7 @@ from ._base import (
     add_statistic,
     check_batch,
     checked_statistic,
+    forget_fitted,
     record_invalid,
     reports_or_privatized,
     start_batches,
@@ -95,10 +96,8 @@ class _ColumnsEstimator(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        for attribute in ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_",
-                          "_channels"):
-            if hasattr(self, attribute):
-                delattr(self, attribute)
+        forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_",
+                             "_channels"))
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):

@@ -15,6 +15,7 @@ from ._base import (
     check_batch,
     checked_statistic,
     deprecated_counts_property,
+    forget_fitted,
     record_invalid,
     reports_or_privatized,
     start_batches,
@@ -174,9 +175,7 @@ class RangeQueryEstimator(BaseEstimator):
         self : RangeQueryEstimator
             The fitted estimator (``cdf_``, ``expected_error_`` ... set).
         """
-        for attribute in ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_"):
-            if hasattr(self, attribute):
-                delattr(self, attribute)
+        forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_"))
         return self.partial_fit(X)
 
     def partial_fit(self, X, y=None):

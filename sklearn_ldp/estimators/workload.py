@@ -21,6 +21,7 @@ from ._base import (
     check_batch,
     checked_statistic,
     deprecated_counts_property,
+    forget_fitted,
     record_invalid,
     reports_or_privatized,
     start_batches,
@@ -387,13 +388,11 @@ default="none"
         WorkloadEstimator
             The fitted estimator.
         """
-        for attribute in ("statistic_", "data_vector_", "encoder_", "strategy_", "strategy_matrix_",
-                          "lower_bound_", "candidates_", "selection_", "design_",
-                          "privacy_budget_", "_first_batch", "n_invalid_reports_",
-                          "unbiased_data_vector_", "postprocess_info_",
-                          "expected_error_kind_"):
-            if hasattr(self, attribute):
-                delattr(self, attribute)
+        forget_fitted(self, ("statistic_", "data_vector_", "encoder_", "strategy_",
+                             "strategy_matrix_", "lower_bound_", "candidates_", "selection_",
+                             "design_", "privacy_budget_", "_first_batch",
+                             "n_invalid_reports_", "unbiased_data_vector_",
+                             "postprocess_info_", "expected_error_kind_"))
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails before any work
         if _is_central(self):
             return self._fit_central(X)
