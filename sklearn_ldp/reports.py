@@ -40,6 +40,7 @@ consistent with each other where the mechanism records both (support counts at m
 number of reports, randomized-response counts summing to it, ...).
 """
 
+import codecs
 import hashlib
 import json
 import math
@@ -2371,6 +2372,34 @@ class HeavyHitterMechanism(Mechanism):
                 ok[i] = b"\0" not in value and value.decode("utf-8") is not None
             except UnicodeDecodeError:
                 ok[i] = False
+        return ok
+
+    def possible_prefix(self, words, length):
+        """Which ``(c, W)`` candidate prefixes of ``length`` bits some user's value can start
+        with: every integer prefix; for strings, the complete bytes must be a valid UTF-8
+        prefix, and once a zero byte (the padding) appears every later bit must be zero. The
+        prefix-extension rounds drop the others (a few hundred candidates per round, never
+        the users, so a loop over them is cheap)."""
+        words = np.asarray(words, dtype=np.uint64)
+        if self.value_type == "integers":
+            return np.ones(words.shape[0], dtype=bool)
+        raw = words.astype(">u8").tobytes()
+        width = words.shape[1] * 8
+        n_bytes = -(-length // 8)  # the last byte may be partial (its low bits are zero)
+        ok = np.ones(words.shape[0], dtype=bool)
+        for i in range(words.shape[0]):
+            prefix = raw[i * width:i * width + n_bytes]
+            end = prefix.find(b"\0")
+            if end >= 0:  # the padding started: nothing but zeros after it
+                ok[i] = not prefix[end:].strip(b"\0")
+                complete, final = prefix[:end], True
+            else:
+                complete, final = prefix[:length // 8], False
+            if ok[i]:
+                try:
+                    codecs.getincrementaldecoder("utf-8")().decode(complete, final=final)
+                except UnicodeDecodeError:
+                    ok[i] = False
         return ok
 
     def decode(self, words):

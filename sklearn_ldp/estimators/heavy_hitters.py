@@ -73,9 +73,10 @@ class HeavyHitterEstimator(BaseEstimator):
         candidate). Sketches leave out hash collisions (they average out over the choice of
         the hash functions).
     n_impossible_ : int
-        PEM and TreeHist on strings: values the last round kept that no user can hold (a
-        zero byte before the padding, or bytes that are not UTF-8: false positives grown
-        from a popular prefix), left out of ``heavy_hitters_``. 0 for integers and sketches.
+        PEM and TreeHist on strings: values the last round kept that no user can hold (not
+        valid UTF-8 as a whole, e.g. a character cut at the last byte; prefixes that cannot
+        start a value are already dropped in every round), left out of
+        ``heavy_hitters_``. 0 for integers and sketches.
     rounds_ : pandas.DataFrame
         PEM and TreeHist: one row per round, its prefix ``length``, ``users`` and the
         ``candidates`` it scored. Empty for the sketches.
@@ -223,7 +224,11 @@ class HeavyHitterEstimator(BaseEstimator):
             raise ValueError(f"top_k={self.top_k} exceeds the {oracle.n_candidates} values "
                              "the rounds keep (the encoder's n_candidates): collect with "
                              f"LDPEncoder(n_candidates={self.top_k}).")
-        found = oracle.identify(reports, self.threshold)
+        # Strings: a prefix no user's value can start with is dropped inside every round,
+        # so the noise of 60 rounds over 32-byte strings cannot crowd out the real values.
+        found = oracle.identify(reports, self.threshold,
+                                possible_prefix=mechanism.possible_prefix
+                                if mechanism.value_type == "strings" else None)
         n = reports.shape[0]
         counts, errors = found["counts"], found["std_errors"]
         # A string no user can hold (a NUL byte inside, or not UTF-8) is a false positive of

@@ -641,7 +641,7 @@ class PrefixHeavyHitters:
             variance = n * (self.c ** 2 - f)
         return counts, np.sqrt(variance), candidates
 
-    def identify(self, reports, threshold=None):
+    def identify(self, reports, threshold=None, possible_prefix=None):
         """Run the rounds: the heavy hitters and their estimated counts.
 
         Parameters
@@ -652,6 +652,12 @@ class PrefixHeavyHitters:
             Keep, in every round, the candidates whose estimated share of the users is at
             least this (at most ``n_candidates`` of them); None keeps the ``n_candidates``
             largest.
+        possible_prefix : callable or None, default=None
+            ``possible_prefix(candidates, length)``: a boolean mask of the ``(c, W)``
+            candidate prefixes of ``length`` bits that some user's value can start with
+            (e.g. valid UTF-8 without a NUL byte before the padding). The others are
+            dropped in the round, before the ``n_candidates`` are chosen, so noise cannot
+            fill the kept set with prefixes no user holds. None keeps every candidate.
 
         Returns
         -------
@@ -672,7 +678,13 @@ class PrefixHeavyHitters:
             if group.shape[0] == 0:
                 raise ValueError(f"round {index} has no reports: collect more users.")
             counts, errors, candidates = self._round_counts(group, length, kept, start)
-            order = np.argsort(-counts, kind="stable")[:self.n_candidates]
+            ranked = counts
+            if possible_prefix is not None:
+                # An impossible prefix ranks below every possible one (kept only if fewer
+                # than n_candidates are possible, which no real value can be then).
+                ranked = np.where(possible_prefix(candidates, length), counts, -np.inf)
+            order = np.argsort(-ranked, kind="stable")[:self.n_candidates]
+            order = order[np.isfinite(ranked[order])] if possible_prefix is not None else order
             if threshold is not None:
                 order = order[counts[order] >= threshold * group.shape[0]]
             history.append({"length": length, "users": int(group.shape[0]),
