@@ -59,3 +59,28 @@ def outcome(call, *args, **kwargs):
         except ACCEPTABLE as error:
             assert str(error), f"{type(error).__name__} without a message"
             return None
+
+
+def mutate(value, data, leaves):
+    """One random edit somewhere inside a JSON-like ``value`` (a spec): a dict entry replaced
+    by a draw of ``leaves``, deleted, or edited recursively; a list item edited; a scalar
+    replaced. ``data`` is hypothesis's ``st.data()``."""
+    from hypothesis import strategies as st
+
+    if isinstance(value, dict) and value:
+        key = data.draw(st.sampled_from(sorted(value)))
+        edited = dict(value)
+        action = data.draw(st.sampled_from(["replace", "delete", "recurse"]))
+        if action == "delete":
+            del edited[key]
+        elif action == "replace":
+            edited[key] = data.draw(leaves)
+        else:
+            edited[key] = mutate(value[key], data, leaves)
+        return edited
+    if isinstance(value, list) and value:
+        index = data.draw(st.integers(0, len(value) - 1))
+        edited = list(value)
+        edited[index] = mutate(value[index], data, leaves)
+        return edited
+    return data.draw(leaves)

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from _fuzzing import FUZZ, CaseTimeout, outcome, time_limit
+from _fuzzing import FUZZ, CaseTimeout, mutate, outcome, time_limit
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -109,32 +109,11 @@ def _valid_specs():
                                   HierarchicalHistogram(20, 1.0, oracle="olh"))]
 
 
-def _mutate(value, data):
-    """One random edit somewhere inside a JSON-like value."""
-    if isinstance(value, dict) and value:
-        key = data.draw(st.sampled_from(sorted(value)))
-        edited = dict(value)
-        action = data.draw(st.sampled_from(["replace", "delete", "recurse"]))
-        if action == "delete":
-            del edited[key]
-        elif action == "replace":
-            edited[key] = data.draw(json_values)
-        else:
-            edited[key] = _mutate(value[key], data)
-        return edited
-    if isinstance(value, list) and value:
-        index = data.draw(st.integers(0, len(value) - 1))
-        edited = list(value)
-        edited[index] = _mutate(value[index], data)
-        return edited
-    return data.draw(json_values)
-
-
 @FUZZ
 @given(data=st.data())
 def test_fuzz_edited_valid_specs(data):
     spec = data.draw(st.sampled_from(_valid_specs()))
-    edited = _mutate(spec, data)
+    edited = mutate(spec, data, json_values)
     mechanism = outcome(mechanism_from_dict, edited)
     if mechanism is not None:
         realized = outcome(_realized_epsilon, mechanism)

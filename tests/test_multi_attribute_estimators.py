@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from _fuzzing import FUZZ, outcome
+from _fuzzing import FUZZ, mutate, outcome
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from _stats import check_unbiased_and_variance
 from hypothesis import given
@@ -334,26 +334,6 @@ json_values = st.recursive(
     max_leaves=10)
 
 
-def _mutate(value, data):
-    if isinstance(value, dict) and value:
-        key = data.draw(st.sampled_from(sorted(value)))
-        edited = dict(value)
-        action = data.draw(st.sampled_from(["replace", "delete", "recurse"]))
-        if action == "delete":
-            del edited[key]
-        elif action == "replace":
-            edited[key] = data.draw(json_values)
-        else:
-            edited[key] = _mutate(value[key], data)
-        return edited
-    if isinstance(value, list) and value:
-        index = data.draw(st.integers(0, len(value) - 1))
-        edited = list(value)
-        edited[index] = _mutate(value[index], data)
-        return edited
-    return data.draw(json_values)
-
-
 @functools.cache
 def _valid_specs():
     small = {"a": [0, 1], "b": [0, 1, 2]}
@@ -368,7 +348,7 @@ def _valid_specs():
 @given(data=st.data())
 def test_fuzz_edited_multi_attribute_specs(data):
     spec = data.draw(st.sampled_from(list(_valid_specs())))
-    edited = _mutate(spec, data)
+    edited = mutate(spec, data, json_values)
     mechanism = outcome(load_mechanism, edited)
     text = json.dumps(edited, allow_nan=True)
     outcome(load_mechanism, json.loads(text))

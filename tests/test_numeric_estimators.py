@@ -13,7 +13,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
-from _fuzzing import FUZZ, outcome
+from _fuzzing import FUZZ, mutate, outcome
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from _stats import check_unbiased_and_variance
 from hypothesis import given
@@ -518,31 +518,11 @@ def _valid_specs():
     return tuple(encoder.fit().mechanism_.to_dict() for encoder in encoders)
 
 
-def _mutate(value, data):
-    if isinstance(value, dict) and value:
-        key = data.draw(st.sampled_from(sorted(value)))
-        edited = dict(value)
-        action = data.draw(st.sampled_from(["replace", "delete", "recurse"]))
-        if action == "delete":
-            del edited[key]
-        elif action == "replace":
-            edited[key] = data.draw(json_values)
-        else:
-            edited[key] = _mutate(value[key], data)
-        return edited
-    if isinstance(value, list) and value:
-        index = data.draw(st.integers(0, len(value) - 1))
-        edited = list(value)
-        edited[index] = _mutate(value[index], data)
-        return edited
-    return data.draw(json_values)
-
-
 @FUZZ
 @given(data=st.data())
 def test_fuzz_edited_columns_specs(data):
     spec = data.draw(st.sampled_from(list(_valid_specs())))
-    mechanism = outcome(ColumnsMechanism.from_dict, _mutate(spec, data))
+    mechanism = outcome(ColumnsMechanism.from_dict, mutate(spec, data, json_values))
     if mechanism is not None:  # what loads is as private as it claims, and works
         assert mechanism.epsilon == pytest.approx(sum(p.epsilon for p in mechanism.parts))
         records = np.zeros((3, mechanism.n_inputs))
