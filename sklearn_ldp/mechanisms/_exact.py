@@ -1,0 +1,299 @@
+"""Exact sampling primitives and the exact privacy check of a sampled law.
+
+A report protects its user only through the bits that leave the device, so every randomizer
+of the package draws from a finite, public output set with exact probabilities, using integer
+arithmetic on uniform random bits. Three primitives cover every mechanism:
+
+* :func:`bernoulli_below` -- one bit per element, 1 with probability ``a_i / 2^K`` for an
+  integer numerator ``a_i`` of its own: ``[U_i < a_i]`` for ``U_i`` the top ``K`` bits of a
+  uniform 64-bit word, which is exactly Bernoulli(``a_i / 2^K``).
+* :func:`uniform_below` -- uniform integers in ``[0, m)``. numpy's ``Generator.integers`` draws
+  them with Lemire's multiply-and-reject method on the raw 64-bit output of the bit generator:
+  exactly uniform (rejection, not a float scaled and rounded).
+* :func:`sample_table` -- one output per element from its own column of an integer table
+  ``W[o, u]`` whose columns all sum to ``2^K``: the output is the first ``o`` whose cumulative
+  weight exceeds ``U``, ``U`` uniform on ``K`` bits, so ``P(o | u) = W[o, u] / 2^K`` exactly.
+
+Floating point may compute a *probability* (a numerator, a table entry), but never decides
+which outputs a value can reach: a mechanism clamps every numerator into the envelope that its
+exact privacy check covers, so the law it samples is exactly the one that was checked.
+
+The exact check. A law is integer weights ``w[o]`` over the public outputs (in one order,
+the same for every input) and their total ``T``: ``P(o) = w[o] / T``. Two laws satisfy the
+``eps`` bound when ``w_a[o] T_b <= e^eps w_b[o] T_a`` for every output, both ways; this is
+decided on Python integers against ``e^eps`` to 80 significant digits (:func:`exp_decimal`).
+``e^eps`` is transcendental for every float ``eps != 0``, so an integer ratio is never equal to
+it; a ratio within ``10^-70`` of it is treated as a violation, which keeps the decision exact.
+
+Pure numpy and the standard library; no scikit-learn here.
+"""
+
+import decimal
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+# 80 significant digits: enough to decide ratios of integers below 2^128 against e^eps.
+DECIMAL_CONTEXT = decimal.Context(prec=80)
+# A ratio this close to e^eps (relative) counts as a violation: the decision stays exact.
+_DECISION_MARGIN = decimal.Decimal("1e-70")
+
+# Bits of the uniform integers that decide a table row or a Bernoulli bit.
+TABLE_PRECISION = 52
+
+
+def exp_decimal(epsilon):
+    """``e^epsilon`` as a Decimal with 80 significant digits (``epsilon`` taken exactly).
+
+    Examples
+    --------
+    >>> str(exp_decimal(1.0))[:12]
+    '2.7182818284'
+    """
+    return DECIMAL_CONTEXT.exp(decimal.Decimal(float(epsilon)))
+
+
+def integer_ratio_at_most(numerator, denominator, epsilon):
+    """Whether ``numerator / denominator <= e^epsilon``, decided exactly (integers >= 0).
+
+    A zero denominator is allowed only with a zero numerator (``0 / 0``: an output neither
+    input reaches).
+
+    Examples
+    --------
+    >>> integer_ratio_at_most(27, 10, 1.0), integer_ratio_at_most(28, 10, 1.0)
+    (True, False)
+    >>> integer_ratio_at_most(0, 0, 0.5), integer_ratio_at_most(1, 0, 0.5)
+    (True, False)
+    """
+    numerator, denominator = int(numerator), int(denominator)
+    if denominator == 0:
+        return numerator == 0
+    bound = exp_decimal(epsilon) * (1 - _DECISION_MARGIN)
+    ratio = DECIMAL_CONTEXT.divide(decimal.Decimal(numerator), decimal.Decimal(denominator))
+    return ratio <= bound
+
+
+def largest_numerator_within(denominator, epsilon):
+    """The largest integer ``a`` with ``a / denominator <= e^epsilon`` (decided exactly).
+
+    Examples
+    --------
+    >>> largest_numerator_within(10, 1.0)
+    27
+    """
+    denominator = int(denominator)
+    bound = exp_decimal(epsilon) * (1 - _DECISION_MARGIN)
+    candidate = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(denominator))
+                    .to_integral_value(rounding=decimal.ROUND_FLOOR))
+    while candidate > 0 and not integer_ratio_at_most(candidate, denominator, epsilon):
+        candidate -= 1
+    return candidate
+
+
+# ---------------------------------------------------------------------- random integers
+def random_words(rng, size):
+    """``size`` independent uniform 64-bit words (the bit generator's raw output).
+
+    Examples
+    --------
+    >>> random_words(np.random.default_rng(0), 3).dtype
+    dtype('uint64')
+    """
+    return rng.integers(0, 2**64 - 1, size=size, dtype=np.uint64, endpoint=True)
+
+
+def uniform_bits(rng, size, precision):
+    """``size`` uniform integers on ``precision`` bits (``0 <= U < 2^precision``), uint64.
+
+    Examples
+    --------
+    >>> bool((uniform_bits(np.random.default_rng(0), 100, 4) < 16).all())
+    True
+    """
+    if not 1 <= int(precision) <= 64:
+        raise ValueError(f"precision must lie in [1, 64], got {precision!r}.")
+    return random_words(rng, size) >> np.uint64(64 - int(precision))
+
+
+def uniform_below(rng, high, size):
+    """``size`` exactly uniform integers in ``[0, high)`` (int64; ``high`` scalar or array).
+
+    Examples
+    --------
+    >>> values = uniform_below(np.random.default_rng(0), 3, 1000)
+    >>> sorted(set(values.tolist()))
+    [0, 1, 2]
+    """
+    return rng.integers(0, high, size=size, dtype=np.int64)
+
+
+def bernoulli_below(rng, numerators, precision=TABLE_PRECISION):
+    """Independent bits, bit ``i`` equal to 1 with probability ``numerators[i] / 2^precision``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    numerators : array-like of int
+        Each in ``[0, 2^precision]``.
+    precision : int, default=TABLE_PRECISION
+        At most 63.
+
+    Returns
+    -------
+    bits : ndarray of bool, the shape of ``numerators``
+
+    Examples
+    --------
+    >>> bits = bernoulli_below(np.random.default_rng(0), np.full(10_000, 2**50))  # 1/4
+    >>> bool(abs(bits.mean() - 0.25) < 0.02)
+    True
+    """
+    numerators = np.asarray(numerators, dtype=np.int64)
+    if not 1 <= int(precision) <= 63:
+        raise ValueError(f"precision must lie in [1, 63], got {precision!r}.")
+    if numerators.size and (numerators.min() < 0 or numerators.max() > 2**int(precision)):
+        raise ValueError(f"numerators must lie in [0, 2**{precision}].")
+    draws = uniform_bits(rng, numerators.shape, precision).astype(np.int64)
+    return draws < numerators
+
+
+def check_table(table, precision=TABLE_PRECISION, name="table"):
+    """An integer table ``W[o, u]`` whose every column sums to ``2^precision``, as int64.
+
+    Examples
+    --------
+    >>> check_table([[3, 1], [1, 3]], precision=2).tolist()
+    [[3, 1], [1, 3]]
+    """
+    table = np.asarray(table)
+    if table.ndim != 2 or table.dtype.kind not in "iu" or table.size == 0:
+        raise ValueError(f"the {name} must be a non-empty 2-D array of integers, got shape "
+                         f"{table.shape} and dtype {table.dtype}.")
+    if (table < 0).any():
+        o, u = (int(k) for k in np.argwhere(table < 0)[0])
+        raise ValueError(f"the {name} has a negative weight {int(table[o, u])} at output {o}, "
+                         f"input {u}.")
+    table = table.astype(np.int64)
+    sums = table.sum(axis=0)
+    off = np.flatnonzero(sums != 2**int(precision))
+    if off.size:
+        u = int(off[0])
+        raise ValueError(f"column {u} of the {name} sums to {int(sums[u])}, not "
+                         f"2**{precision}: every input's weights must sum to the same power "
+                         "of two.")
+    return table
+
+
+def sample_table(rng, table, columns, precision=TABLE_PRECISION):
+    """One output per element: row ``o`` with probability ``table[o, columns[i]] / 2^K``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    table : ndarray of int64, shape (n_outputs, n_inputs)
+        Every column sums to ``2^precision`` (see :func:`check_table`).
+    columns : ndarray of int
+        The input of each element.
+    precision : int, default=TABLE_PRECISION
+
+    Returns
+    -------
+    outputs : ndarray of int64, the shape of ``columns``
+
+    Examples
+    --------
+    >>> table = np.array([[4, 0], [0, 2], [0, 2]])
+    >>> sample_table(np.random.default_rng(0), table, np.array([0, 0, 0]), precision=2).tolist()
+    [0, 0, 0]
+    """
+    columns = np.asarray(columns, dtype=np.int64)
+    cumulative = np.cumsum(table, axis=0)  # (n_outputs, n_inputs), last row 2^K
+    draws = uniform_bits(rng, columns.shape, precision).astype(np.int64)
+    outputs = np.empty(columns.shape, dtype=np.int64)
+    # Users grouped by input: one vectorized search per input that occurs (at most n_inputs
+    # searches, each over the users of that input).
+    order = np.argsort(columns, kind="stable")
+    present, starts = np.unique(columns[order], return_index=True)
+    bounds = np.append(starts, order.size)
+    for u, start, stop in zip(present.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(),
+                              strict=True):
+        users = order[start:stop]
+        outputs[users] = np.searchsorted(cumulative[:, u], draws[users], side="right")
+    return outputs
+
+
+# ---------------------------------------------------------------------- exact laws
+class ExactLaw(NamedTuple):
+    """The exact law of one input's report: ``P(outputs[o]) = weights[o] / total``.
+
+    ``outputs`` lists the whole public output set in the mechanism's canonical order (the same
+    for every input), encoded as reports are (one row of ``outputs`` is one report);
+    ``weights`` are non-negative Python integers (an object array or a list) and ``total``
+    their sum.
+    """
+
+    outputs: np.ndarray
+    weights: list
+    total: int
+
+
+def law_from_table_column(table, u, outputs=None):
+    """The :class:`ExactLaw` of input ``u`` of an integer table (outputs ``0..m-1`` unless
+    given)."""
+    column = [int(w) for w in np.asarray(table)[:, u]]
+    if outputs is None:
+        outputs = np.arange(len(column))
+    return ExactLaw(outputs, column, sum(column))
+
+
+def laws_within(first, second, epsilon):
+    """Whether two exact laws satisfy the ``epsilon`` bound on every output, both ways.
+
+    Returns ``(ok, worst)``: ``ok`` decided exactly on integers, ``worst`` the largest
+    ``log(P_a(o) / P_b(o))`` over outputs and both directions, as a float for reports
+    (``inf`` when one law reaches an output the other cannot).
+
+    Examples
+    --------
+    >>> a = ExactLaw(np.arange(2), [3, 1], 4)
+    >>> b = ExactLaw(np.arange(2), [1, 3], 4)
+    >>> ok, worst = laws_within(a, b, math.log(3))
+    >>> ok, round(worst, 6)
+    (True, 1.098612)
+    >>> laws_within(a, b, 1.0)[0]
+    False
+    """
+    if len(first.weights) != len(second.weights):
+        raise ValueError("the two laws list different output sets.")
+    ok, worst = True, 0.0
+    ta, tb = int(first.total), int(second.total)
+    for wa, wb in zip(first.weights, second.weights, strict=True):
+        wa, wb = int(wa), int(wb)
+        if wa == 0 and wb == 0:
+            continue
+        if wa == 0 or wb == 0:
+            return False, math.inf
+        left, right = wa * tb, wb * ta
+        if not (integer_ratio_at_most(left, right, epsilon)
+                and integer_ratio_at_most(right, left, epsilon)):
+            ok = False
+        worst = max(worst, abs(math.log(left) - math.log(right)))
+    return ok, worst
+
+
+def realized_epsilon_of_laws(laws):
+    """The largest ``log`` probability ratio over every pair of the given laws (a float).
+
+    Examples
+    --------
+    >>> laws = [ExactLaw(np.arange(2), [3, 1], 4), ExactLaw(np.arange(2), [1, 3], 4)]
+    >>> round(realized_epsilon_of_laws(laws), 6)
+    1.098612
+    """
+    worst = 0.0
+    for i, first in enumerate(laws):
+        for second in laws[i + 1:]:
+            worst = max(worst, laws_within(first, second, math.inf)[1])
+    return worst
