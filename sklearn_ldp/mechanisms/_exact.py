@@ -297,3 +297,14 @@ def realized_epsilon_of_laws(laws):
         for second in laws[i + 1:]:
             worst = max(worst, laws_within(first, second, math.inf)[1])
     return worst
+
+
+# Largest output set an exact law enumerates (audits use small instances of each kind).
+MAX_LAW_OUTPUTS = 2**20
+
+
+def check_law_size(n_outputs, name):
+    """Refuse to enumerate more than ``MAX_LAW_OUTPUTS`` outputs, naming the mechanism."""
+    if n_outputs > MAX_LAW_OUTPUTS:
+        raise ValueError(f"the {name!r} mechanism has {n_outputs} outputs, more than an exact "
+                         f"law enumerates ({MAX_LAW_OUTPUTS}); audit a smaller instance.")
