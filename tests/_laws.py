@@ -11,8 +11,8 @@ integer weights. Two things are checked against it:
 import itertools
 
 import numpy as np
-
 from _stats import chi_square_p_value
+
 from sklearn_ldp.mechanisms._exact import laws_within
 
 
