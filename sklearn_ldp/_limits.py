@@ -33,6 +33,17 @@ for the structured strategies) and strategies. Raise a cap for files you trust::
 
 The number of reports an aggregate may summarize is not configurable: :data:`MAX_REPORTS`
 (``2**62``) keeps every int64 sum of two valid statistics exact.
+
+Writing files
+-------------
+Every writer of the package (:class:`~sklearn_ldp.io.ReportWriter`, ``LDPReports.save``,
+``AggregatedReports.save``, a file :class:`~sklearn_ldp.PrivacyLedger`) goes through the
+helpers at the end of this module: :func:`writer_lock` (one writer per path: an
+``fcntl.flock`` on the hidden sidecar ``.<name>.lock``, refused with
+:class:`FileLockedError` when held) and :func:`atomic_write` (a hidden temporary file in the
+same directory, ``fsync``, rename onto the target, ``fsync`` of the directory). Readers
+refuse files without a checksum unless the caller passes ``allow_unverified=True``
+(:class:`UnverifiedFileWarning`).
 """
 
 import contextlib
@@ -67,13 +78,16 @@ _LOCK = threading.Lock()
 
 
 class UnverifiedFileWarning(UserWarning):
-    """A file written by an earlier sklearn_ldp (without a checksum) was read unverified.
+    """A file without a checksum was read unverified, because the caller opted in.
 
-    Its content cannot be checked against modification or truncation; saving it again with
-    this version adds a checksum. Emitted when loading report files
-    (:func:`sklearn_ldp.io.read_reports`), saved reports and aggregates
-    (:meth:`sklearn_ldp.LDPReports.load`, :meth:`sklearn_ldp.AggregatedReports.load`) and
-    privacy ledgers (:meth:`sklearn_ldp.PrivacyLedger.open`) of earlier versions.
+    Files without a checksum (written by an earlier sklearn_ldp, report files from other
+    systems, or current files stripped of their checksum) are refused with a ValueError
+    naming the file, unless the loader is called with ``allow_unverified=True``: the file
+    is then read and this warning says that its content could not be checked against
+    modification or truncation; saving it again with this version adds a checksum. The
+    loaders: :func:`sklearn_ldp.io.read_reports`, :func:`sklearn_ldp.io.aggregate_files`,
+    :func:`sklearn_ldp.io.iter_report_chunks`, :meth:`sklearn_ldp.LDPReports.load`,
+    :meth:`sklearn_ldp.AggregatedReports.load` and :meth:`sklearn_ldp.PrivacyLedger.open`.
 
     See Also
     --------
@@ -83,13 +97,26 @@ class UnverifiedFileWarning(UserWarning):
 
     Examples
     --------
-    Refuse unverified files instead of reading them with a warning:
-
-    >>> import warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("error", UnverifiedFileWarning)
-    ...     issubclass(UnverifiedFileWarning, UserWarning)
-    True
+    >>> import os, tempfile, warnings
+    >>> import numpy as np
+    >>> from sklearn_ldp import LDPReports
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> path = os.path.join(tempfile.mkdtemp(), "old.npz")
+    >>> header = ('{"format": "sklearn_ldp", "kind": "LDPReports", "file_version": 2, '
+    ...           '"mechanism": ' + RandomizedResponse(3, 1.0).to_json() + ', '
+    ...           '"categories": null, "workload": null}')
+    >>> with open(path, "wb") as file:  # a file of an earlier version: no checksum
+    ...     np.savez(file, reports=np.array([0, 2], np.uint8), header=np.array(header))
+    >>> LDPReports.load(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...old.npz: file version 2 carries no checksum ...
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     LDPReports.load(path, allow_unverified=True).reports.tolist()
+    [0, 2]
+    >>> caught[0].category.__name__
+    'UnverifiedFileWarning'
     """
 
 
