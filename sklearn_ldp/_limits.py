@@ -33,11 +33,31 @@ for the structured strategies) and strategies. Raise a cap for files you trust::
 
 The number of reports an aggregate may summarize is not configurable: :data:`MAX_REPORTS`
 (``2**62``) keeps every int64 sum of two valid statistics exact.
+
+Writing files
+-------------
+Every writer of the package (:class:`~sklearn_ldp.io.ReportWriter`, ``LDPReports.save``,
+``AggregatedReports.save``, a file :class:`~sklearn_ldp.PrivacyLedger`) goes through the
+helpers at the end of this module: :func:`writer_lock` (one writer per path: an
+``fcntl.flock`` on the hidden sidecar ``.<name>.lock``, refused with
+:class:`FileLockedError` when held) and :func:`atomic_write` (a hidden temporary file in the
+same directory, ``fsync``, rename onto the target, ``fsync`` of the directory). Readers
+refuse files without a checksum unless the caller passes ``allow_unverified=True``
+(:class:`UnverifiedFileWarning`).
 """
 
 import contextlib
+import errno
 import os
+import tempfile
 import threading
+import time
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+    import msvcrt
 
 # Reports one aggregate may summarize: any two counts <= 2**62 add up without int64 overflow.
 MAX_REPORTS = 2**62
@@ -58,13 +78,16 @@ _LOCK = threading.Lock()
 
 
 class UnverifiedFileWarning(UserWarning):
-    """A file written by an earlier sklearn_ldp (without a checksum) was read unverified.
+    """A file without a checksum was read unverified, because the caller opted in.
 
-    Its content cannot be checked against modification or truncation; saving it again with
-    this version adds a checksum. Emitted when loading report files
-    (:func:`sklearn_ldp.io.read_reports`), saved reports and aggregates
-    (:meth:`sklearn_ldp.LDPReports.load`, :meth:`sklearn_ldp.AggregatedReports.load`) and
-    privacy ledgers (:meth:`sklearn_ldp.PrivacyLedger.open`) of earlier versions.
+    Files without a checksum (written by an earlier sklearn_ldp, report files from other
+    systems, or current files stripped of their checksum) are refused with a ValueError
+    naming the file, unless the loader is called with ``allow_unverified=True``: the file
+    is then read and this warning says that its content could not be checked against
+    modification or truncation; saving it again with this version adds a checksum. The
+    loaders: :func:`sklearn_ldp.io.read_reports`, :func:`sklearn_ldp.io.aggregate_files`,
+    :func:`sklearn_ldp.io.iter_report_chunks`, :meth:`sklearn_ldp.LDPReports.load`,
+    :meth:`sklearn_ldp.AggregatedReports.load` and :meth:`sklearn_ldp.PrivacyLedger.open`.
 
     See Also
     --------
@@ -74,13 +97,26 @@ class UnverifiedFileWarning(UserWarning):
 
     Examples
     --------
-    Refuse unverified files instead of reading them with a warning:
-
-    >>> import warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("error", UnverifiedFileWarning)
-    ...     issubclass(UnverifiedFileWarning, UserWarning)
-    True
+    >>> import os, tempfile, warnings
+    >>> import numpy as np
+    >>> from sklearn_ldp import LDPReports
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> path = os.path.join(tempfile.mkdtemp(), "old.npz")
+    >>> header = ('{"format": "sklearn_ldp", "kind": "LDPReports", "file_version": 2, '
+    ...           '"mechanism": ' + RandomizedResponse(3, 1.0).to_json() + ', '
+    ...           '"categories": null, "workload": null}')
+    >>> with open(path, "wb") as file:  # a file of an earlier version: no checksum
+    ...     np.savez(file, reports=np.array([0, 2], np.uint8), header=np.array(header))
+    >>> LDPReports.load(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...old.npz: file version 2 carries no checksum ...
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     LDPReports.load(path, allow_unverified=True).reports.tolist()
+    [0, 2]
+    >>> caught[0].category.__name__
+    'UnverifiedFileWarning'
     """
 
 
@@ -345,3 +381,228 @@ def fsync_directory(directory):
         pass
     finally:
         os.close(descriptor)
+
+
+# ---------------------------------------------------------------------- one writer, atomic
+class FileLockedError(BlockingIOError):
+    """Another writer (this process or another one) holds the lock of the file.
+
+    Raised by :class:`sklearn_ldp.io.ReportWriter`, :meth:`sklearn_ldp.LDPReports.save`,
+    :meth:`sklearn_ldp.AggregatedReports.save` and a file :class:`sklearn_ldp.PrivacyLedger`
+    instead of letting two writers replace each other's file; nothing was written. The
+    message names the file and its lock file. A subclass of ``BlockingIOError`` (an
+    ``OSError``): the file system, not the caller's input, is busy.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "reports.csv")
+    >>> with writer_lock(path):
+    ...     try:
+    ...         with writer_lock(path):
+    ...             pass
+    ...     except FileLockedError as error:
+    ...         print("refused:", "another writer" in str(error))
+    refused: True
+    """
+
+
+def lock_path(path):
+    """The lock file of ``path``: ``.<name>.lock``, hidden, in the same directory.
+
+    A separate file rather than ``path`` itself: ``path`` is *replaced* by every atomic save
+    (a lock on the old inode would not exclude a writer that opens the new one), and it may
+    not exist yet (creating it to lock it would put an empty file where a reader expects a
+    complete one). Hidden, with a suffix no reader accepts: directory and glob readers never
+    take it for a report file.
+
+    Examples
+    --------
+    >>> lock_path("/data/part-0.csv")
+    '/data/.part-0.csv.lock'
+    """
+    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
+    return os.path.join(directory, f".{name}.lock")
+
+
+def _try_lock(descriptor):
+    """Take the exclusive lock of an open file without waiting; False if it is held."""
+    try:
+        if fcntl is not None:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        else:  # pragma: no cover - Windows
+            msvcrt.locking(descriptor, msvcrt.LK_NBLCK, 1)
+    except (BlockingIOError, PermissionError):
+        return False
+    except OSError as exc:  # EAGAIN / EACCES from some file systems
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            return False
+        raise
+    return True
+
+
+class _HeldLock:
+    """An acquired lock file: release it once (unlink while held, then close)."""
+
+    def __init__(self, descriptor, path):
+        self.descriptor, self.path = descriptor, path
+
+    def release(self):
+        if self.descriptor is None:
+            return
+        # Unlinked while still held, so that no one locks a name nobody will check again;
+        # an acquirer that opened this inode before the unlink sees that it is gone and
+        # retries on a fresh file (see acquire_lock).
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        descriptor, self.descriptor = self.descriptor, None
+        os.close(descriptor)  # releases the flock (the OS does the same if we die)
+
+    def __del__(self):  # a writer dropped without close must not keep the path locked
+        self.release()
+
+
+def acquire_lock(path, timeout=0.0, what="file"):
+    """Take the exclusive OS lock of ``path`` (its :func:`lock_path`); a held lock object.
+
+    ``fcntl.flock`` on the lock file, never blocking: with ``timeout=0`` a lock held by
+    anyone else (another process, or another writer of this process) is refused at once
+    with :class:`FileLockedError`; with ``timeout > 0`` it is retried every few
+    milliseconds for that many seconds first (the ledger's short transactions). The OS
+    releases a flock when its holder dies, even by SIGKILL, so a killed writer never
+    blocks the next one; the lock file it leaves is reused.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (it need not exist).
+    timeout : float, default=0.0
+        Seconds to keep retrying a held lock.
+    what : str, default="file"
+        What ``path`` is, for the error message.
+
+    Returns
+    -------
+    object
+        Call its ``release()`` to unlock (idempotent).
+
+    Raises
+    ------
+    FileLockedError
+        If another writer holds the lock past ``timeout``.
+    """
+    path = os.fspath(path)
+    name = lock_path(path)
+    deadline = time.monotonic() + timeout
+    while True:
+        descriptor = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if _try_lock(descriptor):
+                # The holder before us unlinks the file on release: a lock on an inode
+                # that is no longer (or not yet) at ``name`` excludes no one. Retry then.
+                try:
+                    current = os.stat(name)
+                except FileNotFoundError:
+                    current = None
+                mine = os.fstat(descriptor)
+                if current is not None and (current.st_ino, current.st_dev) == (
+                        mine.st_ino, mine.st_dev):
+                    return _HeldLock(descriptor, name)
+                os.close(descriptor)
+                continue
+        except BaseException:
+            os.close(descriptor)
+            raise
+        os.close(descriptor)
+        if time.monotonic() >= deadline:
+            waited = f" for {timeout:g} s" if timeout else ""
+            raise FileLockedError(
+                errno.EWOULDBLOCK,
+                f"{path}: another writer holds this {what}'s lock ({name}){waited}; "
+                "refused, nothing was written (one writer at a time: wait for the other "
+                "writer to finish, or write to another path).")
+        time.sleep(0.005)
+
+
+@contextlib.contextmanager
+def writer_lock(path, timeout=0.0, what="file"):
+    """Hold :func:`acquire_lock` of ``path`` for the ``with`` block.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "aggregate.npz")
+    >>> with writer_lock(path):
+    ...     os.path.exists(lock_path(path))
+    True
+    >>> os.path.exists(lock_path(path))
+    False
+    """
+    held = acquire_lock(path, timeout, what)
+    try:
+        yield
+    finally:
+        held.release()
+
+
+def temporary_sibling(path):
+    """``(binary file, name)`` of a new hidden temporary file next to ``path``.
+
+    ``.<name>.<random>.tmp``: in the same directory (so that the rename onto ``path`` is
+    atomic: same file system), hidden and with a suffix no reader accepts.
+    """
+    directory, name = os.path.split(os.path.abspath(os.fspath(path)))
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    return os.fdopen(descriptor, "wb"), temporary
+
+
+def commit_temporary(handle, temporary, path):
+    """Flush ``handle`` (the open file of ``temporary``) to disk, close it, rename it onto
+    ``path`` and flush the directory: ``path`` holds the old or the new content, never a mix.
+
+    On any failure the temporary file is removed and ``path`` is left as it was.
+    """
+    try:
+        handle.flush()
+        os.fsync(handle.fileno())
+        handle.close()
+        os.replace(temporary, os.fspath(path))
+    except BaseException:
+        discard_temporary(handle, temporary)
+        raise
+    fsync_directory(os.path.dirname(os.path.abspath(os.fspath(path))))
+
+
+def discard_temporary(handle, temporary):
+    """Close and remove an uncommitted temporary file (after an error)."""
+    if handle is not None:
+        with contextlib.suppress(Exception):
+            handle.close()
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(temporary)
+
+
+@contextlib.contextmanager
+def atomic_write(path):
+    """A binary file whose content replaces ``path`` atomically when the block succeeds.
+
+    Written to :func:`temporary_sibling`, then :func:`commit_temporary` (fsync, rename,
+    fsync of the directory). If the block raises, or the process is killed, ``path`` keeps
+    its previous content. Take :func:`writer_lock` around it to exclude other writers.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "data.bin")
+    >>> with atomic_write(path) as handle:
+    ...     _ = handle.write(b"new")
+    >>> open(path, "rb").read()
+    b'new'
+    """
+    handle, temporary = temporary_sibling(path)
+    try:
+        yield handle
+    except BaseException:
+        discard_temporary(handle, temporary)
+        raise
+    commit_temporary(handle, temporary, path)

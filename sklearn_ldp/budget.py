@@ -54,10 +54,12 @@ Estimator parameters must be plain values (``clone`` deep-copies anything else),
 estimators take ``ledger=`` as a **path** to a JSON ledger file (created with
 :meth:`PrivacyLedger.create`) or the **name** of a ledger registered in this process with
 :func:`register_ledger`. Clones, Pipeline steps and GridSearchCV's copies then charge the same
-ledger. A file ledger is re-read and rewritten under an exclusive lock (``<path>.lock``, an
-``fcntl``/``msvcrt`` lock released by the OS if its holder dies) on every charge and replaced
-atomically (temporary file + ``fsync`` + ``os.replace``, then an ``fsync`` of the directory),
-so concurrent processes lose no entry and a crash leaves the old or the new ledger, never a
+ledger. A file ledger is re-read and rewritten under an exclusive OS lock on every charge
+(``fcntl.flock`` on the hidden file ``.<name>.lock`` next to it, released by the OS if its
+holder dies; a charge waits up to :data:`LOCK_SECONDS` for another one, then raises
+:class:`~sklearn_ldp._limits.FileLockedError` naming the file) and replaced atomically
+(temporary file + ``fsync`` + ``os.replace``, then an ``fsync`` of the directory), so
+concurrent processes lose no entry and a crash leaves the old or the new ledger, never a
 mix; use a file when GridSearchCV runs with ``n_jobs > 1`` in worker processes (names
 registered in the parent process do not exist there).
 
@@ -69,8 +71,11 @@ canonical JSON of all the other fields (sorted keys, no spaces, ASCII). Reading 
 mismatch ("checksum mismatch: the file was modified or truncated"), a file larger than the
 ``max_header_bytes`` cap of :mod:`sklearn_ldp._limits` and anything malformed, with a
 ValueError naming the file and the field. A version-1 file (written by an earlier release, no
-checksum) is read with an :class:`~sklearn_ldp._limits.UnverifiedFileWarning` and rewritten as
-version 2 by its next charge. The checksum detects damage, not forgery: whoever can write the
+checksum) is refused too, since it cannot be told apart from a current ledger rewritten
+without its checksum (with entries deleted, say, to reset the spent budget), unless it is
+opened with ``PrivacyLedger.open(path, allow_unverified=True)``: it is then read with an
+:class:`~sklearn_ldp._limits.UnverifiedFileWarning` and rewritten as version 2 by its next
+charge. The checksum detects damage, not forgery: whoever can write the
 file can recompute it (the ledger is only as trustworthy as its file's permissions).
 """
 
@@ -80,7 +85,6 @@ import json
 import math
 import numbers
 import os
-import tempfile
 import threading
 import warnings
 from datetime import datetime, timezone
@@ -90,19 +94,14 @@ import pandas as pd
 
 from ._limits import (
     UnverifiedFileWarning,
+    atomic_write,
     check_size,
     checksum_mismatch,
-    fsync_directory,
+    writer_lock,
 )
 
-try:  # POSIX
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
-    import msvcrt
-
 LEDGER_FORMAT = "sklearn_ldp.privacy_ledger"
-# Version 2 added the field "sha256"; version-1 files are still read (unverified).
+# Version 2 added the field "sha256"; version-1 files are read only on request (unverified).
 LEDGER_VERSION = 2
 UNVERIFIED_LEDGER_VERSIONS = (1,)
 CHECKSUM_KEY = "sha256"
@@ -113,6 +112,9 @@ KINDS = ("collection", "release")
 # (0.1 + 0.1 + 0.1 > 0.3 in binary floating point) and nothing more.
 BUDGET_RTOL = 1e-9
 ENTRY_KEYS = ("id", "timestamp", "kind", "users", "epsilon", "delta", "description")
+# Seconds a charge waits for another process's charge of the same ledger file (each holds
+# the lock for one read-modify-write, milliseconds) before FileLockedError.
+LOCK_SECONDS = 30.0
 
 
 class Budget(NamedTuple):
@@ -336,16 +338,29 @@ def _sealed(state):
     return {**state, CHECKSUM_KEY: _state_digest(state)}
 
 
-def _verify_state(data, source):
-    """Check the checksum of a ledger of the current version; warn for older versions."""
+def _verify_state(data, source, allow_unverified=False):
+    """Check the checksum of a ledger of the current version; refuse an older version (no
+    checksum) unless ``allow_unverified``, then warn.
+
+    A version-1 ledger cannot be told apart from a current one rewritten without its
+    checksum, e.g. with entries deleted: accepting it silently would reset the budget spent.
+    """
     if not isinstance(data, dict):
         return  # _check_state says what is wrong
     version = data.get("version")
     if version in UNVERIFIED_LEDGER_VERSIONS and not isinstance(version, bool):
+        if not allow_unverified:
+            raise ValueError(
+                f"{source}: ledger version {version} carries no checksum (written by an "
+                "earlier sklearn_ldp, or a current ledger rewritten without it, e.g. with "
+                "entries deleted); refused, since its spent budget cannot be verified. If you "
+                "trust the file, open it with PrivacyLedger.open(path, allow_unverified=True): "
+                f"its next charge rewrites it with a checksum (version {LEDGER_VERSION}).")
         warnings.warn(f"{source} was written by an earlier sklearn_ldp (ledger version "
-                      f"{version}) without a checksum: it is read unverified, and rewritten "
-                      f"with one (version {LEDGER_VERSION}) by its next charge.",
-                      UnverifiedFileWarning, stacklevel=4)
+                      f"{version}) without a checksum: it is read unverified "
+                      "(allow_unverified=True), and rewritten with one (version "
+                      f"{LEDGER_VERSION}) by its next charge.", UnverifiedFileWarning,
+                      stacklevel=5)
         return
     if version != LEDGER_VERSION or data.get("format") != LEDGER_FORMAT:
         return  # _check_state refuses it with the reason
@@ -354,26 +369,9 @@ def _verify_state(data, source):
 
 
 # ---------------------------------------------------------------------- file storage
-@contextlib.contextmanager
-def _exclusive_lock(path):
-    """Hold an OS lock on ``<path>.lock`` (released by the OS if this process dies)."""
-    with open(path + ".lock", "a+b") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        else:  # pragma: no cover - Windows: retries for about 10 s, then OSError
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-            else:  # pragma: no cover
-                handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-
-
-def _read_file(path):
-    """The validated state of the ledger file ``path`` (size capped, checksum verified)."""
+def _read_file(path, allow_unverified=False):
+    """The validated state of the ledger file ``path`` (size capped, checksum verified; a
+    version-1 file refused unless ``allow_unverified``)."""
     source = f"privacy ledger {path!r}"
     try:
         with open(path, "rb") as handle:
@@ -394,7 +392,7 @@ def _read_file(path):
         raise ValueError(f"{source}: the JSON nests too deeply to be a ledger.") from None
     except OSError as exc:
         raise ValueError(f"{source} cannot be read ({exc}).") from None
-    _verify_state(data, source)
+    _verify_state(data, source, allow_unverified)
     return _check_state(data, source)
 
 
@@ -403,21 +401,18 @@ def _write_file(path, state):
 
     The new content (with its checksum) goes to a temporary file of the same directory,
     is flushed to disk, renamed onto ``path``, and the directory is flushed too, so that
-    the rename survives a crash.
+    the rename survives a crash (:func:`~sklearn_ldp._limits.atomic_write`, shared with
+    every writer of the package). The caller holds the ledger's lock.
     """
-    directory = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".ledger-", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(_sealed(state), handle, indent=1, allow_nan=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(temporary)
-        raise
-    fsync_directory(directory)
+    text = json.dumps(_sealed(state), indent=1, allow_nan=False)
+    with atomic_write(path) as handle:
+        handle.write(text.encode("utf-8"))
+
+
+def _ledger_lock(path):
+    """The ledger's OS lock: waited for (charges are short), refused after
+    :data:`LOCK_SECONDS` with a FileLockedError naming the file."""
+    return writer_lock(path, timeout=LOCK_SECONDS, what="privacy ledger")
 
 
 # ---------------------------------------------------------------------- the ledger
@@ -523,25 +518,29 @@ class PrivacyLedger:
         """
         ledger = cls(total_epsilon, total_delta, groups)
         path = os.fspath(path)
-        try:
-            with open(path, "x", encoding="utf-8"):
-                pass  # reserve the name atomically; the content is written below
-        except FileExistsError:
-            raise ValueError(f"a file already exists at {path!r}; open an existing ledger with "
-                             "PrivacyLedger.open(path) (creating would reset its spent "
-                             "budget).") from None
-        with _exclusive_lock(path):
+        # Under the ledger's lock, so that no other creator or charge runs between the check
+        # and the write; the content appears whole (never an empty file that readers refuse).
+        with _ledger_lock(path):
+            if os.path.lexists(path):
+                raise ValueError(f"a file already exists at {path!r}; open an existing ledger "
+                                 "with PrivacyLedger.open(path) (creating would reset its "
+                                 "spent budget).")
             _write_file(path, ledger._state)
         return cls.open(path)
 
     @classmethod
-    def open(cls, path):
+    def open(cls, path, *, allow_unverified=False):
         """The ledger stored in the file ``path`` (checked now, re-read at every use).
 
         Parameters
         ----------
         path : str or os.PathLike
             A ledger file written by :meth:`create` (or by a charge of a file ledger).
+        allow_unverified : bool, default=False
+            Accept a version-1 file (no checksum) with an
+            :class:`~sklearn_ldp._limits.UnverifiedFileWarning` instead of refusing it; its
+            next charge rewrites it with a checksum. Only for a file you trust: a ledger
+            without a checksum may have lost entries (budget spent).
 
         Returns
         -------
@@ -551,18 +550,36 @@ class PrivacyLedger:
         Raises
         ------
         ValueError
-            If there is no file, it is not a valid ledger, or its checksum does not match.
+            If there is no file, it is not a valid ledger, its checksum does not match, or
+            it has no checksum (version 1) and ``allow_unverified`` is False.
 
         Warns
         -----
         UnverifiedFileWarning
-            For a version-1 file (no checksum).
+            For a version-1 file opened with ``allow_unverified=True``.
+
+        Examples
+        --------
+        >>> import json, os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "ledger.json")
+        >>> _ = PrivacyLedger.create(path, total_epsilon=1.0)
+        >>> content = json.load(open(path))
+        >>> _ = content.pop("sha256"); content["version"] = 1
+        >>> _ = open(path, "w").write(json.dumps(content))
+        >>> PrivacyLedger.open(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: privacy ledger ...: ledger version 1 carries no checksum ...
         """
+        if not isinstance(allow_unverified, bool):
+            raise TypeError(f"allow_unverified must be True or False, got "
+                            f"{allow_unverified!r}.")
         path = os.fspath(path)
-        _read_file(path)
+        _read_file(path, allow_unverified)
         ledger = cls.__new__(cls)
         ledger._state = None
         ledger._path = path
+        ledger._allow_unverified = allow_unverified
         ledger._thread_lock = threading.RLock()
         return ledger
 
@@ -620,7 +637,7 @@ class PrivacyLedger:
     def _read(self):
         if self._path is None:
             return self._state
-        return _read_file(self._path)
+        return _read_file(self._path, self._allow_unverified)
 
     @contextlib.contextmanager
     def _transaction(self):
@@ -631,8 +648,8 @@ class PrivacyLedger:
                 yield state
                 self._state = state
             else:
-                with _exclusive_lock(self._path):
-                    state = _read_file(self._path)
+                with _ledger_lock(self._path):
+                    state = _read_file(self._path, self._allow_unverified)
                     yield state
                     _write_file(self._path, state)
 

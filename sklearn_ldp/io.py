@@ -45,16 +45,30 @@ Readers verify a file of version 2 completely **before** yielding any of its rep
 hashing pass over its bytes, then the parsing pass: each such file is read twice, the first
 time at the speed of SHA-256), and refuse a mismatch, a missing end line or metadata, or a
 wrong row count with "checksum mismatch: the file was modified or truncated". Files of
-version 1 (written by earlier releases: a spec, no checksum) are still read, with an
-:class:`~sklearn_ldp._limits.UnverifiedFileWarning`; files without a spec (from other
-systems) carry no sklearn_ldp format and are read without verification and without a
-warning. The checksum detects damage and truncation, not forgery: whoever can write the file
-can recompute it.
+version 1 (written by earlier releases: a spec, no checksum) and files without a spec (from
+other systems) carry no checksum: they are refused unless the caller passes
+``allow_unverified=True`` (see below). The checksum detects damage and truncation, not
+forgery: whoever can write the file can recompute it.
 
 :class:`ReportWriter` writes to a hidden temporary file (``.<name>.<random>.tmp``) in the
 target directory and renames it onto the target only on a successful ``close``, after an
-``fsync``: a writer that fails or is killed (even by SIGKILL) leaves no file at the target,
-and the hidden temporary file is never picked up when reading a directory or a glob pattern.
+``fsync`` (and an ``fsync`` of the directory): a writer that fails or is killed (even by
+SIGKILL) leaves no file at the target and the previous file there intact, and the hidden
+temporary file is never picked up when reading a directory or a glob pattern.
+
+**One writer per path.** From its construction to its ``close``, a :class:`ReportWriter`
+holds an exclusive OS lock (``fcntl.flock``) on the hidden lock file ``.<name>.lock`` next
+to the target (:func:`sklearn_ldp._limits.lock_path`); a second writer of the same path, in
+this process or another one, is refused at once with
+:class:`~sklearn_ldp._limits.FileLockedError` naming the path, instead of replacing the
+first writer's file on its ``close``. :meth:`LDPReports.save` and
+:meth:`AggregatedReports.save` take the same lock. The OS releases it when its holder dies.
+
+**No silent downgrade.** A file without a checksum (version 1, or a file without a spec
+from another system) cannot be told apart from a verified file whose checksum was stripped;
+readers refuse it with a ValueError naming the file unless the caller passes
+``allow_unverified=True`` (then it is read with an
+:class:`~sklearn_ldp._limits.UnverifiedFileWarning`).
 
 Sizes a file declares (rows, header lines) are checked against the caps of
 :mod:`sklearn_ldp._limits` (``max_file_rows``, ``max_header_bytes``); the spec's sizes are
@@ -71,7 +85,6 @@ import io
 import json
 import os
 import sys
-import tempfile
 import time
 import warnings
 import zlib
@@ -81,10 +94,13 @@ import pandas as pd
 
 from ._limits import (
     UnverifiedFileWarning,
+    acquire_lock,
     check_size,
     checksum_mismatch,
-    fsync_directory,
+    commit_temporary,
+    discard_temporary,
     get_limits,
+    temporary_sibling,
 )
 from .mechanisms import Mechanism
 from .reports import (
@@ -616,13 +632,16 @@ class ReportWriter:
         self._closed = False
         self._file = self._raw = None
         pa = _import_pyarrow() if self.format == "parquet" else None  # before any file exists
-        directory, name = os.path.split(os.path.abspath(self.path))
-        # Hidden, and with a suffix no reader accepts: never taken for a report file.
-        descriptor, self._temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.",
-                                                       suffix=".tmp")
+        # One writer per path, until close: a second writer's rename would replace this
+        # file (all its reports lost, both exiting 0). Refused at once, before any file.
+        self._lock = acquire_lock(self.path, what="report file")
+        try:
+            self._raw, self._temporary = temporary_sibling(self.path)
+        except BaseException:
+            self._lock.release()
+            raise
         try:
             if self.format == "parquet":
-                self._raw = os.fdopen(descriptor, "wb")
                 self._sink = _HashingSink(self._raw)
                 self._spec = mechanism.to_json()
                 empty = empty_reports(mechanism)
@@ -634,7 +653,6 @@ class ReportWriter:
                 self._file = pa.parquet.ParquetWriter(self._sink, self._schema,
                                                       write_page_checksum=True)
             else:
-                self._raw = os.fdopen(descriptor, "wb")
                 self._file = (gzip.GzipFile(filename="", mode="wb", fileobj=self._raw)
                               if self.path.lower().endswith(".gz") else self._raw)
                 self._digest = hashlib.sha256()
@@ -713,8 +731,6 @@ class ReportWriter:
                                                     self.n_reports)})
                 self._file.close()
                 self._raw.flush()
-                os.fsync(self._raw.fileno())
-                self._raw.close()
                 with open(self._temporary, "rb") as written:
                     if _parquet_footer_start(written, self._temporary) != region:
                         raise RuntimeError("pyarrow wrote row-group bytes after close: the "
@@ -724,25 +740,22 @@ class ReportWriter:
                 self._write_text(f"{CSV_END_PREFIX}{json.dumps(end)}\n", hashed=False)
                 if self._file is not self._raw:
                     self._file.close()
-                self._raw.flush()
-                os.fsync(self._raw.fileno())
-                self._raw.close()
-            os.replace(self._temporary, self.path)
             self._closed = True
+            commit_temporary(self._raw, self._temporary, self.path)
         except BaseException:
             self._abort()
             raise
-        fsync_directory(os.path.dirname(os.path.abspath(self.path)))
+        finally:
+            self._lock.release()
 
     def _abort(self):
         """Drop the temporary file (after an error): nothing is written at ``path``."""
         self._closed = True
-        for handle in (self._file, self._raw):
-            if handle is not None:
-                with contextlib.suppress(Exception):
-                    handle.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self._temporary)
+        if self._file is not None and self._file is not self._raw:
+            with contextlib.suppress(Exception):
+                self._file.close()
+        discard_temporary(self._raw, self._temporary)
+        self._lock.release()
 
     def __enter__(self):
         return self
@@ -841,6 +854,26 @@ def _read_line(stream, where, number):
     return line
 
 
+def _unverified(path, version, allow_unverified):
+    """Refuse a report file without a checksum, or warn if the caller opted in.
+
+    A version-1 file or one without a spec cannot be told apart from a version-2 file whose
+    version line, metadata or end line were removed: reading it silently would let any edit
+    pass for an old file.
+    """
+    origin = ("report file version 1, written by an earlier sklearn_ldp" if version == 1 else
+              "no sklearn_ldp header: written by another system, or its header and end "
+              "line were removed")
+    if not allow_unverified:
+        raise ValueError(
+            f"{path}: the file carries no checksum ({origin}); refused, since nothing can "
+            "tell it from a modified or truncated file. Pass allow_unverified=True to read "
+            "it unverified, or write it again with write_reports to add a checksum.")
+    warnings.warn(f"{path}: the file carries no checksum ({origin}); it is read unverified "
+                  "(allow_unverified=True). Write it again to add one.",
+                  UnverifiedFileWarning, stacklevel=6)
+
+
 class _ReportFile:
     """One file's header: format, version, spec, columns, rows (None if unknown).
 
@@ -848,7 +881,7 @@ class _ReportFile:
     by an earlier sklearn_ldp (a spec, no checksum), 2 for a verified one.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, allow_unverified=False):
         self.path = path
         self.format = _format_of(path)
         self.spec = None
@@ -868,10 +901,8 @@ class _ReportFile:
                 raise
             raise ValueError(f"{path}: cannot read the file ({exc}; it may be truncated or "
                              "not a report file).") from None
-        if self.version == 1:
-            warnings.warn(f"{path} was written by an earlier sklearn_ldp (report file version "
-                          "1) without a checksum: it is read unverified. Write it again to "
-                          "add one.", UnverifiedFileWarning, stacklevel=5)
+        if self.version != FILE_VERSION:
+            _unverified(path, self.version, allow_unverified)
 
     # ------------------------------------------------------------------ parquet
     def _parquet(self, source=None):
@@ -1140,9 +1171,11 @@ def _resolve_paths(source):
     return paths
 
 
-def _open_files(source, mechanism):
+def _open_files(source, mechanism, allow_unverified):
     """Headers of every file, checked against one mechanism, before any data is read."""
-    files = [_ReportFile(path) for path in _resolve_paths(source)]
+    if not isinstance(allow_unverified, bool):
+        raise TypeError(f"allow_unverified must be True or False, got {allow_unverified!r}.")
+    files = [_ReportFile(path, allow_unverified) for path in _resolve_paths(source)]
     if mechanism is not None and not isinstance(mechanism, Mechanism):
         raise ValueError(f"mechanism must be a mechanism object (e.g. from "
                          f"mechanism_from_json), got {type(mechanism).__name__}.")
@@ -1163,7 +1196,8 @@ def _open_files(source, mechanism):
     return files, mechanism
 
 
-def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
+def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE, *,
+                       allow_unverified=False):
     """Yield the reports of the files at ``source`` as arrays of at most ``chunk_size`` rows.
 
     Each chunk is checked like :func:`frame_to_reports` (errors name the file, row and
@@ -1181,6 +1215,11 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
         file that carries a specification must match it.
     chunk_size : int, default=2**20
         Most reports per chunk (a chunk never spans two files); an integer >= 1.
+    allow_unverified : bool, default=False
+        Read files without a checksum (version 1, or without a spec: from another system)
+        with an :class:`~sklearn_ldp._limits.UnverifiedFileWarning` each, instead of
+        refusing them. Only for files whose origin you trust: their content cannot be
+        verified.
 
     Returns
     -------
@@ -1209,18 +1248,19 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE):
     [[0, 1], [2, 0], [1]]
     """
     # Checked at the call, not at the first next(): the error points at the caller's line.
-    return _report_chunks(source, mechanism, _check_chunk_size(chunk_size))
+    return _report_chunks(source, mechanism, _check_chunk_size(chunk_size), allow_unverified)
 
 
-def _report_chunks(source, mechanism, chunk_size):
+def _report_chunks(source, mechanism, chunk_size, allow_unverified):
     """The generator behind :func:`iter_report_chunks` (``chunk_size`` already checked)."""
-    files, mechanism = _open_files(source, mechanism)
+    files, mechanism = _open_files(source, mechanism, allow_unverified)
     for file in files:
         for array, first_row in file.chunks(mechanism, chunk_size):
             yield _checked(mechanism, array, file.path, first_row)
 
 
-def read_reports(source, mechanism=None, domain=None, workload=None):
+def read_reports(source, mechanism=None, domain=None, workload=None, *,
+                 allow_unverified=False):
     """All reports of the files at ``source`` in memory, as LDPReports (for small files).
 
     Use :func:`aggregate_files` for large ones: it never holds more than one chunk.
@@ -1237,6 +1277,11 @@ def read_reports(source, mechanism=None, domain=None, workload=None):
         Attached to the result (for labelled answers).
     workload : Workload, optional
         Attached to the result.
+    allow_unverified : bool, default=False
+        Read files without a checksum (version 1, or without a spec: from another system)
+        with an :class:`~sklearn_ldp._limits.UnverifiedFileWarning` each, instead of
+        refusing them. Only for files whose origin you trust: their content cannot be
+        verified.
 
     Returns
     -------
@@ -1251,7 +1296,7 @@ def read_reports(source, mechanism=None, domain=None, workload=None):
     Warns
     -----
     UnverifiedFileWarning
-        For each file written by an earlier sklearn_ldp (a spec, no checksum).
+        With ``allow_unverified=True``, for each file without a checksum.
 
     See Also
     --------
@@ -1268,7 +1313,7 @@ def read_reports(source, mechanism=None, domain=None, workload=None):
     >>> reports.reports.tolist(), reports.mechanism
     ([2, 0, 1], RandomizedResponse(n_inputs=3, epsilon=1.0))
     """
-    files, mechanism = _open_files(source, mechanism)
+    files, mechanism = _open_files(source, mechanism, allow_unverified)
     parts = [_checked(mechanism, array, file.path, first_row)
              for file in files for array, first_row in file.chunks(mechanism, CHUNK_SIZE)]
     reports = np.concatenate(parts) if parts else empty_reports(mechanism)
@@ -1317,7 +1362,7 @@ class _Progress:
 
 
 def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_size=CHUNK_SIZE,
-                    progress=False):
+                    progress=False, *, allow_unverified=False):
     """Aggregate the reports of many CSV or Parquet files in chunks, in bounded memory.
 
     Memory holds one chunk of ``chunk_size`` reports and the statistic, whatever the number
@@ -1340,6 +1385,11 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
         Reports read at once.
     progress : bool, default=False
         Draw a progress bar on stderr (fraction of bytes, files, reports, seconds).
+    allow_unverified : bool, default=False
+        Read files without a checksum (version 1, or without a spec: from another system)
+        with an :class:`~sklearn_ldp._limits.UnverifiedFileWarning` each, instead of
+        refusing them. Only for files whose origin you trust: their content cannot be
+        verified.
 
     Returns
     -------
@@ -1351,7 +1401,8 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     ValueError
         Naming the file (and row and column) for: no files, an unknown file type, a
         specification of an unknown version or mechanism or of another mechanism, a checksum
-        mismatch (a file modified or truncated, e.g. by a writer that was killed), sizes over
+        mismatch (a file modified or truncated, e.g. by a writer that was killed), a file
+        without a checksum (unless ``allow_unverified=True``), sizes over
         the caps of :mod:`sklearn_ldp._limits`, missing or extra columns, values that are
         not integers of the report type, reports the mechanism refuses, a total of more than
         ``2**62`` reports. Every header is checked before any data is read; on any error
@@ -1360,7 +1411,7 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     Warns
     -----
     UnverifiedFileWarning
-        For each file written by an earlier sklearn_ldp (a spec, no checksum).
+        With ``allow_unverified=True``, for each file without a checksum.
 
     See Also
     --------
@@ -1382,7 +1433,7 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     [1, 2, 2, 5]
     """
     chunk_size = _check_chunk_size(chunk_size)
-    files, mechanism = _open_files(source, mechanism)
+    files, mechanism = _open_files(source, mechanism, allow_unverified)
     total = mechanism.aggregate(empty_reports(mechanism)).copy()
     bar = _Progress(files, progress)
     for file in files:

@@ -13,11 +13,20 @@ Files of version 3 (written by this version) hold a member ``sha256``: the SHA-2
 other member (name, dtype, shape and bytes, in name order). :meth:`LDPReports.load` and
 :meth:`AggregatedReports.load` recompute it and refuse a mismatch ("checksum mismatch: the
 file was modified or truncated"), as they refuse a zip member whose CRC-32 fails. Files of
-versions 1 and 2 (no checksum) still load, with an
-:class:`~sklearn_ldp._limits.UnverifiedFileWarning`: nothing can tell whether they were
-damaged; save them again to add the checksum. The checksum detects accidental damage and
-truncation, not forgery: anyone who can write the file can recompute it (authenticate files by
-other means, e.g. a signature, when their writer is not trusted).
+versions 1 and 2 (no checksum) are refused with a ValueError naming the file, since nothing
+can tell them from a damaged file or a current file stripped of its checksum, unless the
+caller passes ``allow_unverified=True`` to ``load`` (they then load with an
+:class:`~sklearn_ldp._limits.UnverifiedFileWarning`; save them again to add the
+checksum). The checksum detects accidental damage and truncation, not forgery: anyone who can
+write the file can recompute it (authenticate files by other means, e.g. a signature, when
+their writer is not trusted).
+
+Saving is atomic and has one writer at a time: ``save`` holds an OS lock on the hidden file
+``.<name>.lock`` next to the target (a second writer, a save or a
+:class:`~sklearn_ldp.io.ReportWriter` of the same path, is refused with
+:class:`~sklearn_ldp._limits.FileLockedError`), writes a hidden temporary file in the same
+directory, flushes it to disk and renames it onto the target: a save killed at any point
+leaves the previous file loadable.
 
 Every size the file declares (members, arrays, the mechanism's ``n_inputs`` and matrices, the
 domain, the workload) is checked against the caps of :mod:`sklearn_ldp._limits` before it is
@@ -52,7 +61,14 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from ._limits import MAX_REPORTS, UnverifiedFileWarning, check_size, checksum_mismatch
+from ._limits import (
+    MAX_REPORTS,
+    UnverifiedFileWarning,
+    atomic_write,
+    check_size,
+    checksum_mismatch,
+    writer_lock,
+)
 from .domain import Domain
 from .mechanisms import Mechanism, RandomizedResponse, mechanism_from_dict
 from .mechanisms import heavy_hitters as _hh
@@ -167,8 +183,10 @@ def _save_npz(path, kind, array_name, array, mechanism, domain, workload, n_inva
         arrays.update({f"workload.{key}": value for key, value in workload_arrays.items()})
     arrays["header"] = np.array(json.dumps(header))
     arrays[CHECKSUM_MEMBER] = np.array(_members_digest(arrays))
-    with open(os.fspath(path), "wb") as file:  # np.savez would append ".npz" to other names
-        np.savez_compressed(file, **arrays)
+    # One writer at a time (a second one is refused, not interleaved), and the previous file
+    # stays whole until the new one is complete on disk: a kill mid-save loses nothing.
+    with writer_lock(path, what=f"saved {kind}"), atomic_write(path) as file:
+        np.savez_compressed(file, **arrays)  # to a file object: no ".npz" appended
 
 
 def _array_header(member, version, key, name):
@@ -279,12 +297,23 @@ def _read_header(contents, name):
     return header
 
 
-def _verify_members(contents, version, name):
-    """Check the ``sha256`` member (version 3), or warn that an older file is unverified."""
+def _verify_members(contents, version, name, allow_unverified):
+    """Check the ``sha256`` member (version 3); refuse an older file (no checksum) unless
+    ``allow_unverified``, then read it with a warning.
+
+    An old version cannot be told apart from a current file whose ``sha256`` member was
+    dropped and its header's version edited: accepting it silently would let any edit pass.
+    """
     if version in UNVERIFIED_FILE_VERSIONS:
+        if not allow_unverified:
+            raise ValueError(
+                f"{name}: file version {version} carries no checksum (saved by an earlier "
+                "sklearn_ldp, or a current file downgraded); refused, since nothing can tell "
+                "it from a modified or truncated file. Pass allow_unverified=True to load it "
+                "unverified, then save it again to add a checksum.")
         warnings.warn(f"{name} was saved by an earlier sklearn_ldp (file version {version}) "
-                      "without a checksum: it is read unverified. Save it again to add one.",
-                      UnverifiedFileWarning, stacklevel=4)
+                      "without a checksum: it is read unverified (allow_unverified=True). "
+                      "Save it again to add one.", UnverifiedFileWarning, stacklevel=5)
         return
     stored = contents.get(CHECKSUM_MEMBER)
     if stored is None:
@@ -376,16 +405,18 @@ def _workload_from_header(header, contents, domain, name):
         raise ValueError(f"{name}: cannot rebuild the workload: {exc}") from None
 
 
-def _load_npz(path, kind, array_name):
+def _load_npz(path, kind, array_name, allow_unverified=False):
     """``(array, mechanism, domain, workload, n_invalid)`` from a file written by
     ``_save_npz``.
 
     Every failure is a ValueError naming the file (and the field or member).
     """
     name = os.fspath(path)
+    if not isinstance(allow_unverified, bool):
+        raise TypeError(f"allow_unverified must be True or False, got {allow_unverified!r}.")
     contents = _read_members(name)
     header = _read_header(contents, name)
-    _verify_members(contents, header["file_version"], name)
+    _verify_members(contents, header["file_version"], name, allow_unverified)
     found = header.get("kind")
     if found != kind:
         raise ValueError(f"{name} holds {found}, not {kind}; load it with {found}.load."
@@ -509,7 +540,20 @@ class LDPReports:
         Parameters
         ----------
         path : str or os.PathLike
-            The file to write (overwritten if it exists; no suffix is added).
+            The file to write (replaced atomically if it exists; no suffix is added).
+
+        Raises
+        ------
+        sklearn_ldp._limits.FileLockedError
+            If another writer (a save or a :class:`~sklearn_ldp.io.ReportWriter`, in this
+            process or another) is writing ``path``; nothing is written.
+
+        Notes
+        -----
+        The file is written to a hidden temporary file in the same directory, flushed to
+        disk and renamed onto ``path`` (then the directory is flushed): a save that fails or
+        is killed leaves the previous file at ``path`` loadable. The save holds the lock of
+        ``path`` (:func:`sklearn_ldp._limits.writer_lock`) while it runs.
 
         Examples
         --------
@@ -525,19 +569,22 @@ class LDPReports:
                   self.workload, self.n_invalid)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path, *, allow_unverified=False):
         """Reports saved by :meth:`save`; a ValueError naming the file if they cannot be read.
 
         Refused: another kind of file, an unknown file or specification version or mechanism,
         a checksum mismatch (the file was modified or truncated), declared sizes over the
-        caps of :mod:`sklearn_ldp._limits`, reports the mechanism refuses. A file saved by an
-        earlier version (no checksum) loads with an
-        :class:`~sklearn_ldp._limits.UnverifiedFileWarning`.
+        caps of :mod:`sklearn_ldp._limits`, reports the mechanism refuses, and a file saved by
+        an earlier version (file version 1 or 2: no checksum) unless ``allow_unverified``.
 
         Parameters
         ----------
         path : str or os.PathLike
             A file written by :meth:`save`.
+        allow_unverified : bool, default=False
+            Load a file without a checksum (file versions 1 and 2) with an
+            :class:`~sklearn_ldp._limits.UnverifiedFileWarning` instead of refusing it. Only
+            for files whose origin you trust: their content cannot be verified.
 
         Returns
         -------
@@ -549,8 +596,8 @@ class LDPReports:
         ValueError
             If the file cannot be read or verified (the message names the file).
         """
-        reports, mechanism, domain, workload, n_invalid = _load_npz(path, "LDPReports",
-                                                                    "reports")
+        reports, mechanism, domain, workload, n_invalid = _load_npz(
+            path, "LDPReports", "reports", allow_unverified)
         try:
             return cls(reports, mechanism, domain, workload, n_invalid)
         except ValueError as exc:
@@ -738,7 +785,20 @@ class AggregatedReports:
         Parameters
         ----------
         path : str or os.PathLike
-            The file to write (overwritten if it exists; no suffix is added).
+            The file to write (replaced atomically if it exists; no suffix is added).
+
+        Raises
+        ------
+        sklearn_ldp._limits.FileLockedError
+            If another writer (a save or a :class:`~sklearn_ldp.io.ReportWriter`, in this
+            process or another) is writing ``path``; nothing is written.
+
+        Notes
+        -----
+        The file is written to a hidden temporary file in the same directory, flushed to
+        disk and renamed onto ``path`` (then the directory is flushed): a save that fails or
+        is killed leaves the previous file at ``path`` loadable. The save holds the lock of
+        ``path`` (:func:`sklearn_ldp._limits.writer_lock`) while it runs.
 
         Examples
         --------
@@ -754,20 +814,23 @@ class AggregatedReports:
                   self.domain, self.workload)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path, *, allow_unverified=False):
         """An aggregate saved by :meth:`save`; a ValueError naming the file if it cannot be read.
 
         Refused: another kind of file, an unknown file or specification version or mechanism,
         a checksum mismatch (the file was modified or truncated), declared sizes over the
         caps of :mod:`sklearn_ldp._limits`, a statistic that :func:`check_statistic` refuses
-        (wrong shape or type, negative counts, inconsistent totals). A file saved by an
-        earlier version (no checksum) loads with an
-        :class:`~sklearn_ldp._limits.UnverifiedFileWarning`.
+        (wrong shape or type, negative counts, inconsistent totals), and a file saved by an
+        earlier version (file version 1 or 2: no checksum) unless ``allow_unverified``.
 
         Parameters
         ----------
         path : str or os.PathLike
             A file written by :meth:`save`.
+        allow_unverified : bool, default=False
+            Load a file without a checksum (file versions 1 and 2) with an
+            :class:`~sklearn_ldp._limits.UnverifiedFileWarning` instead of refusing it. Only
+            for files whose origin you trust: their content cannot be verified.
 
         Returns
         -------
@@ -779,8 +842,8 @@ class AggregatedReports:
         ValueError
             If the file cannot be read or verified (the message names the file).
         """
-        statistic, mechanism, domain, workload, _ = _load_npz(path, "AggregatedReports",
-                                                              "statistic")
+        statistic, mechanism, domain, workload, _ = _load_npz(
+            path, "AggregatedReports", "statistic", allow_unverified)
         try:
             statistic = check_statistic(statistic, mechanism)
         except ValueError as exc:

@@ -31,7 +31,7 @@ from sklearn_ldp._limits import (
     limits,
     set_limits,
 )
-from sklearn_ldp.budget import PrivacyLedger
+from sklearn_ldp.budget import PrivacyLedger, resolve_ledger
 from sklearn_ldp.io import (
     ReportWriter,
     aggregate_files,
@@ -220,10 +220,18 @@ def test_writer_killed_by_sigkill_leaves_nothing_that_reads_as_complete(tmp_path
     finally:
         server.stdout.close()
         assert server.wait(timeout=120) == 0
-    names = sorted(os.listdir(folder))
-    # Every writer left only its hidden temporary file, with some reports in it.
+    listed = sorted(os.listdir(folder))
+    names = [name for name in listed if name.endswith(".tmp")]
+    # Every writer left only its hidden temporary file, with some reports in it, and its
+    # hidden lock file (the OS released the lock when the writer died).
     assert len(names) == len(plan) and all(name.startswith(".part-") for name in names)
+    assert sorted(set(listed) - set(names)) == sorted(
+        f".{entry.split(':')[0]}.lock" for entry in plan)
     assert all(os.path.getsize(folder / name) > 0 for name in names)
+    for entry in plan:  # a killed writer never blocks the next one
+        with ReportWriter(folder / entry.split(":")[0], RandomizedResponse(4, 1.0)) as writer:
+            writer.write(np.array([1, 2]))
+        os.remove(folder / entry.split(":")[0])
     with pytest.raises(ValueError, match="no report files"):
         aggregate_files(folder)  # hidden temporary files are never picked up
     with pytest.raises(ValueError, match="no report files"):
@@ -254,7 +262,10 @@ def test_failed_writer_leaves_the_previous_file_and_no_temporary(fmt, tmp_path):
 
 
 # ---------------------------------------------------------------------- old formats
-def test_files_of_the_previous_layout_load_with_a_warning(tmp_path):
+def test_files_of_the_previous_layout_are_refused_unless_allowed(tmp_path):
+    """No silent downgrade: a file without a checksum is refused naming the file; the
+    explicit opt-in (allow_unverified=True, the same keyword everywhere) reads it with a
+    warning."""
     mechanism = RandomizedResponse(4, 1.0)
     reports = np.array([0, 3, 2, 2], dtype=np.uint8)
     # .npz file version 2: no "sha256" member.
@@ -263,8 +274,10 @@ def test_files_of_the_previous_layout_load_with_a_warning(tmp_path):
               "workload": {"kind": "histogram", "n": 4, "name": "histogram"}}
     with open(tmp_path / "old.npz", "wb") as file:
         np.savez_compressed(file, reports=reports, header=np.array(json.dumps(header)))
+    with pytest.raises(ValueError, match=r"old\.npz: file version 2 carries no checksum"):
+        LDPReports.load(tmp_path / "old.npz")
     with pytest.warns(UnverifiedFileWarning, match=r"old\.npz .*file version 2"):
-        loaded = LDPReports.load(tmp_path / "old.npz")
+        loaded = LDPReports.load(tmp_path / "old.npz", allow_unverified=True)
     assert loaded.reports.tolist() == [0, 3, 2, 2] and loaded.workload.shape == (4, 4)
     # Report files version 1: a spec, no version line or metadata, no checksum.
     spec = mechanism.to_json()
@@ -275,25 +288,45 @@ def test_files_of_the_previous_layout_load_with_a_warning(tmp_path):
         {"sklearn_ldp.mechanism": spec})
     pq.write_table(table, tmp_path / "old.parquet")
     for name in ("old.csv", "old.csv.gz", "old.parquet"):
+        for read in (read_reports, aggregate_files, lambda path, **kw: list(
+                iter_report_chunks(path, **kw))):
+            with pytest.raises(ValueError, match=name.replace(".", r"\.")
+                               + ": the file carries no checksum .report file version 1"):
+                read(tmp_path / name)
         with pytest.warns(UnverifiedFileWarning, match="report file version 1"):
-            assert read_reports(tmp_path / name).reports.tolist() == [0, 3, 2, 2]
-    # Files without a spec (from other systems): read as before, no warning.
+            assert read_reports(tmp_path / name,
+                                allow_unverified=True).reports.tolist() == [0, 3, 2, 2]
+    # Files without a spec (from other systems, or a current file stripped of its header and
+    # end line): refused likewise, read with a warning on request.
     reports_frame(LDPReports(reports, mechanism)).to_csv(tmp_path / "bare.csv", index=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert aggregate_files(tmp_path / "bare.csv", mechanism).statistic[-1] == 4
-    # Ledger version 1: read, then rewritten with a checksum by the next charge.
+    with pytest.raises(ValueError, match=r"bare\.csv: the file carries no checksum"):
+        aggregate_files(tmp_path / "bare.csv", mechanism)
+    with pytest.warns(UnverifiedFileWarning, match="no sklearn_ldp header"):
+        assert aggregate_files(tmp_path / "bare.csv", mechanism,
+                               allow_unverified=True).statistic[-1] == 4
+    # Ledger version 1: refused; opened on request, then rewritten with a checksum by the
+    # next charge.
     ledger = tmp_path / "ledger.json"
     ledger.write_text(json.dumps({"format": "sklearn_ldp.privacy_ledger", "version": 1,
                                   "total_epsilon": 2.0, "total_delta": 0.0, "groups": [],
                                   "entries": []}))
+    with pytest.raises(ValueError, match=r"ledger\.json.*ledger version 1 carries no checksum"):
+        PrivacyLedger.open(ledger)
+    with pytest.raises(ValueError, match="ledger version 1 carries no checksum"):
+        resolve_ledger(str(ledger))  # what the estimators' ledger= parameter does
     with pytest.warns(UnverifiedFileWarning, match="ledger version 1"):
-        PrivacyLedger.open(ledger).charge(0.5)
+        PrivacyLedger.open(ledger, allow_unverified=True).charge(0.5)
     stored = json.loads(ledger.read_text())
     assert stored["version"] == 2 and len(stored["sha256"]) == 64
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert PrivacyLedger.open(ledger).spent().epsilon == 0.5
+    # The opt-in is one boolean keyword; anything else is a TypeError.
+    for load, path in [(LDPReports.load, tmp_path / "old.npz"),
+                       (AggregatedReports.load, tmp_path / "old.npz"),
+                       (read_reports, tmp_path / "old.csv"), (PrivacyLedger.open, ledger)]:
+        with pytest.raises(TypeError, match="allow_unverified must be True or False"):
+            load(path, allow_unverified="yes")
 
 
 def test_current_version_without_its_checksum_is_refused(tmp_path):
@@ -376,7 +409,7 @@ def test_huge_sizes_in_every_kind_of_file_are_refused_naming_the_file(tmp_path,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnverifiedFileWarning)
             with pytest.raises(ValueError, match=rf"{name}: .*max_cells"):
-                load(tmp_path / name)
+                load(tmp_path / name, allow_unverified=True)
 
 
 def _declare_shape(npy, old, new):
@@ -430,7 +463,7 @@ def test_npz_arrays_domains_and_workloads_are_capped(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnverifiedFileWarning)
             with pytest.raises(ValueError, match=message):
-                LDPReports.load(path)
+                LDPReports.load(path, allow_unverified=True)
 
 
 def test_report_file_rows_and_lines_are_capped(tmp_path):
@@ -468,11 +501,12 @@ def test_limits_are_configurable_and_checked():
 
 # ---------------------------------------------------------------------- clear errors
 def _assert_clear_error(load, path):
-    """The loader raises a ValueError or TypeError that names the file."""
+    """The loader raises a ValueError or TypeError that names the file, also when the
+    checksum-less formats are allowed (so that their parsing is exercised)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnverifiedFileWarning)
         try:
-            load(path)
+            load(path, allow_unverified=True)
         except (ValueError, TypeError) as exc:
             assert os.path.basename(str(path)) in str(exc), str(exc)
             return

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_ldp import LDPEncoder, workloads
+from sklearn_ldp import LDPEncoder, UnverifiedFileWarning, workloads
 from sklearn_ldp.estimators.range import RangeQueryEstimator
 from sklearn_ldp.estimators.workload import WorkloadEstimator
 from sklearn_ldp.io import (
@@ -118,13 +118,19 @@ def test_sources_directory_glob_list_and_given_mechanism(tmp_path):
     whole = mechanism.aggregate(reports.reports)
     for source in (tmp_path, str(tmp_path / "part-*"), paths):
         np.testing.assert_array_equal(aggregate_files(source, mechanism).statistic, whole)
-    # Files from real clients may carry no specification: the mechanism is then given.
+    # Files from other systems carry no specification (and no checksum): read only on
+    # request (allow_unverified=True), with the mechanism given.
     bare = tmp_path / "bare" / "reports.csv"
     bare.parent.mkdir()
     reports_frame(reports).to_csv(bare, index=False)
-    np.testing.assert_array_equal(aggregate_files(bare, mechanism).statistic, whole)
-    with pytest.raises(ValueError, match="no mechanism specification"):
-        aggregate_files(bare)
+    with pytest.warns(UnverifiedFileWarning, match=r"reports\.csv: the file carries no checksum"):
+        statistic = aggregate_files(bare, mechanism, allow_unverified=True).statistic
+    np.testing.assert_array_equal(statistic, whole)
+    with pytest.raises(ValueError, match=r"reports\.csv: the file carries no checksum"):
+        aggregate_files(bare, mechanism)
+    with pytest.warns(UnverifiedFileWarning), \
+            pytest.raises(ValueError, match="no mechanism specification"):
+        aggregate_files(bare, allow_unverified=True)
 
 
 def test_progress_bar_on_stderr(tmp_path, capsys):
@@ -162,12 +168,12 @@ def test_wrong_columns_name_the_file(tmp_path):
     pd.DataFrame({"value": [1, 2]}).to_csv(bad, index=False)
     with pytest.raises(ValueError, match=r"part-9\.csv.*missing \['report'\].*"
                                          r"unexpected \['value'\]"):
-        aggregate_files([good, bad], mechanism)
+        aggregate_files([good, bad], mechanism, allow_unverified=True)
     extra = tmp_path / "extra.parquet"
     frame = reports_frame(privatized(mechanism, 10)).assign(user_id=range(10))
     frame.to_parquet(extra)
     with pytest.raises(ValueError, match=r"extra\.parquet.*unexpected \['user_id'\]"):
-        aggregate_files(extra, mechanism)
+        aggregate_files(extra, mechanism, allow_unverified=True)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
@@ -185,7 +191,7 @@ def test_values_out_of_range_name_file_row_and_column(fmt, tmp_path):
         else:
             broken.to_parquet(path)
         with pytest.raises(ValueError, match=f"reports.{fmt}, " + message):
-            aggregate_files(path, mechanism, chunk_size=16)
+            aggregate_files(path, mechanism, chunk_size=16, allow_unverified=True)
 
 
 def test_non_integers_and_refused_reports_name_the_row(tmp_path):
@@ -196,18 +202,18 @@ def test_non_integers_and_refused_reports_name_the_row(tmp_path):
     frame.to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"bad\.csv, row 31, column 'report_1': 'x' is not an "
                                          "integer"):
-        aggregate_files(path, mechanism, chunk_size=100)
+        aggregate_files(path, mechanism, chunk_size=100, allow_unverified=True)
     # subset selection reports must have exactly k bits set: the mechanism's own check.
     subset = MECHANISMS["subset_selection"]
     bits = reports_frame(privatized(subset, 40))
     bits.loc[25, "report_0"] ^= 1
     bits.to_parquet(tmp_path / "bits.parquet")
     with pytest.raises(ValueError, match=r"bits\.parquet, row 26: .*bits set"):
-        aggregate_files(tmp_path / "bits.parquet", subset, chunk_size=8)
+        aggregate_files(tmp_path / "bits.parquet", subset, chunk_size=8, allow_unverified=True)
     ragged = tmp_path / "ragged.csv"
     ragged.write_text("report\n1\n2,3\n")
     with pytest.raises(ValueError, match=r"ragged\.csv"):
-        aggregate_files(ragged, MECHANISMS["randomized_response"])
+        aggregate_files(ragged, MECHANISMS["randomized_response"], allow_unverified=True)
 
 
 def test_specification_of_another_mechanism_or_version_is_refused(tmp_path):
@@ -227,9 +233,12 @@ def test_specification_of_another_mechanism_or_version_is_refused(tmp_path):
         spec = dict(mechanism.to_dict(), **change)
         path = tmp_path / "part-3.csv"
         path.write_text(f"# sklearn_ldp mechanism: {json.dumps(spec)}\nreport\n1\n")
-        with pytest.raises(ValueError, match=r"part-3\.csv: cannot rebuild the mechanism.*"
-                                             + message):
+        with pytest.raises(ValueError, match=r"part-3\.csv: the file carries no checksum"):
             aggregate_files(tmp_path)
+        with pytest.warns(UnverifiedFileWarning), \
+                pytest.raises(ValueError, match=r"part-3\.csv: cannot rebuild the mechanism.*"
+                                                + message):
+            aggregate_files(tmp_path, allow_unverified=True)
     os.remove(tmp_path / "part-3.csv")
     (tmp_path / "notes.txt").write_text("")
     with pytest.raises(ValueError, match=r"notes\.txt: unknown report file type"):
