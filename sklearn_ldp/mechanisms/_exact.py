@@ -54,6 +54,21 @@ def exp_decimal(epsilon):
     return DECIMAL_CONTEXT.exp(decimal.Decimal(float(epsilon)))
 
 
+def exact_bound(epsilon):
+    """``e^epsilon (1 - 10^-70)`` with 80 significant digits: the bound a ratio is held to.
+
+    Computed in the 80-digit context (the default context's 28 digits would round the
+    margin away and ``e^epsilon`` itself to 28 digits).
+
+    Examples
+    --------
+    >>> exact_bound(1.0) < exp_decimal(1.0)
+    True
+    """
+    return DECIMAL_CONTEXT.multiply(exp_decimal(epsilon),
+                                    DECIMAL_CONTEXT.subtract(1, _DECISION_MARGIN))
+
+
 def integer_ratio_at_most(numerator, denominator, epsilon):
     """Whether ``numerator / denominator <= e^epsilon``, decided exactly (integers >= 0).
 
@@ -70,7 +85,7 @@ def integer_ratio_at_most(numerator, denominator, epsilon):
     numerator, denominator = int(numerator), int(denominator)
     if denominator == 0:
         return numerator == 0
-    bound = exp_decimal(epsilon) * (1 - _DECISION_MARGIN)
+    bound = exact_bound(epsilon)
     ratio = DECIMAL_CONTEXT.divide(decimal.Decimal(numerator), decimal.Decimal(denominator))
     return ratio <= bound
 
@@ -84,7 +99,7 @@ def largest_numerator_within(denominator, epsilon):
     27
     """
     denominator = int(denominator)
-    bound = exp_decimal(epsilon) * (1 - _DECISION_MARGIN)
+    bound = exact_bound(epsilon)
     candidate = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(denominator))
                     .to_integral_value(rounding=decimal.ROUND_FLOOR))
     while candidate > 0 and not integer_ratio_at_most(candidate, denominator, epsilon):
