@@ -137,6 +137,48 @@ def _ratio_at_most(numerator, denominator, bound):
     return DECIMAL_CONTEXT.divide(decimal.Decimal(numerator), decimal.Decimal(denominator)) <= bound
 
 
+# Two-weight laws (server: sklearn_ldp.mechanisms._ratio): total weight at most 2^62, and a
+# ratio within 10^-70 (relative) of e^eps counts as above it (sklearn_ldp.mechanisms._exact).
+_TOTAL_BITS = 62
+_DECISION_MARGIN = decimal.Decimal("1e-70")
+
+
+def _exact_bound(epsilon):
+    """``e^eps (1 - 10^-70)`` with 80 digits: the bound every integer ratio is held to."""
+    return DECIMAL_CONTEXT.multiply(_decimal_exp(epsilon),
+                                    DECIMAL_CONTEXT.subtract(1, _DECISION_MARGIN))
+
+
+def _ratio_weights(epsilon, n_favoured, n_other, kind):
+    """``(a, d)`` of a two-weight law, exactly the server's integers: ``d = 2^s`` the largest
+    with ``F a + R d <= 2^62``, ``a`` the largest with ``a / d <= e^eps`` (decided on
+    integers), then checked (``d < a``, the ratio, the total)."""
+    ceiling = int(_decimal_exp(epsilon).to_integral_value(rounding=decimal.ROUND_CEILING))
+    d = 1 << max(0, _TOTAL_BITS - (n_favoured * ceiling + n_other).bit_length())
+    bound = _exact_bound(epsilon)
+    a = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(d))
+            .to_integral_value(rounding=decimal.ROUND_FLOOR))
+    while a > 0 and not _ratio_at_most(a, d, bound):
+        a -= 1
+    a = min(a, (2**_TOTAL_BITS - n_other * d) // n_favoured)
+    if a <= d:
+        raise ValueError(f"epsilon={epsilon!r} is too small for the {kind!r} specification: "
+                         "the favoured outputs are no more likely than the others; use "
+                         "epsilon >= 1e-12.")
+    if not _ratio_at_most(a, d, bound) or n_favoured * a + n_other * d > 2**_TOTAL_BITS:
+        raise ValueError(f"the {kind!r} weights a={a}, d={d} are not {epsilon}-LDP.")
+    return a, d
+
+
+def _ratio_draw(rng, n_favoured, n_other, a, d):
+    """One report of a two-weight law: ``(favoured, index)`` from one exactly uniform integer
+    in ``[0, F a + R d)`` (``randrange`` rejects, it does not round)."""
+    draw = rng.randrange(n_favoured * a + n_other * d)
+    if draw < n_favoured * a:
+        return True, draw // a
+    return False, (draw - n_favoured * a) // d
+
+
 def _uniform_words(rng, count):
     """``count`` independent uniform integers of ``PRECISION`` bits (one entropy request)."""
     data = rng.getrandbits(56 * count).to_bytes(7 * count, "little") if count else b""
@@ -256,17 +298,18 @@ def _check_matrix(rows, name, kind):
 
 # ---------------------------------------------------------------------- frequency oracles
 def _make_randomized_response(n, epsilon):
-    e = _exp(epsilon)
-    p = e / (e + n - 1)
+    # The server's integer weights: own cell a, each other cell d (exact two-weight law).
+    weights = _ratio_weights(epsilon, 1, n - 1, "randomized_response") if n > 1 else None
 
     def privatize(cell, rng):
         if n == 1:
             return 0
-        if rng.random() < p:
+        keep, other = _ratio_draw(rng, 1, n - 1, *weights)
+        if keep:
             return cell
-        other = rng.randrange(n - 1)
         return other + (other >= cell)  # uniform over the n - 1 cells other than the user's
 
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return privatize
 
 

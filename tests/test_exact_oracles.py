@@ -1,0 +1,108 @@
+"""Exact laws of the frequency oracles and range mechanisms (issue 26).
+
+For each kind: the law ``exact_law(value)`` is private on every pair of inputs of a small
+domain (decided on integers, for eps in EPSILONS), the server's reports and the client's
+reports follow it (chi-square), the client's integers are the server's, and a hostile
+specification is refused naming the field.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from _laws import assert_private, assert_sampled_law
+
+import sklearn_ldp.client as client_module
+from sklearn_ldp.client import Randomizer
+from sklearn_ldp.collect import reports_from_client
+from sklearn_ldp.mechanisms import RandomizedResponse, mechanism_from_dict
+from sklearn_ldp.mechanisms._exact import integer_ratio_at_most
+from sklearn_ldp.mechanisms._ratio import ratio_weights, sample_ratio_law
+
+pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
+
+EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0)
+N_SAMPLES = 20_000
+
+
+def server_reports(mechanism, value, n_reports=N_SAMPLES, seed=0):
+    rng = np.random.default_rng(seed)
+    return mechanism.randomize(np.full(n_reports, value), rng)
+
+
+def client_reports(mechanism, value, n_reports=4000, seed=0):
+    """Reports of one value by the stdlib client, through JSON, as the server stacks them."""
+    randomizer = Randomizer.from_json(mechanism.to_json(), seed=seed)
+    sent = [randomizer.privatize(value) for _ in range(n_reports)]
+    return reports_from_client(json.loads(json.dumps(sent)), mechanism).reports
+
+
+def refused(spec, field):
+    """Both the server and the client refuse ``spec`` with a message naming ``field``."""
+    with pytest.raises((ValueError, TypeError), match=field):
+        mechanism_from_dict(spec)
+    with pytest.raises((ValueError, TypeError), match=field):
+        Randomizer(spec)
+
+
+# ---------------------------------------------------------------- two-weight laws
+@pytest.mark.parametrize("epsilon", EPSILONS + (1e-6, 20.0, 50.0))
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (4, 12), (512, 1536), (1, 2**24)])
+def test_ratio_weights_are_private_and_the_servers_in_the_client(epsilon, shape):
+    a, d = ratio_weights(epsilon, *shape, "test")
+    assert d & (d - 1) == 0 and d < a
+    assert integer_ratio_at_most(a, d, epsilon)
+    assert shape[0] * a + shape[1] * d <= 2**62
+    assert (a, d) == client_module._ratio_weights(epsilon, *shape, "test")
+    if epsilon <= 8.0:  # the realised ratio is e^eps up to 2^-30, relative
+        assert a / d > math.exp(epsilon) * (1 - 2**-30)
+
+
+def test_ratio_weights_refuse_an_epsilon_below_the_precision():
+    with pytest.raises(ValueError, match="too small"):
+        ratio_weights(1e-20, 1, 3, "test")
+    with pytest.raises(ValueError, match="too small"):
+        client_module._ratio_weights(1e-20, 1, 3, "test")
+
+
+def test_two_weight_sampler_follows_its_law():
+    favoured, index = sample_ratio_law(np.random.default_rng(1), 60_000, 2, 3, 5, 2)
+    outcome = np.where(favoured, index, 2 + index)
+    counts = np.bincount(outcome, minlength=5)
+    expected = 60_000 * np.array([5, 5, 2, 2, 2]) / 16
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
+
+
+# ---------------------------------------------------------------- randomized response
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("n", [2, 3, 8, 16])
+def test_randomized_response_is_exactly_private(n, epsilon):
+    mechanism = RandomizedResponse(n, epsilon)
+    assert_private(mechanism, list(range(n)), epsilon)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0, 8.0])
+def test_randomized_response_samples_its_law(epsilon):
+    mechanism = RandomizedResponse(6, epsilon)
+    for value in (0, 5):
+        law = mechanism.exact_law(value)
+        assert_sampled_law(law, server_reports(mechanism, value))
+        assert_sampled_law(law, client_reports(mechanism, value))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("n", [2, 5, 64, 2**20])
+def test_randomized_response_client_has_the_servers_integers(n, epsilon):
+    mechanism = RandomizedResponse(n, epsilon)
+    assert client_module._make_randomized_response(n, epsilon).weights == mechanism.weights
+    a, d = mechanism.weights
+    assert mechanism.p == a / (a + (n - 1) * d) and mechanism.q == d / (a + (n - 1) * d)
+
+
+def test_randomized_response_refuses_hostile_specifications():
+    spec = RandomizedResponse(4, 1.0).to_dict()
+    refused({**spec, "n_inputs": 0}, "n_inputs")
+    refused({**spec, "n_inputs": -3}, "n_inputs")
+    refused({**spec, "epsilon": -1.0}, "epsilon")
+    refused({**spec, "epsilon": float("nan")}, "epsilon")
