@@ -418,8 +418,8 @@ def _make_local_hashing(n, epsilon, g, hash_family="tabulation"):
         raise ValueError(f"n_buckets must be at most {MAX_BUCKETS}, got {g}.")
     if hash_family == "linear" and g & (g - 1):
         raise ValueError(f"the linear hash family needs n_buckets a power of two, got {g}.")
-    e = _exp(epsilon)
-    p = e / (e + g - 1)
+    # g-ary randomized response of the bucket with the server's integer weights.
+    weights = _ratio_weights(epsilon, 1, g - 1, "olh")
     n_lo = math.isqrt(n - 1) + 1 if n > 1 else 1
     bits_mask = (1 << max(1, (n - 1).bit_length())) - 1
     n_rows = g.bit_length() - 1
@@ -439,15 +439,18 @@ def _make_local_hashing(n, epsilon, g, hash_family="tabulation"):
 
     bucket = linear_bucket if hash_family == "linear" else tabulation_bucket
 
-    def privatize(cell, rng):
-        seed = rng.getrandbits(64)
+    def report_given_seed(cell, seed, rng):
         hashed = bucket(seed, cell)
-        if rng.random() < p:
-            return [seed, hashed]
-        other = rng.randrange(g - 1)
-        return [seed, other + (other >= hashed)]
+        keep, other = _ratio_draw(rng, 1, g - 1, *weights)
+        return [seed, hashed if keep else other + (other >= hashed)]
 
-    privatize.bucket = bucket  # exposed for the tests (hash agreement with the server)
+    def privatize(cell, rng):
+        return report_given_seed(cell, rng.getrandbits(64), rng)
+
+    # Exposed for the tests: hash agreement, the server's integers, the law given a seed.
+    privatize.bucket = bucket
+    privatize.weights = weights
+    privatize.report_given_seed = report_given_seed
     return privatize
 
 

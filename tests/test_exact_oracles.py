@@ -106,3 +106,62 @@ def test_randomized_response_refuses_hostile_specifications():
     refused({**spec, "n_inputs": -3}, "n_inputs")
     refused({**spec, "epsilon": -1.0}, "epsilon")
     refused({**spec, "epsilon": float("nan")}, "epsilon")
+
+
+# ---------------------------------------------------------------- local hashing
+def _local_hashing(kind, n, epsilon, **params):
+    spec = {"version": 1, "mechanism": kind, "epsilon": epsilon, "n_inputs": n,
+            "params": params}
+    return mechanism_from_dict(spec)
+
+
+LOCAL_HASHING = [("olh", {}), ("olh", {"hash_family": "linear"}), ("blh", {}),
+                 ("olh", {"n_buckets": 7})]
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("kind, params", LOCAL_HASHING)
+def test_local_hashing_is_exactly_private_for_every_seed(kind, params, epsilon):
+    mechanism = _local_hashing(kind, 9, epsilon, **params)
+    n_seeds = 6 if mechanism.n_buckets <= 64 else 1  # eps = 8: 2982 or 4096 buckets a seed
+    seeds = np.arange(1, n_seeds + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    laws = [mechanism.exact_law(value, seeds) for value in range(9)]
+    assert_private(type("Laws", (), {"exact_law": staticmethod(lambda v: laws[v])}),
+                   list(range(9)), epsilon)
+
+
+@pytest.mark.parametrize("kind, params", LOCAL_HASHING)
+def test_local_hashing_samples_its_law_given_the_seeds(kind, params):
+    import random
+
+    mechanism = _local_hashing(kind, 9, 1.5, **params)
+    seeds = np.array([3, 11, 2**63 + 5], dtype=np.uint64)
+    rng = np.random.default_rng(4)
+    privatize = Randomizer(mechanism.to_dict(), seed=0)._privatize_cell
+    client_rng = random.Random(7)
+    for value in (0, 8):
+        law = mechanism.exact_law(value, seeds)
+        drawn = seeds[rng.integers(0, seeds.size, N_SAMPLES)]
+        server = mechanism._randomize_given_seeds(np.full(N_SAMPLES, value), drawn, rng)
+        assert_sampled_law(law, server)
+        sent = [privatize.report_given_seed(value, int(seed), client_rng)
+                for seed in drawn[:4000].tolist()]
+        assert_sampled_law(law, np.array(sent, dtype=np.uint64))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("kind, params", LOCAL_HASHING)
+def test_local_hashing_client_has_the_servers_integers(kind, params, epsilon):
+    mechanism = _local_hashing(kind, 9, epsilon, **params)
+    privatize = Randomizer(mechanism.to_dict(), seed=0)._privatize_cell
+    assert privatize.weights == mechanism.weights
+    a, d = mechanism.weights
+    assert mechanism.p == a / (a + (mechanism.n_buckets - 1) * d)
+
+
+def test_local_hashing_refuses_hostile_specifications():
+    spec = _local_hashing("olh", 9, 1.0).to_dict()
+    refused({**spec, "params": {"n_buckets": 1}}, "n_buckets")
+    refused({**spec, "params": {"n_buckets": 2**21}}, "n_buckets")
+    refused({**spec, "params": {"n_buckets": 6, "hash_family": "linear"}}, "n_buckets")
+    refused({**spec, "params": {"n_buckets": 4, "hash_family": "md5"}}, "hash_family")
