@@ -527,17 +527,22 @@ def _hadamard(spec):
     return n, privatize
 
 
+def _sign_weights(epsilon, kind):
+    """``(a, d)``: the server's integer weights of keeping and flipping a sign."""
+    return _ratio_weights(epsilon, 1, 1, kind)
+
+
 def _make_hrr(n, epsilon):
     K = max(2, 1 << (n - 1).bit_length())
-    e = _exp(epsilon)
-    p = e / (e + 1.0)
+    weights = _sign_weights(epsilon, "hrr")
 
     def privatize(cell, rng):
         coefficient = rng.randrange(1, K)
-        flipped = rng.random() >= p
+        flipped = not _ratio_draw(rng, 1, 1, *weights)[0]
         return 2 * coefficient + (1 ^ _parity(coefficient, cell) ^ flipped)
 
     privatize.n_outputs = 2 * K
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return privatize
 
 
@@ -682,16 +687,16 @@ def _haar(spec):
     offsets = [0]
     for m in sizes:
         offsets.append(offsets[-1] + 2 * m)
-    e = _exp(epsilon)
-    p = e / (e + 1.0)
+    weights = _sign_weights(epsilon, "haar")
 
     def privatize(cell, rng):
         level = rng.randrange(1, height + 1)
         coefficient = rng.randrange(sizes[level - 1])
         negative = ((cell >> (level - 1)) & 1) ^ _parity(coefficient, cell >> level)
-        flipped = rng.random() >= p
+        flipped = not _ratio_draw(rng, 1, 1, *weights)[0]
         return offsets[level - 1] + 2 * coefficient + (1 ^ negative ^ flipped)
 
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return n, privatize
 
 

@@ -165,3 +165,48 @@ def test_local_hashing_refuses_hostile_specifications():
     refused({**spec, "params": {"n_buckets": 2**21}}, "n_buckets")
     refused({**spec, "params": {"n_buckets": 6, "hash_family": "linear"}}, "n_buckets")
     refused({**spec, "params": {"n_buckets": 4, "hash_family": "md5"}}, "hash_family")
+
+
+# ---------------------------------------------------------------- HRR and HaarHRR
+def _spec(kind, n, epsilon, **params):
+    return {"version": 1, "mechanism": kind, "epsilon": epsilon, "n_inputs": n,
+            "params": params}
+
+
+SIGN_KINDS = ["hrr", "haar"]
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("n", [2, 5, 8, 13])
+@pytest.mark.parametrize("kind", SIGN_KINDS)
+def test_sign_oracles_are_exactly_private(kind, n, epsilon):
+    mechanism = mechanism_from_dict(_spec(kind, n, epsilon))
+    assert_private(mechanism, list(range(n)), epsilon)
+
+
+@pytest.mark.parametrize("kind", SIGN_KINDS)
+def test_sign_oracles_sample_their_law(kind):
+    mechanism = mechanism_from_dict(_spec(kind, 6, 1.5))
+    for value in (0, 3, 5):
+        law = mechanism.exact_law(value)
+        assert_sampled_law(law, server_reports(mechanism, value))
+        assert_sampled_law(law, client_reports(mechanism, value))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("kind", SIGN_KINDS)
+def test_sign_oracles_client_has_the_servers_integers(kind, epsilon):
+    mechanism = mechanism_from_dict(_spec(kind, 11, epsilon))
+    privatize = Randomizer(mechanism.to_dict(), seed=0)._privatize_cell
+    assert privatize.weights == mechanism.weights
+    a, d = mechanism.weights
+    assert mechanism.p == a / (a + d) and mechanism.debias == (a + d) / (a - d)
+
+
+@pytest.mark.parametrize("kind", SIGN_KINDS)
+def test_sign_oracles_refuse_hostile_specifications(kind):
+    spec = _spec(kind, 8, 1.0)
+    refused({**spec, "n_inputs": 0}, "n_inputs")
+    refused({**spec, "n_inputs": 2.5}, "n_inputs")
+    refused({**spec, "epsilon": 0.0}, "epsilon")
+    refused({**spec, "params": {"layout": 3}}, "layout")

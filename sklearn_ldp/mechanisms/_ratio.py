@@ -145,3 +145,30 @@ def ratio_law_weights(favoured_mask, a, d):
     [2, 5]
     """
     return [a if flag else d for flag in np.asarray(favoured_mask).tolist()]
+
+
+def sign_weights(epsilon, name):
+    """``((a, d), p, debias)`` of binary randomized response on a sign (HRR, Haar):
+    the sign is kept with weight ``a`` and flipped with weight ``d``, so the realised
+    ``p = a / (a + d)`` and ``1 / (2p - 1) = (a + d) / (a - d)``, both from integers.
+
+    Examples
+    --------
+    >>> (a, d), p, debias = sign_weights(1.0, "hrr")
+    >>> round(p, 9), round(debias, 9)
+    (0.731058579, 2.163953414)
+    """
+    a, d = ratio_weights(epsilon, 1, 1, name)
+    return (a, d), a / (a + d), (a + d) / (a - d)
+
+
+def kept_signs(rng, size, weights):
+    """``size`` exact Bernoulli(``a / (a + d)``) draws: True where the sign is kept.
+
+    Examples
+    --------
+    >>> kept_signs(np.random.default_rng(0), 4, (3, 1)).dtype
+    dtype('bool')
+    """
+    a, d = weights
+    return uniform_below(rng, a + d, size) < a
