@@ -506,24 +506,26 @@ def _hadamard(spec):
     n_full = n // load  # the cells after them: one partial block, at the columns 1, 2, ...
     n_outputs = b_count * b
     half = b // 2
-    e = _exp(epsilon)
-    normalizer = half * e + n_outputs - half
-    favoured_threshold = half * e / normalizer
-    block_threshold = (half * e + half) / normalizer
+    # The server's integer weights: a on the favoured half of the block, d elsewhere.
+    weights = _ratio_weights(epsilon, half, n_outputs - half, "hadamard")
 
     def privatize(cell, rng):
         block = cell // load
         start = block * b  # first output of the user's block
         column = cell % load + (hole if block < n_full else 1)
-        event = rng.random()
-        position = rng.randrange(b)
-        if _parity(position, column) != (event >= favoured_threshold):
-            position ^= column & -column  # a bijection between the two parity classes
-        if event >= block_threshold:
-            outside = rng.randrange(n_outputs - b)
+        favoured, index = _ratio_draw(rng, half, n_outputs - half, *weights)
+        if not favoured and index >= half:
+            outside = index - half
             return outside + b * (outside >= start)  # skip the user's own block
+        # The index-th position of the wanted parity: a 0 inserted at the lowest set bit of
+        # the column, then that bit set if the parity is wrong (a bijection onto each half).
+        low = column & -column
+        position = ((index & -low) << 1) | (index & (low - 1))
+        if _parity(position, column) != (not favoured):
+            position |= low
         return start + position
 
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return n, privatize
 
 

@@ -210,3 +210,54 @@ def test_sign_oracles_refuse_hostile_specifications(kind):
     refused({**spec, "n_inputs": 2.5}, "n_inputs")
     refused({**spec, "epsilon": 0.0}, "epsilon")
     refused({**spec, "params": {"layout": 3}}, "layout")
+
+
+# ---------------------------------------------------------------- Hadamard response
+def _hadamard_layouts(n):
+    from sklearn_ldp.mechanisms.hadamard import _candidate_layouts
+    return [None, "paper"] + list(_candidate_layouts(n))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("n", [2, 5, 8, 13, 16])
+def test_hadamard_is_exactly_private_in_every_layout(n, epsilon):
+    from sklearn_ldp.mechanisms import HadamardResponse
+
+    for layout in _hadamard_layouts(n):
+        mechanism = HadamardResponse(n, epsilon, layout=layout)
+        assert_private(mechanism, list(range(n)), epsilon)
+
+
+@pytest.mark.parametrize("n, layout", [(6, None), (6, "paper"), (12, (2, 8, 2)),
+                                       (12, (4, 8, 4)), (16, (1, 32, 16)), (5, (3, 4, 1))])
+def test_hadamard_samples_its_law(n, layout):
+    from sklearn_ldp.mechanisms import HadamardResponse
+
+    mechanism = HadamardResponse(n, 2.5, layout=layout)
+    for value in (0, n // 2, n - 1):
+        law = mechanism.exact_law(value)
+        assert_sampled_law(law, server_reports(mechanism, value))
+        assert_sampled_law(law, client_reports(mechanism, value))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("n", [3, 16, 1000, 2**16])
+def test_hadamard_client_has_the_servers_integers(n, epsilon):
+    from sklearn_ldp.mechanisms import HadamardResponse
+
+    for layout in (None, "paper"):
+        mechanism = HadamardResponse(n, epsilon, layout=layout)
+        privatize = Randomizer(mechanism.to_dict(), seed=0)._privatize_cell
+        assert privatize.weights == mechanism.weights
+        a, d = mechanism.weights
+        assert mechanism._g == (a - d) / (2 * d)
+
+
+def test_hadamard_refuses_hostile_layouts():
+    from sklearn_ldp.mechanisms import HadamardResponse
+
+    spec = HadamardResponse(12, 1.0, layout=(2, 8, 2)).to_dict()
+    for key, value in [("block_size", 6), ("block_size", 1), ("hole", 3), ("hole", 8),
+                       ("n_blocks", 1), ("n_blocks", 10**6)]:
+        refused({**spec, "params": {**spec["params"], key: value}}, key)
+    refused({**spec, "params": {"n_blocks": 2, "block_size": 8}}, "hole")
