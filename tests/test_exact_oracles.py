@@ -261,3 +261,47 @@ def test_hadamard_refuses_hostile_layouts():
                        ("n_blocks", 1), ("n_blocks", 10**6)]:
         refused({**spec, "params": {**spec["params"], key: value}}, key)
     refused({**spec, "params": {"n_blocks": 2, "block_size": 8}}, "hole")
+
+
+# ---------------------------------------------------------------- unary encoding, subsets
+BIT_KINDS = [("rappor", {}), ("oue", {}), ("subset_selection", {}),
+             ("subset_selection", {"subset_size": 1}), ("subset_selection", {"subset_size": 3})]
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("n", [2, 5, 8])
+@pytest.mark.parametrize("kind, params", BIT_KINDS)
+def test_bit_vector_oracles_are_exactly_private(kind, params, n, epsilon):
+    if params.get("subset_size", 1) > n - 1:
+        pytest.skip("subset_size must be below n")
+    mechanism = mechanism_from_dict(_spec(kind, n, epsilon, **params))
+    assert_private(mechanism, list(range(n)), epsilon)
+
+
+@pytest.mark.parametrize("kind, params", BIT_KINDS)
+def test_bit_vector_oracles_sample_their_law(kind, params):
+    mechanism = mechanism_from_dict(_spec(kind, 5, 1.0, **params))
+    for value in (0, 4):
+        law = mechanism.exact_law(value)
+        assert_sampled_law(law, server_reports(mechanism, value))
+        assert_sampled_law(law, client_reports(mechanism, value))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("n", [2, 9, 1000])
+def test_bit_vector_oracles_client_has_the_servers_integers(n, epsilon):
+    for kind in ("rappor", "oue"):
+        mechanism = mechanism_from_dict(_spec(kind, n, epsilon))
+        assert client_module._unary_numerators(kind, epsilon) == (
+            mechanism.p_numerator, mechanism.q_numerator)
+    mechanism = mechanism_from_dict(_spec("subset_selection", n, epsilon))
+    assert client_module._subset_numerator(n, mechanism.subset_size, epsilon) == (
+        mechanism.p_numerator)
+
+
+def test_subset_selection_refuses_hostile_specifications():
+    spec = mechanism_from_dict(_spec("subset_selection", 8, 1.0)).to_dict()
+    refused({**spec, "params": {"subset_size": 8}}, "subset_size")
+    refused({**spec, "params": {"subset_size": 0}}, "subset_size")
+    refused({**spec, "params": {"subset_size": 2.0}}, "subset_size")
+    refused({**spec, "n_inputs": 1}, "n_inputs")
