@@ -305,3 +305,58 @@ def test_subset_selection_refuses_hostile_specifications():
     refused({**spec, "params": {"subset_size": 0}}, "subset_size")
     refused({**spec, "params": {"subset_size": 2.0}}, "subset_size")
     refused({**spec, "n_inputs": 1}, "n_inputs")
+
+
+# ---------------------------------------------------------------- the hierarchical tree
+TREES = [("oue", 2), ("oue", 3), ("olh", 2), ("hrr", 2), ("hrr", 4)]
+
+
+def _tree(n, epsilon, oracle, branching):
+    return mechanism_from_dict(_spec("hierarchical", n, epsilon, branching=branching,
+                                     oracle=oracle))
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("oracle, branching", TREES)
+def test_tree_is_exactly_private(oracle, branching, epsilon):
+    n = {"oue": 8, "olh": 6}.get(oracle, 13)
+    mechanism = _tree(n, epsilon, oracle, branching)
+    if oracle == "olh":
+        few = 4 if epsilon <= 4 else 1
+        seeds = np.arange(1, few + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        laws = [mechanism.exact_law(value, seeds) for value in range(n)]
+        mechanism = type("Laws", (), {"exact_law": staticmethod(lambda v: laws[v])})
+    assert_private(mechanism, list(range(n)), epsilon)
+
+
+@pytest.mark.parametrize("oracle, branching", [("oue", 2), ("hrr", 2), ("hrr", 3)])
+def test_tree_samples_its_law(oracle, branching):
+    mechanism = _tree(6, 1.0, oracle, branching)
+    for value in (0, 5):
+        law = mechanism.exact_law(value)
+        assert_sampled_law(law, server_reports(mechanism, value))
+        assert_sampled_law(law, client_reports(mechanism, value))
+
+
+def test_tree_with_olh_levels_samples_its_law_given_the_seeds():
+    mechanism = _tree(6, 1.0, "olh", 2)
+    seeds = np.array([1, 2**40 + 3], dtype=np.uint64)
+    rng = np.random.default_rng(5)
+    law = mechanism.exact_law(4, seeds)
+    levels = rng.integers(0, mechanism.height, N_SAMPLES)
+    drawn = seeds[rng.integers(0, seeds.size, N_SAMPLES)]
+    reports = np.empty((N_SAMPLES, 3), dtype=np.uint64)
+    reports[:, 0] = levels + 1
+    for k, oracle in enumerate(mechanism.level_oracles):
+        rows = np.flatnonzero(levels == k)
+        node = np.full(rows.size, 4 // mechanism.widths[k])
+        reports[rows, 1:] = oracle._randomize_given_seeds(node, drawn[rows], rng)
+    assert_sampled_law(law, reports)
+
+
+def test_tree_refuses_hostile_specifications():
+    spec = _tree(8, 1.0, "oue", 2).to_dict()
+    refused({**spec, "params": {**spec["params"], "branching": 1}}, "branching")
+    refused({**spec, "params": {**spec["params"], "oracle": "grr"}}, "oracle")
+    refused({**spec, "params": {"branching": 2, "oracle": "olh", "olh_hash": "md5"}},
+            "olh_hash")
