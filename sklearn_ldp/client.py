@@ -25,6 +25,13 @@ Exactness. A report has exactly the distribution of one row of the server's
   decimal arithmetic in the direction that keeps the ratio ``<= e^eps`` (the same integers
   ``a`` as the server, checked by the tests); a bit is ``[U < a]`` for ``U`` uniform on 52
   bits, which is exactly Bernoulli(``a / 2^52``);
+* ``randomized_response``, local hashing (``olh``, ``blh``), ``hadamard``, ``hrr``, ``haar``
+  and the ``hierarchical`` tree's levels sample a two-weight law: favoured outputs of integer
+  weight ``a``, the others ``d = 2^s``, ``a / d <= e^eps`` decided on integers in 80-digit
+  decimal arithmetic (the server's integers, checked by the tests, and checked again here
+  when the spec loads), drawn from one exactly uniform integer in ``[0, total)``
+  (``randrange``: rejection, no rounding) -- exactly the law of the server's ``randomize``;
+  their levels, coefficients and hash seeds are exactly uniform integers too;
 * the other discrete kinds compare a uniform double (53 bits, like numpy's ``random``) with
   the server's floating-point probability formula. The client evaluates ``e^eps`` correctly
   rounded (the same on every device); numpy's ``exp`` can differ from it in the last bit, so
