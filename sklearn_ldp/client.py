@@ -25,6 +25,13 @@ Exactness. A report has exactly the distribution of one row of the server's
   decimal arithmetic in the direction that keeps the ratio ``<= e^eps`` (the same integers
   ``a`` as the server, checked by the tests); a bit is ``[U < a]`` for ``U`` uniform on 52
   bits, which is exactly Bernoulli(``a / 2^52``);
+* ``randomized_response``, local hashing (``olh``, ``blh``), ``hadamard``, ``hrr``, ``haar``
+  and the ``hierarchical`` tree's levels sample a two-weight law: favoured outputs of integer
+  weight ``a``, the others ``d = 2^s``, ``a / d <= e^eps`` decided on integers in 80-digit
+  decimal arithmetic (the server's integers, checked by the tests, and checked again here
+  when the spec loads), drawn from one exactly uniform integer in ``[0, total)``
+  (``randrange``: rejection, no rounding) -- exactly the law of the server's ``randomize``;
+  their levels, coefficients and hash seeds are exactly uniform integers too;
 * the other discrete kinds compare a uniform double (53 bits, like numpy's ``random``) with
   the server's floating-point probability formula. The client evaluates ``e^eps`` correctly
   rounded (the same on every device); numpy's ``exp`` can differ from it in the last bit, so
@@ -135,6 +142,48 @@ def _dyadic_numerator(value, rounding):
 def _ratio_at_most(numerator, denominator, bound):
     """Whether ``numerator / denominator <= bound`` (integers against an 80-digit Decimal)."""
     return DECIMAL_CONTEXT.divide(decimal.Decimal(numerator), decimal.Decimal(denominator)) <= bound
+
+
+# Two-weight laws (server: sklearn_ldp.mechanisms._ratio): total weight at most 2^62, and a
+# ratio within 10^-70 (relative) of e^eps counts as above it (sklearn_ldp.mechanisms._exact).
+_TOTAL_BITS = 62
+_DECISION_MARGIN = decimal.Decimal("1e-70")
+
+
+def _exact_bound(epsilon):
+    """``e^eps (1 - 10^-70)`` with 80 digits: the bound every integer ratio is held to."""
+    return DECIMAL_CONTEXT.multiply(_decimal_exp(epsilon),
+                                    DECIMAL_CONTEXT.subtract(1, _DECISION_MARGIN))
+
+
+def _ratio_weights(epsilon, n_favoured, n_other, kind):
+    """``(a, d)`` of a two-weight law, exactly the server's integers: ``d = 2^s`` the largest
+    with ``F a + R d <= 2^62``, ``a`` the largest with ``a / d <= e^eps`` (decided on
+    integers), then checked (``d < a``, the ratio, the total)."""
+    ceiling = int(_decimal_exp(epsilon).to_integral_value(rounding=decimal.ROUND_CEILING))
+    d = 1 << max(0, _TOTAL_BITS - (n_favoured * ceiling + n_other).bit_length())
+    bound = _exact_bound(epsilon)
+    a = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(d))
+            .to_integral_value(rounding=decimal.ROUND_FLOOR))
+    while a > 0 and not _ratio_at_most(a, d, bound):
+        a -= 1
+    a = min(a, (2**_TOTAL_BITS - n_other * d) // n_favoured)
+    if a <= d:
+        raise ValueError(f"epsilon={epsilon!r} is too small for the {kind!r} specification: "
+                         "the favoured outputs are no more likely than the others; use "
+                         "epsilon >= 1e-12.")
+    if not _ratio_at_most(a, d, bound) or n_favoured * a + n_other * d > 2**_TOTAL_BITS:
+        raise ValueError(f"the {kind!r} weights a={a}, d={d} are not {epsilon}-LDP.")
+    return a, d
+
+
+def _ratio_draw(rng, n_favoured, n_other, a, d):
+    """One report of a two-weight law: ``(favoured, index)`` from one exactly uniform integer
+    in ``[0, F a + R d)`` (``randrange`` rejects, it does not round)."""
+    draw = rng.randrange(n_favoured * a + n_other * d)
+    if draw < n_favoured * a:
+        return True, draw // a
+    return False, (draw - n_favoured * a) // d
 
 
 def _uniform_words(rng, count):
@@ -256,17 +305,18 @@ def _check_matrix(rows, name, kind):
 
 # ---------------------------------------------------------------------- frequency oracles
 def _make_randomized_response(n, epsilon):
-    e = _exp(epsilon)
-    p = e / (e + n - 1)
+    # The server's integer weights: own cell a, each other cell d (exact two-weight law).
+    weights = _ratio_weights(epsilon, 1, n - 1, "randomized_response") if n > 1 else None
 
     def privatize(cell, rng):
         if n == 1:
             return 0
-        if rng.random() < p:
+        keep, other = _ratio_draw(rng, 1, n - 1, *weights)
+        if keep:
             return cell
-        other = rng.randrange(n - 1)
         return other + (other >= cell)  # uniform over the n - 1 cells other than the user's
 
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return privatize
 
 
@@ -375,8 +425,8 @@ def _make_local_hashing(n, epsilon, g, hash_family="tabulation"):
         raise ValueError(f"n_buckets must be at most {MAX_BUCKETS}, got {g}.")
     if hash_family == "linear" and g & (g - 1):
         raise ValueError(f"the linear hash family needs n_buckets a power of two, got {g}.")
-    e = _exp(epsilon)
-    p = e / (e + g - 1)
+    # g-ary randomized response of the bucket with the server's integer weights.
+    weights = _ratio_weights(epsilon, 1, g - 1, "olh")
     n_lo = math.isqrt(n - 1) + 1 if n > 1 else 1
     bits_mask = (1 << max(1, (n - 1).bit_length())) - 1
     n_rows = g.bit_length() - 1
@@ -396,15 +446,18 @@ def _make_local_hashing(n, epsilon, g, hash_family="tabulation"):
 
     bucket = linear_bucket if hash_family == "linear" else tabulation_bucket
 
-    def privatize(cell, rng):
-        seed = rng.getrandbits(64)
+    def report_given_seed(cell, seed, rng):
         hashed = bucket(seed, cell)
-        if rng.random() < p:
-            return [seed, hashed]
-        other = rng.randrange(g - 1)
-        return [seed, other + (other >= hashed)]
+        keep, other = _ratio_draw(rng, 1, g - 1, *weights)
+        return [seed, hashed if keep else other + (other >= hashed)]
 
-    privatize.bucket = bucket  # exposed for the tests (hash agreement with the server)
+    def privatize(cell, rng):
+        return report_given_seed(cell, rng.getrandbits(64), rng)
+
+    # Exposed for the tests: hash agreement, the server's integers, the law given a seed.
+    privatize.bucket = bucket
+    privatize.weights = weights
+    privatize.report_given_seed = report_given_seed
     return privatize
 
 
@@ -460,38 +513,45 @@ def _hadamard(spec):
     n_full = n // load  # the cells after them: one partial block, at the columns 1, 2, ...
     n_outputs = b_count * b
     half = b // 2
-    e = _exp(epsilon)
-    normalizer = half * e + n_outputs - half
-    favoured_threshold = half * e / normalizer
-    block_threshold = (half * e + half) / normalizer
+    # The server's integer weights: a on the favoured half of the block, d elsewhere.
+    weights = _ratio_weights(epsilon, half, n_outputs - half, "hadamard")
 
     def privatize(cell, rng):
         block = cell // load
         start = block * b  # first output of the user's block
         column = cell % load + (hole if block < n_full else 1)
-        event = rng.random()
-        position = rng.randrange(b)
-        if _parity(position, column) != (event >= favoured_threshold):
-            position ^= column & -column  # a bijection between the two parity classes
-        if event >= block_threshold:
-            outside = rng.randrange(n_outputs - b)
+        favoured, index = _ratio_draw(rng, half, n_outputs - half, *weights)
+        if not favoured and index >= half:
+            outside = index - half
             return outside + b * (outside >= start)  # skip the user's own block
+        # The index-th position of the wanted parity: a 0 inserted at the lowest set bit of
+        # the column, then that bit set if the parity is wrong (a bijection onto each half).
+        low = column & -column
+        position = ((index & -low) << 1) | (index & (low - 1))
+        if _parity(position, column) != (not favoured):
+            position |= low
         return start + position
 
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return n, privatize
+
+
+def _sign_weights(epsilon, kind):
+    """``(a, d)``: the server's integer weights of keeping and flipping a sign."""
+    return _ratio_weights(epsilon, 1, 1, kind)
 
 
 def _make_hrr(n, epsilon):
     K = max(2, 1 << (n - 1).bit_length())
-    e = _exp(epsilon)
-    p = e / (e + 1.0)
+    weights = _sign_weights(epsilon, "hrr")
 
     def privatize(cell, rng):
         coefficient = rng.randrange(1, K)
-        flipped = rng.random() >= p
+        flipped = not _ratio_draw(rng, 1, 1, *weights)[0]
         return 2 * coefficient + (1 ^ _parity(coefficient, cell) ^ flipped)
 
     privatize.n_outputs = 2 * K
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return privatize
 
 
@@ -636,16 +696,16 @@ def _haar(spec):
     offsets = [0]
     for m in sizes:
         offsets.append(offsets[-1] + 2 * m)
-    e = _exp(epsilon)
-    p = e / (e + 1.0)
+    weights = _sign_weights(epsilon, "haar")
 
     def privatize(cell, rng):
         level = rng.randrange(1, height + 1)
         coefficient = rng.randrange(sizes[level - 1])
         negative = ((cell >> (level - 1)) & 1) ^ _parity(coefficient, cell >> level)
-        flipped = rng.random() >= p
+        flipped = not _ratio_draw(rng, 1, 1, *weights)[0]
         return offsets[level - 1] + 2 * coefficient + (1 ^ negative ^ flipped)
 
+    privatize.weights = weights  # exposed for the tests (the server's integers)
     return n, privatize
 
 

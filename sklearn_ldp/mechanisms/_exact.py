@@ -29,6 +29,7 @@ Pure numpy and the standard library; no scikit-learn here.
 """
 
 import decimal
+import functools
 import math
 from typing import NamedTuple
 
@@ -54,6 +55,12 @@ def exp_decimal(epsilon):
     return DECIMAL_CONTEXT.exp(decimal.Decimal(float(epsilon)))
 
 
+@functools.lru_cache(maxsize=256)
+def _exact_bound(epsilon):
+    return DECIMAL_CONTEXT.multiply(exp_decimal(epsilon),
+                                    DECIMAL_CONTEXT.subtract(1, _DECISION_MARGIN))
+
+
 def exact_bound(epsilon):
     """``e^epsilon (1 - 10^-70)`` with 80 significant digits: the bound a ratio is held to.
 
@@ -65,8 +72,8 @@ def exact_bound(epsilon):
     >>> exact_bound(1.0) < exp_decimal(1.0)
     True
     """
-    return DECIMAL_CONTEXT.multiply(exp_decimal(epsilon),
-                                    DECIMAL_CONTEXT.subtract(1, _DECISION_MARGIN))
+    # Cached: an audit compares millions of ratios against the same few bounds.
+    return _exact_bound(float(epsilon))
 
 
 def integer_ratio_at_most(numerator, denominator, epsilon):

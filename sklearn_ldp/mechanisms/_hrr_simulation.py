@@ -24,8 +24,11 @@ the whole draw is ``2 K log2 K`` binomials. When ``j = 0`` is excluded, the pref
 still has ``R - 1`` admissible completions out of ``R`` (``R`` the remaining range), of which
 ``R / 2`` start with a 1: its split probability is ``(R/2) / (R - 1)`` instead of ``1/2``.
 
-The result has exactly the distribution of the per-user protocol: every split is the
-conditional law of the next bit of independent uniform choices.
+The result has the distribution of the per-user protocol: every split is the conditional law
+of the next bit of independent uniform choices. It is a simulation (no report leaves a
+device): the binomials are numpy's floating-point draws, with the *realised* probability
+``p = a / (a + d)`` of the mechanism (its integer weights), not the integer sampler of
+``randomize``.
 """
 
 import numpy as np
@@ -39,7 +42,7 @@ def simulate_signed_hrr(plus, minus, p, rng, exclude_zero=False):
     plus, minus : array-like of non-negative int, shape (K,)
         Users holding ``+e_u`` and ``-e_u``; ``K`` a power of two (>= 2 if ``exclude_zero``).
     p : float
-        Probability of sending the true sign.
+        Probability of sending the true sign: the mechanism's realised ``a / (a + d)``.
     rng : numpy.random.Generator
     exclude_zero : bool, default=False
         Sample ``j`` from ``[1, K)`` instead of ``[0, K)``.

@@ -13,6 +13,7 @@ from itertools import product
 import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
+from ._ratio import sign_weights
 
 
 def attribute_bits(shape):
@@ -47,9 +48,10 @@ def fourier_strategy(shape, epsilon, max_order=None):
 
     Each user samples one of the ``T`` Fourier coefficients that touch 1 to ``max_order``
     attributes, uniformly, and reports its sign ``(-1)^popcount(alpha & bits)`` through
-    binary randomized response (kept with probability ``e^eps / (1 + e^eps)``): exactly
-    epsilon-LDP, and every marginal over at most ``max_order`` attributes lies in the row
-    space. The dense form of :class:`InpHT`, for the factorization baselines.
+    binary randomized response (kept with probability ``a / (a + d)``, the integer weights of
+    :func:`~._ratio.sign_weights`, nominally ``e^eps / (1 + e^eps)``): exactly epsilon-LDP,
+    and every marginal over at most ``max_order`` attributes lies in the row space. The dense
+    form of :class:`InpHT`, for the factorization baselines.
 
     Parameters
     ----------
@@ -110,6 +112,8 @@ def fourier_strategy(shape, epsilon, max_order=None):
     check_dense_size(2 * masks.size, n_cells, "fourier")
     cells = cell_bit_strings(shape, offsets)
     parity = np.bitwise_count(masks[:, None] & cells[None, :]) & 1
-    keep = np.exp(epsilon) / (1 + np.exp(epsilon))
-    plus = np.where(parity == 0, keep, 1 - keep) / masks.size
+    # The realised law of the sign's randomized response: kept with the integer weight a,
+    # flipped with d (a / d <= e^eps decided exactly), as HRR and Haar sample it.
+    a, d = sign_weights(epsilon, "fourier")[0]
+    plus = np.where(parity == 0, a, d) / ((a + d) * masks.size)
     return np.vstack([plus, 1.0 / masks.size - plus])

@@ -19,15 +19,18 @@ reapplied by the server.)
 Client. A user of cell ``c`` samples a height ``l`` uniformly from ``{1..h}``, and applies HRR
 to the signed one-hot vector ``s_l(c) e_u`` of length ``m_l`` (``u = c >> l``): sample ``j``
 uniformly from ``[0, m_l)`` (coefficient 0 included: the sign makes it informative), compute
-``b = s_l(c) (-1)^popcount(j & u)`` and send ``b`` with probability ``p = e^eps / (1 + e^eps)``,
-else ``-b``. At the top (``m_h = 1``) this is binary randomized response on ``s_h(c)``. Given
-``(l, j)``, which do not depend on the data, two cells' probabilities of a bit are ``p`` or
-``1 - p``: the ratio is at most ``e^eps``. The report is the integer
+``b = s_l(c) (-1)^popcount(j & u)`` and send ``b`` with probability ``p = a / (a + d)``,
+else ``-b``, with the integer weights of :func:`~._ratio.sign_weights` (``a / d <= e^eps``
+decided exactly, nominally ``p = e^eps / (1 + e^eps)``; the level, the coefficient and the
+kept sign are exactly uniform integers, so the law is exact). At the top (``m_h = 1``) this
+is binary randomized response on ``s_h(c)``. Given ``(l, j)``, which do not depend on the
+data, two cells' probabilities of a bit are ``p`` or ``1 - p``: the ratio is at most
+``e^eps``. The report is the integer
 ``offset_l + 2 j + bit`` (``bit = 1`` for ``+1``), ``offset_l = 2 sum_{k < l} m_k``; there are
 ``2 (D - 1)`` outputs, and aggregation is one ``bincount``.
 
 Estimator (linear, unbiased). With ``T_l[j]`` the number of ``+1`` minus the number of ``-1``
-reports at ``(l, j)`` and ``c = 1 / (2p - 1)``,
+reports at ``(l, j)`` and ``c = 1 / (2p - 1) = (a + d) / (a - d)`` (the realised ``p``),
 
     dhat_l = h c H_{m_l} T_l        (one fast Walsh-Hadamard transform per level),
 
@@ -68,8 +71,10 @@ Pure numpy; no scikit-learn here.
 import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
+from ._exact import ExactLaw, check_law_size, uniform_below
 from ._fwht import fwht, hadamard_parity
 from ._hrr_simulation import simulate_signed_hrr
+from ._ratio import kept_signs, ratio_law_weights, sign_weights
 from .base import (
     Mechanism,
     ReportInfluence,
@@ -134,8 +139,10 @@ class HaarHRR(Mechanism):
         ``m_l = 2^(h - l)`` nodes at height ``l = 1..h``.
     n_outputs : int
         ``2 (2^h - 1)`` possible reports.
+    weights : tuple of int
+        ``(a, d)``: integer weights of keeping and flipping the sign (``a / d <= e^eps``).
     p : float
-        Probability of sending the true sign.
+        Probability of sending the true sign, ``a / (a + d)``.
 
     See Also
     --------
@@ -170,7 +177,7 @@ class HaarHRR(Mechanism):
     9961
     >>> statistic = mechanism.aggregate(mechanism.randomize(users, rng))
     >>> round(float(mechanism.estimate(statistic)[3:11].sum()))
-    9885
+    9976
     >>> query = np.zeros(16)
     >>> query[3:11] = 1
     >>> float(np.sqrt(20000 * mechanism.query_variance(query).max()).round(1))  # worst sd
@@ -189,9 +196,8 @@ class HaarHRR(Mechanism):
         self.level_sizes = [self.padded_size >> level for level in range(1, self.height + 1)]
         self._offsets = np.concatenate([[0], np.cumsum([2 * m for m in self.level_sizes])])
         self.n_outputs = int(self._offsets[-1])
-        e = np.exp(self.epsilon)
-        self.p = e / (e + 1.0)
-        self.debias = 1.0 / np.tanh(self.epsilon / 2.0)  # 1 / (2p - 1), accurate at small eps
+        # The realised p and 1 / (2p - 1), from the integers sampled (checked exactly).
+        self.weights, self.p, self.debias = sign_weights(self.epsilon, self.name)
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
@@ -212,17 +218,54 @@ class HaarHRR(Mechanism):
         """
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
-        level = rng.integers(1, self.height + 1, size=n_users)
+        level = uniform_below(rng, self.height, n_users) + 1
         node = indices >> level
         sizes = np.asarray(self.level_sizes, dtype=np.int64)[level - 1]
-        coefficient = rng.integers(0, sizes)
+        coefficient = uniform_below(rng, sizes, n_users)
         # 1 where the true sign is -1: right half (bit l-1 set) xor a negative Hadamard entry.
         negative = ((indices >> (level - 1)) & 1).astype(np.uint8) ^ hadamard_parity(
             coefficient, node)
-        flipped = (rng.random(n_users) >= self.p).astype(np.uint8)
+        flipped = (~kept_signs(rng, n_users, self.weights)).astype(np.uint8)
         bit = 1 ^ negative ^ flipped
         reports = self._offsets[level - 1] + 2 * coefficient + bit
         return reports.astype(report_dtype(self.n_outputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's report over all ``2 (D - 1)`` outputs.
+
+        Output ``offset_l + 2 j + bit`` has probability ``(1 / h) (1 / m_l) (a or d) /
+        (a + d)``: weight ``(m_1 / m_l) a`` for the true sign of ``(l, j)``, ``(m_1 / m_l) d``
+        for the other, over the total ``h m_1 (a + d)``.
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+
+        Returns
+        -------
+        ExactLaw
+
+        Examples
+        --------
+        >>> law = HaarHRR(4, 1.0).exact_law(1)
+        >>> law.outputs.tolist(), law.total == 2 * 2 * sum(HaarHRR(4, 1.0).weights)
+        ([0, 1, 2, 3, 4, 5], True)
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        check_law_size(self.n_outputs, self.name)
+        a, d = self.weights
+        widest = self.level_sizes[0]
+        weights = []
+        for level, size in enumerate(self.level_sizes, start=1):  # h levels, not users
+            coefficient = np.arange(size)
+            negative = ((value >> (level - 1)) & 1) ^ hadamard_parity(
+                coefficient, np.full(size, value >> level))
+            kept = np.stack([negative == 1, negative == 0], axis=1).ravel()  # bits 0, 1
+            scale = widest // size
+            weights += [scale * w for w in ratio_law_weights(kept, a, d)]
+        outputs = np.arange(self.n_outputs).astype(report_dtype(self.n_outputs))
+        return ExactLaw(outputs, weights, self.height * widest * (a + d))
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):

@@ -9,7 +9,10 @@ probability ``1 / Z``, where
     Z = (b / 2) e^eps + K - b / 2.
 
 Every output row holds only the values ``e^eps / Z`` and ``1 / Z``, so the strategy is exactly
-epsilon-LDP, whatever the columns.
+epsilon-LDP, whatever the columns. Sampled exactly: the favoured outputs have the integer
+weight ``a`` and the others ``d = 2^s`` (:func:`~._ratio.ratio_weights`, ``a / d <= e^eps``
+decided on integers), so ``e^eps`` above is the realised ratio ``a / d`` and
+``g = (a - d) / (2 d)`` everywhere below (the decoder and every variance use it).
 
 Layout, ``(n_blocks, block_size, hole)``. The full blocks hold ``b - hole`` cells each, in
 order, at the columns ``hole .. b - 1`` (``hole`` a power of two at most ``b / 2``; 1: every
@@ -52,14 +55,13 @@ better than the chosen one, but by the 2% above); it is kept for the specificati
 before the layout was recorded: a specification without a layout means the paper's, so old
 specifications, saved reports and clients decode as before.
 
-Client side, ``O(1)`` per user. A user draws one of three events: a favoured output (probability
-``(b/2) e^eps / Z``), one of the ``b / 2`` unfavoured outputs of its own block (``(b/2) / Z``),
-or one of the ``K - b`` outputs of the other blocks (``(K - b) / Z``); inside each event the
-output is uniform, which gives exactly column ``j`` of the strategy matrix. A uniform output of
-the block with a prescribed parity ``popcount(y' & c) mod 2`` is drawn as a uniform
-``y'`` in ``[0, b)`` whose parity is then fixed, if wrong, by flipping the lowest set bit of
-``c`` in ``y'``: that flip is a bijection between the even and odd halves of ``[0, b)``, so the
-result is uniform on the wanted half.
+Client side, ``O(1)`` per user. One exactly uniform integer ``U`` in ``[0, (b/2) a + (K - b/2)
+d)`` (:func:`~._ratio.sample_ratio_law`) picks a favoured output (the ``(U // a)``-th), one of
+the ``b / 2`` unfavoured outputs of its own block, or one of the ``K - b`` outputs of the other
+blocks (the ``((U - (b/2) a) // d)``-th of these ``K - b/2``), which gives exactly column ``j``
+of the strategy matrix. The ``t``-th output of the block with a prescribed parity
+``popcount(y & c) mod 2`` is ``t`` with a 0 inserted at the lowest set bit ``l`` of ``c``,
+then bit ``l`` set if the parity is wrong: a bijection from ``[0, b/2)`` onto each half.
 
 Server side. Decision (not from the paper): the reports are decoded with the optimal linear
 decoder of the strategy, ``V* = (Q^T D^-1 Q)^-1 Q^T D^-1`` (see :mod:`.factorization`),
@@ -195,6 +197,7 @@ from scipy.linalg import hadamard
 from .._gram import DenseGram
 from .._validation import check_dense_size, check_epsilon, check_positive_int
 from ..workloads import _renamed_keyword
+from ._exact import ExactLaw, check_law_size
 from ._fwht import fwht, hadamard_parity
 from ._hadamard_blocks import (
     coset_correlation,
@@ -204,6 +207,7 @@ from ._hadamard_blocks import (
     interval_walsh,
     walsh_block_diagonals,
 )
+from ._ratio import ratio_law_weights, ratio_weights, sample_ratio_law
 from .base import (
     DENSE_GRAM_CELLS,
     ROW_FALLBACK_ENTRIES,
@@ -360,10 +364,13 @@ def hadamard_strategy(n, epsilon, layout=None):
     block, column = _block_and_column(inputs, block_size, hole,
                                       _block_counts(n, block_size, hole)[0])
     signs = hadamard(block_size)[:, column]  # (block_size, n): +1 where the output is favoured
-    Q = np.ones((n_outputs, n))
+    # The realised law: favoured weight a, others d (the integers the mechanism samples).
+    half = block_size // 2
+    a, d = ratio_weights(epsilon, half, n_outputs - half, "hadamard")
+    Q = np.full((n_outputs, n), float(d))
     rows = block[None, :] * block_size + np.arange(block_size)[:, None]
-    Q[rows, inputs[None, :]] = np.where(signs > 0, np.exp(epsilon), 1.0)
-    return Q / Q.sum(axis=0)
+    Q[rows, inputs[None, :]] = np.where(signs > 0, float(a), float(d))
+    return Q / (half * a + (n_outputs - half) * d)
 
 
 def _candidate_layouts(n):
@@ -581,12 +588,9 @@ class HadamardResponse(OutputIndexMechanism):
             zip(("n_blocks", "block_size", "hole"), self.layout, strict=True))
         self.n_outputs = self.n_blocks * self.block_size
         half = self.block_size // 2
-        e = np.exp(self.epsilon)
-        normalizer = half * e + self.n_outputs - half
-        # Thresholds on one uniform draw: [0, t0) favoured, [t0, t1) the block's unfavoured
-        # outputs, [t1, 1) the outputs of the other blocks.
-        self._favoured_threshold = half * e / normalizer
-        self._block_threshold = (half * e + half) / normalizer
+        # Integer weights of a favoured output (a) and of any other (d): the exact privacy
+        # check of the integers sampled runs in ratio_weights.
+        self.weights = ratio_weights(self.epsilon, half, self.n_outputs - half, self.name)
         self._dense_strategy = None
         self._set_up_decoder()
 
@@ -595,8 +599,9 @@ class HadamardResponse(OutputIndexMechanism):
         """The blockwise quantities of the module docstring (steps 3-4): closed forms for the
         full and empty blocks, a few FWHTs for the partial block, O(B) for the coupling."""
         n, b, B, hole = self.n_inputs, self.block_size, self.n_blocks, self.hole
-        # g = (e - 1) / 2 through expm1: accurate for small epsilon.
-        g = self._g = 0.5 * np.expm1(self.epsilon)
+        # The realised g = (a / d - 1) / 2, one correctly rounded quotient of integers.
+        a, d = self.weights
+        g = self._g = (a - d) / (2 * d)
         self._Z = self.n_outputs + b * g
         self._load = b - hole  # cells of a full block
         self._n_full, self._partial_size = _block_counts(n, b, hole)
@@ -921,8 +926,8 @@ class HadamardResponse(OutputIndexMechanism):
         """Privatize user types ``indices``: one output index per user, ``O(1)`` work each.
 
         Draws exactly from column ``u`` of the strategy (:func:`hadamard_strategy` with this
-        layout; see the module docstring); three random numbers per user, no loop over
-        users or outputs.
+        layout; see the module docstring): one exactly uniform integer per user, no loop
+        over users or outputs.
 
         Parameters
         ----------
@@ -942,18 +947,54 @@ class HadamardResponse(OutputIndexMechanism):
         b, n_outputs = self.block_size, self.n_outputs
         block, column = _block_and_column(indices, b, self.hole, self._n_full)
         start = block * b  # first output of the user's block; column: never 0
-        event = rng.random(n_users)
-        position = rng.integers(0, b, size=n_users)
-        # The wanted parity of popcount(position & column): 0 (favoured, H = +1) or 1.
-        wanted = (event >= self._favoured_threshold).astype(np.uint8)
+        half = b // 2
+        favoured, index = sample_ratio_law(rng, n_users, half, n_outputs - half,
+                                           *self.weights)
+        # The wanted parity of popcount(position & column): 0 (favoured, H = +1) or 1; the
+        # index-th position of that parity (index < b / 2 inside the block).
+        wanted = (~favoured).astype(np.uint8)
+        low = column & -column  # the lowest set bit of the column
+        position = ((index & -low) << 1) | (index & (low - 1))  # a 0 inserted at that bit
         wrong = hadamard_parity(position, column) != wanted
-        position ^= wrong * (column & -column)  # flip the lowest set bit of the column
+        position |= wrong * low
         reports = start + position
         if n_outputs > b:
-            outside = rng.integers(0, n_outputs - b, size=n_users)
+            outside = index - half  # the others past the block's own b / 2
             outside += b * (outside >= start)  # skip the user's own block
-            reports = np.where(event >= self._block_threshold, outside, reports)
+            reports = np.where(favoured | (index < half), reports, outside)
         return reports.astype(report_dtype(n_outputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's report: weight ``a`` on the favoured half of its
+        block, ``d`` on every other output, over ``Z = (b/2) a + (K - b/2) d``.
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs ``0 .. K - 1`` (report dtype), integer weights and their total.
+
+        Examples
+        --------
+        >>> mechanism = HadamardResponse(3, 1.0)
+        >>> law = mechanism.exact_law(0)
+        >>> law.outputs.tolist(), sorted(set(law.weights)) == sorted(mechanism.weights)
+        ([0, 1, 2, 3], True)
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        check_law_size(self.n_outputs, self.name)
+        b = self.block_size
+        block, column = _block_and_column(np.array([value]), b, self.hole, self._n_full)
+        favoured = np.zeros(self.n_outputs, dtype=bool)
+        positions = np.arange(b)
+        favoured[int(block[0]) * b + positions] = hadamard_parity(positions, column[0]) == 0
+        weights = ratio_law_weights(favoured, *self.weights)
+        return ExactLaw(np.arange(self.n_outputs).astype(report_dtype(self.n_outputs)),
+                        weights, sum(weights))
 
     # ------------------------------------------------------------------ server side
     @_renamed_keyword("counts", "statistic")
@@ -991,7 +1032,9 @@ class HadamardResponse(OutputIndexMechanism):
 
     def simulate_statistic(self, type_counts, rng):
         """Exact draw of the output counts (module docstring): per user, an output uniform
-        over all ``K`` or one uniform on the favoured half of its block. Both parts are drawn
+        over all ``K`` or one uniform on the favoured half of its block. A simulation (no
+        report leaves a device): numpy's floating-point binomial with the realised
+        ``b g / Z``, not the integer sampler of :meth:`randomize`. Both parts are drawn
         per user when they have at most ``K`` users (``O(N)``), else as a multinomial and by
         :func:`~._hadamard_blocks.hyperplane_counts`: ``O(K log b)`` whatever the number of
         users ``N``.

@@ -7,14 +7,17 @@ has Hadamard coefficients ``F = H x``; ``F_0 = N`` (the number of users) is know
 
 Client. A user of type ``u`` samples a coefficient ``j`` uniformly from ``{1, ..., K - 1}``,
 takes the sign ``H[j, u]`` and sends it through binary randomized response: kept with
-probability ``p = e^eps / (e^eps + 1)``, flipped otherwise. The report is one integer
+probability ``p = a / (a + d)``, flipped otherwise, with the integer weights of
+:func:`~._ratio.sign_weights` (``a / d <= e^eps`` decided exactly; nominally
+``p = e^eps / (e^eps + 1)``), drawn from one exactly uniform integer in ``[0, a + d)``; the
+coefficient is an exactly uniform integer too. The report is one integer
 ``o = 2 j + bit`` (``bit = 1`` for ``+1``), in ``[2, 2K)``, stored in the smallest unsigned
 integer type. Each report has probability ``p / (K - 1)`` or ``(1 - p) / (K - 1)`` under every
 type, so the mechanism is exactly epsilon-LDP. The strategy matrix has ``2 (K - 1)`` rows, row
 ``r`` for output ``o = r + 2`` (outputs 0 and 1, coefficient 0, never occur).
 
-Server. The statistic is the count of each of the ``2K`` outputs (int64). With
-``c = (e^eps + 1) / (e^eps - 1) = 1 / (2p - 1)``,
+Server. The statistic is the count of each of the ``2K`` outputs (int64). With the realised
+``c = (a + d) / (a - d) = 1 / (2p - 1)`` (nominally ``(e^eps + 1) / (e^eps - 1)``),
 
     F_hat_j = (K - 1) c (#plus_j - #minus_j),   j >= 1,        F_hat_0 = N,
     y = (1/K) H F_hat, restricted to the first n cells,
@@ -65,8 +68,10 @@ Pure numpy; no scikit-learn here.
 import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
+from ._exact import ExactLaw, check_law_size, uniform_below
 from ._fwht import fwht, hadamard_parity
 from ._hrr_simulation import simulate_signed_hrr
+from ._ratio import kept_signs, ratio_law_weights, sign_weights
 from .base import (
     Mechanism,
     ReportInfluence,
@@ -106,8 +111,11 @@ class HadamardRandomizedResponse(Mechanism):
         ``K = 2^ceil(log2 n)`` (at least 2).
     n_outputs : int
         ``2K``: the length of the statistic (report values lie in ``[2, 2K)``).
+    weights : tuple of int
+        ``(a, d)``: integer weights of keeping and flipping the sign (``a / d <= e^eps``).
     p : float
-        Probability that the sent bit is the true sign, ``e^eps / (e^eps + 1)``.
+        Probability that the sent bit is the true sign, ``a / (a + d)`` (nominally
+        ``e^eps / (e^eps + 1)``).
 
     See Also
     --------
@@ -145,10 +153,8 @@ class HadamardRandomizedResponse(Mechanism):
         self.params = {}
         self.n_coefficients = max(2, 1 << (self.n_inputs - 1).bit_length())
         self.n_outputs = 2 * self.n_coefficients
-        e = np.exp(self.epsilon)
-        self.p = e / (e + 1.0)
-        # 1 / (2p - 1), written so that it stays accurate for small epsilon.
-        self.debias = 1.0 / np.tanh(self.epsilon / 2.0)
+        # The realised p and 1 / (2p - 1), from the integers sampled (checked exactly).
+        self.weights, self.p, self.debias = sign_weights(self.epsilon, self.name)
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
@@ -168,11 +174,39 @@ class HadamardRandomizedResponse(Mechanism):
         """
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
-        coefficient = rng.integers(1, self.n_coefficients, size=n_users)
-        flipped = (rng.random(n_users) >= self.p).astype(np.uint8)
+        coefficient = uniform_below(rng, self.n_coefficients - 1, n_users) + 1
+        flipped = (~kept_signs(rng, n_users, self.weights)).astype(np.uint8)
         # bit = 1 for +1: the true sign is +1 when the parity is 0; a flip inverts it.
         bit = 1 ^ hadamard_parity(coefficient, indices) ^ flipped
         return (2 * coefficient + bit).astype(report_dtype(self.n_outputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's report: every output ``2 j + bit``, ``j`` in
+        ``[1, K)``.
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs ``2 .. 2K - 1`` (report dtype); weight ``a`` for the true sign of
+            coefficient ``j`` and ``d`` for the other, total ``(K - 1)(a + d)``.
+
+        Examples
+        --------
+        >>> law = HadamardRandomizedResponse(3, 1.0).exact_law(0)
+        >>> law.outputs.tolist()
+        [2, 3, 4, 5, 6, 7]
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        check_law_size(self.n_outputs, self.name)
+        outputs = np.arange(2, self.n_outputs)
+        true_bit = 1 ^ hadamard_parity(outputs // 2, np.full(outputs.size, value))
+        weights = ratio_law_weights((outputs & 1) == true_bit, *self.weights)
+        return ExactLaw(outputs.astype(report_dtype(self.n_outputs)), weights, sum(weights))
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):

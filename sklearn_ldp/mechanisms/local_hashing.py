@@ -8,10 +8,15 @@ Protocol. Each user draws a random hash function ``H_s : [n] -> [g]`` (named by 
 
 and sends the pair ``(s, y)``. Reports are an ``(N, 2)`` uint64 array of ``[seed, y]`` rows.
 
-Privacy. The seed is drawn independently of ``u``, and for *every* fixed seed
-``P(y | u, s)`` is ``p`` or ``(1 - p) / (g - 1)``, whose ratio is exactly ``e^eps``: the
-mechanism is eps-LDP whatever the hash function (its quality only affects accuracy). There is
-no finite strategy matrix (``2^64 g`` outputs); the tests audit privacy seed by seed instead.
+Privacy. The seed is drawn independently of ``u`` (an exactly uniform 64-bit word), and for
+*every* fixed seed ``P(y | u, s)`` is the exact two-weight law of :mod:`._ratio`: weight ``a``
+on ``H_s(u)`` and ``d`` on each other bucket, ``a / d <= e^eps`` decided on integers, drawn
+from one exactly uniform integer in ``[0, a + (g - 1) d)``: the mechanism is eps-LDP whatever
+the hash function (its quality only affects accuracy). There is no finite strategy matrix
+(``2^64 g`` outputs); :meth:`LocalHashing.exact_law` gives the exact law of the report
+conditional on the seed lying in a given (small) set of seeds, uniform on it, which is the
+law of every seed at once since the seed does not depend on the value. The realised
+``p = a / (a + (g - 1) d)`` is what the estimator and the variances use.
 
 Estimation (``SupportOracle``). A report supports ``S(y) = {j : H_s(j) = y}``; the server
 counts ``C_j = #{i : H_{s_i}(j) = y_i}`` and estimates ``(C_j - N/g) / (p - 1/g)``, then uses
@@ -110,6 +115,8 @@ import numpy as np
 
 from .._fwht import fwht
 from .._validation import MAX_DENSE_ENTRIES, check_epsilon, check_positive_int
+from ._exact import ExactLaw, check_law_size
+from ._ratio import ratio_law_weights, ratio_weights, sample_ratio_law
 from .base import ReportCheck, check_type_indices, chunks, register
 from .support import SupportOracle
 
@@ -286,8 +293,10 @@ class LocalHashing(SupportOracle):
             self.params["hash_family"] = "linear"
         self._n_bits = max(1, (self.n_inputs - 1).bit_length())
         self._n_rows = g.bit_length() - 1
-        e = np.exp(self.epsilon)
-        self.p = e / (e + g - 1)
+        # g-ary randomized response on the bucket, on integers (exact privacy check inside).
+        self.weights = ratio_weights(self.epsilon, 1, g - 1, self.name)
+        a, d = self.weights
+        self.p = a / (a + (g - 1) * d)  # realised: the estimator stays exactly unbiased
         self.q = 1.0 / g
         self.pair_own = self.p / g  # y = H(u) and H(j) = H(u): p * P(H(j) = H(u))
         self.pair_other = 1.0 / g**2  # H(j), H(k) independent of each other and of y
@@ -407,14 +416,55 @@ class LocalHashing(SupportOracle):
     def _randomize_given_seeds(self, indices, seeds, rng):
         """Randomized response on ``H_seed(u)`` with the seeds given (audits fix them)."""
         hashed = self.hash_values(seeds, indices)
-        keep = rng.random(indices.shape[0]) < self.p
-        # Uniform over the g - 1 buckets other than H(u): draw in [0, g - 1) and skip H(u).
-        other = rng.integers(0, self.n_buckets - 1, size=indices.shape[0]).astype(np.uint64)
+        keep, other = sample_ratio_law(rng, indices.shape[0], 1, self.n_buckets - 1,
+                                       *self.weights)
+        # Uniform over the g - 1 buckets other than H(u): an index in [0, g - 1), past H(u).
+        other = other.astype(np.uint64)
         other += other >= hashed
         reports = np.empty((indices.shape[0], 2), dtype=np.uint64)
         reports[:, 0] = seeds
         reports[:, 1] = np.where(keep, hashed, other)
         return reports
+
+    def exact_law(self, value, seeds=None):
+        """The exact law of one user's report given that the seed lies in ``seeds``.
+
+        The seed is a uniform 64-bit word drawn independently of the value, so the law of
+        ``(seed, bucket)`` conditional on the seed being uniform on any set of seeds is
+        private exactly when the law of every seed is; this enumerates a small set.
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+        seeds : array-like of uint64, optional
+            The seeds (default: ``0 .. 7``).
+
+        Returns
+        -------
+        ExactLaw
+            Outputs ``[seed, bucket]`` (uint64 rows, seed-major), weight ``a`` where the
+            bucket is ``H_seed(value)`` and ``d`` elsewhere, total ``len(seeds) Z``.
+
+        Examples
+        --------
+        >>> mechanism = OptimizedLocalHashing(6, 1.0)
+        >>> law = mechanism.exact_law(2, seeds=np.array([5, 9], dtype=np.uint64))
+        >>> law.outputs.shape, law.total == 2 * sum(mechanism.weights) + 4 * mechanism.weights[1]
+        ((8, 2), True)
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        seeds = np.arange(8, dtype=np.uint64) if seeds is None else np.asarray(seeds)
+        if seeds.ndim != 1 or seeds.dtype != np.uint64 or seeds.size == 0:
+            raise ValueError("seeds must be a non-empty 1-D uint64 array.")
+        g = self.n_buckets
+        check_law_size(seeds.size * g, self.name)
+        buckets = np.arange(g, dtype=np.uint64)
+        outputs = np.stack([np.repeat(seeds, g), np.tile(buckets, seeds.size)], axis=1)
+        hashed = self.hash_values(seeds, np.full(seeds.size, value))
+        weights = ratio_law_weights((buckets[None, :] == hashed[:, None]).ravel(),
+                                    *self.weights)
+        return ExactLaw(outputs, weights, sum(weights))
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
@@ -657,7 +707,7 @@ class OptimizedLocalHashing(LocalHashing):
     >>> mechanism = OptimizedLocalHashing(8, 2.0)
     >>> reports = mechanism.randomize(users, np.random.default_rng(0))
     >>> mechanism.estimate(mechanism.aggregate(reports)).round(-1)
-    array([3000., 1960., 1480., 1090.,  950.,  730.,  220.,  550.])
+    array([3010., 2020., 1410.,  940.,  960.,  910.,  350.,  390.])
     >>> float(np.sqrt(10000 * mechanism.per_user_variance(np.eye(8))[0]).round(1))  # its sd
     242.6
     """

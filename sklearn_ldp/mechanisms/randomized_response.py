@@ -1,12 +1,17 @@
 """Randomized response (k-RR, direct encoding): the strategy matrix and the structured oracle.
 
 A user of type ``u`` reports ``u`` with probability ``e^eps / (e^eps + n - 1)`` and each other
-type with probability ``1 / (e^eps + n - 1)``.
+type with probability ``1 / (e^eps + n - 1)``: nominally. The mechanism samples the exact
+two-weight law of :mod:`._ratio` (own cell weight ``a``, every other cell ``d = 2^s``,
+``a / d <= e^eps`` decided on integers) from one exactly uniform integer per user, and its
+estimator and variances use the realised ``p = a / Z`` and ``q = d / Z``, ``Z = a + (n-1) d``.
 """
 
 import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
+from ._exact import ExactLaw, check_law_size
+from ._ratio import ratio_law_weights, ratio_weights, sample_ratio_law
 from .base import (
     check_type_counts,
     check_type_indices,
@@ -104,10 +109,14 @@ class RandomizedResponse(SupportOracle):
 
     Attributes
     ----------
+    weights : tuple of int or None
+        ``(a, d)``: the integer weights of one's own cell and of each other cell
+        (:func:`~._ratio.ratio_weights`, ``a / d <= e^eps`` exactly); None when ``n = 1``.
     p : float
-        Probability of reporting one's own cell, ``e^eps / (e^eps + n - 1)``.
+        Probability of reporting one's own cell, ``a / (a + (n - 1) d)`` (nominally
+        ``e^eps / (e^eps + n - 1)``).
     q : float
-        Probability of reporting each other cell, ``1 / (e^eps + n - 1)``.
+        Probability of reporting each other cell, ``d / (a + (n - 1) d)``.
     pair_own, pair_other : float
         Both 0: a report supports a single cell.
 
@@ -138,12 +147,12 @@ class RandomizedResponse(SupportOracle):
     >>> users = np.repeat([0, 1, 2, 3], [4000, 3000, 2000, 1000])
     >>> reports = mechanism.randomize(users, np.random.default_rng(0))
     >>> reports.dtype, reports[:6].tolist()
-    (dtype('uint8'), [1, 0, 0, 0, 2, 3])
+    (dtype('uint8'), [1, 0, 0, 2, 3, 1])
     >>> statistic = mechanism.aggregate(reports)  # reports per cell, then their number
     >>> statistic.tolist()
-    [2971, 2669, 2360, 2000, 10000]
+    [2954, 2659, 2336, 2051, 10000]
     >>> mechanism.estimate(statistic).round(-1)  # unbiased users per cell
-    array([4070., 3060., 2030.,  840.])
+    array([4010., 3030., 1950., 1010.])
 
     The standard deviation of each estimate, known before collecting (``per_user_variance``
     of the histogram, summed over the 10000 users):
@@ -159,14 +168,23 @@ class RandomizedResponse(SupportOracle):
         self.epsilon = check_epsilon(epsilon)
         self.name = "randomized_response"
         self.params = {}
-        e = np.exp(self.epsilon)
-        self.p = e / (e + self.n_inputs - 1)
-        self.q = 1.0 / (e + self.n_inputs - 1)
+        if self.n_inputs == 1:
+            self.weights = None  # one output, reported by everybody
+            self.p, self.q = 1.0, float(1.0 / np.exp(self.epsilon))
+        else:
+            # The exact privacy check of the integers sampled runs in ratio_weights.
+            self.weights = ratio_weights(self.epsilon, 1, self.n_inputs - 1, self.name)
+            a, d = self.weights
+            total = a + (self.n_inputs - 1) * d
+            self.p, self.q = a / total, d / total  # correctly rounded quotients of integers
         self.pair_own = 0.0  # a report supports a single cell
         self.pair_other = 0.0
 
     def randomize(self, indices, rng):
         """One report per user: keep the type with probability ``p``, else a uniform other.
+
+        Exact: one uniform integer in ``[0, a + (n - 1) d)`` per user decides the report
+        (:func:`~._ratio.sample_ratio_law`).
 
         Parameters
         ----------
@@ -184,10 +202,39 @@ class RandomizedResponse(SupportOracle):
         indices = check_type_indices(indices, self.n_inputs)
         if self.n_inputs == 1:
             return np.zeros(indices.shape[0], dtype=np.uint8)
-        keep = rng.random(indices.shape[0]) < self.p
-        other = rng.integers(0, self.n_inputs - 1, size=indices.shape[0])
+        a, d = self.weights
+        keep, other = sample_ratio_law(rng, indices.shape[0], 1, self.n_inputs - 1, a, d)
         other += other >= indices  # uniform over the n - 1 cells other than the user's own
         return np.where(keep, indices, other).astype(report_dtype(self.n_inputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's report: every cell, weight ``a`` for ``value``.
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs ``0 .. n - 1`` (in the report dtype), integer weights ``a`` (the own
+            cell) and ``d`` (the others), and their total ``a + (n - 1) d``.
+
+        Examples
+        --------
+        >>> law = RandomizedResponse(3, 1.0).exact_law(2)
+        >>> law.outputs.tolist(), law.weights[2] > law.weights[0] == law.weights[1]
+        ([0, 1, 2], True)
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        check_law_size(self.n_inputs, self.name)
+        outputs = np.arange(self.n_inputs).astype(report_dtype(self.n_inputs))
+        if self.weights is None:
+            return ExactLaw(outputs, [1], 1)
+        a, d = self.weights
+        weights = ratio_law_weights(np.arange(self.n_inputs) == value, a, d)
+        return ExactLaw(outputs, weights, sum(weights))
 
     def report_validity(self, reports):
         """Every cell index in ``[0, n)`` is a valid report, and nothing else.
@@ -234,6 +281,10 @@ class RandomizedResponse(SupportOracle):
     def simulate_statistic(self, type_counts, rng):
         """Exact draw of the counts: kept reports are binomial, the others multinomial.
 
+        A simulation (no report leaves a device): numpy's floating-point binomial and
+        multinomial draws with the realised ``p``, not the integer sampler of
+        :meth:`randomize`.
+
         ``O(n^2)`` time (users of each type spread over the other ``n - 1`` cells), in
         blocks of types so that memory stays ``O(n * SIMULATION_BLOCK)``.
 
@@ -270,4 +321,13 @@ class RandomizedResponse(SupportOracle):
         return np.append(support, np.int64(counts.sum()))
 
     def strategy_matrix(self):
-        return randomized_response_strategy(self.n_inputs, self.epsilon)
+        """The ``n x n`` matrix of the realised law (``p`` on the diagonal, ``q`` elsewhere).
+
+        Returns
+        -------
+        Q : ndarray of shape (n, n)
+        """
+        check_dense_size(self.n_inputs, self.n_inputs, self.name)
+        Q = np.full((self.n_inputs, self.n_inputs), self.q)
+        np.fill_diagonal(Q, self.p)
+        return Q

@@ -287,7 +287,7 @@ def _sampled_ranges(n_cells, workload, n_ranges):
     # Uniform over pairs lo <= hi: the pair (min, max) of two uniform cells, with the
     # diagonal counted once as often as the others, i.e. rejection of half the ties.
     lo, hi = rng.integers(0, n_cells, size=(2, 4 * n_ranges))
-    keep = (lo != hi) | (rng.random(lo.shape[0]) < 0.5)
+    keep = (lo != hi) | (rng.integers(0, 2, size=lo.shape[0]) == 1)  # an exact fair coin
     lo, hi = np.minimum(lo, hi)[keep][:n_ranges], np.maximum(lo, hi)[keep][:n_ranges]
     return lo, hi
 

@@ -140,6 +140,8 @@ intervals and ``O(n h)`` comparisons.
 Pure numpy; no scikit-learn here.
 """
 
+import math
+
 import numpy as np
 
 from .._gram import SummaryGram
@@ -150,6 +152,7 @@ from ._bits import (
     n_packed_bytes,
     unused_bits_clear,
 )
+from ._exact import ExactLaw, check_law_size
 from ._hrr_simulation import simulate_signed_hrr
 from .base import (
     Mechanism,
@@ -712,6 +715,60 @@ class HierarchicalHistogram(Mechanism):
             else:
                 reports[rows] = part.astype(np.int64) + self._report_offsets[k]
         return reports
+
+    def exact_law(self, value, seeds=None):
+        """The exact law of one user's report: a uniform level, then that level's oracle.
+
+        Each level's :meth:`exact_law` (of the user's node) is brought to a common total
+        ``L`` (the least common multiple of the levels' totals) and weighted ``1 / h``: the
+        law has total ``h L`` and lists every level's outputs, encoded as :meth:`randomize`
+        encodes them (the level tag, then the level's report).
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+        seeds : array-like of uint64, optional
+            OLH levels only: the law is conditional on the hash seed lying in ``seeds``
+            (uniform on them; see :meth:`LocalHashing.exact_law`).
+
+        Returns
+        -------
+        ExactLaw
+
+        Examples
+        --------
+        >>> tree = HierarchicalHistogram(4, 1.0, branching=2, oracle="hrr")
+        >>> law = tree.exact_law(3)
+        >>> law.outputs.size, sum(law.weights) == law.total
+        (8, True)
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        options = {"seeds": seeds} if self.oracle == "olh" else {}
+        laws = [oracle.exact_law(value // width, **options)
+                for oracle, width in zip(self.level_oracles, self.widths, strict=True)]
+        common = math.lcm(*(int(law.total) for law in laws))
+        check_law_size(sum(len(law.weights) for law in laws), self.name)
+        outputs, weights = [], []
+        for k, law in enumerate(laws):  # h levels
+            rows = np.asarray(law.outputs)
+            if self.oracle == "oue":
+                encoded = np.zeros((rows.shape[0], self.report_width), dtype=np.uint8)
+                encoded[:, 0] = k + 1
+                encoded[:, 1:1 + rows.shape[1]] = rows
+            elif self.oracle == "olh":
+                encoded = np.empty((rows.shape[0], 3), dtype=np.uint64)
+                encoded[:, 0] = k + 1
+                encoded[:, 1:] = rows
+            else:
+                encoded = rows.astype(np.int64) + self._report_offsets[k]
+            outputs.append(encoded)
+            scale = common // int(law.total)
+            weights += [int(w) * scale for w in law.weights]
+        outputs = np.concatenate(outputs)
+        if self.oracle == "hrr":
+            outputs = outputs.astype(report_dtype(self.n_outputs))
+        return ExactLaw(outputs, weights, self.height * common)
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):

@@ -87,6 +87,7 @@ from ._bits import (
     set_bits,
     unused_bits_clear,
 )
+from ._exact import ExactLaw, check_law_size
 from .base import (
     ReportCheck,
     check_type_indices,
@@ -340,6 +341,41 @@ class SubsetSelection(SupportOracle):
             self._correct_sizes(block, types, need, rng)
             set_bits(block, types, include[rows])
         return reports
+
+    def exact_law(self, value):
+        """The exact law of one user's report over the ``C(n, k)`` subsets.
+
+        ``u`` is in the set with probability ``p_numerator / 2^52`` and the other members
+        are a uniform subset of the other cells: a set holding ``value`` has weight
+        ``p_numerator C(n-1, k)``, any other ``(2^52 - p_numerator) C(n-1, k-1)``, over
+        ``2^52 C(n-1, k-1) C(n-1, k)``.
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs: the packed ``k``-subsets in the order of :meth:`subset_outputs`.
+
+        Examples
+        --------
+        >>> law = SubsetSelection(4, 1.0, subset_size=2).exact_law(0)
+        >>> law.outputs.shape, sum(law.weights) == law.total
+        ((6, 1), True)
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        n, k = self.n_inputs, self.subset_size
+        check_law_size(math.comb(n, k), self.name)
+        members = self.subset_outputs()
+        outputs = np.packbits(members.astype(np.uint8), axis=1, bitorder="little")
+        one = 2**PRECISION
+        inside = self.p_numerator * math.comb(n - 1, k)
+        outside = (one - self.p_numerator) * math.comb(n - 1, k - 1)
+        weights = [inside if member else outside for member in members[:, value].tolist()]
+        return ExactLaw(outputs, weights, one * math.comb(n - 1, k - 1) * math.comb(n - 1, k))
 
     def _correct_sizes(self, block, types, need, rng):
         """Add or remove uniformly drawn other cells until every ``need`` is 0 (in place)."""

@@ -58,6 +58,7 @@ from ._bits import (
     set_bits,
     unused_bits_clear,
 )
+from ._exact import ExactLaw, check_law_size
 from .base import ReportCheck, check_type_counts, check_type_indices, register
 from .support import SupportOracle
 
@@ -226,6 +227,44 @@ class UnaryEncoding(SupportOracle):
         set_bits(reports, indices, own)
         return reports
 
+    def exact_law(self, value):
+        """The exact law of one user's packed report: all ``2^n`` bit vectors.
+
+        Bit ``value`` is 1 with probability ``p_numerator / 2^52`` and every other bit with
+        ``q_numerator / 2^52``, independently: the weight of a vector is the product of its
+        bits' numerators (Python integers), over ``2^(52 n)``.
+
+        Parameters
+        ----------
+        value : int
+            The user's cell, in ``[0, n)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs: the packed vectors (uint8 rows, vector ``v`` has bit ``j`` equal to bit
+            ``j`` of the integer ``v``), in the order of ``v``.
+
+        Examples
+        --------
+        >>> law = OptimizedUnaryEncoding(3, 1.0).exact_law(0)
+        >>> law.outputs.shape, law.total == 2 ** (3 * 52)
+        ((8, 1), True)
+        """
+        value = int(check_type_indices([value], self.n_inputs)[0])
+        n = self.n_inputs
+        check_law_size(2**n, self.name)
+        codes = np.arange(2**n, dtype=np.int64)
+        bits = ((codes[:, None] >> np.arange(n)) & 1).astype(np.uint8)
+        outputs = np.packbits(bits, axis=1, bitorder="little")
+        one = 2**PRECISION
+        own = bits[:, value].tolist()
+        others = (bits.sum(axis=1) - bits[:, value]).tolist()
+        p, q = self.p_numerator, self.q_numerator
+        weights = [(p if b else one - p) * q**k * (one - q) ** (n - 1 - k)
+                   for b, k in zip(own, others, strict=True)]
+        return ExactLaw(outputs, weights, one**n)
+
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
         """Every vector of ``n`` bits is a valid report (each has positive probability).
@@ -288,6 +327,7 @@ class UnaryEncoding(SupportOracle):
         """
         counts = check_type_counts(type_counts, self.n_inputs)
         total = counts.sum()
+        # A simulation (no report leaves a device): float binomials with the realised p, q.
         support = rng.binomial(counts, self.p) + rng.binomial(total - counts, self.q)
         return np.append(support.astype(np.int64), np.int64(total))
 
