@@ -12,6 +12,7 @@ from _stats import check_unbiased_and_variance, chi_square_p_value
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sklearn_ldp.mechanisms._exact import integer_ratio_at_most
 from sklearn_ldp.mechanisms.numeric import (
     HYBRID_EPSILON_STAR,
     DuchiMechanism,
@@ -26,7 +27,6 @@ from sklearn_ldp.mechanisms.numeric import (
     piecewise_constant,
     square_wave_bandwidth,
 )
-from sklearn_ldp.mechanisms._exact import integer_ratio_at_most
 
 EPSILONS = [0.1, 0.5, HYBRID_EPSILON_STAR, 1.0, 2.0, 4.0, 8.0]
 MEAN_CLASSES = [DuchiMechanism, PiecewiseMechanism, HybridMechanism]
