@@ -41,12 +41,20 @@ Exactness. A report has exactly the distribution of one row of the server's
 * the math-layer kinds (numbers: ``duchi``, ``piecewise``, ``hybrid``, ``square_wave``,
   ``sampled_mean``; ``multi_attribute``; LDPEncoder's ``"columns"`` records; heavy hitters:
   ``prefix_heavy_hitters``, ``sketch``; rounds: ``longitudinal``, ``dbitflip_pm``,
-  ``1bitmean_pm``) take values that are not cell indices. The numeric kinds compare uniform
-  doubles with the server's ``math`` formulas (floating-point draws, like the server's);
-  their oracles inside are the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
+  ``1bitmean_pm``) take values that are not cell indices. The numeric kinds report points of
+  the server's public grid with its exact integer law (``mechanisms/_window.py``): the
+  window weights ``a / b <= e^eps``, the grid size and window, Hybrid's mixture numerator and
+  the per-value budget of ``sampled_mean`` are re-derived here with the server's integer and
+  80-digit decimal arithmetic and compared with the spec's ``grid`` (an edited one is
+  refused); the value's position is rounded by a dyadic bit ``[U_52 < F]``, the cell drawn
+  from ``random.randrange(T)`` (exact rejection) by the closed-form inverse CDF, Duchi's bit
+  as ``[U_63 < b 2^35 + F (a - b)]``, and the grid value computed as ``float(j) * slope +
+  offset`` from the same correctly rounded floats as the server's; their oracles inside are
+  the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
   of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
-  sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Roots
-  that the server finds with ``brentq`` (Hybrid's ``eps_star``, RS+FD's attribute budget,
+  sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Hybrid's
+  ``eps_star`` is the server's float literal. Roots that the server finds with ``brentq``
+  (RS+FD's attribute budget,
   the longitudinal instantaneous budget) are bisected here to one float: they can differ
   from the server's by about ``1e-15`` (the longitudinal instantaneous numerator by a few
   units of ``2^-52``).

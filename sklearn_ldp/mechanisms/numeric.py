@@ -29,7 +29,7 @@ reports, mapped back, is an unbiased estimate of the mean. ``s = e^(eps / 2)``:
   (s + 1))`` cells, the share ``(C - 1) / (2 C)`` of the continuous centre piece in its range
   ``[-C, C]``, ``C = (s + 1) / (s - 1)``; cell ``j`` reports ``alpha j + beta``, the affine
   decoder that is unbiased (close to the cell centres in ``[-C, C]``). The variance, rounding
-  included, is the continuous ``t^2 / (s - 1) + (s + 3) / (3 (s - 1)^2)`` within 0.2% for
+  included, is the continuous ``t^2 / (s - 1) + (s + 3) / (3 (s - 1)^2)`` within 0.5% for
   ``eps`` in ``[0.1, 8]``.
 * **Hybrid** (Wang et al. 2019): Piecewise with probability ``alpha = A / 2^52`` (``A`` the
   dyadic rounding of the realised ``L (a - b) / T``, the discrete counterpart of the paper's
