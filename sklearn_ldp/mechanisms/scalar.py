@@ -361,12 +361,13 @@ class OneBitRandomizer:
             raise ValueError(f"not a one-bit randomizer specification: {str(spec)[:80]!r}.")
         # to_dict always writes both fields: a spec without one is damaged, and the
         # constructor's default bound must not stand in for the bound the clients used.
-        missing = [field for field in ("epsilon", "bound", "weights", "fraction_bits")
-                   if field not in spec]
-        if missing:
-            raise ValueError(f"the one-bit randomizer specification lacks the field(s) "
-                             f"{missing!r}: {str(spec)[:80]!r}.")
-        randomizer = cls(spec["epsilon"], spec["bound"])
+        for fields in (("epsilon", "bound"), ("weights", "fraction_bits")):
+            missing = [field for field in fields if field not in spec]
+            if missing:
+                raise ValueError(f"the one-bit randomizer specification lacks the field(s) "
+                                 f"{missing!r}: {str(spec)[:80]!r}.")
+            if fields[0] == "epsilon":
+                randomizer = cls(spec["epsilon"], spec["bound"])
         # The integers of the law are re-derived from epsilon: an edited one is refused.
         for field in ("weights", "fraction_bits"):
             if spec[field] != randomizer.to_dict()[field]:
