@@ -29,15 +29,25 @@ and, for Square Wave, against optimized unary encoding on the same bins.
    (``sum |CDF difference| / 1024``), mean and standard deviation over ``--sw-seeds``
    collections. Target: Square Wave's smaller than OUE's.
 
+4. **Throughput** (issue 26): seconds to privatize ``N`` values (``randomize``, one call) for
+   each kind at N = 10^6 and 10^7 (``--throughput-users``), best of ``--throughput-repeats``,
+   with this checkout and with a clean checkout of the previous package given by
+   ``--before DIR`` (a directory holding its ``sklearn_ldp``, e.g. ``git archive main
+   sklearn_ldp | tar -x -C DIR``), measured in a subprocess of the same run; the table prints
+   the ratio now / before. Target: within 2x.
+
 Examples
 --------
     python benchmarks/bench_numeric.py
+    python benchmarks/bench_numeric.py --sections 4 --before /tmp/num_before
     python benchmarks/bench_numeric.py --users 100000 --repeats 50 --sw-seeds 2
 """
 
 import argparse
+import json
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -104,8 +114,10 @@ def worst_section(n_users):
     grid = np.geomspace(0.01, 20, 2000)
     for eps in grid:  # the claim on a fine grid (analytic)
         hybrid = HybridMechanism(eps).worst_case_variance()
+        piecewise = PiecewiseMechanism(eps)
+        step = 1.0 / piecewise.law.span ** 2  # the variance of one grid rounding step
         never_above &= hybrid <= min(DuchiMechanism(eps).worst_case_variance(),
-                                     PiecewiseMechanism(eps).worst_case_variance()) * (1 + 1e-12)
+                                     piecewise.worst_case_variance()) * (1 + 1e-12) + step
     for eps in epsilons:
         duchi = DuchiMechanism(eps).worst_case_variance()
         piecewise = PiecewiseMechanism(eps).worst_case_variance()
@@ -123,7 +135,8 @@ def worst_section(n_users):
           f"from {n_users} reports at each of t = -1, 0, 1:")
     print_table(["epsilon", "Duchi", "Piecewise", "Hybrid", "Hybrid / min", "Hybrid measured",
                  "measured / analytic"], rows)
-    print(f"Hybrid's worst case <= min(Duchi, Piecewise) at all 2000 epsilons of a log grid "
+    print(f"Hybrid's worst case <= min(Duchi, Piecewise) + (1 / (M - L))^2 (one rounding step of "
+          f"the grid) at all 2000 epsilons of a log grid "
           f"[0.01, 20]: {bool(never_above)} (eps* = {HYBRID_EPSILON_STAR:.6f}).")
 
 
@@ -195,6 +208,62 @@ def distribution_section(n_users, epsilon, n_bins, seeds):
     return results
 
 
+THROUGHPUT_KINDS = ("duchi", "piecewise", "hybrid", "square_wave", "sampled_mean")
+
+
+def throughput_timings(sizes, repeats):
+    """``{kind: {n: best seconds}}`` of ``randomize`` with the ``sklearn_ldp`` on sys.path."""
+    from sklearn_ldp.mechanisms.numeric import SampledMeanMechanism, numeric_mechanism
+    timings = {}
+    for kind in THROUGHPUT_KINDS:
+        timings[kind] = {}
+        for n in sizes:
+            rng = np.random.default_rng(0)
+            if kind == "sampled_mean":
+                mechanism = SampledMeanMechanism(4.0, [BOUNDS] * 4, base="hybrid")
+                values = BOUNDS[1] * rng.beta(2, 5, size=(n // 4, 4))
+            else:
+                params = {"n_bins": 1024} if kind == "square_wave" else {}
+                mechanism = numeric_mechanism(kind, 1.0, BOUNDS, **params)
+                values = BOUNDS[1] * rng.beta(2, 5, size=n)
+            best = math.inf
+            for _ in range(repeats):
+                start = time.perf_counter()
+                mechanism.randomize(values, rng)
+                best = min(best, time.perf_counter() - start)
+            timings[kind][n] = best
+    return timings
+
+
+def throughput_section(sizes, repeats, before):
+    now = throughput_timings(sizes, repeats)
+    previous = None
+    if before:
+        code = ("import json, sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, "
+                "sys.argv[2]); import bench_numeric as b; print(json.dumps(b.throughput_timings("
+                "json.loads(sys.argv[3]), int(sys.argv[4]))))")
+        here = os.path.dirname(os.path.abspath(__file__))
+        output = subprocess.run([sys.executable, "-c", code, here, os.path.abspath(before),
+                                 json.dumps(sizes), str(repeats)], capture_output=True,
+                                text=True, check=True, cwd=os.path.abspath(before)).stdout
+        previous = json.loads(output.strip().splitlines()[-1])
+    rows = []
+    for kind in THROUGHPUT_KINDS:
+        for n in sizes:
+            seconds = now[kind][n]
+            row = [kind, f"{n:.0e}", f"{seconds:.3f}", f"{n / seconds / 1e6:.1f}"]
+            if previous is not None:
+                old = previous[kind][str(n)]
+                row += [f"{old:.3f}", f"{seconds / old:.2f}"]
+            rows.append(row)
+    print(f"\n4. Throughput of randomize (values; sampled_mean: records of 4 values, N / 4 "
+          f"records), best of {repeats}:")
+    header = ["kind", "N", "s now", "M values/s now"]
+    if previous is not None:
+        header += ["s before", "now / before"]
+    print_table(header, rows)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=10**6)
@@ -204,7 +273,11 @@ def main():
     parser.add_argument("--sw-users", type=int, default=10**5)
     parser.add_argument("--sw-bins", type=int, default=1024)
     parser.add_argument("--sw-seeds", type=int, default=5)
-    parser.add_argument("--sections", default="1,2,3")
+    parser.add_argument("--sections", default="1,2,3,4")
+    parser.add_argument("--throughput-users", default="1000000,10000000")
+    parser.add_argument("--throughput-repeats", type=int, default=3)
+    parser.add_argument("--before", default=None,
+                        help="directory holding the previous sklearn_ldp (section 4)")
     args = parser.parse_args()
     print(machine_note())
     sections = set(args.sections.split(","))
@@ -214,6 +287,9 @@ def main():
         worst_section(args.worst_users)
     if "3" in sections:
         distribution_section(args.sw_users, args.epsilon, args.sw_bins, args.sw_seeds)
+    if "4" in sections:
+        sizes = [int(n) for n in args.throughput_users.split(",")]
+        throughput_section(sizes, args.throughput_repeats, args.before)
 
 
 if __name__ == "__main__":

@@ -48,12 +48,20 @@ Exactness. A report has exactly the distribution of one row of the server's
 * the math-layer kinds (numbers: ``duchi``, ``piecewise``, ``hybrid``, ``square_wave``,
   ``sampled_mean``; ``multi_attribute``; LDPEncoder's ``"columns"`` records; heavy hitters:
   ``prefix_heavy_hitters``, ``sketch``; rounds: ``longitudinal``, ``dbitflip_pm``,
-  ``1bitmean_pm``) take values that are not cell indices. The numeric kinds compare uniform
-  doubles with the server's ``math`` formulas (floating-point draws, like the server's);
-  their oracles inside are the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
+  ``1bitmean_pm``) take values that are not cell indices. The numeric kinds report points of
+  the server's public grid with its exact integer law (``mechanisms/_window.py``): the
+  window weights ``a / b <= e^eps``, the grid size and window, Hybrid's mixture numerator and
+  the per-value budget of ``sampled_mean`` are re-derived here with the server's integer and
+  80-digit decimal arithmetic and compared with the spec's ``grid`` (an edited one is
+  refused); the value's position is rounded by a dyadic bit ``[U_52 < F]``, the cell drawn
+  from ``random.randrange(T)`` (exact rejection) by the closed-form inverse CDF, Duchi's bit
+  as ``[U_63 < b 2^35 + F (a - b)]``, and the grid value computed as ``float(j) * slope +
+  offset`` from the same correctly rounded floats as the server's; their oracles inside are
+  the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
   of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
-  sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Roots
-  that the server finds with ``brentq`` (Hybrid's ``eps_star``, RS+FD's attribute budget,
+  sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Hybrid's
+  ``eps_star`` is the server's float literal. Roots that the server finds with ``brentq``
+  (RS+FD's attribute budget,
   the longitudinal instantaneous budget) are bisected here to one float: they can differ
   from the server's by about ``1e-15`` (the longitudinal instantaneous numerator by a few
   units of ``2^-52``).
@@ -73,6 +81,7 @@ Adding a kind: write one ``_<kind>(spec)`` function returning ``(n_inputs, priva
 
 import bisect
 import decimal
+import fractions
 import hashlib
 import itertools
 import json
@@ -1141,20 +1150,6 @@ def _check_value(value, bounds, name):
     return number
 
 
-def _to_unit(value, bounds):
-    """``t in [-1, 1]`` as the server maps it (``numeric.MeanMechanism._to_unit``)."""
-    low, high = bounds
-    return (value - (low + high) / 2) / ((high - low) / 2)
-
-
-def _duchi_constant(epsilon):
-    return 1.0 / math.tanh(epsilon / 2.0)
-
-
-def _piecewise_constant(epsilon):
-    return 1.0 / math.tanh(epsilon / 4.0)
-
-
 def _bisect_root(function, low, high):
     """The root of an increasing ``function`` on ``[low, high]`` (``function(low) < 0 <
     function(high)``), bisected until the interval is one float wide."""
@@ -1169,72 +1164,239 @@ def _bisect_root(function, low, high):
     return (low + high) / 2
 
 
-def _hybrid_excess(epsilon):
-    s = math.exp(epsilon / 2.0)
-    return (s + 3) / (3 * s * (s - 1)) + _duchi_constant(epsilon) ** 2 / s \
-        - _duchi_constant(epsilon) ** 2
+# Numeric kinds (numeric.py, _window.py): the spec version they are written in, the grid caps.
+NUMERIC_SPEC_VERSION = 2
+MAX_GRID_SIZE = 2**16  # _window.MAX_GRID_SIZE
+DEFAULT_GRID_SIZE = 4096  # _window.DEFAULT_GRID_SIZE
+FRACTION_BITS = 52  # _window.FRACTION_BITS: the random rounding of the grid kinds
+TWO_POINT_BITS = 28  # _window.TWO_POINT_BITS: a + b of Duchi's two-point law
+_DECISION_MARGIN = decimal.Decimal("1e-70")  # _exact._DECISION_MARGIN
+# numeric.HYBRID_EPSILON_STAR, the same float literal.
+HYBRID_EPSILON_STAR = 0.6093524930273103
 
 
-# Where Hybrid and Duchi have the same worst case (numeric.HYBRID_EPSILON_STAR, which the
-# server finds with brentq to 1e-14; bisected here to one float).
-HYBRID_EPSILON_STAR = _bisect_root(lambda eps: -_hybrid_excess(eps), 0.1, 2.0)
+def _within(numerator, denominator, epsilon):
+    """``numerator / denominator <= e^epsilon``, decided as ``_exact.integer_ratio_at_most``."""
+    if denominator == 0:
+        return numerator == 0
+    return _ratio_at_most(numerator, denominator, _decimal_exp(epsilon) * (1 - _DECISION_MARGIN))
 
 
-def _hybrid_alpha(epsilon):
-    return 1.0 - math.exp(-epsilon / 2.0) if epsilon > HYBRID_EPSILON_STAR else 0.0
+def _largest_within(denominator, epsilon):
+    """``_exact.largest_numerator_within``: the largest ``a`` with ``a / denominator <=
+    e^epsilon``."""
+    bound = _decimal_exp(epsilon) * (1 - _DECISION_MARGIN)
+    candidate = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(denominator))
+                    .to_integral_value(rounding=decimal.ROUND_FLOOR))
+    while candidate > 0 and not _within(candidate, denominator, epsilon):
+        candidate -= 1
+    return candidate
 
 
-def _unit_randomizer(kind, epsilon):
-    """``draw(t, rng)``: one report of the unit value ``t`` by Duchi (an int 0/1), Piecewise
-    or Hybrid (a float), with the server's formulas (``numeric.py``) in the same order."""
+def _window_weights(epsilon):
+    """``_window.window_weights``: ``(a, b)`` with ``a / b <= e^eps`` exactly."""
+    extra = max(0, -math.frexp(epsilon)[1] + 1)
+    denominator = 2**min(24 + extra, 44)
+    a = _largest_within(denominator, epsilon)
+    if a <= 2**45:
+        return a, denominator
+    a = 2**45
+    b = max(1, int(DECIMAL_CONTEXT.divide(decimal.Decimal(a), _decimal_exp(epsilon))
+                   .to_integral_value(rounding=decimal.ROUND_CEILING)))
+    while not _within(a, b, epsilon):
+        b += 1
+    while b > 1 and _within(a, b - 1, epsilon):
+        b -= 1
+    return a, b
+
+
+def _two_point_weights(epsilon):
+    """``_window.two_point_weights``: ``a + b = 2^28``, ``a`` the largest with ``a / b <=
+    e^eps``."""
+    total = 2**TWO_POINT_BITS
+    e = _decimal_exp(epsilon)
+    a = min(int(DECIMAL_CONTEXT.divide(e * total, e + 1).to_integral_value(
+        rounding=decimal.ROUND_FLOOR)), total - 1)
+    while not _within(a, total - a, epsilon):
+        a -= 1
+    while a + 1 < total and _within(a + 1, total - a - 1, epsilon):
+        a += 1
+    return a, total - a
+
+
+def _window_length(cells, share):
+    length = int(DECIMAL_CONTEXT.multiply(decimal.Decimal(cells), share)
+                 .to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+    return min(max(length, 1), cells - 1)
+
+
+def _square_wave_bandwidth(epsilon):
+    """``numeric._square_wave_bandwidth_decimal``: Li et al.'s bandwidth in 80-digit decimals."""
+    if epsilon < 1e-20:
+        return decimal.Decimal("0.5")
+    eps = decimal.Decimal(float(epsilon))
+    e = _decimal_exp(epsilon)
+    with decimal.localcontext(DECIMAL_CONTEXT):  # 80 digits, whatever the caller's context
+        return (eps * e - e + 1) / (2 * e * (e - 1 - eps))
+
+
+def _split_budget(epsilon, parts):
+    """``numeric.split_budget``: the largest float whose ``parts``-fold is at most ``epsilon``."""
+    share = epsilon / parts
+    while fractions.Fraction(share) * parts > fractions.Fraction(epsilon):
+        share = math.nextafter(share, 0.0)
+    return share
+
+
+class _Window:
+    """The window law of ``_window.WindowLaw`` (``M`` cells, window ``L``, weights ``a > b``),
+    sampled with the server's integers: a rounding bit ``[U_K < F]`` and a uniform integer in
+    ``[0, T)`` (``random.randrange``: exact rejection), or for two cells one ``U_63 < b 2^K + F
+    (a - b)``."""
+
+    def __init__(self, cells, window, a, b, epsilon, fraction_bits, kind):
+        if not a > b >= 1 or not _within(a, b, epsilon):
+            raise ValueError(f"the weights [{a}, {b}] of the {kind!r} grid do not satisfy "
+                             f"b < a <= e^epsilon b for epsilon={epsilon!r} (epsilon too "
+                             "small for integer weights, or an edited grid).")
+        self.cells, self.window, self.a, self.b = cells, window, a, b
+        self.bits = fraction_bits
+        self.total = window * a + (cells - window) * b
+        self.span = cells - window
+        if self.total >= 2**62:
+            raise ValueError(f"the {kind!r} grid is too large for 64-bit sampling.")
+
+    def spec(self):
+        return {"cells": self.cells, "window": self.window, "weights": [self.a, self.b],
+                "fraction_bits": self.bits}
+
+    def decoder(self):
+        """``(alpha, beta)``, exact Fractions: ``alpha j + beta`` is unbiased for ``2 u - 1``."""
+        M, L, a, b, T = self.cells, self.window, self.a, self.b, self.total
+        slope = fractions.Fraction(L * (a - b), T)
+        intercept = fractions.Fraction(b * M * (M - 1) + (a - b) * L * (L - 1), 2 * T)
+        alpha = 2 / (slope * self.span)
+        return alpha, -alpha * intercept - 1
+
+    def draw(self, u, rng):
+        """One cell index for the unit value ``u`` in ``[0, 1]``."""
+        p = u * float(self.span)
+        w0 = min(math.floor(p), self.span - 1)
+        scale = 2**self.bits
+        numerator = int(min(max(round((p - w0) * float(scale)), 0), scale))
+        if self.cells == 2 and self.total & (self.total - 1) == 0:
+            bits = self.bits + self.total.bit_length() - 1
+            return int(rng.getrandbits(bits) < self.b * scale + numerator * (self.a - self.b))
+        w = w0 + int(rng.getrandbits(self.bits) < numerator)
+        draw = rng.randrange(self.total)
+        start = w * self.b
+        after = start + self.window * self.a
+        if draw < start:
+            return draw // self.b
+        if draw < after:
+            return w + (draw - start) // self.a
+        return w + self.window + (draw - after) // self.b
+
+
+def _grid_values(slope, offset):
+    """``AffineGrid.values`` of one cell: ``float(j) * slope + offset`` in float64."""
+    slope, offset = float(slope), float(offset)
+    return lambda cell: float(cell) * slope + offset
+
+
+def _check_resolution(bounds, cells, name, kind):
+    """``_window.check_resolution``: bounds at least ``cells`` float spacings wide."""
+    low, high = bounds
+    ulp = math.ulp(max(abs(low), abs(high)))
+    if not math.isfinite(high - low) or high - low < cells * ulp:
+        raise ValueError(f"{name} ({low!r}, {high!r}) of the {kind!r} specification are too "
+                         f"narrow for float64 at that magnitude: the width must be at least "
+                         f"{cells} grid cells times the spacing of floats there ({ulp!r}).")
+
+
+def _check_grid(spec, derived, kind):
+    """Refuse a spec whose ``grid`` differs from what epsilon and params give (naming the
+    first differing field), as ``numeric._check_grid_spec``."""
+    grid = spec.get("grid")
+    if not isinstance(grid, Mapping):
+        raise ValueError(f"the {kind!r} specification needs its 'grid', got {grid!r}.")
+    for key in sorted(set(grid) | set(derived)):
+        if grid.get(key) != derived.get(key):
+            raise ValueError(f"grid[{key!r}] of the {kind!r} specification is "
+                             f"{grid.get(key)!r}, but its epsilon and params give "
+                             f"{derived.get(key)!r}: an edited grid is refused.")
+
+
+def _grid_size(value, kind, minimum=3):
+    if isinstance(value, bool) or not isinstance(value, int) \
+            or not minimum <= value <= MAX_GRID_SIZE:
+        raise ValueError(f"params['grid_size'] of the {kind!r} specification must be an "
+                         f"integer in [{minimum}, {MAX_GRID_SIZE}], got {value!r}.")
+    return value
+
+
+def _unit_fraction(value, bounds):
+    """``u = (x - low) / (high - low)`` clamped to ``[0, 1]`` (``_window.unit_fraction``)."""
+    low, high = bounds
+    return min(max((value - low) / (high - low), 0.0), 1.0)
+
+
+def _unit_randomizer(kind, epsilon, grid_size, name):
+    """``(draw, grid)``: ``draw(u, rng)`` is one report of the unit value ``u`` in ``[0, 1]``
+    by Duchi (an int 0/1), Piecewise or Hybrid (a float grid value), with the server's
+    integers; ``grid`` is the server's ``grid_spec()`` (to verify the spec's)."""
+    a, b = _two_point_weights(epsilon)
+    duchi = _Window(2, 1, a, b, epsilon, 63 - TWO_POINT_BITS, name)
     if kind == "duchi":
-        slope = math.tanh(epsilon / 2) / 2
+        return duchi.draw, duchi.spec()
+    a, b = _window_weights(epsilon)
+    with decimal.localcontext(DECIMAL_CONTEXT):
+        share = 1 / (1 + _decimal_exp(epsilon / 2.0))
+    piecewise = _Window(grid_size, _window_length(grid_size, share), a, b, epsilon,
+                        FRACTION_BITS, name)
+    value = _grid_values(*piecewise.decoder())
 
-        def duchi(t, rng):
-            return int(rng.random() < 0.5 + t * slope)
-
-        return duchi
-    C = _piecewise_constant(epsilon)
-    s = math.exp(epsilon / 2)
-    centre_probability = s / (s + 1)
-
-    def piecewise(t, rng):
-        left = (C + 1) / 2 * t - (C - 1) / 2
-        centre = rng.random() < centre_probability
-        u = rng.random()
-        if centre:
-            return left + u * (C - 1)
-        # A uniform point of the C + 1 long complement: [-C, left) then (left + C - 1, C].
-        tail = -C + u * (C + 1)
-        return tail if tail < left else tail + (C - 1)
+    def draw_piecewise(u, rng):
+        return value(piecewise.draw(u, rng))
 
     if kind == "piecewise":
-        return piecewise
-    alpha = _hybrid_alpha(epsilon)
-    duchi_c = _duchi_constant(epsilon)
-    slope = math.tanh(epsilon / 2) / 2
+        return draw_piecewise, piecewise.spec()
+    duchi_value = _grid_values(*duchi.decoder())
+    alpha = 0
+    if epsilon > HYBRID_EPSILON_STAR:
+        numerator = piecewise.window * (piecewise.a - piecewise.b)
+        alpha = (2**(FRACTION_BITS + 1) * numerator + piecewise.total) // (2 * piecewise.total)
 
-    def hybrid(t, rng):
-        from_piecewise = piecewise(t, rng)
-        from_duchi = duchi_c if rng.random() < 0.5 + t * slope else -duchi_c
-        return from_piecewise if rng.random() < alpha else from_duchi
+    def draw_hybrid(u, rng):
+        if rng.getrandbits(FRACTION_BITS) < alpha:
+            return draw_piecewise(u, rng)
+        return duchi_value(duchi.draw(u, rng))
 
-    return hybrid
+    return draw_hybrid, {"piecewise": piecewise.spec(), "duchi": duchi.spec(),
+                         "alpha_numerator": alpha, "alpha_bits": FRACTION_BITS}
 
 
 MEAN_KINDS = ("duchi", "piecewise", "hybrid")
 
 
+def _spec_version(kind):
+    """The specification version this client reads for ``kind`` (the numeric kinds moved to
+    version 2 with their exact grids)."""
+    return NUMERIC_SPEC_VERSION if kind in MEAN_KINDS + ("square_wave", "sampled_mean") \
+        else SPEC_VERSION
+
+
 def _numeric_spec(spec):
     kind = spec["mechanism"]
-    _check_fields(spec, kind, ("epsilon", "bounds"), ("params",))
+    _check_fields(spec, kind, ("epsilon", "bounds", "grid"), ("params",))
     epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
     bounds = _check_bounds(spec["bounds"], "bounds", kind)
     params = spec.get("params") or {}
     if not isinstance(params, Mapping):
         raise ValueError(f"params of the {kind!r} specification must be an object, got "
                          f"{params!r}.")
-    allowed = ("n_bins", "n_buckets") if kind == "square_wave" else ()
+    allowed = {"duchi": (), "square_wave": ("n_bins", "n_buckets", "grid_size")}.get(
+        kind, ("grid_size",))
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise ValueError(f"the {kind!r} specification has parameters {unknown} that this client "
@@ -1243,29 +1405,17 @@ def _numeric_spec(spec):
 
 
 def _mean_kind(spec):
-    kind, epsilon, bounds, _ = _numeric_spec(spec)
-    draw = _unit_randomizer(kind, epsilon)
+    kind, epsilon, bounds, params = _numeric_spec(spec)
+    grid_size = _grid_size(params.get("grid_size", DEFAULT_GRID_SIZE), kind)
+    draw, grid = _unit_randomizer(kind, epsilon, grid_size, kind)
+    _check_grid(spec, grid, kind)
+    _check_resolution(bounds, 2 if kind == "duchi" else grid_size, "bounds", kind)
 
     def privatize(value, rng, memo=None):
         number = _check_value(value, bounds, "the value")
-        return draw(_to_unit(number, bounds), rng)
+        return draw(_unit_fraction(number, bounds), rng)
 
     return _ValueKind(1, privatize)
-
-
-def _square_wave_bandwidth(epsilon):
-    """As the server's ``square_wave_bandwidth``: the closed form, or below eps = 0.1 (where
-    it cancels) the Taylor series of numerator and denominator divided by eps^2."""
-    if epsilon < 0.1:
-        numerator, denominator, power, factorial = 0.0, 0.0, 1.0, 2.0
-        for n in range(2, 17):
-            numerator += power * (n - 1) / factorial
-            denominator += power / factorial
-            power *= epsilon
-            factorial *= n + 1
-        return numerator / (2 * math.exp(epsilon) * denominator)
-    e = math.exp(epsilon)
-    return (epsilon * e - e + 1) / (2 * e * (math.expm1(epsilon) - epsilon))
 
 
 def _square_wave(spec):
@@ -1276,33 +1426,36 @@ def _square_wave(spec):
                                   or not 2 <= value <= MAX_SQUARE_WAVE_CELLS):
             raise ValueError(f"{name} of the 'square_wave' specification must be an integer "
                              f"in [2, {MAX_SQUARE_WAVE_CELLS}], got {value!r}.")
-    try:
-        b = _square_wave_bandwidth(epsilon)
-    except ZeroDivisionError:  # e^eps - 1 - eps underflows to 0 for a tiny epsilon
-        b = math.nan
-    if not (math.isfinite(b) and b > 0):
-        raise ValueError(f"epsilon={epsilon!r} of the 'square_wave' specification is too "
-                         "small: the Square Wave bandwidth is not a finite positive number.")
-    e = math.exp(epsilon)
-    near_probability = 2 * b * (e / (2 * b * e + 1))
-    low, high = bounds
+    n_buckets = params.get("n_buckets") or params.get("n_bins") or 1024
+    grid_size = params.get("grid_size")
+    if grid_size is None:
+        grid_size = n_buckets * -(-DEFAULT_GRID_SIZE // n_buckets)
+    grid_size = _grid_size(grid_size, kind)
+    if grid_size % n_buckets:
+        raise ValueError(f"params['grid_size']={grid_size!r} of the 'square_wave' "
+                         f"specification must be a multiple of n_buckets={n_buckets}.")
+    bandwidth = _square_wave_bandwidth(epsilon)
+    a, b = _window_weights(epsilon)
+    with decimal.localcontext(DECIMAL_CONTEXT):
+        share = 2 * bandwidth / (1 + 2 * bandwidth)
+    law = _Window(grid_size, _window_length(grid_size, share), a, b, epsilon, FRACTION_BITS,
+                  kind)
+    _check_grid(spec, law.spec(), kind)
+    _check_resolution(bounds, grid_size, "bounds", kind)
+    # Cell j reports its centre (j + 1/2) / (M - L) - b' of [-b', 1 + b'].
+    value = _grid_values(fractions.Fraction(1, law.span),
+                         fractions.Fraction(1 - law.window, 2 * law.span))
 
-    def privatize(value, rng, memo=None):
-        v = (_check_value(value, bounds, "the value") - low) / (high - low)
-        near = rng.random() < near_probability
-        u = rng.random()
-        if near:
-            return v - b + 2 * b * u
-        # A uniform point of [-b, 1 + b] outside [v - b, v + b]: [-b, v - b) then (v + b, 1 + b].
-        far = -b + u
-        return far if far < v - b else far + 2 * b
+    def privatize(number, rng, memo=None):
+        u = _unit_fraction(_check_value(number, bounds, "the value"), bounds)
+        return value(law.draw(u, rng))
 
     return _ValueKind(1, privatize)
 
 
 def _sampled_mean(spec):
     kind = "sampled_mean"
-    _check_fields(spec, kind, ("epsilon", "bounds", "params"))
+    _check_fields(spec, kind, ("epsilon", "bounds", "params", "grid"))
     epsilon = _check_budget(spec["epsilon"], "epsilon", kind)
     pairs = spec["bounds"]
     if not isinstance(pairs, list) or not 1 <= len(pairs) <= MAX_ATTRIBUTES:
@@ -1310,9 +1463,9 @@ def _sampled_mean(spec):
                          f"{MAX_ATTRIBUTES} pairs, got {str(pairs)[:80]!r}.")
     bounds = [_check_bounds(pair, f"bounds[{j}]", kind) for j, pair in enumerate(pairs)]
     params = spec["params"]
-    if not isinstance(params, Mapping) or set(params) != {"base", "n_sampled"}:
+    if not isinstance(params, Mapping) or set(params) != {"base", "n_sampled", "grid_size"}:
         raise ValueError(f"params of the 'sampled_mean' specification must be {{'base', "
-                         f"'n_sampled'}}, got {params!r}.")
+                         f"'n_sampled', 'grid_size'}}, got {params!r}.")
     base = params["base"]
     if base not in MEAN_KINDS:
         raise ValueError(f"params['base'] of the 'sampled_mean' specification must be one of "
@@ -1322,7 +1475,17 @@ def _sampled_mean(spec):
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= d:
         raise ValueError(f"params['n_sampled'] of the 'sampled_mean' specification must be an "
                          f"integer in [1, {d}], got {k!r}.")
-    draw = _unit_randomizer(base, epsilon / k)
+    grid_size = params["grid_size"]
+    if base == "duchi" and grid_size is not None:
+        raise ValueError(f"params['grid_size'] of the 'sampled_mean' specification must be "
+                         f"null for base 'duchi', got {grid_size!r}.")
+    if base != "duchi":
+        grid_size = _grid_size(grid_size, kind)
+    value_epsilon = _split_budget(epsilon, k)
+    draw, grid = _unit_randomizer(base, value_epsilon, grid_size, kind)
+    _check_grid(spec, {"value_epsilon": value_epsilon, "base": grid}, kind)
+    for j, pair in enumerate(bounds):
+        _check_resolution(pair, grid_size or 2, f"bounds[{j}]", kind)
 
     def privatize(value, rng, memo=None):
         if not isinstance(value, (list, tuple)) or len(value) != d:
@@ -1330,12 +1493,10 @@ def _sampled_mean(spec):
                              f"attribute), got {value!r}.")
         numbers = [_check_value(x, pair, f"attribute {j} of the record")
                    for j, (x, pair) in enumerate(zip(value, bounds, strict=True))]
-        # k attributes uniformly without replacement, in random order (the server's first k
-        # of a random permutation); the unit value is clamped to [-1, 1] as the server does
-        # (a value at a bound can map one rounding past it).
+        # k attributes uniformly without replacement, in random order (random.sample draws
+        # exact uniform integers, like the server's sample_attributes).
         attributes = rng.sample(range(d), k)
-        reports = [draw(min(1.0, max(-1.0, _to_unit(numbers[a], bounds[a]))), rng)
-                   for a in attributes]
+        reports = [draw(_unit_fraction(numbers[a], bounds[a]), rng) for a in attributes]
         return attributes + reports
 
     return _ValueKind(d, privatize)
@@ -1566,7 +1727,7 @@ def _columns(spec):
             raise ValueError(f"{where}: 'spec' must be a mechanism specification, got "
                              f"{str(part)[:80]!r}.")
         sub = part["mechanism"]
-        if part.get("version") != SPEC_VERSION:
+        if part.get("version") != _spec_version(sub):
             raise ValueError(f"{where}: unsupported specification version "
                              f"{part.get('version')!r}.")
         part = dict(part)
@@ -2503,9 +2664,10 @@ class Randomizer:
         if not isinstance(spec, Mapping) or "mechanism" not in spec:
             raise ValueError(f"not a mechanism specification (a JSON object with 'version' and "
                              f"'mechanism'): {str(spec)[:80]!r}.")
-        if spec.get("version") != SPEC_VERSION:
+        version = _spec_version(spec["mechanism"])
+        if spec.get("version") != version:
             raise ValueError(f"unsupported specification version {spec.get('version')!r}; this "
-                             f"client reads version {SPEC_VERSION}.")
+                             f"client reads version {version} of {spec['mechanism']!r}.")
         kind = spec["mechanism"]
         if kind not in RANDOMIZERS:
             raise ValueError(f"unknown mechanism {kind!r}; this client randomizes "

@@ -1231,9 +1231,11 @@ class _MeanPart(_Part):
         """``(worst, average)`` variance of one user's report, per column (value units)."""
         variance = self.mechanism.unit_variance(np.array([0.0, 1.0])) \
             * self.mechanism.half_width ** 2
-        # Every Var[y | t] here is a + b t^2: its worst case is at t = 0 or +-1, and its mean
-        # over t uniform in [-1, 1] is a + b / 3 = (2 f(0) + f(1)) / 3.
-        return (np.array([variance.max()]), np.array([(2 * variance[0] + variance[1]) / 3]))
+        # Every Var[y | t] here is a + b t^2 (plus the grid's rounding bump, which the
+        # mechanism's worst case includes): its mean over t uniform in [-1, 1] is about
+        # a + b / 3 = (2 f(0) + f(1)) / 3.
+        return (np.array([self.mechanism.worst_case_variance()]),
+                np.array([(2 * variance[0] + variance[1]) / 3]))
 
     def bounds(self):
         return [self.mechanism.bounds]

@@ -433,7 +433,8 @@ def test_one_bit_randomizer_is_exactly_epsilon_ldp():
         values = np.linspace(-bound, bound, 41)
         ratio = privacy_ratio(randomizer.strategy_matrix(values))
         assert ratio <= math.exp(epsilon) * (1 + 1e-9)
-        assert ratio == pytest.approx(math.exp(epsilon), rel=1e-12)  # attained at +-r
+        # attained at +-r, up to the integer weights (a + b = 2^28) of the exact law
+        assert ratio == pytest.approx(math.exp(epsilon), rel=1e-6)
         np.testing.assert_allclose(randomizer.strategy_matrix(values).sum(axis=0), 1.0)
 
 

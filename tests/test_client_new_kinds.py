@@ -43,8 +43,6 @@ from sklearn_ldp.mechanisms.numeric import (
     PiecewiseMechanism,
     SampledMeanMechanism,
     SquareWaveMechanism,
-    duchi_constant,
-    hybrid_alpha,
     piecewise_constant,
 )
 from sklearn_ldp.reports import ColumnsMechanism, column_part
@@ -128,7 +126,8 @@ def test_hybrid_reports_have_the_servers_law(epsilon):
     randomizer = client(mechanism, 3)
     value, n = 1.0, 15_000
     t = mechanism._to_unit(np.array([value]))[0]
-    alpha, Cd = hybrid_alpha(epsilon), duchi_constant(epsilon)
+    # The realised mixture weight and Duchi atoms of the exact grid law (spec version 2).
+    alpha, (minus_d, Cd) = mechanism.alpha, mechanism.duchi_values
     Cp = piecewise_constant(epsilon)
     edges = np.linspace(-Cp, Cp, 17)
     plus = 0.5 + t * math.tanh(epsilon / 2) / 2
@@ -138,8 +137,8 @@ def test_hybrid_reports_have_the_servers_law(epsilon):
 
     def cells(reports):
         reports = np.asarray(reports)
-        atoms = [np.sum(reports == -Cd), np.sum(reports == Cd)]
-        rest = reports[np.abs(reports) != Cd]
+        atoms = [np.sum(reports == minus_d), np.sum(reports == Cd)]
+        rest = reports[(reports != minus_d) & (reports != Cd)]
         return np.concatenate([atoms, _binned(rest, edges)])
 
     reports = [randomizer.privatize(value) for _ in range(n)]

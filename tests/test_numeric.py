@@ -12,6 +12,7 @@ from _stats import check_unbiased_and_variance, chi_square_p_value
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sklearn_ldp.mechanisms._exact import integer_ratio_at_most
 from sklearn_ldp.mechanisms.numeric import (
     HYBRID_EPSILON_STAR,
     DuchiMechanism,
@@ -20,6 +21,7 @@ from sklearn_ldp.mechanisms.numeric import (
     SquareWaveMechanism,
     duchi_constant,
     hybrid_alpha,
+    hybrid_alpha_numerator,
     numeric_mechanism,
     numeric_mechanism_from_dict,
     piecewise_constant,
@@ -33,13 +35,16 @@ MEAN_CLASSES = [DuchiMechanism, PiecewiseMechanism, HybridMechanism]
 # ---------------------------------------------------------------- exact privacy
 
 @pytest.mark.parametrize("epsilon", EPSILONS)
-def test_duchi_output_probabilities_differ_by_exactly_e_eps(epsilon):
-    t = np.linspace(-1, 1, 201)
-    plus = 0.5 + t * math.tanh(epsilon / 2) / 2  # the randomizer's P(+C | t)
-    for probabilities in (plus, 1 - plus):
-        assert probabilities.min() > 0
-        assert probabilities.max() / probabilities.min() == pytest.approx(math.exp(epsilon),
-                                                                          rel=1e-12)
+def test_duchi_output_probabilities_differ_by_at_most_e_eps(epsilon):
+    # The exact integer law of the bit: its ratio over t is at most e^eps (decided on
+    # integers) and within 1e-6 of it (the continuous mechanism's).
+    mechanism = DuchiMechanism(epsilon)
+    laws = [mechanism.exact_law(t) for t in np.linspace(-1, 1, 201)]
+    for output in (0, 1):
+        weights = [int(law.weights[output]) for law in laws]
+        assert min(weights) > 0
+        assert integer_ratio_at_most(max(weights), min(weights), epsilon)
+        assert max(weights) / min(weights) == pytest.approx(math.exp(epsilon), rel=1e-4)
 
 
 def _piecewise_density(epsilon, t, y):
@@ -68,8 +73,14 @@ def test_piecewise_density_is_normalized_and_epsilon_ldp(epsilon):
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_square_wave_density_ratio_and_normalization(epsilon):
     mechanism = SquareWaveMechanism(epsilon, n_bins=16)
-    b = square_wave_bandwidth(epsilon)
-    assert mechanism.p / mechanism.q == pytest.approx(math.exp(epsilon), rel=1e-12)
+    # The realised law: p / q = a / b <= e^eps exactly (within 1e-6 of it), its bandwidth
+    # within half a cell of the paper's.
+    a, b = mechanism.law.a, mechanism.law.b
+    assert integer_ratio_at_most(a, b, epsilon)
+    assert mechanism.p / mechanism.q == pytest.approx(math.exp(epsilon), rel=1e-6)
+    assert abs(mechanism.b - square_wave_bandwidth(epsilon)) <= (1 + 2 * mechanism.b) \
+        / mechanism.law.cells
+    b = mechanism.b
     # Density p on 2b, q on the rest of [-b, 1 + b] (length 1).
     assert 2 * b * mechanism.p + mechanism.q == pytest.approx(1.0, rel=1e-12)
     channel = mechanism.channel()
@@ -85,15 +96,25 @@ def test_hybrid_is_a_data_independent_mixture_of_epsilon_ldp_randomizers():
     assert HYBRID_EPSILON_STAR == pytest.approx(0.61, abs=0.01)
     assert hybrid_alpha(HYBRID_EPSILON_STAR) == 0.0
     assert hybrid_alpha(1.0) == pytest.approx(1 - math.exp(-0.5))
+    # The realised alpha (the weight that cancels the t^2 terms of the discrete laws) is the
+    # paper's to within the grid's resolution.
+    law = PiecewiseMechanism(1.0).law
+    assert hybrid_alpha_numerator(HYBRID_EPSILON_STAR, law) == 0
+    assert hybrid_alpha_numerator(1.0, law) / 2**52 == pytest.approx(1 - math.exp(-0.5),
+                                                                     rel=1e-3)
 
 
 # ---------------------------------------------------------------- error
 
 @pytest.mark.parametrize("epsilon", np.geomspace(0.01, 20, 400))
 def test_hybrid_worst_case_never_above_duchi_or_piecewise(epsilon):
+    # On the grid, up to the variance of one random-rounding step ((1 / (M - L))^2 in unit
+    # scale), which Hybrid's constant variance carries where Piecewise's is smallest.
     hybrid = HybridMechanism(epsilon).worst_case_variance()
-    assert hybrid <= DuchiMechanism(epsilon).worst_case_variance() * (1 + 1e-12)
-    assert hybrid <= PiecewiseMechanism(epsilon).worst_case_variance() * (1 + 1e-12)
+    piecewise = PiecewiseMechanism(epsilon)
+    step = 1.0 / piecewise.law.span ** 2
+    assert hybrid <= DuchiMechanism(epsilon).worst_case_variance() * (1 + 1e-12) + step
+    assert hybrid <= piecewise.worst_case_variance() * (1 + 1e-12) + step
 
 
 @pytest.mark.parametrize("cls", MEAN_CLASSES)
@@ -126,9 +147,22 @@ def test_piecewise_reports_follow_the_density(epsilon):
         mean = (density * midpoints * np.diff(fine)).sum()
         second = (density * midpoints ** 2 * np.diff(fine)).sum()
         assert mean == pytest.approx(t, abs=1e-4)
-        assert second - mean ** 2 == pytest.approx(mechanism.unit_variance(t), rel=1e-4)
+        # The grid law: unbiased, its variance the analytic one (rounding included), within
+        # 0.2% of the continuous density's.
+        law = mechanism.exact_law(t)
+        probabilities = np.array([int(w) / int(law.total) for w in law.weights])
+        grid_mean = probabilities @ law.outputs
+        grid_variance = probabilities @ law.outputs ** 2 - grid_mean ** 2
+        assert grid_mean == pytest.approx(t, abs=1e-12)
+        assert grid_variance == pytest.approx(mechanism.unit_variance(t), rel=1e-9)
+        assert second - mean ** 2 == pytest.approx(grid_variance, rel=2e-3)
+        # The grid law is the step density up to the grid's resolution (total variation
+        # over the 60 bins below 2 cells' worth), and the reports follow the grid law.
+        grid_mass = np.histogram(law.outputs, bins=edges, weights=np.array(
+            [int(w) / int(law.total) for w in law.weights]))[0]
+        assert np.abs(grid_mass - expected / expected.sum()).sum() < 4 * 60 / mechanism.law.cells
         counts, _ = np.histogram(mechanism.randomize(np.full(200_000, t), rng), bins=edges)
-        assert chi_square_p_value(counts, 200_000 * expected / expected.sum()) > 1e-6
+        assert chi_square_p_value(counts, 200_000 * grid_mass) > 1e-6
 
 
 @pytest.mark.parametrize("cls", MEAN_CLASSES)
@@ -233,12 +267,17 @@ def test_invalid_reports_are_refused():
         duchi.aggregate(np.array([1, 2, 0], dtype=np.uint8))
     with pytest.raises(ValueError, match="row 0"):
         piecewise.aggregate(np.array([piecewise_constant(1.0) * 1.01]))
+    on_grid = piecewise.grid.values(np.array([0, 7]))
     with pytest.raises(ValueError, match="row 2"):
-        piecewise.aggregate(np.array([0.0, 1.0, np.nan]))
+        piecewise.aggregate(np.append(on_grid, np.nan))
+    with pytest.raises(ValueError, match="row 1"):  # one float off the grid
+        piecewise.aggregate(np.array([on_grid[0], np.nextafter(on_grid[1], 0)]))
     hybrid = HybridMechanism(0.3)  # Duchi alone: only +-C_D
     with pytest.raises(ValueError, match="row 0"):
         hybrid.aggregate(np.array([0.5]))
-    assert hybrid.aggregate(np.array([duchi_constant(0.3)]))[0] == 1
+    with pytest.raises(ValueError, match="row 0"):  # the continuous C_D is not a report
+        hybrid.aggregate(np.array([duchi_constant(0.3)]))
+    assert hybrid.aggregate(hybrid.duchi_values[1:])[0] == 1
     sw = SquareWaveMechanism(1.0, n_bins=8)
     with pytest.raises(ValueError, match="row 0"):
         sw.aggregate(np.array([2.0]))
@@ -351,7 +390,11 @@ def test_square_wave_bandwidth_is_accurate_for_small_epsilon():
     import decimal
 
     from sklearn_ldp.client import _square_wave_bandwidth
-    from sklearn_ldp.mechanisms.numeric import SquareWaveMechanism, square_wave_bandwidth
+    from sklearn_ldp.mechanisms.numeric import (
+        SquareWaveMechanism,
+        _square_wave_bandwidth_decimal,
+        square_wave_bandwidth,
+    )
 
     for epsilon in (1e-12, 1e-8, 1e-4, 0.01, 0.0999, 0.1, 0.5, 1.0, 4.0):
         with decimal.localcontext(decimal.Context(prec=80)):
@@ -359,9 +402,11 @@ def test_square_wave_bandwidth_is_accurate_for_small_epsilon():
             e = eps.exp()
             exact = (eps * e - e + 1) / (2 * e * (e - 1 - eps))
         assert abs(square_wave_bandwidth(epsilon) - float(exact)) <= 1e-13 * float(exact)
-        assert _square_wave_bandwidth(epsilon) == square_wave_bandwidth(epsilon)
-    mechanism = SquareWaveMechanism(1e-300)  # was a ZeroDivisionError
-    assert mechanism.b == 0.5 and mechanism.p == pytest.approx(0.5)
+        assert _square_wave_bandwidth(epsilon) == _square_wave_bandwidth_decimal(epsilon)
+    assert float(_square_wave_bandwidth_decimal(1e-300)) == 0.5  # was a ZeroDivisionError
+    # Below about 1e-8 the integer weights cannot express e^eps: refused, not a flat law.
+    with pytest.raises(ValueError, match="too small"):
+        SquareWaveMechanism(1e-300)
 
 
 def test_sampled_mean_specification_round_trips():
@@ -373,7 +418,7 @@ def test_sampled_mean_specification_round_trips():
     spec = json.loads(json.dumps(mechanism.to_dict()))
     again = numeric_mechanism_from_dict(spec)
     assert again.to_dict() == mechanism.to_dict() and again.n_sampled == mechanism.n_sampled
-    for bad, field in [(dict(spec, version=2), "version"), (dict(spec, params={}), "params"),
+    for bad, field in [(dict(spec, version=1), "version"), (dict(spec, params={}), "params"),
                        ({k: v for k, v in spec.items() if k != "bounds"}, "bounds")]:
         with pytest.raises(ValueError, match=field):
             SampledMeanMechanism.from_dict(bad)

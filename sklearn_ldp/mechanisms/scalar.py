@@ -16,15 +16,25 @@ Decision: the paper does not pin its exact randomizer down; we use the standard 
 one-bit randomizer (Duchi-Jordan-Wainwright style), which gives the same rate. Reports are
 ``int8`` arrays of ``+1`` / ``-1``.
 
+Exactness (issue 26). The bit is drawn from an exact dyadic law, Duchi's two-point law of
+:mod:`sklearn_ldp.mechanisms._window`: integers ``a + b = 2^28`` with ``a / b <= e^eps``
+decided exactly, ``F`` the value's ``(s + r) / (2 r)`` rounded to 35 bits, and ``P(+1) = (b
+2^35 + F (a - b)) / 2^63`` drawn by one 63-bit Bernoulli. ``c`` is the realised ``(a + b) / (a
+- b)`` (the formula's within ``1e-7``), so ``b c r`` stays exactly unbiased for the rounded
+value. ``exact_law(s)`` is the integer law of one bit.
+
 Pure numpy; nothing here knows about scikit-learn or pandas.
 """
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
 from .._validation import check_epsilon
+from ._exact import ExactLaw
+from ._window import TWO_POINT_FRACTION_BITS, WindowLaw, two_point_weights, unit_fraction
 
 # Values are accepted this far outside [-r, r] (relative to r) to absorb rounding.
 BOUND_RTOL = 1e-12
@@ -58,7 +68,10 @@ class OneBitRandomizer:
     Attributes
     ----------
     c : float
-        ``(e^eps + 1) / (e^eps - 1)``; a bit ``b`` decodes to ``b * c * r``.
+        ``(a + b) / (a - b)`` of the exact two-point law (``(e^eps + 1) / (e^eps - 1)``
+        within ``1e-7``); a bit ``b`` decodes to ``b * c * r``.
+    law : WindowLaw
+        The exact law of the bit (weights ``a``, ``b``; the value's rounding on 35 bits).
     scale : float
         ``c * r``, the magnitude of a decoded bit.
 
@@ -89,16 +102,19 @@ class OneBitRandomizer:
 
     >>> randomizer = OneBitRandomizer(epsilon=1.0, bound=2.0)
     >>> bits = randomizer.randomize(np.full(10000, 0.5), np.random.default_rng(0))
-    >>> round(randomizer.estimate_mean(bits), 3)
-    0.488
     >>> round(float(np.sqrt(randomizer.variance(0.5) / 10000)), 3)
     0.043
+    >>> randomizer.exact_law(0.5).outputs.tolist()
+    [-1, 1]
     """
 
     def __init__(self, epsilon, bound=1.0):
         self.epsilon = check_epsilon(epsilon)
         self.bound = check_bound(bound)
-        self.c = (math.exp(self.epsilon) + 1.0) / math.expm1(self.epsilon)
+        a, b = two_point_weights(self.epsilon)
+        self.law = WindowLaw(2, 1, a, b, self.epsilon, TWO_POINT_FRACTION_BITS,
+                             name="one_bit")
+        self.c = float(Fraction(a + b, a - b))
         self.scale = self.c * self.bound
 
     def check_values(self, values, what="values"):
@@ -136,8 +152,15 @@ class OneBitRandomizer:
             )
         return np.clip(values, -self.bound, self.bound)
 
+    def _numerators(self, values):
+        """``(w0, F)`` of the two-point law for each value (``F / 2^35`` the rounded ``(s +
+        r) / (2 r)``)."""
+        return self.law.positions(unit_fraction(self.check_values(values),
+                                                (-self.bound, self.bound)))
+
     def probability_plus(self, values):
-        """``P(+1 | s) = 1/2 + s / (2 c r)`` for each value.
+        """``P(+1 | s)``, the exact ``(b 2^35 + F (a - b)) / 2^63`` as a float (``1/2 + s /
+        (2 c r)`` for the rounded value), for each value.
 
         Parameters
         ----------
@@ -149,7 +172,28 @@ class OneBitRandomizer:
         probability : ndarray of float64
             The probability of sending ``+1``, in ``[(1 - 1/c) / 2, (1 + 1/c) / 2]``.
         """
-        return 0.5 + self.check_values(values) / (2.0 * self.scale)
+        _, numerators = self._numerators(values)
+        # (b 2^K + F (a - b)) / (2^K T) in float64 (relative error about 1e-16).
+        step = (self.law.a - self.law.b) / float(2**self.law.fraction_bits)
+        return (self.law.b + numerators * step) / self.law.total
+
+    def exact_law(self, value):
+        """The exact law of one value's bit: outputs ``[-1, +1]`` (int8), integer weights.
+
+        Parameters
+        ----------
+        value : float
+            A value in ``[-bound, bound]``.
+
+        Returns
+        -------
+        law : ExactLaw
+            ``P(outputs[o]) = weights[o] / total``.
+        """
+        w0, numerators = self._numerators(np.array([value]))
+        return ExactLaw(np.array([-1, 1], dtype=np.int8),
+                        self.law.law_weights(w0[0], numerators[0]),
+                        self.law.total * 2**self.law.fraction_bits)
 
     def randomize(self, values, rng):
         """One bit per value, as an ``int8`` array of ``+1`` / ``-1`` (vectorized).
@@ -166,8 +210,8 @@ class OneBitRandomizer:
         bits : ndarray of int8
             One report per value (same shape): ``+1`` or ``-1``.
         """
-        plus = rng.random(np.shape(values)) < self.probability_plus(values)
-        return np.where(plus, np.int8(1), np.int8(-1))
+        bits = self.law.sample(rng, *self._numerators(values))
+        return np.where(bits == 1, np.int8(1), np.int8(-1))
 
     def check_reports(self, bits):
         """Bits as an int8 array of +-1, or a ValueError naming the first other value.
@@ -248,7 +292,8 @@ class OneBitRandomizer:
         return float(self.scale * bits.mean(dtype=float))
 
     def variance(self, values):
-        """Exact variance of each decoded bit: ``(c r)^2 - s^2``.
+        """Exact variance of each decoded bit: ``(c r)^2 - s'^2``, ``s'`` the value rounded
+        as the law rounds it (``s`` within ``2^-34 r``).
 
         Parameters
         ----------
@@ -260,8 +305,9 @@ class OneBitRandomizer:
         variance : ndarray of float64
             The variance of ``decode`` of the bit of a user with each value.
         """
-        values = self.check_values(values)
-        return self.scale**2 - values**2
+        _, numerators = self._numerators(values)
+        rounded = self.bound * (numerators / float(2**(self.law.fraction_bits - 1)) - 1.0)
+        return self.scale**2 - rounded**2
 
     def strategy_matrix(self, values):
         """``2 x k`` matrix of ``P(+1 | s)`` and ``P(-1 | s)``, for exact privacy checks.
@@ -285,9 +331,11 @@ class OneBitRandomizer:
         Returns
         -------
         spec : dict
-            ``{"randomizer": "one_bit", "epsilon": ..., "bound": ...}``.
+            ``{"randomizer": "one_bit", "epsilon": ..., "bound": ..., "weights": [a, b],
+            "fraction_bits": 35}``: the integers of the sampled law.
         """
-        return {"randomizer": "one_bit", "epsilon": self.epsilon, "bound": self.bound}
+        return {"randomizer": "one_bit", "epsilon": self.epsilon, "bound": self.bound,
+                "weights": [self.law.a, self.law.b], "fraction_bits": self.law.fraction_bits}
 
     @classmethod
     def from_dict(cls, spec):
@@ -313,11 +361,20 @@ class OneBitRandomizer:
             raise ValueError(f"not a one-bit randomizer specification: {str(spec)[:80]!r}.")
         # to_dict always writes both fields: a spec without one is damaged, and the
         # constructor's default bound must not stand in for the bound the clients used.
-        missing = [field for field in ("epsilon", "bound") if field not in spec]
-        if missing:
-            raise ValueError(f"the one-bit randomizer specification lacks the field(s) "
-                             f"{missing!r}: {str(spec)[:80]!r}.")
-        return cls(spec["epsilon"], spec["bound"])
+        for fields in (("epsilon", "bound"), ("weights", "fraction_bits")):
+            missing = [field for field in fields if field not in spec]
+            if missing:
+                raise ValueError(f"the one-bit randomizer specification lacks the field(s) "
+                                 f"{missing!r}: {str(spec)[:80]!r}.")
+            if fields[0] == "epsilon":
+                randomizer = cls(spec["epsilon"], spec["bound"])
+        # The integers of the law are re-derived from epsilon: an edited one is refused.
+        for field in ("weights", "fraction_bits"):
+            if spec[field] != randomizer.to_dict()[field]:
+                raise ValueError(f"the one-bit randomizer specification's {field!r} is "
+                                 f"{spec[field]!r}, but epsilon={randomizer.epsilon!r} gives "
+                                 f"{randomizer.to_dict()[field]!r}: an edited law is refused.")
+        return randomizer
 
     def __eq__(self, other):
         return isinstance(other, OneBitRandomizer) and self.to_dict() == other.to_dict()
