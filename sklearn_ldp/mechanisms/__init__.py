@@ -11,6 +11,7 @@ import those from their submodule.
 import importlib
 import warnings
 
+from ._exact import PrivacyAudit, audit_privacy
 from .base import Mechanism, mechanism_from_dict, mechanism_from_json
 from .central_strategies import fourier_basis_strategy, tree_strategy, wavelet_strategy
 from .factorization import (
@@ -76,6 +77,9 @@ __all__ = [
     # loading a specification
     "mechanism_from_dict",
     "mechanism_from_json",
+    # the exact privacy audit of the law a mechanism samples
+    "audit_privacy",
+    "PrivacyAudit",
     # analysis before collecting
     "sample_complexity",
     "svd_lower_bound",

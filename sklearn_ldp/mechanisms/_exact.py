@@ -291,6 +291,7 @@ def laws_within(first, second, epsilon):
         raise ValueError("the two laws list different output sets.")
     ok, worst = True, 0.0
     ta, tb = int(first.total), int(second.total)
+    bound = _fixed_point_bound(epsilon)
     for wa, wb in zip(first.weights, second.weights, strict=True):
         wa, wb = int(wa), int(wb)
         if wa == 0 and wb == 0:
@@ -298,11 +299,27 @@ def laws_within(first, second, epsilon):
         if wa == 0 or wb == 0:
             return False, math.inf
         left, right = wa * tb, wb * ta
-        if not (integer_ratio_at_most(left, right, epsilon)
-                and integer_ratio_at_most(right, left, epsilon)):
+        # left / right <= e^eps and back, on integers: bound / 2^FIXED_POINT_BITS is below
+        # e^eps (1 - 1e-70), so this never accepts a ratio above e^eps.
+        if bound is not None and ((left << FIXED_POINT_BITS) > bound * right
+                                  or (right << FIXED_POINT_BITS) > bound * left):
             ok = False
         worst = max(worst, abs(math.log(left) - math.log(right)))
     return ok, worst
+
+
+# Bits of the fixed-point bound of laws_within (256 bits: far below the 1e-70 margin).
+FIXED_POINT_BITS = 256
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_point_bound(epsilon):
+    """``floor(exact_bound(eps) 2^256)`` as an integer (None for an infinite epsilon)."""
+    if math.isinf(epsilon):
+        return None
+    scaled = DECIMAL_CONTEXT.multiply(exact_bound(epsilon),
+                                      DECIMAL_CONTEXT.power(2, FIXED_POINT_BITS))
+    return int(scaled.to_integral_value(rounding=decimal.ROUND_FLOOR))
 
 
 def realized_epsilon_of_laws(laws):
@@ -330,3 +347,58 @@ def check_law_size(n_outputs, name):
     if n_outputs > MAX_LAW_OUTPUTS:
         raise ValueError(f"the {name!r} mechanism has {n_outputs} outputs, more than an exact "
                          f"law enumerates ({MAX_LAW_OUTPUTS}); audit a smaller instance.")
+
+
+class PrivacyAudit(NamedTuple):
+    """What :func:`audit_privacy` found: the claim, the realised epsilon over the inputs
+    audited, whether the claim holds exactly, and the pair of inputs that came closest."""
+
+    claimed: float
+    realised: float
+    private: bool
+    worst_pair: tuple
+
+
+def audit_privacy(mechanism, values, epsilon=None):
+    """Check a mechanism's exact output laws over every pair of ``values``.
+
+    Each law is the one the mechanism samples (its ``exact_law``): integer weights over its
+    whole public output set. The decision is exact (integers against ``e^epsilon``); the
+    realised epsilon is reported as a float.
+
+    Parameters
+    ----------
+    mechanism : object with ``exact_law(value)`` and ``epsilon``
+        A small instance (laws of at most ``MAX_LAW_OUTPUTS`` outputs).
+    values : sequence
+        The inputs to compare, as ``randomize`` takes them for one user (cells, numbers,
+        records): include the adversarial ones (neighbouring floats, the bounds, the
+        largest and smallest categories).
+    epsilon : float, optional
+        The claim to check (default: ``mechanism.epsilon``).
+
+    Returns
+    -------
+    PrivacyAudit
+
+    Examples
+    --------
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> audit = audit_privacy(RandomizedResponse(4, 1.0), [0, 1, 2, 3])
+    >>> audit.private, audit.realised <= 1.0
+    (True, True)
+    """
+    claimed = float(mechanism.epsilon if epsilon is None else epsilon)
+    values = list(values)
+    if len(values) < 2:
+        raise ValueError(f"audit_privacy compares pairs of inputs: give at least two values, "
+                         f"got {len(values)}.")
+    laws = [mechanism.exact_law(value) for value in values]
+    private, realised, worst_pair = True, 0.0, (values[0], values[1])
+    for i, first in enumerate(laws):
+        for j in range(i + 1, len(laws)):
+            ok, worst = laws_within(first, laws[j], claimed)
+            private = private and ok
+            if worst >= realised:
+                realised, worst_pair = worst, (values[i], values[j])
+    return PrivacyAudit(claimed, realised, private, worst_pair)

@@ -1,0 +1,128 @@
+"""Small instances of every mechanism kind and their adversarial inputs, for the privacy
+audit (``tests/test_privacy_audit.py`` and ``benchmarks/audit_privacy.py``).
+
+Each case builds one mechanism per epsilon and lists the inputs to compare, as ``randomize``
+takes them for one user: the smallest and the largest category, the two bounds, neighbouring
+floats (5.0 and 5.0000001 within bounds (0, 10)).
+"""
+
+import json
+import warnings
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from sklearn_ldp.client import Randomizer
+from sklearn_ldp.collect import reports_from_client, stack_client_reports
+from sklearn_ldp.mechanisms import (
+    BinaryLocalHashing,
+    HaarHRR,
+    HadamardRandomizedResponse,
+    HadamardResponse,
+    HierarchicalHistogram,
+    OneBitRandomizer,
+    OptimizedLocalHashing,
+    OptimizedUnaryEncoding,
+    RandomizedResponse,
+    SubsetSelection,
+    SymmetricUnaryEncoding,
+)
+from sklearn_ldp.mechanisms.base import Mechanism
+from sklearn_ldp.mechanisms.numeric import (
+    DuchiMechanism,
+    HybridMechanism,
+    PiecewiseMechanism,
+    SampledMeanMechanism,
+    SquareWaveMechanism,
+)
+
+
+class Case(NamedTuple):
+    """How to audit one kind."""
+
+    build: Callable  # epsilon -> mechanism (a small instance)
+    values: list  # adversarial inputs, the first two used for sampling
+    client: bool = True  # the standard-library client has this kind
+    enumerable_reports: bool = True  # sampled reports lie in a finite listed set
+
+
+CELLS = [0, 7, 1, 6]  # the smallest and largest category first
+NUMBERS = [5.0, 5.0000001, 0.0, 10.0]
+BOUNDS = (0.0, 10.0)
+
+CASES = {
+    "randomized_response": Case(lambda eps: RandomizedResponse(8, eps), CELLS),
+    "rappor": Case(lambda eps: SymmetricUnaryEncoding(8, eps), CELLS),
+    "oue": Case(lambda eps: OptimizedUnaryEncoding(8, eps), CELLS),
+    "olh": Case(lambda eps: OptimizedLocalHashing(8, eps), CELLS, enumerable_reports=False),
+    "blh": Case(lambda eps: BinaryLocalHashing(8, eps), CELLS, enumerable_reports=False),
+    "hadamard": Case(lambda eps: HadamardResponse(8, eps), CELLS),
+    "hrr": Case(lambda eps: HadamardRandomizedResponse(8, eps), CELLS),
+    "subset_selection": Case(lambda eps: SubsetSelection(8, eps), CELLS),
+    "hierarchical": Case(lambda eps: HierarchicalHistogram(8, eps, branching=2,
+                                                           oracle="hrr"), CELLS),
+    "haar": Case(lambda eps: HaarHRR(8, eps), CELLS),
+    "duchi": Case(lambda eps: DuchiMechanism(eps, BOUNDS), NUMBERS),
+    # Grids of 64 cells: the client's 4,000 reports fill them enough for a chi-square test.
+    "piecewise": Case(lambda eps: PiecewiseMechanism(eps, BOUNDS, grid_size=64), NUMBERS),
+    "hybrid": Case(lambda eps: HybridMechanism(eps, BOUNDS, grid_size=64), NUMBERS),
+    "square_wave": Case(lambda eps: SquareWaveMechanism(eps, BOUNDS, n_bins=16,
+                                                        grid_size=64), NUMBERS),
+    "sampled_mean": Case(lambda eps: SampledMeanMechanism(eps, [BOUNDS, BOUNDS],
+                                                          grid_size=64),
+                         [[5.0, 0.0], [5.0000001, 10.0], [0.0, 0.0], [10.0, 10.0]]),
+    "one_bit": Case(lambda eps: OneBitRandomizer(eps, 10.0), [5.0, 5.0000001, -10.0, 10.0],
+                    client=False),
+}
+
+
+def server_reports(mechanism, value, n, rng):
+    """``n`` reports of one input drawn by the server's ``randomize``."""
+    values = np.repeat(np.asarray([value]), n, axis=0)
+    return _as_rows(mechanism.randomize(values, rng))
+
+
+def _as_rows(reports):
+    """Reports as one array, one row each (sampled means come as (attributes, values))."""
+    if isinstance(reports, tuple):
+        return np.hstack([np.asarray(part, dtype=float).reshape(len(part), -1)
+                          for part in reports])
+    return getattr(reports, "reports", reports)
+
+
+def client_reports(mechanism, value, n, seed):
+    """``n`` reports of one input drawn by the standard-library client (seeded for the test),
+    stacked as the server reads them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the seeded-client warning: seeded on purpose
+        randomizer = Randomizer.from_json(json.dumps(mechanism.to_dict()), seed=seed)
+        sent = [json.loads(json.dumps(randomizer.privatize(value))) for _ in range(n)]
+    if isinstance(mechanism, Mechanism):
+        return reports_from_client(sent, mechanism).reports
+    return _as_rows(stack_client_reports(sent, mechanism))
+
+
+def event_keys(mechanism, value):
+    """How the black-box distinguisher groups reports into events (None: one event per
+    report).
+
+    Local hashing: whether the report's bucket is the hash of ``value`` under its public seed
+    (every report carries a fresh seed, so raw reports never repeat). Real-valued reports:
+    64 equal bins of their range.
+    """
+    if isinstance(mechanism, (OptimizedLocalHashing, BinaryLocalHashing)):
+        return lambda reports: (mechanism.hash_values(
+            reports[:, 0], np.full(reports.shape[0], value)) == reports[:, 1]).astype(int)
+    if isinstance(mechanism, (PiecewiseMechanism, HybridMechanism, SquareWaveMechanism,
+                              DuchiMechanism, SampledMeanMechanism)):
+        return lambda reports: _bins(np.asarray(reports, dtype=float))
+    return None
+
+
+def _bins(reports):
+    """64 equal bins per report column, over the range of the mechanism's reports."""
+    rows = reports.reshape(reports.shape[0], -1)
+    low, high = rows.min(axis=0), rows.max(axis=0)
+    width = np.where(high > low, high - low, 1.0)
+    codes = np.minimum((rows - low) / width * 64, 63).astype(np.int64)
+    return np.ravel_multi_index(tuple(codes.T), (64,) * rows.shape[1])
