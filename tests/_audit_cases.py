@@ -41,7 +41,7 @@ class Case(NamedTuple):
     """How to audit one kind."""
 
     build: Callable  # epsilon -> mechanism (a small instance)
-    values: list  # adversarial inputs, the first two used for sampling
+    values: list  # adversarial inputs; the first two and the last two are sampled
     client: bool = True  # the standard-library client has this kind
     enumerable_reports: bool = True  # sampled reports lie in a finite listed set
 
@@ -74,6 +74,11 @@ CASES = {
     "one_bit": Case(lambda eps: OneBitRandomizer(eps, 10.0), [5.0, 5.0000001, -10.0, 10.0],
                     client=False),
 }
+
+
+def sampled_pairs(case):
+    """The pairs of inputs whose reports are sampled: the first two and the last two."""
+    return [tuple(case.values[:2]), tuple(case.values[-2:])]
 
 
 def server_reports(mechanism, value, n, rng):
