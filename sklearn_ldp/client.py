@@ -560,8 +560,8 @@ def _normalized_strategy(table, epsilon, kind):
             ratio = "infinite" if low == 0 else repr(high / low)
             raise ValueError(f"row {o} of the {name} has weight {high} for input "
                              f"{row.index(high)} and {low} for input {row.index(low)}: its "
-                             f"realised ratio {ratio} exceeds e^{epsilon!r}, not "
-                             f"{epsilon}-LDP; refusing to privatize with it.")
+                             f"realised ratio {ratio} exceeds e^{epsilon!r}: the table "
+                             f"is not {epsilon}-LDP; refusing to privatize with it.")
     return columns
 
 

@@ -129,8 +129,9 @@ def check_exact_table(W, epsilon, neighbours="all", name="table",
     W = check_table(W, precision, name)
     violation = table_ratio_violation(W, epsilon, neighbours)
     if violation is not None:
+        model = "LDP" if neighbours == "all" else "DP"
         raise ValueError(describe_violation(violation, name, precision)
-                         + f" > e^{epsilon!r}: not {epsilon}-private.")
+                         + f" > e^{epsilon!r}: the table is not {epsilon}-{model}.")
     return W
 
 
