@@ -344,6 +344,30 @@ def quantize_table(P, epsilon, neighbours="all", precision=TABLE_PRECISION,
     return check_exact_table(W, epsilon, neighbours, f"quantized {name}", precision)
 
 
+def round_table(P, precision=TABLE_PRECISION):
+    """``P`` rounded to an integer table with columns summing to ``2^precision``, no privacy
+    claim: largest-remainder rounding of ``P 2^K`` within each column, an entry that is 0 in
+    ``P`` stays 0 (an entry below ``2^-K`` may round to 0: nothing is claimed).
+
+    For sampling a matrix that makes no privacy claim (``sample_outputs`` without epsilon).
+
+    Examples
+    --------
+    >>> round_table(np.array([[1 / 3, 1.0], [2 / 3, 0.0]]), precision=4).tolist()
+    [[5, 16], [11, 0]]
+    """
+    one = 2**int(precision)
+    target = np.asarray(P, dtype=float) * float(one)
+    W = np.minimum(np.floor(target), float(one)).astype(np.int64)
+    deficit = one - W.sum(axis=0)
+    if (deficit > 0).any():
+        room = np.where(target > 0, one - W, 0)
+        W = W + _settle(room, np.maximum(deficit, 0), target - W)
+    if (deficit < 0).any():
+        W = W - _settle(W, np.maximum(-deficit, 0), W - target)
+    return check_table(W, precision, "rounded matrix")
+
+
 def realised_matrix(W, precision=TABLE_PRECISION):
     """``W / 2^precision`` as float64 (exact: the law that is sampled).
 
