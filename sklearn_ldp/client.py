@@ -508,6 +508,7 @@ FACTORIZATION_SPEC_VERSION = 2
 # Kinds whose specification format has its own version (the others read SPEC_VERSION).
 KIND_SPEC_VERSIONS = {"factorization": FACTORIZATION_SPEC_VERSION}
 _TABLE_ONE = 2**TABLE_PRECISION
+MAX_TABLE_ENTRIES = 2**27  # sklearn_ldp._limits: the default max_matrix_entries
 # A ratio this close to e^eps (relative) counts as a violation, as on the server
 # (sklearn_ldp.mechanisms._exact): the decision stays exact.
 _DECISION_MARGIN = decimal.Decimal("1e-70")
@@ -535,6 +536,9 @@ def _normalized_strategy(table, epsilon, kind):
             isinstance(row, list) and row for row in table):
         raise ValueError(f"the {name} must be a non-empty list of non-empty lists (rows).")
     width = len(table[0])
+    if len(table) * width > MAX_TABLE_ENTRIES:  # before reading any entry
+        raise ValueError(f"the {name} has {len(table)} x {width} entries, more than "
+                         f"{MAX_TABLE_ENTRIES} (sklearn_ldp._limits: max_matrix_entries).")
     for o, row in enumerate(table):
         if len(row) != width:
             raise ValueError(f"the {name} is not rectangular: row {o} has {len(row)} "
