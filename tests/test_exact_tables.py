@@ -132,11 +132,11 @@ def test_optimized_strategies_are_private_and_sampled_as_their_laws(n, epsilon):
     assert_sampled_law(mechanism.exact_law(n - 1), _client_reports(mechanism, n - 1, 1500, n))
 
 
-@pytest.mark.parametrize("name", ["hierarchical_matrix", "randomized_response", "hadamard"])
-def test_baseline_factorizations_are_private_and_the_client_agrees(name):
-    mechanism = baseline_mechanism(name, (8,), 1.0)
-    if not isinstance(mechanism, FactorizationMechanism):
-        pytest.skip(f"{name} is not a factorization strategy")
+@pytest.mark.parametrize("name, shape", [("hierarchical_matrix", (8,)), ("fourier", (2, 2, 2)),
+                                         ("marg_ps_matrix", (2, 4))])
+def test_baseline_factorizations_are_private_and_the_client_agrees(name, shape):
+    mechanism = baseline_mechanism(name, shape, 1.0)
+    assert isinstance(mechanism, FactorizationMechanism)
     assert_private(mechanism, list(range(8)), 1.0)
     client = _client(mechanism.to_dict(), 3)
     np.testing.assert_array_equal(np.array(client._privatize_cell.table), mechanism.table)
