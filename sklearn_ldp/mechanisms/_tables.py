@@ -108,7 +108,7 @@ def table_ratio_violation(W, epsilon, neighbours="all"):
     return None
 
 
-def describe_violation(violation, name, precision=TABLE_PRECISION):
+def _describe_violation(violation, name, precision=TABLE_PRECISION):
     """The ValueError message of a :func:`table_ratio_violation`, naming the field and row."""
     o, u, v, a, b = violation
     ratio = "infinite (0 weight)" if b == 0 else f"{a / b!r} (log {math.log(a / b)!r})"
@@ -130,7 +130,7 @@ def check_exact_table(W, epsilon, neighbours="all", name="table",
     violation = table_ratio_violation(W, epsilon, neighbours)
     if violation is not None:
         model = "LDP" if neighbours == "all" else "DP"
-        raise ValueError(describe_violation(violation, name, precision)
+        raise ValueError(_describe_violation(violation, name, precision)
                          + f" > e^{epsilon!r}: the table is not {epsilon}-{model}.")
     return W
 
