@@ -241,8 +241,12 @@ class FactorizationMechanism(OutputIndexMechanism):
             Non-negative integers, every column summing to ``2^52``, no row zero for every
             input, and ``max_u table[o, u] <= e^epsilon min_u table[o, u]`` for every row,
             decided exactly on the integers.
-        epsilon, name, params
-            As in the constructor.
+        epsilon : float
+            The privacy budget the table must meet.
+        name : str, default="custom"
+            The strategy's name.
+        params : dict, optional
+            The parameters the strategy was built with.
 
         Returns
         -------
@@ -314,6 +318,17 @@ class FactorizationMechanism(OutputIndexMechanism):
     def exact_law(self, value):
         """The exact law of one user's report: outputs ``0..n_outputs-1``, weights the
         column ``value`` of ``table``, total ``2^52``.
+
+        Parameters
+        ----------
+        value : int
+            A user type (domain cell) in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            ``outputs`` the report values ``0..n_outputs-1``, ``weights`` the integers of
+            column ``value`` of ``table``, ``total`` ``2^52``.
 
         Examples
         --------
@@ -524,6 +539,28 @@ class FactorizationMechanism(OutputIndexMechanism):
         sampled must be the one that was shipped and checked, identical on the server and
         on every client, so a float matrix is quantized once, by the constructor, and
         shipped as its table.
+
+        Parameters
+        ----------
+        spec : dict
+            ``"version"`` 2, ``"epsilon"``, ``"precision"`` 52, ``"table"`` (rows of
+            integers), and optionally ``"strategy"`` and ``"params"``.
+
+        Returns
+        -------
+        FactorizationMechanism
+
+        Raises
+        ------
+        ValueError
+            Naming the field (``version``, ``precision``, ``table``) and the row, column or
+            value that fails (:meth:`from_table`).
+
+        Examples
+        --------
+        >>> mech = FactorizationMechanism([[0.6, 0.4], [0.4, 0.6]], 0.5)
+        >>> FactorizationMechanism.from_dict(mech.to_dict()) == mech
+        True
         """
         if spec.get("version") != FACTORIZATION_SPEC_VERSION:
             raise ValueError(f"unsupported 'factorization' specification version "
