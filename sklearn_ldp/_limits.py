@@ -348,7 +348,8 @@ def check_mechanism_spec_sizes(spec):
     if not isinstance(params, dict):
         raise ValueError(f"{where}: params must be a JSON object, got {type(params).__name__}.")
     if kind == "factorization":
-        _matrix_size(spec.get("Q"), "Q", kind)
+        field = "Q" if "Q" in spec else "table"  # version 1 carried a float "Q"
+        _matrix_size(spec.get(field), field, kind)
         return
     if "n_inputs" not in spec:
         raise ValueError(f"{where} has no field 'n_inputs'.")

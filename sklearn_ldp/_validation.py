@@ -3,8 +3,9 @@
 Besides the parameter checks, two trust boundaries of DESIGN.md section 7 live here so that
 every layer uses one implementation:
 
-* :func:`check_ldp_strategy`: the privacy check of a strategy matrix that comes from outside
-  (a user's matrix, a loaded specification), run on exactly the matrix that is then sampled;
+* :func:`check_ldp_strategy`: the float gate of a strategy matrix that comes from outside (a
+  user's matrix, an optimizer's output), before it is quantized into the integer table that
+  is sampled and checked exactly (``sklearn_ldp.mechanisms._tables``);
 * :class:`FreshEntropyMixin`: a noise generator that is drawn again from operating-system
   entropy in every copy (pickle, fork) of an unseeded estimator.
 """
@@ -23,7 +24,9 @@ MAX_DENSE_ENTRIES = 2**27
 # absolute, not scaled by the number of rows: a scaled tolerance let a 10^5-row strategy leave
 # 9e-5 of mass to the sampler's last output, enough to multiply that output's ratio by 10.
 COLUMN_SUM_ATOL = 1e-9
-# Relative slack on the claimed epsilon: the realised one is computed in floating point.
+# Relative slack on the epsilon a *float* matrix claims (its design was computed in floating
+# point). It only decides whether the matrix is quantized; the integer table that is sampled
+# meets the claim exactly (sklearn_ldp.mechanisms._tables), with no slack.
 EPSILON_RTOL = 1e-9
 
 
@@ -164,13 +167,15 @@ def check_column_sums(Q, name):
 
 
 def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
-    """The privacy check of a strategy matrix from outside; returns the matrix to sample.
+    """The float gate of a strategy matrix from outside; returns the matrix to quantize.
 
-    ``Q[o, u] = P(report o | input u)``. A matrix that is not exactly a distribution per
-    column cannot be checked on its entries alone: the inverse-CDF sampler gives whatever
-    mass is missing (or takes whatever is in excess) from the last outputs, so the realised
-    ratios are not the matrix's. Hence every column is normalized, and the *normalized*
-    matrix is both checked and used to randomize. In order:
+    ``Q[o, u] = P(report o | input u)``. This decides whether a float matrix is a
+    distribution per column that meets its claim up to float rounding; it does not decide
+    privacy. What is sampled is the integer table the normalized matrix is quantized into
+    (``sklearn_ldp.mechanisms._tables.quantize_table``), and that table is checked exactly on
+    integers, with no tolerance. A matrix that is not a distribution per column is not what
+    an inverse-CDF sampler draws (it gives the missing mass to the last outputs), so every
+    column is normalized first. In order:
 
     1. entries finite and non-negative;
     2. rows that are zero for every input are dropped (they are never reported);
@@ -179,7 +184,8 @@ def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
        number of rows; the column is then divided by its sum;
     4. no row of the normalized matrix is zero for some inputs and positive for others;
     5. the realised epsilon (:func:`realised_epsilon`) of the normalized matrix is at most
-       ``epsilon * (1 + EPSILON_RTOL)``.
+       ``epsilon * (1 + EPSILON_RTOL)`` (float rounding of the design; the quantizer then
+       meets ``epsilon`` itself, exactly).
 
     Parameters
     ----------
@@ -192,12 +198,9 @@ def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
     Returns
     -------
     normalized : ndarray of shape (n_live, n_inputs)
-        The matrix to sample and to decode with: zero rows dropped, columns divided by their
-        sums.
+        The matrix to quantize: zero rows dropped, columns divided by their sums.
     source : ndarray of shape (n_live, n_inputs)
-        The same rows before normalization: what a specification should carry, since
-        normalizing again is not always the identity in floating point, while normalizing
-        ``source`` gives ``normalized`` again, bit for bit.
+        The same rows before normalization.
 
     Raises
     ------

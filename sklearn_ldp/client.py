@@ -37,6 +37,9 @@ Exactness. A report has exactly the distribution of one row of the server's
   rounded (the same on every device); numpy's ``exp`` can differ from it in the last bit, so
   those probabilities may differ from the server's by about ``1e-16`` (relative), far below
   anything observable (see ``docs/client.md``);
+* ``factorization`` samples the integer table the spec carries (columns summing to
+  ``2^52``) by integer inverse CDF on ``rng.getrandbits(52)``, after the server's exact check
+  of the table (every row's ``max <= e^eps min`` on integers): the server's law exactly;
 * local hashing uses the server's hash family (two-character additive tabulation with
   SplitMix64 table entries) bit for bit;
 * the Gaussian kinds recompute ``sigma`` with stdlib ``erf``/``erfc`` instead of scipy's
@@ -116,11 +119,7 @@ MAX_REJECTION_EPSILON = 2.0 * math.log(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _SQRT1_2 = math.sqrt(0.5)
 
-# The privacy check of a dense strategy matrix, with the server's constants
-# (sklearn_ldp._validation): a column sum may differ from 1 by COLUMN_SUM_ATOL, whatever the
-# number of rows, and the realised epsilon may exceed the claimed one by the fraction
-# PRIVACY_RTOL.
-COLUMN_SUM_ATOL = 1e-9
+# Relative slack of the root-finding checks (the longitudinal budget), as on the server.
 PRIVACY_RTOL = 1e-9
 
 # Emitted when a seed is given: whoever knows the seed can recompute the noise.
@@ -570,84 +569,102 @@ def _hrr(spec):
 
 
 # ---------------------------------------------------------------------- dense strategies
-def _normalized_strategy(Q, epsilon, kind):
-    """The server's privacy check of a strategy matrix; returns the matrix to sample.
+# The factorization spec carries the integer table that is sampled (format version 2): columns
+# summing to 2^TABLE_PRECISION, one 52-bit uniform integer per report, as the server's
+# sklearn_ldp.mechanisms._exact.sample_table.
+TABLE_PRECISION = 52
+FACTORIZATION_SPEC_VERSION = 2
+# Kinds whose specification format has its own version (the others read SPEC_VERSION).
+KIND_SPEC_VERSIONS = {"factorization": FACTORIZATION_SPEC_VERSION}
+_TABLE_ONE = 2**TABLE_PRECISION
+MAX_TABLE_ENTRIES = 2**27  # sklearn_ldp._limits: the default max_matrix_entries
+# A ratio this close to e^eps (relative) counts as a violation, as on the server
+# (sklearn_ldp.mechanisms._exact): the decision stays exact.
+_DECISION_MARGIN = decimal.Decimal("1e-70")
 
-    The same steps and decisions as ``sklearn_ldp._validation.check_ldp_strategy``: no
-    negative entry; rows that are zero for every input dropped (never reported; the server
-    numbers the outputs without them); each column, summed down the rows in order (as numpy's
-    ``cumsum``), within ``COLUMN_SUM_ATOL`` of 1, then divided by its sum; no row of the
-    normalized matrix zero for some inputs only; its realised epsilon ``max_o log(max_u
-    Q[o,u] / min_u Q[o,u])`` at most ``epsilon (1 + PRIVACY_RTOL)``, the ratio compared
-    exactly (80-digit decimal arithmetic on the float entries).
+
+def _ratio_within(high, low, epsilon):
+    """Whether ``high / low <= e^epsilon`` for integers, decided exactly as the server's
+    ``integer_ratio_at_most`` (80-digit decimals, the same margin)."""
+    if low == 0:
+        return high == 0
+    bound = _decimal_exp(epsilon) * (1 - _DECISION_MARGIN)
+    return DECIMAL_CONTEXT.divide(decimal.Decimal(high), decimal.Decimal(low)) <= bound
+
+
+def _normalized_strategy(table, epsilon, kind):
+    """The server's exact check of a strategy's integer table; returns its columns.
+
+    The same decisions as ``FactorizationMechanism.from_table``: a rectangular list of rows of
+    integers in ``[0, 2^52]``; every column summing to ``2^52``; no row 0 for every input;
+    every row's ``max <= e^eps min`` decided on the integers (a row 0 for some inputs only is
+    an infinite ratio). Returns the columns ``[u][o]`` (the law of input ``u``).
     """
-    for o, row in enumerate(Q):
-        for u, value in enumerate(row):
-            if value < 0:
-                raise ValueError(f"the strategy Q of the {kind!r} specification has a negative "
-                                 f"entry {value!r} at row {o}, column {u}.")
-    rows = [row for row in Q if max(row) > 0]
-    if not rows:
-        raise ValueError(f"the strategy Q of the {kind!r} specification is all zeros.")
-    sums = []
-    for u in range(len(rows[0])):
-        running = 0.0
-        for row in rows:
-            running += row[u]
-        if abs(running - 1.0) > COLUMN_SUM_ATOL:
-            raise ValueError(f"column {u} of the strategy Q of the {kind!r} specification sums "
-                             f"to {running!r}: every column must sum to 1 within "
-                             f"{COLUMN_SUM_ATOL:g}; refusing to privatize with it.")
-        sums.append(running)
-    normalized = [[value / total for value, total in zip(row, sums, strict=True)]
-                  for row in rows]
-    bound = _decimal_exp(epsilon * (1.0 + PRIVACY_RTOL))
-    for o, row in enumerate(normalized):
-        low, high = min(row), max(row)
-        if low <= 0:
-            raise ValueError(f"row {o} (among the non-zero rows) of the strategy Q of the "
-                             f"{kind!r} specification is 0 for input {row.index(low)} but "
-                             f"{high!r} for input {row.index(high)}: an unbounded privacy "
-                             "ratio; refusing to privatize with it.")
-        ratio = DECIMAL_CONTEXT.divide(decimal.Decimal(high), decimal.Decimal(low))
-        if ratio > bound:
-            realised = float(DECIMAL_CONTEXT.ln(ratio))
-            raise ValueError(f"the strategy Q of the {kind!r} specification is not "
-                             f"{epsilon}-LDP: its realised epsilon (output {o} of the "
-                             f"normalized matrix) is {realised!r} > {epsilon}; refusing to "
-                             "privatize with it.")
-    return normalized
+    name = f"table of the {kind!r} specification"
+    if not isinstance(table, list) or not table or not all(
+            isinstance(row, list) and row for row in table):
+        raise ValueError(f"the {name} must be a non-empty list of non-empty lists (rows).")
+    width = len(table[0])
+    if len(table) * width > MAX_TABLE_ENTRIES:  # before reading any entry
+        raise ValueError(f"the {name} has {len(table)} x {width} entries, more than "
+                         f"{MAX_TABLE_ENTRIES} (sklearn_ldp._limits: max_matrix_entries).")
+    for o, row in enumerate(table):
+        if len(row) != width:
+            raise ValueError(f"the {name} is not rectangular: row {o} has {len(row)} "
+                             f"entries, row 0 has {width}.")
+        for value in row:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"the {name} must hold integers; row {o} holds {value!r}.")
+            if not 0 <= value <= _TABLE_ONE:
+                raise ValueError(f"the {name} must hold weights in [0, 2**{TABLE_PRECISION}]; "
+                                 f"row {o} holds {value!r}.")
+    columns = [list(column) for column in zip(*table, strict=True)]
+    for u, column in enumerate(columns):
+        total = sum(column)
+        if total != _TABLE_ONE:
+            raise ValueError(f"column {u} of the {name} sums to {total}, not "
+                             f"2**{TABLE_PRECISION}: refusing to privatize with it.")
+    for o, row in enumerate(table):
+        high, low = max(row), min(row)
+        if high == 0:
+            raise ValueError(f"row {o} of the {name} is 0 for every input: an output that is "
+                             "never reported must not be listed.")
+        if not _ratio_within(high, low, epsilon):
+            ratio = "infinite" if low == 0 else repr(high / low)
+            raise ValueError(f"row {o} of the {name} has weight {high} for input "
+                             f"{row.index(high)} and {low} for input {row.index(low)}: its "
+                             f"realised ratio {ratio} exceeds e^{epsilon!r}: the table "
+                             f"is not {epsilon}-LDP; refusing to privatize with it.")
+    return columns
 
 
 def _factorization(spec):
-    """Inverse-CDF sampling from the column of the strategy ``Q`` carried by the spec.
+    """Integer inverse CDF on the column of the strategy's integer table carried by the spec.
 
-    The spec is checked and normalized exactly as the server does
-    (:func:`_normalized_strategy`), and the *normalized* matrix is sampled, so no mass is
-    left to (or taken from) the last output.
+    The table is checked exactly as the server does (:func:`_normalized_strategy`); a report
+    is the first output whose cumulative weight exceeds ``U``, a uniform 52-bit integer
+    (``rng.getrandbits(52)``), so ``P(o | u) = table[o][u] / 2^52`` exactly, the law of the
+    server's ``randomize``.
     """
     kind = "factorization"
     epsilon = _check_epsilon(_spec_field(spec, "epsilon", kind), kind)
-    Q = _normalized_strategy(_check_matrix(_spec_field(spec, "Q", kind), "Q", kind), epsilon,
-                             kind)
-    n_outputs, n = len(Q), len(Q[0])
-    # Cumulative probabilities down each column, summed in order like numpy's cumsum; the
-    # last is 1 up to rounding and set to exactly 1, as on the server.
-    cumulative = []
-    for u in range(n):
-        running, column = 0.0, []
-        for o in range(n_outputs):
-            running += Q[o][u]
-            column.append(running)
-        column[-1] = 1.0
-        cumulative.append(column)
+    if "Q" in spec:
+        raise ValueError("the 'factorization' specification carries a float matrix 'Q' "
+                         "(version 1); this client samples the integer 'table' of version "
+                         f"{FACTORIZATION_SPEC_VERSION}.")
+    precision = _spec_field(spec, "precision", kind)
+    if precision != TABLE_PRECISION or isinstance(precision, bool):
+        raise ValueError(f"precision of the 'factorization' specification must be "
+                         f"{TABLE_PRECISION}, got {precision!r}.")
+    columns = _normalized_strategy(_spec_field(spec, "table", kind), epsilon, kind)
+    cumulative = [list(itertools.accumulate(column)) for column in columns]
 
     def privatize(cell, rng):
-        # The first output whose cumulative probability exceeds the uniform draw.
-        return bisect.bisect_right(cumulative[cell], rng.random())
+        # The first output whose cumulative weight exceeds the uniform integer.
+        return bisect.bisect_right(cumulative[cell], rng.getrandbits(TABLE_PRECISION))
 
-    privatize.probabilities = Q  # the matrix sampled, exposed for the tests
-    return n, privatize
+    privatize.table = [list(row) for row in zip(*columns, strict=True)]  # for the tests
+    return len(columns), privatize
 
 
 # ---------------------------------------------------------------------- range mechanisms
@@ -1166,6 +1183,8 @@ def _bisect_root(function, low, high):
 
 # Numeric kinds (numeric.py, _window.py): the spec version they are written in, the grid caps.
 NUMERIC_SPEC_VERSION = 2
+KIND_SPEC_VERSIONS.update(dict.fromkeys(("duchi", "piecewise", "hybrid", "square_wave",
+                                         "sampled_mean"), NUMERIC_SPEC_VERSION))
 MAX_GRID_SIZE = 2**16  # _window.MAX_GRID_SIZE
 DEFAULT_GRID_SIZE = 4096  # _window.DEFAULT_GRID_SIZE
 FRACTION_BITS = 52  # _window.FRACTION_BITS: the random rounding of the grid kinds
@@ -1380,10 +1399,9 @@ MEAN_KINDS = ("duchi", "piecewise", "hybrid")
 
 
 def _spec_version(kind):
-    """The specification version this client reads for ``kind`` (the numeric kinds moved to
-    version 2 with their exact grids)."""
-    return NUMERIC_SPEC_VERSION if kind in MEAN_KINDS + ("square_wave", "sampled_mean") \
-        else SPEC_VERSION
+    """The specification version this client reads for ``kind`` (``KIND_SPEC_VERSIONS``:
+    the kinds whose format changed with their exact laws; the others read ``SPEC_VERSION``)."""
+    return KIND_SPEC_VERSIONS.get(kind, SPEC_VERSION)
 
 
 def _numeric_spec(spec):
@@ -2664,11 +2682,11 @@ class Randomizer:
         if not isinstance(spec, Mapping) or "mechanism" not in spec:
             raise ValueError(f"not a mechanism specification (a JSON object with 'version' and "
                              f"'mechanism'): {str(spec)[:80]!r}.")
-        version = _spec_version(spec["mechanism"])
-        if spec.get("version") != version:
-            raise ValueError(f"unsupported specification version {spec.get('version')!r}; this "
-                             f"client reads version {version} of {spec['mechanism']!r}.")
         kind = spec["mechanism"]
+        expected = _spec_version(kind)
+        if spec.get("version") != expected:
+            raise ValueError(f"unsupported specification version {spec.get('version')!r}; this "
+                             f"client reads version {expected} of {kind!r}.")
         if kind not in RANDOMIZERS:
             raise ValueError(f"unknown mechanism {kind!r}; this client randomizes "
                              f"{sorted(RANDOMIZERS)} (central-model mechanisms run on the "

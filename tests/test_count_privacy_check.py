@@ -4,23 +4,27 @@
 with the number of rows, the bug fixed for strategy matrices in ``_validation``. A column of
 1001 rows lacking 9e-5 of its mass passed as valid and DP, yet an inverse-CDF sampler gives
 that mass to the last output and exceeds the claim there. Now every column sum is held to
-``COLUMN_SUM_ATOL`` (absolute), the columns are normalized, the normalized matrix is the one
-sampled and decoded with, and its realised epsilon (between adjacent counts) is compared
-with the claim.
+``COLUMN_SUM_ATOL`` (absolute), the columns are normalized, the normalized matrix's realised
+epsilon (between adjacent counts) is compared with the claim up to rounding, and it is
+quantized into the integer table that is sampled (issue 26): the table is checked exactly on
+integers, and its realised matrix ``W / 2^52`` is what is decoded with.
 """
 
 import re
 
 import numpy as np
 import pytest
-from _stats import chi_square_p_value
+from _laws import assert_private, assert_sampled_law
 
 from sklearn_ldp import CountMechanism
 from sklearn_ldp._validation import COLUMN_SUM_ATOL, check_ldp_strategy
 from sklearn_ldp.budget import PrivacyLedger, register_ledger, unregister_ledger
+from sklearn_ldp.mechanisms._tables import table_ratio_violation
 from sklearn_ldp.mechanisms.count import (
     check_count_matrix,
     check_properties,
+    count_law,
+    count_table,
     decode,
     geometric_mechanism,
     posterior,
@@ -31,6 +35,7 @@ from sklearn_ldp.mechanisms.count import (
 N_ROWS = 1001  # the old tolerance: 1e-7 * 1001 = 1.001e-4 > SHIFT
 SHIFT = 9e-5
 CLAIMED = 0.05
+ONE = 2**52
 
 
 def _shifted_matrix(sign):
@@ -164,7 +169,7 @@ def test_the_estimator_refuses_a_tampered_matrix_before_charging():
         unregister_ledger("count-privacy-check")
 
 
-# ---------------------------------------------------------------- the normalized matrix
+# ---------------------------------------------------------------- the exact table
 def _slightly_off():
     """The geometric mechanism with column 2 short of 1 by 8e-10 (within the tolerance)."""
     P = geometric_mechanism(4, 1.0)
@@ -173,61 +178,62 @@ def _slightly_off():
     return P
 
 
-def test_a_slightly_off_matrix_is_normalized_column_by_column():
+def test_a_slightly_off_matrix_is_normalized_then_made_an_exact_table():
     P = _slightly_off()
     assert abs(np.cumsum(P, axis=0)[-1, 2] - 1.0) > 1e-10  # really off, within 1e-9
-    normalized = check_count_matrix(P, 1.0)
-    np.testing.assert_array_equal(normalized, P / np.cumsum(P, axis=0)[-1])
-    np.testing.assert_allclose(np.cumsum(normalized, axis=0)[-1], 1.0, rtol=0, atol=4e-16)
+    realised = check_count_matrix(P, 1.0)
+    table = count_table(P, 1.0)
+    np.testing.assert_array_equal(realised, table / ONE)
+    np.testing.assert_array_equal(table.sum(axis=0), ONE)
+    # Within 1e-13 of the normalized matrix: the 8e-10 deficit is gone, not left to a row.
+    assert np.max(np.abs(realised - P / np.cumsum(P, axis=0)[-1])) < 1e-13
+    np.testing.assert_array_equal(check_count_matrix(P), P / np.cumsum(P, axis=0)[-1])
     assert check_properties(P, 1.0)["valid"] and check_properties(P, 1.0)["DP"]
+    # Quantizing the realised matrix gives the same table back (what the estimator does).
+    np.testing.assert_array_equal(count_table(realised, 1.0), table)
 
 
-def test_the_normalized_matrix_is_sampled_exactly():
-    """The draws are those of an independent inverse-CDF sampler of the normalized matrix fed
-    the same uniforms, draw for draw."""
+def test_the_table_is_sampled_exactly():
+    """The draws are those of an independent integer inverse CDF of the table fed the same
+    52-bit integers, draw for draw."""
     P = _slightly_off()
-    normalized = P / np.cumsum(P, axis=0)[-1]
+    table = count_table(P, 1.0)
     counts = np.tile(np.arange(5), 4000)
     drawn = sample_outputs(P, counts, np.random.default_rng(2024), epsilon=1.0)
-    uniforms = np.random.default_rng(2024).random(counts.shape)
-    cdf = np.cumsum(normalized, axis=0)
-    expected = np.array([np.searchsorted(cdf[:, j], u, side="right")
-                         for j, u in zip(counts, uniforms, strict=True)])
-    np.testing.assert_array_equal(drawn, np.minimum(expected, 4))
+    draws = np.random.default_rng(2024).integers(0, 2**64 - 1, size=counts.shape,
+                                                  dtype=np.uint64, endpoint=True) >> np.uint64(12)
+    cdf = np.cumsum(table, axis=0)
+    expected = np.array([np.searchsorted(cdf[:, j], int(u), side="right")
+                         for j, u in zip(counts, draws, strict=True)])
+    np.testing.assert_array_equal(drawn, expected)
 
 
-def test_normalized_sampling_fits_the_normalized_matrix():
+def test_sampling_fits_the_table():
     P = _slightly_off()
-    normalized = P / np.cumsum(P, axis=0)[-1]
     n_draws = 50_000
     drawn = sample_outputs(P, np.full(n_draws, 2), np.random.default_rng(7), epsilon=1.0)
-    observed = np.bincount(drawn, minlength=5)
-    assert chi_square_p_value(observed, n_draws * normalized[:, 2]) > 1e-3
+    assert_sampled_law(count_law(P, 1.0, 2), drawn)
 
 
-class _FixedUniforms:
-    """A stand-in generator whose ``random`` returns given uniforms (sample_outputs draws
-    nothing else)."""
+def test_a_far_tail_below_2_to_the_minus_52_is_kept_positive():
+    """The geometric mechanism's far tail underflows 2^-52 (e^-60 here): rounded down it
+    would be 0 next to a positive entry, an infinite loss. The table keeps every entry
+    positive and every adjacent ratio within e^eps, exactly."""
+    P = geometric_mechanism(80, 1.0)
+    assert P.min() < 2.0**-80
+    table = count_table(P, 1.0)
+    assert table.min() > 0
+    assert table_ratio_violation(table, 1.0, "adjacent") is None
+    assert np.max(np.abs(table / ONE - P)) < 1e-11
+    for j in (0, 40, 79):
+        assert_private(_CountLaws(P, 1.0), [j, j + 1], 1.0)
 
-    def __init__(self, uniforms):
-        self.uniforms = np.asarray(uniforms, dtype=float)
 
-    def random(self, shape):
-        return self.uniforms.reshape(shape)
+class _CountLaws:
+    """``exact_law`` of the count mechanism ``P`` at ``epsilon`` (for ``assert_private``)."""
 
+    def __init__(self, P, epsilon):
+        self.P, self.epsilon = P, epsilon
 
-def test_draws_between_the_raw_and_the_normalized_cdf_follow_the_normalized_matrix():
-    """Uniforms halfway between a step of the raw CDF and the same step of the normalized
-    one (``cdf * 8e-10`` apart, thousands of ulps): sampling the normalized matrix gives the
-    earlier output, sampling the raw entries (the missing mass left to the last output) the
-    later one."""
-    P = _slightly_off()
-    raw_cdf = np.cumsum(P[:, 2])
-    normalized_cdf = np.cumsum(P[:, 2] / raw_cdf[-1])
-    assert np.all(normalized_cdf[:-1] - raw_cdf[:-1] > 5e-11)
-    uniforms = (raw_cdf[:-1] + normalized_cdf[:-1]) / 2
-    drawn = sample_outputs(P, np.full(4, 2), _FixedUniforms(uniforms), epsilon=1.0)
-    np.testing.assert_array_equal(drawn, np.arange(4))
-    # The raw CDF puts every one of these uniforms one output later.
-    np.testing.assert_array_equal(np.searchsorted(raw_cdf, uniforms, side="right"),
-                                  np.arange(1, 5))
+    def exact_law(self, count):
+        return count_law(self.P, self.epsilon, count)

@@ -397,16 +397,18 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "matrix_")
         # matrix_ is a public attribute (and a pickle can carry any): it is checked against
         # epsilon again, before the charge, so that a refused matrix releases and charges
-        # nothing; the normalized matrix returned is the one sampled.
+        # nothing; the matrix returned is the realised law of its exact integer table.
         matrix = check_count_matrix(self.matrix_, self.epsilon, name="CountMechanism's matrix_")
         if self._is_grouped(X):
             counts = self._group_counts(X)
             self._charge_release(counts.to_numpy())
-            noisy = sample_outputs(matrix, counts.to_numpy(), self._generator())
+            noisy = sample_outputs(matrix, counts.to_numpy(), self._generator(),
+                                   epsilon=self.epsilon)
             return pd.Series(noisy, index=counts.index, name="noisy_count")
         counts = self._validate_counts(X, reset=False)
         self._charge_release(counts)
-        return _like(X, sample_outputs(matrix, counts, self._generator()), "noisy_count")
+        noisy = sample_outputs(matrix, counts, self._generator(), epsilon=self.epsilon)
+        return _like(X, noisy, "noisy_count")
 
     def _charge_release(self, counts):
         """Charge the ledger (if any): epsilon per count released about each group."""

@@ -127,13 +127,15 @@ def mechanism_from_dict(spec):
             f"not a mechanism specification (known mechanisms: {sorted(_REGISTRY)}): "
             f"{str(spec)[:80]!r}."
         )
-    if spec.get("version") != SPEC_VERSION:
-        raise ValueError(
-            f"unsupported specification version {spec.get('version')!r}; this sklearn_ldp "
-            f"reads version {SPEC_VERSION}."
-        )
     kind = spec["mechanism"]
     check_mechanism_spec_sizes(spec)  # before anything of the declared sizes is allocated
+    # A kind whose format changed on its own declares its version (factorization: 2).
+    expected = getattr(_REGISTRY[kind], "spec_version", SPEC_VERSION)
+    if spec.get("version") != expected:
+        raise ValueError(
+            f"unsupported specification version {spec.get('version')!r}; this sklearn_ldp "
+            f"reads version {expected} of {kind!r}."
+        )
     try:
         return _REGISTRY[kind].from_dict(spec)
     except KeyError as exc:
@@ -1152,7 +1154,7 @@ class Mechanism:
         -------
         dict
             ``"version"``, ``"mechanism"`` (the kind), ``"epsilon"`` and the fields of the
-            kind (``"n_inputs"`` and ``"params"``, or the strategy matrix ``"Q"``).
+            kind (``"n_inputs"`` and ``"params"``, or a strategy's integer ``"table"``).
         """
         return {
             "version": SPEC_VERSION,

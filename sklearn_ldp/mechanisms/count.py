@@ -18,9 +18,13 @@ This module holds:
 * :func:`check_properties` (RH, RM, CH, CM, F, WH, S) and the DP verifier :func:`verify_dp`;
 * :func:`check_count_matrix`, the privacy check of a matrix that is about to be sampled (or
   decoded with): columns within ``COLUMN_SUM_ATOL`` of 1 whatever their length, normalized,
-  and the normalized matrix verified against the claimed epsilon;
+  the normalized matrix compared with the claimed epsilon up to rounding, then quantized
+  into the integer table that is sampled (:func:`count_table`, columns summing to ``2^52``)
+  and that table checked exactly between adjacent counts;
 * :func:`choose_mechanism`, the thesis's decision logic (Fig. 6.4) behind ``mechanism="auto"``;
-* vectorized sampling of noisy counts and Bayesian decoding (posterior mean / MAP).
+* exact sampling of noisy counts from the integer table (:func:`sample_outputs`, integer
+  inverse CDF on 52 random bits; :func:`count_law` is one count's exact law) and Bayesian
+  decoding (posterior mean / MAP).
 
 The linear programs live in :mod:`sklearn_ldp.optimize.count_lp`, and the design of a
 mechanism from them (closed form or LP, exact-privacy repair) in
@@ -51,9 +55,10 @@ Decisions where the dissertation is ambiguous or silent (each one is tested):
   optimal mechanisms, not as separate losses: ``expected_loss(P, "L0_d", d)``.
 * The estimator's ``score`` is the exact expected loss of the releases given the held-out
   true counts (no sampling noise), averaged (``sum``) or maximized (``max``) over them.
-* The DP verifier is exact up to floating-point rounding: it checks every inequality with a
-  relative slack ``rtol`` (default ``1e-9``, i.e. epsilon is exceeded by at most ``1e-9``);
-  a positive entry next to a zero one is an infinite privacy loss, ``0 / 0`` is allowed.
+* The float DP verifier :func:`verify_dp` (analysis of a designed matrix) checks every
+  inequality with a relative slack ``rtol`` (default ``1e-9``); a positive entry next to a
+  zero one is an infinite privacy loss, ``0 / 0`` is allowed. What is sampled is decided
+  without slack: the integer table of :func:`count_table`, checked exactly on integers.
 * Decoding an output that has probability zero under the prior (possible with zero prior
   weights or an LP solution with gaps) falls back to the prior itself: the output carries
   no usable evidence.
@@ -71,6 +76,8 @@ from .._validation import (
     check_epsilon,
     check_positive_int,
 )
+from ._exact import TABLE_PRECISION, check_law_size, law_from_table_column, sample_table
+from ._tables import quantize_table, realised_matrix, round_table
 
 PROPERTIES = ("RH", "RM", "CH", "CM", "F", "WH", "S")
 PROPERTY_DESCRIPTIONS = {
@@ -258,6 +265,80 @@ def _check_matrix(P):
     return P
 
 
+def _normalized_count_matrix(P, epsilon, neighbours, name):
+    """Steps 1-3 of :func:`check_count_matrix` (the float gate); the normalized matrix."""
+    P = _check_matrix(P)
+    negative = P < 0
+    if negative.any():
+        i, j = (int(k) for k in np.argwhere(negative)[0])
+        raise ValueError(f"the {name} has a negative entry {float(P[i, j])!r} at row {i}, "
+                         f"column {j}; it must hold probabilities.")
+    normalized = P / check_column_sums(P, name)
+    if epsilon is not None:
+        verdict = verify_dp(normalized, epsilon, neighbours)
+        if not verdict:
+            u, v = verdict.inputs
+            raise ValueError(
+                f"the {name} is not {epsilon}-DP: its realised epsilon (largest "
+                f"log P[i, u] / P[i, v] over {neighbours} counts u, v of the normalized "
+                f"matrix) is {verdict.epsilon!r} > {epsilon}, reached at output "
+                f"{verdict.output}, counts {u} and {v}."
+            )
+    return normalized
+
+
+def count_table(P, epsilon, neighbours="adjacent", name="count mechanism matrix"):
+    """The integer table sampled for a count mechanism ``P`` claiming ``epsilon``.
+
+    The float gate of :func:`check_count_matrix` (square, finite, non-negative, columns within
+    ``COLUMN_SUM_ATOL`` of 1 and normalized, the normalized matrix ``epsilon``-DP between
+    ``neighbours`` up to a relative ``1e-9``), then the quantizer
+    (:func:`sklearn_ldp.mechanisms._tables.quantize_table`): int64 weights whose columns sum
+    to ``2^52``, ``W[i, j] <= e^eps W[i, j']`` for neighbouring counts decided exactly on the
+    integers. A tail below ``2^-52`` (the geometric mechanism far from the diagonal) is not
+    rounded to 0, which would be an infinite loss: the table mixes in about ``L (n+1) 2^-52``
+    of the uniform mechanism (``L = ceil(64 / (1 - e^-eps))``, see the quantizer), which keeps
+    every property of chapter 6 up to that rounding. A matrix that already is such a table
+    (``W / 2^52``, e.g. the result of :func:`check_count_matrix`) gives the same ``W`` back.
+
+    Parameters
+    ----------
+    P : array-like of shape (n+1, n+1)
+    epsilon : float
+    neighbours : {"adjacent", "all"}, default="adjacent"
+    name : str, default="count mechanism matrix"
+
+    Returns
+    -------
+    ndarray of int64 of shape (n+1, n+1)
+
+    Examples
+    --------
+    >>> W = count_table(geometric_mechanism(40, 1.0), 1.0)
+    >>> bool((W.sum(axis=0) == 2**52).all()), int(W.min()) > 0
+    (True, True)
+    """
+    epsilon = check_epsilon(epsilon)
+    normalized = _normalized_count_matrix(P, epsilon, neighbours, name)
+    return quantize_table(normalized, epsilon, neighbours, name=name)
+
+
+def count_law(P, epsilon, count, neighbours="adjacent"):
+    """The exact law of the noisy count released for the true ``count``: outputs ``0..n``,
+    integer weights the column ``count`` of :func:`count_table`, total ``2^52``.
+
+    Examples
+    --------
+    >>> law = count_law(randomized_response_count(np.log(3.0)), np.log(3.0) + 1e-9, 0)
+    >>> law.outputs.tolist(), law.total == 2**52
+    ([0, 1], True)
+    """
+    table = count_table(P, epsilon, neighbours)
+    check_law_size(table.shape[0], "count")
+    (count,) = check_counts([count], table.shape[0] - 1)
+    return law_from_table_column(table, int(count))
+
+
 def check_count_matrix(P, epsilon=None, neighbours="adjacent", name="count mechanism matrix"):
     """The privacy check of a count mechanism matrix; returns the matrix to sample.
 
@@ -272,7 +353,9 @@ def check_count_matrix(P, epsilon=None, neighbours="adjacent", name="count mecha
        a column of 1001 rows lack 9e-5 of its mass), and the column is divided by its sum
        (:func:`~sklearn_ldp._validation.check_column_sums`);
     3. if ``epsilon`` is given, the privacy loss of the *normalized* matrix between
-       ``neighbours`` (:func:`verify_dp`) is at most ``epsilon`` up to a relative ``1e-9``.
+       ``neighbours`` (:func:`verify_dp`) is at most ``epsilon`` up to a relative ``1e-9``
+       (float rounding of the design), and the matrix is quantized into the integer table
+       that is sampled (:func:`count_table`), checked exactly on the integers.
 
     Count mechanisms are private between adjacent counts only, so this cannot be
     :func:`~sklearn_ldp._validation.check_ldp_strategy`, which compares all pairs of inputs.
@@ -281,7 +364,7 @@ def check_count_matrix(P, epsilon=None, neighbours="adjacent", name="count mecha
     ----------
     P : array-like of shape (n+1, n+1)
     epsilon : float or None, default=None
-        The claimed epsilon; ``None`` skips step 3 (a matrix already verified by its design).
+        The claimed epsilon; ``None`` skips step 3 (decoding only: nothing is sampled).
     neighbours : {"adjacent", "all"}, default="adjacent"
         As in :func:`verify_dp`.
     name : str, default="count mechanism matrix"
@@ -290,7 +373,8 @@ def check_count_matrix(P, epsilon=None, neighbours="adjacent", name="count mecha
     Returns
     -------
     ndarray of shape (n+1, n+1)
-        The normalized matrix: the one to sample and to decode with.
+        With ``epsilon``: the realised matrix ``W / 2^52`` of the integer table (exact
+        float64), the law sampled, to decode with. Without: the normalized matrix.
 
     Raises
     ------
@@ -300,29 +384,13 @@ def check_count_matrix(P, epsilon=None, neighbours="adjacent", name="count mecha
 
     Examples
     --------
-    >>> P = check_count_matrix([[0.75, 0.25], [0.25, 0.75 - 1e-12]], np.log(3.0))
-    >>> P.sum(axis=0).tolist()
-    [1.0, 1.0]
+    >>> P = check_count_matrix([[0.75, 0.25], [0.25, 0.75 - 1e-12]], np.log(3.0) + 1e-9)
+    >>> P.sum(axis=0).tolist(), bool(abs(P[0, 0] - 0.75) < 1e-13)
+    ([1.0, 1.0], True)
     """
-    P = _check_matrix(P)
-    negative = P < 0
-    if negative.any():
-        i, j = (int(k) for k in np.argwhere(negative)[0])
-        raise ValueError(f"the {name} has a negative entry {float(P[i, j])!r} at row {i}, "
-                         f"column {j}; it must hold probabilities.")
-    normalized = P / check_column_sums(P, name)
-    if epsilon is not None:
-        epsilon = check_epsilon(epsilon)
-        verdict = verify_dp(normalized, epsilon, neighbours)
-        if not verdict:
-            u, v = verdict.inputs
-            raise ValueError(
-                f"the {name} is not {epsilon}-DP: its realised epsilon (largest "
-                f"log P[i, u] / P[i, v] over {neighbours} counts u, v of the normalized "
-                f"matrix) is {verdict.epsilon!r} > {epsilon}, reached at output "
-                f"{verdict.output}, counts {u} and {v}."
-            )
-    return normalized
+    if epsilon is None:
+        return _normalized_count_matrix(P, None, neighbours, name)
+    return realised_matrix(count_table(P, epsilon, neighbours, name))
 
 
 # ---------------------------------------------------------------------------- objectives
@@ -875,14 +943,15 @@ def choose_mechanism(n, epsilon, properties=(), loss="L0", d=1, aggregation="sum
 
 # ---------------------------------------------------------------------------- sampling
 def sample_outputs(P, counts, rng, epsilon=None):
-    """Draw one noisy count per true count, from the columns of ``P`` (vectorized).
+    """Draw one noisy count per true count from the integer table of ``P`` (vectorized).
 
-    ``P`` is first checked and normalized by :func:`check_count_matrix` (columns within
-    ``COLUMN_SUM_ATOL`` of 1, and, if ``epsilon`` is given, the normalized matrix
-    epsilon-DP between adjacent counts); the draws follow that normalized matrix.
-    Inverse-CDF sampling for all entries at once: the cumulative columns are laid end to end
-    with column ``j`` shifted by ``j``, so one ``searchsorted`` of ``j + u`` finds the output
-    of every entry without a loop over users or counts.
+    With ``epsilon``, the table is :func:`count_table` (``P`` checked, quantized, and the
+    table checked exactly between adjacent counts): the law sampled is exactly
+    ``epsilon``-DP. Without, ``P`` is only checked as a distribution per column
+    (:func:`check_count_matrix`) and rounded to ``2^-52`` (largest remainder): no privacy is
+    claimed or checked. Either way each draw is an integer inverse CDF on 52 random bits
+    (:func:`~sklearn_ldp.mechanisms._exact.sample_table`): ``Pr[i | j] = W[i, j] / 2^52``
+    exactly.
 
     Parameters
     ----------
@@ -891,7 +960,7 @@ def sample_outputs(P, counts, rng, epsilon=None):
         True counts in ``0..n`` (validated).
     rng : numpy.random.Generator
     epsilon : float or None, default=None
-        The epsilon ``P`` claims; when given, a normalized matrix that exceeds it is refused.
+        The epsilon ``P`` claims; pass it whenever the release must be private.
 
     Returns
     -------
@@ -903,21 +972,12 @@ def sample_outputs(P, counts, rng, epsilon=None):
     >>> out.tolist()
     [[0, 2], [1, 1]]
     """
-    P = check_count_matrix(P, epsilon)
-    n = P.shape[0] - 1
-    counts = check_counts(counts, n)
-    cumulative = np.cumsum(P, axis=0).T  # row j: CDF of the output for true count j
-    # The normalized columns sum to 1 within a few ulps, on either side: clipping keeps each
-    # CDF non-decreasing, and an exact 1 at the end lets u < 1 find an output in its own
-    # column. Both move probabilities by ulps only.
-    np.minimum(cumulative, 1.0, out=cumulative)
-    cumulative[:, -1] = 1.0
-    offsets = np.arange(n + 1, dtype=float)
-    flat = (cumulative + offsets[:, np.newaxis]).ravel()
-    u = rng.random(counts.shape)
-    position = np.searchsorted(flat, counts + u, side="right") - counts * (n + 1)
-    # j + u can round up to j + 1 for u within one ulp of 1: clamp into the column.
-    return np.clip(position, 0, n).astype(np.int64)
+    if epsilon is None:
+        table = round_table(check_count_matrix(P))
+    else:
+        table = count_table(P, epsilon)
+    counts = check_counts(counts, table.shape[0] - 1)
+    return sample_table(rng, table, counts.ravel(), TABLE_PRECISION).reshape(counts.shape)
 
 
 def posterior(P, prior=None):

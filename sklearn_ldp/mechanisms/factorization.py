@@ -21,8 +21,9 @@ from scipy import linalg
 
 from .._validation import EPSILON_RTOL, check_epsilon, check_ldp_strategy, realised_epsilon
 from ..workloads import _renamed_keyword
+from ._exact import TABLE_PRECISION, check_law_size, law_from_table_column, sample_table
+from ._tables import check_exact_table, quantize_table, realised_matrix
 from .base import (
-    SPEC_VERSION,
     OutputIndexMechanism,
     check_output_counts,
     check_type_counts,
@@ -31,10 +32,14 @@ from .base import (
     report_dtype,
 )
 
-# Relative tolerance of the privacy check (kept under its old name for importers): the
-# realised epsilon of a strategy, computed in floating point, may exceed the claimed one by
-# this fraction.
+# Relative slack of the float gate on a strategy from outside (kept under its old name for
+# importers): a float matrix may exceed its claim by this fraction (rounding) and is then
+# quantized into an integer table that meets the claim exactly.
 PRIVACY_RTOL = EPSILON_RTOL
+
+# Version of the factorization specification: 2 carries the integer table that is sampled
+# (version 1 carried a float matrix, normalized and sampled in floating point).
+FACTORIZATION_SPEC_VERSION = 2
 
 
 def privacy_ratio(Q):
@@ -56,12 +61,13 @@ def privacy_ratio(Q):
 
 
 def check_strategy(Q, epsilon):
-    """Validate a strategy matrix and return the matrix to sample (see
-    :func:`sklearn_ldp._validation.check_ldp_strategy`).
+    """Validate a strategy matrix and return the law that is sampled, ``W / 2^52``.
 
-    Finite, non-negative, every column summing to 1 within ``1e-9`` (then normalized),
-    no output possible for some inputs only, and a realised epsilon at most ``epsilon``.
-    Returns the normalized float64 matrix with its all-zero rows removed, or raises a
+    The float gate of :func:`sklearn_ldp._validation.check_ldp_strategy` (finite,
+    non-negative, every column summing to 1 within ``1e-9``, no output possible for some
+    inputs only, a realised epsilon at most ``epsilon`` up to rounding), then the integer
+    table :func:`strategy_table` and its exact check. Returns the realised matrix
+    ``W / 2^52`` (exact float64) without the rows that are zero for every input, or raises a
     ValueError naming the entry, column or row that fails.
 
     Examples
@@ -69,7 +75,28 @@ def check_strategy(Q, epsilon):
     >>> check_strategy([[0.75, 0.25], [0.25, 0.75]], 1.1).tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
-    return check_ldp_strategy(Q, check_epsilon(epsilon))[0]
+    return realised_matrix(strategy_table(Q, epsilon))
+
+
+def strategy_table(Q, epsilon, name="strategy matrix Q"):
+    """The integer table sampled for a float strategy ``Q`` claiming ``epsilon``.
+
+    The float gate (:func:`sklearn_ldp._validation.check_ldp_strategy`), then the quantizer
+    (:func:`sklearn_ldp.mechanisms._tables.quantize_table`, any two inputs are neighbours):
+    an int64 table whose columns sum to ``2^52``, every row's ``max <= e^eps min`` decided
+    exactly, within a few units of ``2^-52`` of the normalized ``Q`` (plus a uniform mixture
+    of weight ``L m 2^-52``, see the quantizer); rows that are zero for every input dropped.
+
+    Examples
+    --------
+    >>> W = strategy_table([[0.6, 0.4], [0.4, 0.6]], 0.5)
+    >>> W.sum(axis=0).tolist() == [2**52, 2**52], bool(abs(W[0, 0] / 2**52 - 0.6) < 1e-13)
+    (True, True)
+    """
+    epsilon = check_epsilon(epsilon)
+    normalized, _ = check_ldp_strategy(Q, epsilon, name)
+    table = quantize_table(normalized, epsilon, "all", name=name)
+    return table[table.max(axis=1) > 0]
 
 
 class PseudoInverse:
@@ -132,10 +159,13 @@ class FactorizationMechanism(OutputIndexMechanism):
     Q : array of shape (n_outputs, n_inputs)
         Column-stochastic strategy, ``Q[o, u] = P(report o | type u)``. Outputs that never
         occur (zero rows) are removed, every column is divided by its sum (which must be 1
-        within ``1e-9``), and the normalized matrix is checked to be epsilon-LDP and is the
-        one sampled (:func:`~sklearn_ldp._validation.check_ldp_strategy`). The draw
-        compares a 53-bit uniform number with its cumulative columns, so each probability is
-        realised to within about ``2^-53`` (absolute), as with any floating-point sampler.
+        within ``1e-9``) and the result must meet ``epsilon`` up to float rounding
+        (:func:`~sklearn_ldp._validation.check_ldp_strategy`). It is then quantized into an
+        integer table ``W`` whose columns sum to ``2^52`` (:func:`strategy_table`), checked
+        exactly (``max_u W[o, u] <= e^eps min_u W[o, u]`` on integers), and ``W`` is what is
+        sampled (integer inverse CDF on 52 random bits) and decoded: ``Q`` becomes
+        ``W / 2^52``, within about ``1e-12`` of the matrix given. Use
+        :meth:`from_table` for a table that is already exact.
     epsilon : float
         Privacy budget the strategy was built for.
     name : str
@@ -145,8 +175,13 @@ class FactorizationMechanism(OutputIndexMechanism):
 
     Attributes
     ----------
+    table : ndarray of int64 of shape (n_outputs, n_inputs)
+        The integer law sampled: ``P(o | u) = table[o, u] / 2^precision`` (read-only).
+    precision : int
+        ``K = 52``: the columns of ``table`` sum to ``2^K``.
     Q : ndarray of shape (n_outputs, n_inputs)
-        The normalized strategy that is sampled and decoded (read-only).
+        The realised strategy ``table / 2^K`` (exact float64), sampled and decoded
+        (read-only): estimates are unbiased for exactly what is sampled.
     n_outputs : int
         Number of outputs (rows of ``Q``).
     n_inputs : int
@@ -190,17 +225,61 @@ class FactorizationMechanism(OutputIndexMechanism):
     """
 
     kind = "factorization"
+    spec_version = FACTORIZATION_SPEC_VERSION
 
     def __init__(self, Q, epsilon, name="custom", params=None):
         self.epsilon = check_epsilon(epsilon)
-        # Checked, sampled and decoded: the normalized matrix. The rows as given are kept
-        # only when normalizing changed them, for to_dict: renormalizing the normalized
-        # matrix may move a few ulps, so a round trip through the spec must start from them.
-        self.Q, source = check_ldp_strategy(Q, self.epsilon)
-        self._source_Q = None if np.array_equal(source, self.Q) else source
-        for matrix in (self.Q, self._source_Q):
-            if matrix is not None:
-                matrix.setflags(write=False)
+        self._set_table(strategy_table(Q, self.epsilon), name, params)
+
+    @classmethod
+    def from_table(cls, table, epsilon, name="custom", params=None):
+        """The mechanism that samples an exact integer table, checked as it is.
+
+        Parameters
+        ----------
+        table : array-like of int of shape (n_outputs, n_inputs)
+            Non-negative integers, every column summing to ``2^52``, no row zero for every
+            input, and ``max_u table[o, u] <= e^epsilon min_u table[o, u]`` for every row,
+            decided exactly on the integers.
+        epsilon : float
+            The privacy budget the table must meet.
+        name : str, default="custom"
+            The strategy's name.
+        params : dict, optional
+            The parameters the strategy was built with.
+
+        Returns
+        -------
+        FactorizationMechanism
+
+        Raises
+        ------
+        ValueError
+            Naming the field ``table``, the row or column and the realised ratio.
+
+        Examples
+        --------
+        >>> W = [[3 * 2**50, 2**50], [2**50, 3 * 2**50]]
+        >>> FactorizationMechanism.from_table(W, 1.1).Q.tolist()
+        [[0.75, 0.25], [0.25, 0.75]]
+        """
+        mechanism = cls.__new__(cls)
+        mechanism.epsilon = check_epsilon(epsilon)
+        table = check_exact_table(table, mechanism.epsilon, "all", "table of the strategy")
+        dead = np.flatnonzero(table.max(axis=1) == 0)
+        if dead.size:
+            raise ValueError(f"row {int(dead[0])} of the table of the strategy is 0 for every "
+                             "input: an output that is never reported must not be listed.")
+        mechanism._set_table(table, name, params)
+        return mechanism
+
+    def _set_table(self, table, name, params):
+        """Install the checked integer table and everything decoded from it."""
+        self.precision = TABLE_PRECISION
+        self.table = np.array(table, dtype=np.int64)
+        self.Q = realised_matrix(self.table, self.precision)
+        for matrix in (self.table, self.Q):
+            matrix.setflags(write=False)
         self.name = str(name)
         self.params = dict(params or {})
         self.n_outputs, self.n_inputs = self.Q.shape
@@ -209,18 +288,15 @@ class FactorizationMechanism(OutputIndexMechanism):
         self._gram_solver = PseudoInverse(self.Q.T @ self._scaled)  # Q^T D^-1 Q
         # Column o of `_decoder` maps one report o to its contribution to x_hat.
         self._decoder = self._gram_solver.solve(self._scaled.T)  # (n, m) = M^+ Q^T D^-1
-        # Inverse-CDF tables for sampling: cumulative probabilities down each column, of the
-        # normalized matrix, so the last entry is 1 up to rounding (m ulps at most); it is set
-        # to exactly 1 so that a uniform draw in [0, 1) always finds an output.
-        self._cumulative = np.cumsum(self.Q, axis=0)
-        self._cumulative[-1] = 1.0
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
         """Privatize user types ``indices`` (ints in [0, n_inputs)); one report per user.
 
-        Sampling is the inverse-CDF method, vectorized over users by a binary search run on
-        all users at once (``log2(n_outputs)`` numpy passes, no loop over users).
+        Exact integer inverse CDF: a uniform 52-bit integer ``U`` per user, the report is the
+        first output whose cumulative weight in the user's column of ``table`` exceeds ``U``
+        (:func:`~sklearn_ldp.mechanisms._exact.sample_table`), so
+        ``P(o | u) = table[o, u] / 2^52`` exactly.
 
         Parameters
         ----------
@@ -236,19 +312,35 @@ class FactorizationMechanism(OutputIndexMechanism):
             ``Q[o, u]``, in the smallest unsigned integer type that holds them.
         """
         indices = check_type_indices(indices, self.n_inputs)
-        uniform = rng.random(indices.shape[0])
-        low = np.zeros(indices.shape[0], dtype=np.int64)
-        high = np.full(indices.shape[0], self.n_outputs - 1, dtype=np.int64)
-        # Invariant: the report is the first o in [low, high] with cumulative[o, u] > uniform.
-        while True:
-            active = low < high
-            if not active.any():
-                break
-            mid = (low + high) // 2
-            go_right = self._cumulative[mid, indices] <= uniform
-            low = np.where(go_right, mid + 1, low)
-            high = np.where(go_right, high, mid)
-        return low.astype(report_dtype(self.n_outputs))
+        outputs = sample_table(rng, self.table, indices, self.precision)
+        return outputs.astype(report_dtype(self.n_outputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's report: outputs ``0..n_outputs-1``, weights the
+        column ``value`` of ``table``, total ``2^52``.
+
+        Parameters
+        ----------
+        value : int
+            A user type (domain cell) in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            ``outputs`` the report values ``0..n_outputs-1``, ``weights`` the integers of
+            column ``value`` of ``table``, ``total`` ``2^52``.
+
+        Examples
+        --------
+        >>> mech = FactorizationMechanism.from_table([[3 * 2**50, 2**50], [2**50, 3 * 2**50]],
+        ...                                          1.1)
+        >>> law = mech.exact_law(1)
+        >>> [w * 4 // law.total for w in law.weights]
+        [1, 3]
+        """
+        check_law_size(self.n_outputs, self.kind)
+        u = int(check_type_indices(np.array([value]), self.n_inputs)[0])
+        return law_from_table_column(self.table, u)
 
     # ------------------------------------------------------------------ server side
     def simulate_statistic(self, type_counts, rng):
@@ -428,20 +520,81 @@ class FactorizationMechanism(OutputIndexMechanism):
     # ------------------------------------------------------------------ serialization
     def to_dict(self):
         return {
-            "version": SPEC_VERSION,
+            "version": FACTORIZATION_SPEC_VERSION,
             "mechanism": self.kind,
             "strategy": self.name,
             "params": self.params,
             "epsilon": self.epsilon,
-            # The rows as given when normalizing changed them: from_dict (and the
-            # standard-library client) normalize them into self.Q again, bit for bit.
-            "Q": (self.Q if getattr(self, "_source_Q", None) is None
-                  else self._source_Q).tolist(),
+            # The integer law that is sampled: from_dict and the standard-library client
+            # check it exactly and sample it as it is (no float matrix to normalize).
+            "precision": self.precision,
+            "table": self.table.tolist(),
         }
 
     @classmethod
     def from_dict(cls, spec):
-        return cls(spec["Q"], spec["epsilon"], spec.get("strategy", "custom"), spec.get("params"))
+        """Rebuild from :meth:`to_dict`: the integer table, checked exactly.
+
+        A spec carrying a float matrix ``"Q"`` (version 1) is refused: the law that is
+        sampled must be the one that was shipped and checked, identical on the server and
+        on every client, so a float matrix is quantized once, by the constructor, and
+        shipped as its table.
+
+        Parameters
+        ----------
+        spec : dict
+            ``"version"`` 2, ``"epsilon"``, ``"precision"`` 52, ``"table"`` (rows of
+            integers), and optionally ``"strategy"`` and ``"params"``.
+
+        Returns
+        -------
+        FactorizationMechanism
+
+        Raises
+        ------
+        ValueError
+            Naming the field (``version``, ``precision``, ``table``) and the row, column or
+            value that fails (:meth:`from_table`).
+
+        Examples
+        --------
+        >>> mech = FactorizationMechanism([[0.6, 0.4], [0.4, 0.6]], 0.5)
+        >>> FactorizationMechanism.from_dict(mech.to_dict()) == mech
+        True
+        """
+        if spec.get("version") != FACTORIZATION_SPEC_VERSION:
+            raise ValueError(f"unsupported 'factorization' specification version "
+                             f"{spec.get('version')!r}: this sklearn_ldp reads version "
+                             f"{FACTORIZATION_SPEC_VERSION} (an integer 'table').")
+        if "Q" in spec:
+            raise ValueError("the 'factorization' specification carries a float matrix 'Q': "
+                             "version 2 carries the integer 'table' that is sampled; build "
+                             "FactorizationMechanism(Q, epsilon) and ship its to_json().")
+        precision = spec["precision"]
+        if precision != TABLE_PRECISION or isinstance(precision, bool):
+            raise ValueError(f"precision of the 'factorization' specification must be "
+                             f"{TABLE_PRECISION}, got {precision!r}.")
+        table = spec["table"]
+        if not isinstance(table, list) or not table or not all(
+                isinstance(row, list) for row in table):
+            raise ValueError("table of the 'factorization' specification must be a non-empty "
+                             "list of rows (lists of integers).")
+        for o, row in enumerate(table):
+            for value in row:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValueError(f"table of the 'factorization' specification must hold "
+                                     f"integers; row {o} holds {value!r}.")
+                if not 0 <= value <= 2**TABLE_PRECISION:
+                    raise ValueError(f"table of the 'factorization' specification must hold "
+                                     f"weights in [0, 2**{TABLE_PRECISION}]; row {o} holds "
+                                     f"{value!r}.")
+        try:
+            table = np.array(table, dtype=np.int64)
+        except ValueError:
+            raise ValueError("table of the 'factorization' specification is not rectangular."
+                             ) from None
+        return cls.from_table(table, spec["epsilon"], spec.get("strategy", "custom"),
+                              spec.get("params"))
 
     def fingerprint(self):
         """A value equal for two mechanisms whose reports are interchangeable.
@@ -449,19 +602,21 @@ class FactorizationMechanism(OutputIndexMechanism):
         Returns
         -------
         tuple
-            ``(kind, epsilon, shape of Q, SHA-256 hex digest of Q)``: the same in every
-            process (Python's ``hash`` of bytes is salted per process, so it cannot name a
-            strategy across processes or files); ``==`` also compares the matrices
-            themselves.
+            ``(kind, epsilon, shape of the table, SHA-256 hex digest of the table)``: the
+            same in every process (Python's ``hash`` of bytes is salted per process, so it
+            cannot name a strategy across processes or files); ``==`` also compares the
+            tables themselves.
         """
-        # float64 in C order and little-endian: the same bytes for the same matrix whatever
-        # its memory layout or the machine.
-        data = np.ascontiguousarray(self.Q, dtype="<f8")
-        return (self.kind, self.epsilon, self.Q.shape, hashlib.sha256(data.tobytes()).hexdigest())
+        # int64 in C order and little-endian: the same bytes for the same table whatever its
+        # memory layout or the machine.
+        data = np.ascontiguousarray(self.table, dtype="<i8")
+        return (self.kind, self.epsilon, self.table.shape,
+                hashlib.sha256(data.tobytes()).hexdigest())
 
     def __eq__(self, other):
         return isinstance(other, FactorizationMechanism) and (
-            self.fingerprint() == other.fingerprint() and np.array_equal(self.Q, other.Q)
+            self.fingerprint() == other.fingerprint() and np.array_equal(self.table,
+                                                                         other.table)
         )
 
     def __hash__(self):
