@@ -16,6 +16,7 @@ from sklearn_ldp.client import Randomizer
 from sklearn_ldp.collect import reports_from_client, stack_client_reports
 from sklearn_ldp.mechanisms import (
     BinaryLocalHashing,
+    FactorizationMechanism,
     HaarHRR,
     HadamardRandomizedResponse,
     HadamardResponse,
@@ -26,8 +27,10 @@ from sklearn_ldp.mechanisms import (
     RandomizedResponse,
     SubsetSelection,
     SymmetricUnaryEncoding,
+    hadamard_strategy,
 )
 from sklearn_ldp.mechanisms.base import Mechanism
+from sklearn_ldp.mechanisms.count import count_law, geometric_mechanism, sample_outputs
 from sklearn_ldp.mechanisms.numeric import (
     DuchiMechanism,
     HybridMechanism,
@@ -35,6 +38,20 @@ from sklearn_ldp.mechanisms.numeric import (
     SampledMeanMechanism,
     SquareWaveMechanism,
 )
+
+
+class CountRelease(NamedTuple):
+    """A central count mechanism seen through the audit's interface: neighbouring inputs
+    are adjacent counts, so a case lists one adjacent pair of counts."""
+
+    P: np.ndarray
+    epsilon: float
+
+    def exact_law(self, count):
+        return count_law(self.P, self.epsilon, count)
+
+    def randomize(self, counts, rng):
+        return sample_outputs(self.P, np.asarray(counts), rng, epsilon=self.epsilon)
 
 
 class Case(NamedTuple):
@@ -62,6 +79,14 @@ CASES = {
     "hierarchical": Case(lambda eps: HierarchicalHistogram(8, eps, branching=2,
                                                            oracle="hrr"), CELLS),
     "haar": Case(lambda eps: HaarHRR(8, eps), CELLS),
+    # A dense strategy matrix, sampled from its integer table.
+    "factorization": Case(lambda eps: FactorizationMechanism(hadamard_strategy(8, eps), eps),
+                          CELLS),
+    # Central counts 0..40 (the geometric mechanism): adjacent counts are the neighbours.
+    "count": Case(lambda eps: CountRelease(geometric_mechanism(40, eps), eps), [20, 21],
+                  client=False),
+    "count_edge": Case(lambda eps: CountRelease(geometric_mechanism(40, eps), eps), [0, 1],
+                       client=False),
     "duchi": Case(lambda eps: DuchiMechanism(eps, BOUNDS), NUMBERS),
     # Grids of 64 cells: the client's 4,000 reports fill them enough for a chi-square test.
     "piecewise": Case(lambda eps: PiecewiseMechanism(eps, BOUNDS, grid_size=64), NUMBERS),
