@@ -240,8 +240,27 @@ def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
     return normalized, source
 
 
+def is_generator_object(random_state):
+    """Whether ``random_state`` is a generator object (a numpy ``Generator`` or
+    ``RandomState``) rather than a seed (an int, a SeedSequence) or None.
+
+    Examples
+    --------
+    >>> is_generator_object(np.random.default_rng(0)), is_generator_object(0)
+    (True, False)
+    """
+    return isinstance(random_state, np.random.Generator | np.random.RandomState)
+
+
+def _fresh_like(generator):
+    """A generator of the same type as ``generator``, drawn from operating-system entropy."""
+    if isinstance(generator, np.random.RandomState):
+        return np.random.RandomState()
+    return np.random.default_rng()
+
+
 class FreshEntropyMixin:
-    """Keep an estimator's noise generator ``_rng`` fresh in every copy when it is unseeded.
+    """Keep an estimator's noise generator ``_rng`` fresh in every copy of it.
 
     With ``random_state=None`` the generator draws from operating-system entropy; a copy
     that carried its state (a pickle sent to a worker, a forked process) would draw the same
@@ -253,29 +272,73 @@ class FreshEntropyMixin:
     * :meth:`_generator` draws a new one when called in another process than the one that
       made the generator (a fork copies the memory, so only the process id tells).
 
-    A seeded estimator (an int, a SeedSequence, a Generator) keeps its state in its copies:
-    a seed is for reproducible simulation, where identical copies are the point.
+    A generator *object* (a numpy ``Generator`` or ``RandomState``) as ``random_state`` is a
+    stream that belongs to one process: its noise is as seeded as whatever made it (nothing
+    tells ``default_rng()`` from ``default_rng(0)``), so it is warned about like a seed where
+    seeds are (``LDPEncoder.client_spec``), but its copies are treated like those of an
+    unseeded estimator: an unpickled, deep-copied or forked copy replaces both
+    ``random_state`` and ``_rng`` by a new generator of the same type drawn from
+    operating-system entropy, so two copies never replay one stream for different users.
+    :meth:`__sklearn_clone__` gives each clone an independent child stream instead
+    (``Generator.spawn``; for a ``RandomState``, one seeded by a draw of the original): clones
+    stay reproducible from the original's seed, yet never share noise. Refusing generator
+    objects was rejected: scikit-learn accepts them everywhere (``check_random_state``), and
+    simulations pass one generator through a pipeline; what made them unsafe was only the
+    replay in copies, which this removes.
 
-    Subclasses call :meth:`_set_generator` in ``fit`` and :meth:`_generator` wherever they
+    An integer or ``SeedSequence`` seed keeps its state in its copies: a seed is for
+    reproducible simulation, where identical copies are the point.
+
+    Subclasses call :meth:`_set_generator` in ``fit`` (with
+    ``np.random.default_rng(self._random_state())``) and :meth:`_generator` wherever they
     draw; list the mixin before ``BaseEstimator``.
     """
+
+    def _renews_in_copies(self):
+        """Whether copies of this estimator must not repeat its draws."""
+        random_state = self.__dict__.get("random_state")
+        return random_state is None or is_generator_object(random_state)
+
+    def _renew(self):
+        """In a copy: replace a generator-object ``random_state`` and, once fitted, the noise
+        generator ``_rng`` by new ones drawn from operating-system entropy."""
+        random_state = self.__dict__.get("random_state")
+        if is_generator_object(random_state):
+            self.random_state = _fresh_like(random_state)
+        if "_rng" in self.__dict__:
+            self._set_generator(np.random.default_rng(self.random_state))
 
     def _set_generator(self, rng):
         self._rng = rng
         self._rng_pid = os.getpid()
 
+    def _random_state(self):
+        """``random_state`` for ``fit``: a generator object inherited by a forked process is
+        renewed first, so that a refit in the child does not replay the parent's stream."""
+        if is_generator_object(self.random_state) \
+                and getattr(self, "_rng_pid", os.getpid()) != os.getpid():
+            self.random_state = _fresh_like(self.random_state)
+        return self.random_state
+
     def _generator(self):
-        """The generator to draw from, renewed from OS entropy in a forked unseeded copy."""
-        if self.random_state is None and getattr(self, "_rng_pid", None) != os.getpid():
-            self._set_generator(np.random.default_rng())
+        """The generator to draw from, renewed from OS entropy in a forked copy (unseeded, or
+        seeded by a generator object)."""
+        if self._renews_in_copies() and getattr(self, "_rng_pid", None) != os.getpid():
+            self._renew()
         return self._rng
 
     def __getstate__(self):
         parent = getattr(super(), "__getstate__", None)
         state = dict(parent() if parent is not None else self.__dict__)
-        if state.get("random_state") is None and "_rng" in state:
-            state["_rng"] = None  # no state in the pickle: every copy draws its own
-            state.pop("_rng_pid", None)
+        random_state = state.get("random_state")
+        if random_state is None or is_generator_object(random_state):
+            # No state in the pickle: every copy draws its own (the type of a generator
+            # object is kept, so that get_params still returns one).
+            if is_generator_object(random_state):
+                state["random_state"] = _fresh_like(random_state)
+            if "_rng" in state:
+                state["_rng"] = None
+                state.pop("_rng_pid", None)
         return state
 
     def __setstate__(self, state):
@@ -285,5 +348,21 @@ class FreshEntropyMixin:
         else:
             self.__dict__.update(state)
         # Pickles made before the mixin carried the state: renewed as well.
-        if self.__dict__.get("random_state") is None and "_rng" in self.__dict__:
-            self._set_generator(np.random.default_rng())
+        if self._renews_in_copies():
+            self._renew()
+
+    def __sklearn_clone__(self):
+        """A clone (``sklearn.base.clone``) whose generator object, if any, is an independent
+        child of this estimator's: reproducible from the original's seed, never its noise."""
+        clone = super().__sklearn_clone__()  # BaseEstimator's: the parameters, deep-copied
+        random_state = self.random_state
+        if isinstance(random_state, np.random.Generator):
+            try:
+                clone.random_state = random_state.spawn(1)[0]
+            except TypeError:  # a bit generator made without a SeedSequence
+                clone.random_state = np.random.default_rng(
+                    random_state.integers(2**63, size=4))
+        elif isinstance(random_state, np.random.RandomState):
+            clone.random_state = np.random.RandomState(
+                random_state.randint(2**32, size=4, dtype=np.int64))
+        return clone

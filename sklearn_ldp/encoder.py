@@ -176,13 +176,17 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         with a ConvergenceWarning) and of ``"auto"`` (candidates not scored by then are
         skipped and listed in ``selection_``). None: no time limit (``max_iter`` still
         applies).
-    random_state : int, numpy Generator or None, default=None
+    random_state : int, numpy Generator, RandomState or None, default=None
         Seeds the optimizer and the randomization. A seeded generator is for reproducible
         *simulation* only: a deployed client must use fresh operating-system entropy
         (``random_state=None``), or its reports could be re-derived. With ``None`` every
         copy of a fitted encoder (unpickled, e.g. on a Dask or joblib worker, or inherited
-        by a forked process) draws its own entropy, never the original's noise; a seeded
-        encoder's copies repeat its draws, and :meth:`client_spec` warns about it.
+        by a forked process) draws its own entropy, never the original's noise; an int
+        seed's copies repeat its draws, and :meth:`client_spec` warns about it. A Generator
+        or RandomState counts as a seed for that warning (nothing tells how it was seeded),
+        but its copies never replay it: an unpickled, deep-copied or forked copy draws a new
+        generator from operating-system entropy, and each ``sklearn.base.clone`` gets an
+        independent child stream (see ``FreshEntropyMixin``).
     ledger : str, path or None, default=None
         Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
         ledger file or the name of a ledger registered with
@@ -533,7 +537,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                                  "workload=None.")
             max_order = marginal_order(self.domain_.shape, self.max_order, self.domain_.columns)
         self.workload_ = None if marginal else resolve_workload(self.workload, self.domain_)
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(self._random_state())
         mechanism, report = build_mechanism(
             self.strategy,
             self.domain_.shape,
@@ -661,7 +665,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         n_users = self.n_users
         if n_users is not None:
             n_users = check_positive_int(n_users, "n_users")
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(self._random_state())
         if strategy in ("pem", "treehist"):
             for name in ("sketch_width", "n_hashes"):
                 if getattr(self, name) is not None:
@@ -830,7 +834,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         if X is None:
             self.n_features_in_ = len(self.mechanism_.columns)
             self.feature_names_in_ = np.asarray(self.mechanism_.columns, dtype=object)
-        self._set_generator(np.random.default_rng(self.random_state))
+        self._set_generator(np.random.default_rng(self._random_state()))
         return self
 
     def _resolve_bounds(self, frame):

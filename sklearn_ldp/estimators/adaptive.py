@@ -251,7 +251,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         """Fresh fitted state for ``domain``: randomizer, generator, empty answers."""
         self.domain_ = domain
         self.randomizer_ = OneBitRandomizer(self.epsilon, self.bound)
-        self._set_generator(np.random.default_rng(self.random_state))
+        self._set_generator(np.random.default_rng(self._random_state()))
         if not hasattr(self, "n_features_in_"):
             self.n_features_in_ = domain.n_columns  # 1-D input is not seen by validate_data
         self._source = self._resolve_queries(domain)

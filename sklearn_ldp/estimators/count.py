@@ -245,7 +245,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.alpha_ = alpha_of(self.epsilon)
         self.lp_ = design.lp
         self.expected_error_ = self._error_table()
-        self._set_generator(np.random.default_rng(self.random_state))
+        self._set_generator(np.random.default_rng(self._random_state()))
         return self
 
     def _strategy(self):

@@ -16,6 +16,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import FreshEntropyMixin
 from ..reports import AggregatedReports, HeavyHitterMechanism
 from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
 
@@ -23,7 +24,7 @@ from ._base import check_batch, forget_fitted, record_invalid, reports_or_privat
 TABLE_COLUMNS = ["value", "frequency", "std_error", "count", "count_std_error"]
 
 
-class HeavyHitterEstimator(BaseEstimator):
+class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     """Heavy hitters (the most frequent values) and frequencies of any value, under LDP.
 
     Decodes the reports of :class:`~sklearn_ldp.LDPEncoder` on one column declared as

@@ -26,6 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._glue import all_attribute_sets, marginal_error_table
+from .._validation import FreshEntropyMixin
 from ..mechanisms.marginals import MarginalMechanism
 from ..postprocess import (
     clip_to_distribution,
@@ -112,7 +113,7 @@ class IndependenceTest:
     reject_noise_aware: bool
 
 
-class MarginalEstimator(BaseEstimator):
+class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     """Every k-way marginal, from one collection of LDP reports (thesis chapter 4).
 
     Fit it on the reports of a marginal strategy (``LDPEncoder(strategy="inp_ht", ...)``

@@ -17,6 +17,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import FreshEntropyMixin
 from ..reports import (
     ColumnsMechanism,
     _MeanPart,
@@ -44,7 +45,7 @@ _VARIANCE_BLOCK = 256
 MAX_SCORE_CATEGORIES = 2**14
 
 
-class _ColumnsEstimator(BaseEstimator):
+class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
     """Fitting shared by the per-column estimators (see the module docstring).
 
     Subclasses set ``_parts`` (the part classes they decode) and ``_what`` (for messages),

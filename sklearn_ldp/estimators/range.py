@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import FreshEntropyMixin
 from ..mechanisms.range_tree import HierarchicalHistogram
 from ..workloads import Intervals
 from ._base import (
@@ -29,7 +30,7 @@ MONOTONE = ("none", "isotonic", "cumulative")
 EXPECTED_ERROR_POINTS = 4096
 
 
-class RangeQueryEstimator(BaseEstimator):
+class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     """Fractions of users in ranges, the CDF and quantiles of an ordered column, from LDP
     reports.
 

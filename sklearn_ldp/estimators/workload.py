@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
 from .._glue import resolve_domain, resolve_workload, validate_records
+from .._validation import FreshEntropyMixin
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.matrix import MatrixMechanism
 from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postprocess
@@ -133,7 +134,7 @@ def _as_reports(estimator, X, first_call):
                                  delta=estimator.delta, strategy_params=options)
 
 
-class WorkloadEstimator(BaseEstimator):
+class WorkloadEstimator(FreshEntropyMixin, BaseEstimator):
     """Unbiased answers to a workload of linear queries from LDP reports.
 
     ``fit`` aggregates the reports (LDPReports, or an AggregatedReports from a simulation)
