@@ -9,17 +9,19 @@ The categories are public knowledge. They must be declared up front, never learn
 the private data (:meth:`Domain.from_data` exists for exploration and warns).
 """
 
+import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Set, Sized
 
 import numpy as np
 import pandas as pd
 
+from ._limits import check_size, get_limits
 from ._validation import check_positive_int
 
-__all__ = ["Domain", "as_domain"]
+__all__ = ["Domain", "as_domain", "check_cells", "check_column_size"]
 
 # Enumerating a domain (cells(), cell_labels()) allocates one row per cell; refuse beyond this.
 MAX_ENUMERATED_CELLS = 2**22
@@ -78,6 +80,61 @@ def _product_strings(parts, sep):
     for part, code in zip(parts[1:], codes[1:], strict=True):
         result = result + sep + np.asarray(part, dtype=object)[code]
     return result.tolist()
+
+
+def check_column_size(column, categories, where="Domain", alternative=None):
+    """Refuse a column of more than ``max_cells`` categories before anything is built.
+
+    ``where`` and ``alternative`` (the scalable way, or None) go into the message.
+    ``len`` of a list, a range or an array costs nothing; any other iterable (a generator)
+    is read up to one past the cap, so that an endless one cannot hang. Returns the
+    categories, read into a list when they had no length.
+    """
+    cap = get_limits()["max_cells"]
+    field = f"the number of categories of column {column!r}"
+    if isinstance(categories, range):  # len() overflows past sys.maxsize
+        size = max(0, -((categories.start - categories.stop) // categories.step))
+    elif isinstance(categories, Sized):
+        size = len(categories)
+    elif isinstance(categories, str | bytes) or not hasattr(categories, "__iter__"):
+        return categories  # refused with a message by _check_categories
+    else:
+        categories = list(itertools.islice(categories, cap + 1))
+        size = len(categories)
+        field += " (an iterator, read up to the limit)"
+    if size > cap:
+        try:
+            check_size(size, field, "max_cells", where)
+        except ValueError as exc:
+            raise ValueError(f"{exc} {alternative}" if alternative else str(exc)) from None
+    return categories
+
+
+def check_cells(domain, where, alternative=None):
+    """Refuse a domain whose product of category counts exceeds ``max_cells``.
+
+    For the strategies that index or allocate one entry per cell of the joint domain
+    (frequency oracles, ranges, matrices, marginal tables); the product is a Python
+    integer, nothing is allocated. ``alternative`` is appended to the message: the scalable
+    way to collect such records.
+
+    Examples
+    --------
+    >>> check_cells(Domain({"a": range(4), "b": range(3)}), "LDPEncoder.categories")
+    12
+    """
+    cells = domain.n_cells
+    cap = get_limits()["max_cells"]
+    if cells > cap:
+        shape = " x ".join(str(size) for size in domain.shape[:8])
+        if domain.n_columns > 8:
+            shape += f" x ... ({domain.n_columns} columns)"
+        try:
+            check_size(cells, f"the cells of the domain (product of the category counts "
+                              f"{shape})", "max_cells", where)
+        except ValueError as exc:
+            raise ValueError(f"{exc} {alternative}" if alternative else str(exc)) from None
+    return cells
 
 
 def _integer_categories(categories):
@@ -411,6 +468,7 @@ class Domain:
         for column, cats in categories.items():
             if not isinstance(column, str):
                 raise ValueError(f"Column names must be strings, got {column!r}.")
+            cats = check_column_size(column, cats)
             integers = _integer_categories(cats)
             if integers is not None:  # the index straight from the array
                 cats, index = integers.tolist(), pd.Index(integers)
@@ -449,6 +507,7 @@ class Domain:
         Domain({'x': [0, 1, 2, 3]})
         """
         n = check_positive_int(n, "n")
+        check_size(n, "n", "max_cells", "Domain.from_size")  # before range(n) is indexed
         return cls({column: range(n)})
 
     @classmethod

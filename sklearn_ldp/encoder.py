@@ -23,7 +23,7 @@ from ._validation import (
     check_positive_int,
 )
 from .budget import BudgetExceededError, charge_ledger, resolve_ledger
-from .domain import Domain, _is_missing
+from .domain import Domain, _is_missing, check_cells, check_column_size
 from .io import report_columns, reports_frame
 from .mechanisms.base import check_type_counts
 from .mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
@@ -81,6 +81,13 @@ _NO_IGNORE = (
     "handle_unknown='other' with unknown_category=<a category declared for the column> (every "
     "unknown value then counts in that cell), or 'error'."
 )
+
+
+# What to do with a domain past max_cells (appended to the refusal).
+DOMAIN_ADVICE = (
+    "Use fewer or coarser categories (sklearn_ldp.binning), collect the columns in separate "
+    "encoders each with a share of the budget, or, for a column too large to list, declare "
+    "it for heavy hitters: categories={'url': 'strings'} or {'user_id': 32}.")
 
 
 class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
@@ -1240,14 +1247,28 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return dict.fromkeys(columns, value)
 
     def _resolve_domain(self, X, numeric=()):
-        """The public domain, with the other/missing categories (see handle_unknown).
+        """The public domain, with the other/missing categories (see handle_unknown), its
+        cells within ``max_cells`` (each column is checked by the Domain as it is built).
 
         ``numeric``: the numeric columns of a record (``bounds``), left out of the domain.
         """
+        domain = self._unchecked_domain(X, numeric)
+        # The product is what the joint strategies index, and what a report file's reader
+        # accepts (sklearn_ldp._limits): refused here, before any strategy is built.
+        check_cells(domain, "LDPEncoder: categories", DOMAIN_ADVICE)
+        return domain
+
+    def _unchecked_domain(self, X, numeric):
+        """The domain of :meth:`_resolve_domain`, before its product is checked."""
         reading = self.categories is None or (isinstance(self.categories, str)
                                               and self.categories == "auto")
         if not reading:
-            domain = resolve_domain(self.categories, None)
+            categories = self.categories
+            if isinstance(categories, Mapping):  # each column before anything is built
+                categories = {column: check_column_size(column, values, "LDPEncoder",
+                                                        DOMAIN_ADVICE)
+                              for column, values in categories.items()}
+            domain = resolve_domain(categories, None)
             # Declared categories must hold the replacements (a cell of their own in the
             # public domain): checked here, at fit, not at the first unknown value.
             for param in ("unknown_category", "missing_category"):

@@ -27,6 +27,7 @@ import itertools
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ import scipy.sparse.linalg
 from . import _gram
 from ._fwht import fwht, is_power_of_two
 from ._gram import check_dense_entries
-from ._limits import check_size
+from ._limits import check_size, get_limits
 from ._validation import MAX_DENSE_ENTRIES, as_float_matrix, check_positive_int
 from .domain import Domain, _object_array, _product_strings, _shorten, as_domain
 
@@ -105,6 +106,17 @@ EAGER_LABEL_CHECK = 2**16
 # Answers, per-query statistics and interval lists are float64/int64 arrays with one entry per
 # query (and per column of a block): refuse beyond this many entries (1 GiB).
 MAX_QUERY_ENTRIES = 2**27
+
+
+def _check_terms(terms, field, name):
+    """Refuse a list of factors or blocks longer than ``max_workload_terms`` (each becomes a
+    Python object), or one that is not a list of workloads at all."""
+    if isinstance(terms, str | bytes | Mapping) or not hasattr(terms, "__len__") \
+            or not hasattr(terms, "__iter__"):
+        raise TypeError(f"{name}: {field} must be a list of workloads, got "
+                        f"{type(terms).__name__}.")
+    if len(terms) > get_limits()["max_workload_terms"]:
+        check_size(len(terms), f"the number of {field}", "max_workload_terms", name)
 
 
 def _check_query_entries(n_queries, n_columns, what, name):
@@ -213,6 +225,9 @@ class Workload:
                 f"A workload needs at least one query and one cell, got a {n_queries} x "
                 f"{n_cells} matrix."
             )
+        # Every workload answers a vector of n_cells counts: refused before anything of that
+        # size (a Gram, a cumulative sum, a spread of answers) is allocated.
+        check_size(n_cells, "n_cells (the domain's cells)", "max_cells", f"workload {name!r}")
         if domain is not None:
             domain = as_domain(domain)
             if n_cells != domain.size:
@@ -838,6 +853,24 @@ class Prefix(_Structured):
         return {"kind": "prefix", "n": self.n_cells}, {}
 
 
+def _interval_bounds(values, field, name):
+    """``values`` as a 1-D int64 array of at most ``max_matrix_entries`` interval bounds, or
+    a ValueError naming the field (no float, bool or overflowing value is converted)."""
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"workload {name!r}: {field} must be a 1-D array of integer cell "
+                         f"indices ({exc}).") from None
+    if array.size and array.dtype.kind not in "iu":
+        raise ValueError(f"workload {name!r}: {field} must hold integer cell indices, got "
+                         f"dtype {array.dtype} (e.g. {array.ravel()[0]!r}).")
+    check_size(max(array.size, 1), f"the number of intervals ({field})",
+               "max_matrix_entries", f"workload {name!r}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"workload {name!r}: {field} holds {array.max()}, past any cell.")
+    return array.astype(np.int64).ravel()
+
+
 class _IntervalFamily(_Structured):
     """Workloads whose queries are intervals ``[lo, hi]`` of the flat order."""
 
@@ -903,9 +936,10 @@ class Intervals(_IntervalFamily):
 
     @_renamed_keyword("n", "n_cells")
     def __init__(self, n_cells, lo, hi, domain=None, name="ranges", labels=None):
-        lo = np.asarray(lo, dtype=np.int64).ravel()
-        hi = np.asarray(hi, dtype=np.int64).ravel()
         n = check_positive_int(n_cells, "n_cells")
+        check_size(n, "n_cells", "max_cells", f"workload {name!r}")
+        lo = _interval_bounds(lo, "lo", name)
+        hi = _interval_bounds(hi, "hi", name)
         if lo.shape != hi.shape:
             raise ValueError(f"ranges: lo and hi differ in length ({lo.shape[0]} and "
                              f"{hi.shape[0]}).")
@@ -1041,6 +1075,7 @@ class Kron(_Structured):
     """
 
     def __init__(self, factors, domain=None, name="kron"):
+        _check_terms(factors, "factors", name)
         self.factors = [as_workload(f) for f in factors]
         if not self.factors:
             raise ValueError("kron needs at least one factor workload.")
@@ -1142,6 +1177,7 @@ class Stack(_Structured):
     """
 
     def __init__(self, blocks, weights=None, domain=None, name="stack"):
+        _check_terms(blocks, "blocks", name)
         self.blocks = [as_workload(b) for b in blocks]
         if not self.blocks:
             raise ValueError("stack needs at least one workload.")
@@ -1399,6 +1435,7 @@ def stack(workloads, name=None, weights=None):
     >>> W.n_queries, W.name
     (6, 'histogram+prefix')
     """
+    _check_terms(workloads, "workloads", "stack")
     workloads = [as_workload(w) for w in workloads]
     if not workloads:
         raise ValueError("stack needs at least one workload.")
@@ -1489,9 +1526,16 @@ def _subsets(domain, k, attributes, what, default_k=None):
                 f"{what}: k must be an integer in [0, {len(columns)}] (the number of domain "
                 f"columns), got {k!r}."
             )
+        _check_subset_terms(math.comb(len(columns), int(k)), len(columns), what, f"k={k}")
         return list(itertools.combinations(columns, int(k)))
     if isinstance(attributes, str):
         attributes = [attributes]
+    if isinstance(attributes, Mapping) or not hasattr(attributes, "__iter__"):
+        raise ValueError(f"{what}: attributes must be a list of attribute sets (tuples of "
+                         f"column names), got {type(attributes).__name__}.")
+    cap = get_limits()["max_workload_terms"]
+    attributes = list(itertools.islice(attributes, cap // len(columns) + 1))
+    _check_subset_terms(len(attributes), len(columns), what, "attributes")
     subsets = []
     for subset in attributes:
         subset = (subset,) if isinstance(subset, str) else tuple(subset)
@@ -1508,16 +1552,36 @@ def _subsets(domain, k, attributes, what, default_k=None):
     return subsets
 
 
+def _check_subset_terms(n_subsets, n_columns, what, given):
+    """Refuse more Kronecker factors (attribute sets x columns) than ``max_workload_terms``,
+    before the attribute sets are listed."""
+    if n_subsets * n_columns > get_limits()["max_workload_terms"]:
+        try:
+            check_size(n_subsets * n_columns, f"the Kronecker factors ({given}: {n_subsets} "
+                       f"attribute sets x {n_columns} columns)", "max_workload_terms", what)
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} Every marginal up to an order comes without a workload from a "
+                "marginal strategy (LDPEncoder(strategy='inp_ht', max_order=...) and "
+                "MarginalEstimator).") from None
+
+
 def _column_domain(domain, column):
     return Domain({column: domain.categories[column]})
 
 
 def _kron_workload(domain, subsets, factor, name):
-    """Stack, per subset S, the Kronecker product of ``factor(a)`` (a in S) or a total."""
+    """Stack, per subset S, the Kronecker product of ``factor(a)`` (a in S) or a total.
+
+    The factors of a column are built once and shared by every block (workloads are
+    immutable): building them per subset cost a millisecond per block.
+    """
+    shape = dict(zip(domain.columns, domain.shape, strict=True))
+    inside = {a: factor(a) for a in {a for subset in subsets for a in subset}}
+    outside = {a: Total(n_a) for a, n_a in shape.items()}
     blocks = []
     for subset in subsets:
-        factors = [factor(a) if a in subset else Total(n_a)
-                   for a, n_a in zip(domain.columns, domain.shape, strict=True)]
+        factors = [inside[a] if a in subset else outside[a] for a in shape]
         blocks.append(Kron(factors, domain=domain, name=name))
     if len(blocks) == 1:
         return blocks[0]
@@ -1681,12 +1745,21 @@ def ranges(domain, intervals):
     """
     domain = as_domain(domain)
     n = domain.size
-    intervals = list(intervals)
+    check_size(n, "the cells of the domain", "max_cells", "ranges")
+    if isinstance(intervals, str | bytes | Mapping) or not hasattr(intervals, "__iter__"):
+        raise ValueError(f"ranges: intervals must be a list of (lo, hi) pairs, got "
+                         f"{type(intervals).__name__}.")
+    cap = get_limits()["max_matrix_entries"]
+    intervals = list(itertools.islice(intervals, cap + 1))
+    if len(intervals) > cap:
+        check_size(len(intervals), "the number of intervals", "max_matrix_entries", "ranges")
     if not intervals:
         raise ValueError("ranges: intervals is empty; give at least one (lo, hi) pair.")
     for interval in intervals:
-        if isinstance(interval, str) or len(interval) != 2:
-            raise ValueError(f"ranges: each interval must be a (lo, hi) pair, got {interval!r}.")
+        if isinstance(interval, str | bytes | Mapping) or not hasattr(interval, "__len__") \
+                or len(interval) != 2:
+            raise ValueError(f"ranges: each interval must be a (lo, hi) pair, got "
+                             f"{interval!r:.80}.")
     if domain.n_columns == 1:
         column = domain.columns[0]
         index = domain._indexes[0]
@@ -1916,6 +1989,9 @@ def from_predicates(domain, predicates):
     if not items:
         raise ValueError("from_predicates: no predicates were given.")
     n = domain.size
+    # One dense mask of n cells per predicate: refused before the cells are enumerated.
+    check_size(len(items) * n, f"the entries of the masks ({len(items)} predicates x {n} "
+               "cells)", "max_matrix_entries", "from_predicates")
     cells = domain.cells()
     rows = []
     for label, pred in items:
