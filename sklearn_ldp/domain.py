@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ._limits import check_size, get_limits
-from ._validation import check_positive_int
+from ._validation import check_positive_int, describe, refuse_deep_nesting
 
 __all__ = ["Domain", "as_domain", "check_cells", "check_column_size"]
 
@@ -94,6 +94,9 @@ def check_column_size(column, categories, where="Domain", alternative=None):
     field = f"the number of categories of column {column!r}"
     if isinstance(categories, range):  # len() overflows past sys.maxsize
         size = max(0, -((categories.start - categories.stop) // categories.step))
+    elif isinstance(categories, np.ndarray) and categories.ndim != 1:
+        raise ValueError(f"Categories of column {column!r} must be a sequence of category "
+                         f"values (a 1-D array), got {describe(categories)}.")
     elif isinstance(categories, Sized):
         size = len(categories)
     elif isinstance(categories, str | bytes) or not hasattr(categories, "__iter__"):
@@ -159,8 +162,7 @@ def _check_categories(column, categories):
     if isinstance(categories, (str, bytes)) or isinstance(categories, Mapping):
         raise ValueError(
             f"Categories of column {column!r} must be a sequence of category values "
-            f"(list, tuple, range, pandas Index...), got {type(categories).__name__} "
-            f"{categories!r}."
+            f"(list, tuple, range, pandas Index...), got {describe(categories)}."
         )
     if isinstance(categories, Set):
         raise ValueError(
@@ -172,7 +174,7 @@ def _check_categories(column, categories):
     except TypeError:
         raise ValueError(
             f"Categories of column {column!r} must be a sequence of category values, got "
-            f"{categories!r}."
+            f"{describe(categories)}."
         ) from None
     if not cats:
         raise ValueError(f"Column {column!r} has no categories; give at least one.")
@@ -187,7 +189,7 @@ def _check_categories(column, categories):
             hash(c)
         except TypeError:
             raise ValueError(
-                f"Categories of column {column!r} must be hashable; {c!r} is not."
+                f"Categories of column {column!r} must be hashable; {describe(c)} is not."
             ) from None
     return cats
 
@@ -452,13 +454,14 @@ class Domain:
     [1, 4]
     """
 
+    @refuse_deep_nesting
     def __init__(self, categories):
         if isinstance(categories, Domain):
             categories = categories._categories
         if not isinstance(categories, Mapping):
             raise ValueError(
                 "categories must be a mapping column name -> sequence of categories, e.g. "
-                f"{{'smoker': ['no', 'yes']}}, got {type(categories).__name__}."
+                f"{{'smoker': ['no', 'yes']}}, got {describe(categories)}."
             )
         if not categories:
             raise ValueError("categories is empty; a domain needs at least one column.")
@@ -1039,6 +1042,7 @@ class Domain:
         return "Domain({" + ", ".join(parts) + "})"
 
 
+@refuse_deep_nesting
 def as_domain(obj):
     """Coerce ``obj`` to a :class:`Domain`.
 
@@ -1074,8 +1078,8 @@ def as_domain(obj):
     if isinstance(obj, Mapping):
         return Domain(obj)
     if isinstance(obj, numbers.Integral) and not isinstance(obj, bool):
-        return Domain.from_size(obj)
+        return Domain.from_size(check_positive_int(obj, "domain (a number of cells)"))
     raise ValueError(
         "Expected a domain: a Domain, a mapping column -> categories (e.g. "
-        f"{{'smoker': ['no', 'yes']}}) or an int number of cells, got {type(obj).__name__}."
+        f"{{'smoker': ['no', 'yes']}}) or an int number of cells, got {describe(obj)}."
     )

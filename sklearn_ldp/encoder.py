@@ -16,11 +16,16 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
 from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
 from ._glue import marginal_error_table, resolve_domain, resolve_workload, validate_records
+from ._limits import get_limits
 from ._validation import (
     FreshEntropyMixin,
     check_dense_size,
     check_epsilon,
+    check_nesting,
     check_positive_int,
+    check_real,
+    describe,
+    short_repr,
 )
 from .budget import BudgetExceededError, charge_ledger, resolve_ledger
 from .domain import Domain, _is_missing, check_cells, check_column_size
@@ -508,8 +513,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         ConvergenceWarning
             When ``"optimized"`` stops at ``max_iter`` or ``max_seconds`` before ``tol``.
         """
+        check_nesting(self, locals())
         epsilon = check_epsilon(self.epsilon)
+        if not isinstance(self.ledger_users, str):
+            raise ValueError(f"ledger_users must be 'all' or the name of a cohort of the "
+                             f"ledger (a str), got {describe(self.ledger_users)}.")
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
+        self._check_optimizer_parameters()
         for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
@@ -518,12 +528,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         if self._columns_mode():
             return self._fit_columns(X, epsilon)
         check_strategy_name(self.strategy)
-        check_positive_int(self.branching, "branching", minimum=2)
-        if self.oracle != "auto" and self.oracle not in LEVEL_ORACLES:
+        check_positive_int(self.branching, "branching", minimum=2,
+                           maximum=get_limits()["max_cells"])
+        if not isinstance(self.oracle, str) or (self.oracle != "auto"
+                                                and self.oracle not in LEVEL_ORACLES):
             raise ValueError(f"oracle must be 'auto' or one of {sorted(LEVEL_ORACLES)} (the "
                              "frequency oracle of each level of the 'hierarchical' tree), got "
                              f"{self.oracle!r}.")
-        check_positive_int(self.max_iter, "max_iter")
         self._check_handling()
         if X is not None:
             validate_records(self, X, reset=True, allow_nan=self.handle_missing == "category")
@@ -604,6 +615,30 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self._set_generator(rng)
         return self
 
+    def _check_optimizer_parameters(self):
+        """Refuse a bad ``max_iter``, ``tol``, ``max_seconds``, ``n_outputs`` or ``init``
+        before any strategy is built (whatever the strategy: a typo must not wait for the
+        day ``"optimized"`` is chosen)."""
+        # 2^31: far past any useful run, and within every integer counter of the optimizer.
+        check_positive_int(self.max_iter, "max_iter", maximum=2**31 - 1)
+        check_real(self.tol, "tol", minimum=0)
+        if isinstance(self.verbose, bool) or not isinstance(self.verbose, numbers.Integral) \
+                or self.verbose < 0:
+            raise ValueError(f"verbose must be an integer >= 0, got {short_repr(self.verbose)}.")
+        check_real(self.max_seconds, "max_seconds", minimum=0, strict=True, allow_none=True)
+        if self.n_outputs is not None:
+            check_positive_int(self.n_outputs, "n_outputs",
+                               maximum=get_limits()["max_matrix_entries"])
+        if isinstance(self.init, str):
+            return  # the names are checked by the selection
+        try:
+            init = np.asarray(self.init, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            init = None
+        if init is None or init.ndim != 2 or init.size == 0 or not np.isfinite(init).all():
+            raise ValueError(f"init must be 'random', 'baseline', 'best' or a strategy matrix "
+                             f"(a 2-D array of finite probabilities), got {describe(self.init)}.")
+
     # ------------------------------------------------------------------ heavy hitters
     def _heavy_hitter_mode(self):
         """Whether the encoder reports one column of a domain too large to list (a strategy
@@ -672,6 +707,10 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         n_users = self.n_users
         if n_users is not None:
             n_users = check_positive_int(n_users, "n_users")
+        if self.extension_bits is not None:
+            # 2^16 candidates per round at most (MAX_CANDIDATES): more bits cannot be valid,
+            # and 2^extension_bits is built before that check.
+            check_positive_int(self.extension_bits, "extension_bits", maximum=16)
         rng = np.random.default_rng(self._random_state())
         if strategy in ("pem", "treehist"):
             for name in ("sketch_width", "n_hashes"):
@@ -688,9 +727,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(f"extension_bits={self.extension_bits!r} is a parameter of "
                                  f"'pem', not of {strategy!r}.")
             # A fresh public hash seed per collection (the estimates are unbiased over it).
-            oracle = SketchFrequencyOracle(epsilon, self.n_hashes, self.sketch_width,
-                                           strategy == "hcms", int(rng.integers(2**63)),
-                                           n_users)
+            try:
+                oracle = SketchFrequencyOracle(epsilon, self.n_hashes, self.sketch_width,
+                                               strategy == "hcms", int(rng.integers(2**63)),
+                                               n_users)
+            except ValueError as exc:  # the sketch names them width and n_hashes
+                raise ValueError(f"sketch_width={short_repr(self.sketch_width)}, n_hashes="
+                                 f"{short_repr(self.n_hashes)}: {exc}") from None
         mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length)
         self._missing_value = None
         if self.handle_missing == "category":
@@ -1327,6 +1370,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             like ``X``, whose ``attrs`` carry the mechanism (see
             :func:`~sklearn_ldp.io.reports_frame`).
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mechanism_")
         output = _get_output_config("transform", self)["dense"]
         if output not in ("default", "pandas"):
@@ -1393,6 +1437,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         NotImplementedError
             If the mechanism has no exact simulation of its aggregate.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mechanism_")
         self._check_simulation()
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
@@ -1428,6 +1473,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         >>> len(enc.simulate_counts([7 * 10**8, 3 * 10**8]))
         1000000000
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mechanism_")
         self._check_simulation()
         counts = check_type_counts(type_counts, self.domain_.size)

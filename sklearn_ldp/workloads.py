@@ -27,7 +27,7 @@ import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,14 @@ from . import _gram
 from ._fwht import fwht, is_power_of_two
 from ._gram import check_dense_entries
 from ._limits import check_size, get_limits
-from ._validation import MAX_DENSE_ENTRIES, as_float_matrix, check_positive_int
+from ._validation import (
+    MAX_DENSE_ENTRIES,
+    as_float_matrix,
+    check_positive_int,
+    describe,
+    refuse_deep_nesting,
+    short_repr,
+)
 from .domain import Domain, _object_array, _product_strings, _shorten, as_domain
 
 __all__ = [
@@ -111,12 +118,26 @@ MAX_QUERY_ENTRIES = 2**27
 def _check_terms(terms, field, name):
     """Refuse a list of factors or blocks longer than ``max_workload_terms`` (each becomes a
     Python object), or one that is not a list of workloads at all."""
-    if isinstance(terms, str | bytes | Mapping) or not hasattr(terms, "__len__") \
-            or not hasattr(terms, "__iter__"):
+    try:
+        size = None if isinstance(terms, str | bytes | Mapping) else len(terms)
+    except TypeError:  # no length, or a 0-d array
+        size = None
+    if size is None or not hasattr(terms, "__iter__"):
         raise TypeError(f"{name}: {field} must be a list of workloads, got "
-                        f"{type(terms).__name__}.")
-    if len(terms) > get_limits()["max_workload_terms"]:
+                        f"{describe(terms)}.")
+    if size > get_limits()["max_workload_terms"]:
         check_size(len(terms), f"the number of {field}", "max_workload_terms", name)
+
+
+def _as_terms(terms, field, name):
+    """The workloads of ``terms``, an error naming the first that is none."""
+    result = []
+    for position, term in enumerate(terms):
+        try:
+            result.append(as_workload(term))
+        except ValueError as exc:
+            raise ValueError(f"{name}: {field}[{position}]: {exc}") from None
+    return result
 
 
 def _check_query_entries(n_queries, n_columns, what, name):
@@ -1076,7 +1097,7 @@ class Kron(_Structured):
 
     def __init__(self, factors, domain=None, name="kron"):
         _check_terms(factors, "factors", name)
-        self.factors = [as_workload(f) for f in factors]
+        self.factors = _as_terms(factors, "factors", name)
         if not self.factors:
             raise ValueError("kron needs at least one factor workload.")
         self._setup(math.prod(f.n_queries for f in self.factors),
@@ -1178,7 +1199,7 @@ class Stack(_Structured):
 
     def __init__(self, blocks, weights=None, domain=None, name="stack"):
         _check_terms(blocks, "blocks", name)
-        self.blocks = [as_workload(b) for b in blocks]
+        self.blocks = _as_terms(blocks, "blocks", name)
         if not self.blocks:
             raise ValueError("stack needs at least one workload.")
         if weights is None:
@@ -1344,6 +1365,7 @@ class Parity(_Structured):
 
 
 # ---------------------------------------------------------------------- coercion, algebra
+@refuse_deep_nesting
 def as_workload(obj, domain=None):
     """Coerce ``obj`` to a :class:`Workload`.
 
@@ -1380,7 +1402,7 @@ def as_workload(obj, domain=None):
         return obj
     if isinstance(obj, (str, bytes)) or obj is None or isinstance(obj, dict):
         raise ValueError(
-            f"Expected a Workload or a query matrix (2-D array-like), got {type(obj).__name__}."
+            f"Expected a Workload or a query matrix (2-D array-like), got {describe(obj)}."
         )
     if not scipy.sparse.issparse(obj):
         try:
@@ -1391,7 +1413,8 @@ def as_workload(obj, domain=None):
             ) from None
         if obj.ndim not in (1, 2):
             raise ValueError(
-                f"A query matrix must be 1-D (one query) or 2-D, got {obj.ndim} dimensions."
+                f"A query matrix must be 1-D (one query) or 2-D, got {obj.ndim} dimensions "
+                f"({describe(obj)})."
             )
     return Workload(obj, domain=domain)
 
@@ -1406,6 +1429,7 @@ def _common_domain(workloads):
     return domains[0] if domains else None
 
 
+@refuse_deep_nesting
 def stack(workloads, name=None, weights=None):
     """Vertical union of workloads over the same domain (optionally weighted).
 
@@ -1436,7 +1460,7 @@ def stack(workloads, name=None, weights=None):
     (6, 'histogram+prefix')
     """
     _check_terms(workloads, "workloads", "stack")
-    workloads = [as_workload(w) for w in workloads]
+    workloads = _as_terms(workloads, "workloads", "stack")
     if not workloads:
         raise ValueError("stack needs at least one workload.")
     _check_same_width(workloads)
@@ -1448,6 +1472,7 @@ def stack(workloads, name=None, weights=None):
     return result
 
 
+@refuse_deep_nesting
 def kron(factors, domain=None, name="kron"):
     """Kronecker product of per-attribute workloads (first factor slowest).
 
@@ -1530,9 +1555,10 @@ def _subsets(domain, k, attributes, what, default_k=None):
         return list(itertools.combinations(columns, int(k)))
     if isinstance(attributes, str):
         attributes = [attributes]
-    if isinstance(attributes, Mapping) or not hasattr(attributes, "__iter__"):
+    if isinstance(attributes, Mapping | bytes) or not hasattr(attributes, "__iter__") \
+            or (isinstance(attributes, np.ndarray) and attributes.ndim == 0):
         raise ValueError(f"{what}: attributes must be a list of attribute sets (tuples of "
-                         f"column names), got {type(attributes).__name__}.")
+                         f"column names), got {describe(attributes)}.")
     cap = get_limits()["max_workload_terms"]
     attributes = list(itertools.islice(attributes, cap // len(columns) + 1))
     _check_subset_terms(len(attributes), len(columns), what, "attributes")
@@ -1542,7 +1568,8 @@ def _subsets(domain, k, attributes, what, default_k=None):
         unknown = [a for a in subset if a not in columns]
         if unknown:
             raise ValueError(
-                f"{what}: unknown column(s) {unknown!r}; the domain columns are {columns!r}."
+                f"{what}: attributes name unknown column(s) {short_repr(unknown)}; the domain "
+                f"columns are {columns!r}."
             )
         if len(set(subset)) != len(subset):
             raise ValueError(f"{what}: the attribute set {subset!r} repeats a column.")
@@ -1589,6 +1616,7 @@ def _kron_workload(domain, subsets, factor, name):
 
 
 # ---------------------------------------------------------------------- builders
+@refuse_deep_nesting
 def histogram(domain):
     """The identity workload: one count per cell.
 
@@ -1619,6 +1647,7 @@ def histogram(domain):
     return Identity(domain.size, domain=domain)
 
 
+@refuse_deep_nesting
 def total(domain):
     """One query: the number of users (a row of ones).
 
@@ -1647,6 +1676,7 @@ def total(domain):
     return Total(domain.size, domain=domain)
 
 
+@refuse_deep_nesting
 def prefix(domain):
     """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` of the flat order.
 
@@ -1679,6 +1709,7 @@ def prefix(domain):
     return Prefix(domain.size, domain=domain)
 
 
+@refuse_deep_nesting
 def all_range(domain):
     """All range queries ``[i, j]``, ``0 <= i <= j < n``, over the flat order.
 
@@ -1713,6 +1744,7 @@ def all_range(domain):
     """
     domain = as_domain(domain)
     return AllRange(domain.size, domain=domain)
+@refuse_deep_nesting
 def ranges(domain, intervals):
     """Chosen range queries: closed intervals over the flat order.
 
@@ -1746,25 +1778,32 @@ def ranges(domain, intervals):
     domain = as_domain(domain)
     n = domain.size
     check_size(n, "the cells of the domain", "max_cells", "ranges")
-    if isinstance(intervals, str | bytes | Mapping) or not hasattr(intervals, "__iter__"):
+    if isinstance(intervals, str | bytes | Mapping) or not isinstance(intervals, Sized) or (
+            isinstance(intervals, np.ndarray) and intervals.ndim != 2):
         raise ValueError(f"ranges: intervals must be a list of (lo, hi) pairs, got "
-                         f"{type(intervals).__name__}.")
-    cap = get_limits()["max_matrix_entries"]
+                         f"{describe(intervals)}.")
+    # Read up to the cap only: an endless iterator must not run until memory is gone. The
+    # cap on listed intervals is max_cells (what a 2^24-cell domain's histogram lists).
+    cap = get_limits()["max_cells"]
     intervals = list(itertools.islice(intervals, cap + 1))
     if len(intervals) > cap:
-        check_size(len(intervals), "the number of intervals", "max_matrix_entries", "ranges")
+        check_size(len(intervals), "the number of intervals", "max_cells", "ranges")
     if not intervals:
         raise ValueError("ranges: intervals is empty; give at least one (lo, hi) pair.")
     for interval in intervals:
-        if isinstance(interval, str | bytes | Mapping) or not hasattr(interval, "__len__") \
-                or len(interval) != 2:
+        if not (isinstance(interval, tuple | list) or (
+                isinstance(interval, np.ndarray) and interval.ndim == 1)) or len(interval) != 2:
             raise ValueError(f"ranges: each interval must be a (lo, hi) pair, got "
-                             f"{interval!r:.80}.")
+                             f"{describe(interval)}.")
     if domain.n_columns == 1:
         column = domain.columns[0]
         index = domain._indexes[0]
         bounds = _object_array([v for interval in intervals for v in interval])
-        positions = index.get_indexer(bounds)
+        try:
+            positions = index.get_indexer(bounds)
+        except TypeError:  # an unhashable bound (a list...)
+            raise ValueError(f"ranges: interval bounds must be categories of column "
+                             f"{column!r}, got {describe(bounds.tolist())}.") from None
         if (positions < 0).any():
             raise ValueError(
                 f"ranges: interval bounds not among the categories of column {column!r}: "
@@ -1790,6 +1829,7 @@ def ranges(domain, intervals):
     return Intervals(n, lo, hi, domain=domain, name="ranges")
 
 
+@refuse_deep_nesting
 def marginals(domain, k=None, attributes=None):
     """Marginal counts over attribute subsets.
 
@@ -1836,6 +1876,7 @@ def marginals(domain, k=None, attributes=None):
     return _kron_workload(domain, subsets, factor, "marginals")
 
 
+@refuse_deep_nesting
 def range_marginals(domain, k=None, attributes=None):
     """Range marginals: all ranges of each attribute in a subset, crossed.
 
@@ -1878,6 +1919,7 @@ def range_marginals(domain, k=None, attributes=None):
     return _kron_workload(domain, subsets, factor, "range_marginals")
 
 
+@refuse_deep_nesting
 def parity(domain, k=None):
     """Parity queries over binary attributes (Fourier / Hadamard characters).
 
@@ -1942,6 +1984,7 @@ def parity(domain, k=None):
     masks = np.array([sum(1 << (d - 1 - j) for j in s) for size in range(1, k + 1)
                       for s in itertools.combinations(range(d), size)], dtype=np.int64)
     return Parity(n, masks, names, domain=domain)
+@refuse_deep_nesting
 def from_predicates(domain, predicates):
     """Counting queries defined by predicates over the domain cells.
 
@@ -1979,8 +2022,11 @@ def from_predicates(domain, predicates):
     domain = as_domain(domain)
     if isinstance(predicates, dict):
         items = [(str(label), pred) for label, pred in predicates.items()]
-    elif isinstance(predicates, (str, bytes)) or callable(predicates):
-        raise ValueError("predicates must be a dict label -> predicate or a list of predicates.")
+    elif isinstance(predicates, (str, bytes)) or callable(predicates) \
+            or not hasattr(predicates, "__iter__") \
+            or (isinstance(predicates, np.ndarray) and predicates.ndim == 0):
+        raise ValueError(f"predicates must be a dict label -> predicate or a list of "
+                         f"predicates, got {describe(predicates)}.")
     else:
         items = [
             (pred if isinstance(pred, str) else f"q{i}", pred)
@@ -2040,6 +2086,7 @@ def from_predicates(domain, predicates):
     )
 
 
+@refuse_deep_nesting
 def custom(matrix, domain=None, labels=None):
     """A workload from an explicit query matrix (dense, or scipy sparse kept sparse).
 

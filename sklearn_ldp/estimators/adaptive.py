@@ -36,7 +36,7 @@ from sklearn.base import BaseEstimator
 
 from .. import workloads
 from .._glue import resolve_domain, validate_records
-from .._validation import FreshEntropyMixin, check_epsilon, check_positive_int
+from .._validation import FreshEntropyMixin, check_epsilon, check_nesting, check_positive_int
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
 from ._base import forget_fitted
@@ -172,6 +172,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         self : AdaptiveQueryEstimator
             The fitted estimator (``answers_``, ``expected_error_`` ... set).
         """
+        check_nesting(self, locals())
         self._check_params()
         self._reset()
         validate_records(self, X, reset=True)
@@ -211,6 +212,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         self : AdaptiveQueryEstimator
             The estimator, with one more round in ``answers_`` and ``expected_error_``.
         """
+        check_nesting(self, locals())
         first_call = not self.__sklearn_is_fitted__()
         if first_call:
             self._check_params()

@@ -90,8 +90,15 @@ MECHANISMS = ("auto", "LP") + CLOSED_FORMS
 
 # ---------------------------------------------------------------------------- validation
 def check_group_size(group_size):
-    """Return ``group_size`` as an int >= 1, or raise a ValueError."""
-    return check_positive_int(group_size, "group_size", minimum=1)
+    """Return ``group_size`` as an int >= 1, or raise a ValueError.
+
+    At most ``sqrt(max_matrix_entries) - 1``: the mechanism is a dense
+    ``(group_size + 1) x (group_size + 1)`` matrix.
+    """
+    from .._limits import get_limits  # a leaf module: no cycle
+
+    largest = math.isqrt(get_limits()["max_matrix_entries"]) - 1
+    return check_positive_int(group_size, "group_size", minimum=1, maximum=largest)
 
 
 def alpha_of(epsilon):
