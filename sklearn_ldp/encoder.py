@@ -664,7 +664,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                     "column declared as 'strings' or a bit length (e.g. 32); a list of "
                     "categories goes with a frequency oracle (strategy='oue', ...).")
         if len(categories) != 1:
-            raise ValueError(f"heavy hitters report one column, got the columns "
+            raise ValueError(f"heavy hitters report one column of categories, got the columns "
                              f"{list(categories)!r}: use one LDPEncoder per column (each "
                              "with its share of the budget).")
         (column, value), = categories.items()

@@ -1405,16 +1405,18 @@ def as_workload(obj, domain=None):
             f"Expected a Workload or a query matrix (2-D array-like), got {describe(obj)}."
         )
     if not scipy.sparse.issparse(obj):
+        given = obj
         try:
             obj = np.asarray(obj, dtype=float)
         except (TypeError, ValueError) as exc:
             raise ValueError(
-                f"Expected a Workload or a numeric query matrix (2-D array-like): {exc}"
+                f"Expected a Workload or a numeric query matrix (2-D array-like), got "
+                f"{describe(given)}: {exc}"
             ) from None
         if obj.ndim not in (1, 2):
             raise ValueError(
                 f"A query matrix must be 1-D (one query) or 2-D, got {obj.ndim} dimensions "
-                f"({describe(obj)})."
+                f"({describe(given)})."
             )
     return Workload(obj, domain=domain)
 
@@ -1955,7 +1957,7 @@ def parity(domain, k=None):
            [ 1., -1., -1.,  1.]])
     """
     if isinstance(domain, numbers.Integral) and not isinstance(domain, bool):
-        n = check_positive_int(domain, "n", minimum=2)
+        n = check_positive_int(domain, "domain (a number of cells)", minimum=2)
         if not is_power_of_two(n):
             raise ValueError(
                 f"parity: an int domain must be a power of two (bits of the flat index), "

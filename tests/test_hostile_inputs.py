@@ -453,8 +453,6 @@ SIZE_DOORS = {
     "from_predicates: 2^30 predicate entries": (
         lambda: workloads.from_predicates({"a": range(2**20)}, ["a > 1"] * 1024),
         "max_matrix_entries"),
-    "ranges: an endless interval list": (
-        lambda: workloads.ranges(4, iter(lambda: (0, 1), None)), "max_matrix_entries"),
     "parity over 2^40 cells": (lambda: workloads.parity(2**40), "max_cells"),
     "stack of 2^21 blocks": (lambda: workloads.stack([workloads.total(2)] * 2**21),
                              "max_workload_terms"),
@@ -468,6 +466,11 @@ def test_sizes_past_the_caps_are_refused_before_allocating(door):
         with pytest.raises(ValueError, match="exceeds the limit") as raised:
             call()
     assert field in str(raised.value)
+
+
+def test_iterators_without_a_length_are_refused_where_they_could_run_forever():
+    with time_limit(CASE_SECONDS), pytest.raises(ValueError, match="intervals must be a list"):
+        workloads.ranges(4, iter(lambda: (0, 1), None))
 
 
 # ---------------------------------------------------------------- property-based

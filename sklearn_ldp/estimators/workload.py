@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
 from .._glue import resolve_domain, resolve_workload, validate_records
-from .._validation import FreshEntropyMixin, check_nesting
+from .._validation import FreshEntropyMixin, as_float_matrix, check_nesting
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.matrix import MatrixMechanism
 from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postprocess
@@ -402,6 +402,8 @@ default="none"
 
     def _fit_central(self, X):
         """The trusted curator's release: the matrix mechanism on the records' counts."""
+        if not isinstance(self.strategy, str):  # a strategy matrix: refused if it is none
+            as_float_matrix(self.strategy, "strategy (a strategy matrix)")
         _check_postprocess(self)
         if self.postprocess == "em":
             raise ValueError("postprocess='em' is the maximum likelihood of LDP reports under "

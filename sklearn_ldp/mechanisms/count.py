@@ -70,6 +70,7 @@ from .._validation import (
     check_dense_size,
     check_epsilon,
     check_positive_int,
+    describe,
 )
 
 PROPERTIES = ("RH", "RM", "CH", "CM", "F", "WH", "S")
@@ -126,6 +127,9 @@ def check_property_names(properties):
         return ()
     if isinstance(properties, str):
         properties = (properties,)
+    if isinstance(properties, bytes):
+        raise ValueError(f"properties must be a sequence of names from {PROPERTIES}, got "
+                         f"{describe(properties)}.")
     try:
         names = list(properties)
     except TypeError:
@@ -187,11 +191,12 @@ def check_prior(prior, n):
     try:
         weights = np.asarray(prior, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"prior must be {n + 1} non-negative numbers, got {prior!r}.") from None
+        raise ValueError(f"prior must be {n + 1} non-negative numbers, got {describe(prior)}."
+                         ) from None
     if weights.shape != (n + 1,):
         raise ValueError(
             f"prior must hold one weight per true count 0..{n} ({n + 1} values), got an array "
-            f"of shape {weights.shape}."
+            f"of shape {weights.shape}: {describe(prior)}."
         )
     if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
         raise ValueError("prior weights must be finite, non-negative and not all zero.")
