@@ -539,6 +539,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         if X is not None:
             validate_records(self, X, reset=True, allow_nan=self.handle_missing == "category")
         self.domain_ = self._resolve_domain(X)
+        if self.strategy not in MARGINAL_STRATEGIES and not (
+                self.strategy == "auto" and self.workload is not None):
+            # The strategies that index the joint domain (and "auto" for its histogram) need
+            # its product within max_cells: refused here, before any strategy is built. The
+            # marginal strategies, and "auto" on one-way marginals (the multi-attribute
+            # protocols), never allocate the product.
+            check_cells(self.domain_, "LDPEncoder: categories", DOMAIN_ADVICE)
         if self.strategy == "optimized":
             check_optimized_size(self.domain_.size, self.n_outputs)  # refuse at once, no hang
         elif self.strategy in DENSE_STRATEGIES:
@@ -1290,19 +1297,12 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return dict.fromkeys(columns, value)
 
     def _resolve_domain(self, X, numeric=()):
-        """The public domain, with the other/missing categories (see handle_unknown), its
-        cells within ``max_cells`` (each column is checked by the Domain as it is built).
+        """The public domain, with the other/missing categories (see handle_unknown); each
+        column within ``max_cells`` (its product is checked by the strategies that index it).
 
         ``numeric``: the numeric columns of a record (``bounds``), left out of the domain.
         """
-        domain = self._unchecked_domain(X, numeric)
-        # The product is what the joint strategies index, and what a report file's reader
-        # accepts (sklearn_ldp._limits): refused here, before any strategy is built.
-        check_cells(domain, "LDPEncoder: categories", DOMAIN_ADVICE)
-        return domain
 
-    def _unchecked_domain(self, X, numeric):
-        """The domain of :meth:`_resolve_domain`, before its product is checked."""
         reading = self.categories is None or (isinstance(self.categories, str)
                                               and self.categories == "auto")
         if not reading:

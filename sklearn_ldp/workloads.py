@@ -220,6 +220,9 @@ class Workload:
     array([30., 50.])
     """
 
+    # Whether n_cells is checked against max_cells (all but products and stacks).
+    _allocates_cells = True
+
     def __init__(self, matrix, labels=None, domain=None, name="custom"):
         if scipy.sparse.issparse(matrix):
             matrix = scipy.sparse.csr_array(matrix, dtype=float)
@@ -246,9 +249,13 @@ class Workload:
                 f"A workload needs at least one query and one cell, got a {n_queries} x "
                 f"{n_cells} matrix."
             )
-        # Every workload answers a vector of n_cells counts: refused before anything of that
-        # size (a Gram, a cumulative sum, a spread of answers) is allocated.
-        check_size(n_cells, "n_cells (the domain's cells)", "max_cells", f"workload {name!r}")
+        if self._allocates_cells:
+            # It answers from a vector of n_cells counts: refused before anything of that
+            # size (a Gram, a cumulative sum, a spread of answers) is allocated. Products and
+            # stacks are left to their factors: one-way marginals over a product far past
+            # the cap are what the multi-attribute protocols answer, column by column.
+            check_size(n_cells, "n_cells (the domain's cells)", "max_cells",
+                       f"workload {name!r}")
         if domain is not None:
             domain = as_domain(domain)
             if n_cells != domain.size:
@@ -1095,6 +1102,8 @@ class Kron(_Structured):
     array([ 6., 15.])
     """
 
+    _allocates_cells = False
+
     def __init__(self, factors, domain=None, name="kron"):
         _check_terms(factors, "factors", name)
         self.factors = _as_terms(factors, "factors", name)
@@ -1196,6 +1205,8 @@ class Stack(_Structured):
     >>> W @ [1, 2, 3]
     array([12.,  1.,  2.,  3.])
     """
+
+    _allocates_cells = False
 
     def __init__(self, blocks, weights=None, domain=None, name="stack"):
         _check_terms(blocks, "blocks", name)

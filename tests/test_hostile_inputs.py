@@ -434,7 +434,10 @@ SIZE_DOORS = {
         lambda: LDPEncoder(categories={"a": range(2**70)}).fit(), "column 'a'"),
     "LDPEncoder: a product of 10^10 cells": (
         lambda: LDPEncoder(categories={f"c{i}": range(10) for i in range(10)},
-                           strategy="inp_ht", max_order=2).fit(), "product"),
+                           strategy="olh").fit(), "product"),
+    "LDPEncoder: auto's histogram of 10^10 cells": (
+        lambda: LDPEncoder(categories={f"c{i}": range(10) for i in range(10)}).fit(),
+        "product"),
     "LDPEncoder: an endless iterator of categories": (
         lambda: LDPEncoder(categories={"a": iter(int, 1)}).fit(), "column 'a'"),
     "histogram(2^40)": (lambda: workloads.histogram(2**40), "max_cells"),
@@ -466,6 +469,19 @@ def test_sizes_past_the_caps_are_refused_before_allocating(door):
         with pytest.raises(ValueError, match="exceeds the limit") as raised:
             call()
     assert field in str(raised.value)
+
+
+@pytest.mark.parametrize("params", [{"strategy": "inp_ht", "max_order": 2},
+                                    {"strategy": "spl"}, {"strategy": "auto", "workload": "k1"}])
+def test_products_past_the_cap_stay_open_to_what_never_allocates_them(params):
+    """Marginal strategies and the multi-attribute protocols report a few columns at a time:
+    a product of 10^10 cells is never allocated, so it is not refused."""
+    categories = {f"c{i}": list(range(10)) for i in range(10)}
+    if params.get("workload") == "k1":
+        params = dict(params, workload=workloads.marginals(categories, k=1))
+    with time_limit(CASE_SECONDS):
+        encoder = LDPEncoder(categories=categories, epsilon=1.0, **params).fit()
+    assert encoder.domain_.n_cells == 10**10
 
 
 def test_iterators_without_a_length_are_refused_where_they_could_run_forever():
