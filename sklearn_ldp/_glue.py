@@ -54,7 +54,10 @@ def resolve_workload(workload, domain):
                 "pass a Workload built with sklearn_ldp.workloads."
             )
         return WORKLOAD_BY_NAME[workload](domain)
-    result = workloads.as_workload(workload)
+    try:
+        result = workloads.as_workload(workload)
+    except ValueError as exc:
+        raise ValueError(f"workload: {exc}") from None
     result.check_width(domain.size)
     return result
 

@@ -21,6 +21,9 @@ cap                     default      what it bounds
                                      file) and of one line of a CSV report file
 ``max_file_rows``       2**36        rows of one report file (declared in a Parquet footer or
                                      counted in a CSV)
+``max_workload_terms``  2**20        Kronecker factors of one structured workload built in
+                                     Python objects: attribute sets times columns of
+                                     ``marginals``/``range_marginals``, blocks of a stack
 ======================  ===========  ==========================================================
 
 The defaults sit comfortably above the largest supported domains (about ``2**20`` cells
@@ -68,6 +71,9 @@ DEFAULT_LIMITS = {
     "max_array_bytes": 2**32,
     "max_header_bytes": 2**30,
     "max_file_rows": 2**36,
+    # A Kronecker block costs about 5 microseconds per factor to build: 2**20 factors take
+    # seconds, where 20 binary columns' 8-way marginals (2.5 million factors) took minutes.
+    "max_workload_terms": 2**20,
 }
 
 # Where the error messages send users who need a larger cap (one place to change it).
@@ -127,7 +133,8 @@ def get_limits():
     -------
     dict of str to int
         The caps ``max_cells``, ``max_matrix_entries``, ``max_array_bytes``,
-        ``max_header_bytes`` and ``max_file_rows`` (changing the dict changes no cap).
+        ``max_header_bytes``, ``max_file_rows`` and ``max_workload_terms`` (changing the
+        dict changes no cap).
 
     See Also
     --------
@@ -153,7 +160,8 @@ def set_limits(**changes):
     ----------
     **changes : int
         New values of caps by name: ``max_cells``, ``max_matrix_entries``,
-        ``max_array_bytes``, ``max_header_bytes``, ``max_file_rows``.
+        ``max_array_bytes``, ``max_header_bytes``, ``max_file_rows``,
+        ``max_workload_terms``.
 
     Returns
     -------

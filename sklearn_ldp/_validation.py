@@ -10,9 +10,12 @@ every layer uses one implementation:
   entropy in every copy (pickle, fork) of an unseeded estimator.
 """
 
+import functools
+import inspect
 import math
 import numbers
 import os
+import reprlib
 
 import numpy as np
 
@@ -30,6 +33,140 @@ COLUMN_SUM_ATOL = 1e-9
 EPSILON_RTOL = 1e-9
 
 
+# Smallest epsilon accepted: below it e^epsilon - 1 loses every digit in float64 (it is 0
+# below 1.1e-16, a division by zero in every variance formula), and a collection would need
+# more than 10^12 users for an estimate whose error is below the count it estimates.
+MIN_EPSILON = 1e-6
+# Smallest delta accepted: subnormal deltas make the Gaussian calibration's tail
+# probabilities underflow (its search for sigma then divides by zero).
+MIN_DELTA = 1e-300
+# Deepest nesting of lists, tuples, dicts or sets a parameter may hold: past Python's
+# recursion limit, repr, hash and pandas raise RecursionError (numpy even crashes).
+MAX_NESTING = 64
+
+
+def describe(value, limit=80):
+    """A short, safe text showing ``value`` in an error message (its type and repr).
+
+    Never recursive (``reprlib``), so a list nested a million deep costs nothing.
+
+    Examples
+    --------
+    >>> describe(2**70)
+    'int 1180591620717411303424'
+    >>> describe([[[[[1]]]]])
+    'list [[[[...]]]]'
+    """
+    return f"{type(value).__name__} {short_repr(value, limit)}"
+
+
+def check_real(value, name, minimum=None, maximum=None, strict=False, allow_none=False):
+    """``value`` as a finite float in ``[minimum, maximum]`` (``(minimum, ...`` if
+    ``strict``), or a ValueError naming ``name`` and the value.
+
+    Examples
+    --------
+    >>> check_real(0.5, "tol", minimum=0)
+    0.5
+    >>> check_real(float("nan"), "tol", minimum=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: tol must be a finite real number >= 0, got float nan.
+    """
+    if value is None and allow_none:
+        return None
+    bound = "" if minimum is None else f" {'>' if strict else '>='} {minimum}"
+    if maximum is not None:
+        bound += f"{' and' if bound else ''} <= {maximum}"
+    problem = f"{name} must be {'None or ' if allow_none else ''}a finite real number{bound}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{problem}, got {describe(value)}.")
+    number = float(value)
+    if not math.isfinite(number) or (minimum is not None and (
+            number < minimum or (strict and number == minimum))) or (
+            maximum is not None and number > maximum):
+        raise ValueError(f"{problem}, got {describe(value)}.")
+    return number
+
+
+def _too_deep(value, limit=MAX_NESTING):
+    """Whether ``value`` nests lists, tuples, dicts or sets more than ``limit`` levels
+    (walked without recursion, containers only)."""
+    containers = (list, tuple, dict, set, frozenset)
+    if not isinstance(value, containers):
+        return False
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, containers))
+    return False
+
+
+def check_nesting(owner, arguments):
+    """Refuse, at the door of a method, an argument or a parameter of ``owner`` (an
+    estimator) that nests lists or dicts more than ``MAX_NESTING`` levels.
+
+    Called first thing as ``check_nesting(self, locals())``: the walk is iterative and only
+    descends into containers, so it costs a scan of the lists given (a column of categories)
+    and nothing for arrays or DataFrames. (A decorator catching RecursionError would cost
+    nothing, but its frame would become the location of every warning the method issues.)
+
+    Examples
+    --------
+    >>> check_nesting(None, {"X": [[1, 2], [3, 4]]})
+    >>> deep = []
+    >>> for _ in range(100):
+    ...     deep = [deep]
+    >>> check_nesting(None, {"X": deep})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: X nests lists or dicts more than 64 levels deep, got list [[[[...]]]].
+    """
+    fields = {name: value for name, value in arguments.items() if name != "self"}
+    if owner is not None and hasattr(owner, "get_params"):
+        fields = {**owner.get_params(deep=False), **fields}
+    for name, value in fields.items():
+        if _too_deep(value):
+            where = f"{type(owner).__name__}: " if owner is not None else ""
+            raise ValueError(f"{where}{name} nests lists or dicts more than {MAX_NESTING} "
+                             f"levels deep, got {describe(value)}.")
+
+
+def refuse_deep_nesting(method):
+    """Turn a RecursionError of ``method`` into a ValueError naming the argument or the
+    estimator parameter that nests too deeply (found by an iterative walk, after the error,
+    so that valid calls pay nothing)."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def guarded(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except RecursionError:
+            fields = {}
+            try:
+                fields.update(signature.bind(*args, **kwargs).arguments)
+            except TypeError:
+                pass
+            owner = fields.pop("self", None)
+            if owner is not None and hasattr(owner, "get_params"):
+                fields = {**owner.get_params(deep=False), **fields}
+            where = method.__qualname__.replace(".__init__", "")
+            for name, value in fields.items():
+                if _too_deep(value):
+                    raise ValueError(f"{where}: {name} nests lists or dicts more than "
+                                     f"{MAX_NESTING} levels deep, got {describe(value)}."
+                                     ) from None
+            raise ValueError(f"{where}: an argument nests too deeply to be read (Python's "
+                             "recursion limit).") from None
+
+    return guarded
+
+
 def check_epsilon(epsilon, name="epsilon"):
     """Return ``epsilon`` as a float, or raise a ValueError saying what is allowed."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
@@ -40,6 +177,9 @@ def check_epsilon(epsilon, name="epsilon"):
     if epsilon > 50:
         # exp(50) ~ 5e21: the strategy ratios lose all floating-point meaning beyond this.
         raise ValueError(f"{name}={epsilon!r} is too large to be meaningful; use a value <= 50.")
+    if epsilon < MIN_EPSILON:
+        raise ValueError(f"{name}={epsilon!r} is too small to be meaningful (e^epsilon - 1 "
+                         f"vanishes in floating point); use a value >= {MIN_EPSILON:g}.")
     return epsilon
 
 
@@ -50,13 +190,18 @@ def check_delta(delta, name="delta"):
     delta = float(delta)
     if not (0.0 < delta < 1.0):
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {delta!r}.")
+    if delta < MIN_DELTA:
+        raise ValueError(f"{name}={delta!r} is below {MIN_DELTA:g}: the Gaussian tails that "
+                         "calibrate the noise underflow there (use a value >= 1e-300).")
     return delta
 
 
-def check_positive_int(value, name, minimum=1):
-    """Return ``value`` as an int >= ``minimum``, or raise a ValueError."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+def check_positive_int(value, name, minimum=1, maximum=None):
+    """Return ``value`` as an int >= ``minimum`` (and <= ``maximum``), or raise a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum \
+            or (maximum is not None and value > maximum):
+        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
+        raise ValueError(f"{name} must be an integer {bound}, got {short_repr(value)}.")
     return int(value)
 
 
@@ -72,11 +217,16 @@ def check_dense_size(n_outputs, n_cells, strategy):
 
 def as_float_matrix(matrix, name):
     """A 2-D finite float64 array, or a ValueError naming ``name``."""
-    array = np.asarray(matrix, dtype=float)
+    try:
+        array = np.asarray(matrix, dtype=float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name} must be a 2-D matrix of real numbers, got "
+                         f"{describe(matrix)} ({exc}).") from None
     if array.ndim == 1:
         array = array[np.newaxis, :]
     if array.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D matrix, got an array with {array.ndim} dims.")
+        raise ValueError(f"{name} must be a 2-D matrix, got an array with {array.ndim} dims "
+                         f"({describe(matrix)}).")
     finite = np.isfinite(array)
     if not finite.all():
         i, j = (int(k) for k in np.argwhere(~finite)[0])
@@ -243,8 +393,73 @@ def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
     return normalized, source
 
 
+def is_generator_object(random_state):
+    """Whether ``random_state`` is a generator object (a numpy ``Generator`` or
+    ``RandomState``) rather than a seed (an int, a SeedSequence) or None.
+
+    Examples
+    --------
+    >>> is_generator_object(np.random.default_rng(0)), is_generator_object(0)
+    (True, False)
+    """
+    return isinstance(random_state, np.random.Generator | np.random.RandomState)
+
+
+def check_random_state(random_state, name="random_state"):
+    """``random_state`` if numpy can seed a generator from it safely, else a ValueError.
+
+    Accepted: None, an integer >= 0, a flat list/tuple/1-D array of such integers, a
+    ``SeedSequence``, a ``BitGenerator``, a ``Generator`` or a ``RandomState``. Checked before
+    numpy sees it: ``np.random.default_rng`` crashes the interpreter (a segmentation fault) on
+    a deeply nested list, and names no parameter on a float or a string.
+
+    Examples
+    --------
+    >>> check_random_state(3)
+    3
+    >>> check_random_state(1.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: random_state must be None, an integer >= 0, ... got 1.5.
+    """
+    if random_state is None or isinstance(random_state, np.random.SeedSequence
+                                          | np.random.BitGenerator) \
+            or is_generator_object(random_state):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
+            and random_state >= 0:
+        return random_state
+    if isinstance(random_state, list | tuple) and random_state and all(
+            isinstance(word, numbers.Integral) and not isinstance(word, bool) and word >= 0
+            for word in random_state):
+        return random_state
+    if isinstance(random_state, np.ndarray) and random_state.ndim == 1 \
+            and random_state.size and random_state.dtype.kind in "iu" \
+            and (random_state >= 0).all():
+        return random_state
+    shown = f"{type(random_state).__name__} of shape {random_state.shape}" \
+        if isinstance(random_state, np.ndarray) else short_repr(random_state)
+    raise ValueError(f"{name} must be None, an integer >= 0, a SeedSequence or a numpy "
+                     f"Generator / RandomState, got {shown}.")
+
+
+def short_repr(value, limit=80):
+    """``repr(value)`` cut to ``limit`` characters, safe on any nesting (reprlib)."""
+    shortener = reprlib.Repr()
+    shortener.maxlevel, shortener.maxstring, shortener.maxother = 3, limit, limit
+    text = shortener.repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _fresh_like(generator):
+    """A generator of the same type as ``generator``, drawn from operating-system entropy."""
+    if isinstance(generator, np.random.RandomState):
+        return np.random.RandomState()
+    return np.random.default_rng()
+
+
 class FreshEntropyMixin:
-    """Keep an estimator's noise generator ``_rng`` fresh in every copy when it is unseeded.
+    """Keep an estimator's noise generator ``_rng`` fresh in every copy of it.
 
     With ``random_state=None`` the generator draws from operating-system entropy; a copy
     that carried its state (a pickle sent to a worker, a forked process) would draw the same
@@ -256,29 +471,74 @@ class FreshEntropyMixin:
     * :meth:`_generator` draws a new one when called in another process than the one that
       made the generator (a fork copies the memory, so only the process id tells).
 
-    A seeded estimator (an int, a SeedSequence, a Generator) keeps its state in its copies:
-    a seed is for reproducible simulation, where identical copies are the point.
+    A generator *object* (a numpy ``Generator`` or ``RandomState``) as ``random_state`` is a
+    stream that belongs to one process: its noise is as seeded as whatever made it (nothing
+    tells ``default_rng()`` from ``default_rng(0)``), so it is warned about like a seed where
+    seeds are (``LDPEncoder.client_spec``), but its copies are treated like those of an
+    unseeded estimator: an unpickled, deep-copied or forked copy replaces both
+    ``random_state`` and ``_rng`` by a new generator of the same type drawn from
+    operating-system entropy, so two copies never replay one stream for different users.
+    :meth:`__sklearn_clone__` gives each clone an independent child stream instead
+    (``Generator.spawn``; for a ``RandomState``, one seeded by a draw of the original): clones
+    stay reproducible from the original's seed, yet never share noise. Refusing generator
+    objects was rejected: scikit-learn accepts them everywhere (``check_random_state``), and
+    simulations pass one generator through a pipeline; what made them unsafe was only the
+    replay in copies, which this removes.
 
-    Subclasses call :meth:`_set_generator` in ``fit`` and :meth:`_generator` wherever they
+    An integer or ``SeedSequence`` seed keeps its state in its copies: a seed is for
+    reproducible simulation, where identical copies are the point.
+
+    Subclasses call :meth:`_set_generator` in ``fit`` (with
+    ``np.random.default_rng(self._random_state())``) and :meth:`_generator` wherever they
     draw; list the mixin before ``BaseEstimator``.
     """
+
+    def _renews_in_copies(self):
+        """Whether copies of this estimator must not repeat its draws."""
+        random_state = self.__dict__.get("random_state")
+        return random_state is None or is_generator_object(random_state)
+
+    def _renew(self):
+        """In a copy: replace a generator-object ``random_state`` and, once fitted, the noise
+        generator ``_rng`` by new ones drawn from operating-system entropy."""
+        random_state = self.__dict__.get("random_state")
+        if is_generator_object(random_state):
+            self.random_state = _fresh_like(random_state)
+        if "_rng" in self.__dict__:
+            self._set_generator(np.random.default_rng(self.random_state))
 
     def _set_generator(self, rng):
         self._rng = rng
         self._rng_pid = os.getpid()
 
+    def _random_state(self):
+        """``random_state`` for ``fit``: a generator object inherited by a forked process is
+        renewed first, so that a refit in the child does not replay the parent's stream."""
+        check_random_state(self.random_state)
+        if is_generator_object(self.random_state) \
+                and getattr(self, "_rng_pid", os.getpid()) != os.getpid():
+            self.random_state = _fresh_like(self.random_state)
+        return self.random_state
+
     def _generator(self):
-        """The generator to draw from, renewed from OS entropy in a forked unseeded copy."""
-        if self.random_state is None and getattr(self, "_rng_pid", None) != os.getpid():
-            self._set_generator(np.random.default_rng())
+        """The generator to draw from, renewed from OS entropy in a forked copy (unseeded, or
+        seeded by a generator object)."""
+        if self._renews_in_copies() and getattr(self, "_rng_pid", None) != os.getpid():
+            self._renew()
         return self._rng
 
     def __getstate__(self):
         parent = getattr(super(), "__getstate__", None)
         state = dict(parent() if parent is not None else self.__dict__)
-        if state.get("random_state") is None and "_rng" in state:
-            state["_rng"] = None  # no state in the pickle: every copy draws its own
-            state.pop("_rng_pid", None)
+        random_state = state.get("random_state")
+        if random_state is None or is_generator_object(random_state):
+            # No state in the pickle: every copy draws its own (the type of a generator
+            # object is kept, so that get_params still returns one).
+            if is_generator_object(random_state):
+                state["random_state"] = _fresh_like(random_state)
+            if "_rng" in state:
+                state["_rng"] = None
+                state.pop("_rng_pid", None)
         return state
 
     def __setstate__(self, state):
@@ -288,5 +548,21 @@ class FreshEntropyMixin:
         else:
             self.__dict__.update(state)
         # Pickles made before the mixin carried the state: renewed as well.
-        if self.__dict__.get("random_state") is None and "_rng" in self.__dict__:
-            self._set_generator(np.random.default_rng())
+        if self._renews_in_copies():
+            self._renew()
+
+    def __sklearn_clone__(self):
+        """A clone (``sklearn.base.clone``) whose generator object, if any, is an independent
+        child of this estimator's: reproducible from the original's seed, never its noise."""
+        clone = super().__sklearn_clone__()  # BaseEstimator's: the parameters, deep-copied
+        random_state = self.random_state
+        if isinstance(random_state, np.random.Generator):
+            try:
+                clone.random_state = random_state.spawn(1)[0]
+            except TypeError:  # a bit generator made without a SeedSequence
+                clone.random_state = np.random.default_rng(
+                    random_state.integers(2**63, size=4))
+        elif isinstance(random_state, np.random.RandomState):
+            clone.random_state = np.random.RandomState(
+                random_state.randint(2**32, size=4, dtype=np.int64))
+        return clone

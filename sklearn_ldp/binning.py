@@ -23,6 +23,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._validation import check_nesting, refuse_deep_nesting
+
 __all__ = ["PublicBinsDiscretizer", "interval_categories"]
 
 
@@ -44,6 +46,7 @@ def _check_edges(edges, column="edges"):
     return array
 
 
+@refuse_deep_nesting
 def interval_categories(edges):
     """Ordered categories ``[e_0, e_1), [e_1, e_2), ...`` (left-closed) from public edges.
 
@@ -144,6 +147,7 @@ class PublicBinsDiscretizer(TransformerMixin, BaseEstimator):
         ValueError
             If ``edges`` is not a non-empty dict of valid edges or ``encode`` is unknown.
         """
+        check_nesting(self, locals())
         if not isinstance(self.edges, dict) or not self.edges:
             raise ValueError("edges must be a non-empty dict column -> bin edges, e.g. "
                              "{'age': [0, 30, 50, 120]}.")
@@ -178,6 +182,7 @@ class PublicBinsDiscretizer(TransformerMixin, BaseEstimator):
             If ``X`` is not a DataFrame, lacks a binned column, or has a missing, non-numeric
             or out-of-bins value in one (the column is named).
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "edges_")
         if not isinstance(X, pd.DataFrame):
             raise ValueError("PublicBinsDiscretizer transforms a pandas DataFrame (the binned "

@@ -9,17 +9,19 @@ The categories are public knowledge. They must be declared up front, never learn
 the private data (:meth:`Domain.from_data` exists for exploration and warns).
 """
 
+import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Set, Sized
 
 import numpy as np
 import pandas as pd
 
-from ._validation import check_positive_int
+from ._limits import check_size, get_limits
+from ._validation import check_positive_int, describe, refuse_deep_nesting
 
-__all__ = ["Domain", "as_domain"]
+__all__ = ["Domain", "as_domain", "check_cells", "check_column_size"]
 
 # Enumerating a domain (cells(), cell_labels()) allocates one row per cell; refuse beyond this.
 MAX_ENUMERATED_CELLS = 2**22
@@ -80,6 +82,64 @@ def _product_strings(parts, sep):
     return result.tolist()
 
 
+def check_column_size(column, categories, where="Domain", alternative=None):
+    """Refuse a column of more than ``max_cells`` categories before anything is built.
+
+    ``where`` and ``alternative`` (the scalable way, or None) go into the message.
+    ``len`` of a list, a range or an array costs nothing; any other iterable (a generator)
+    is read up to one past the cap, so that an endless one cannot hang. Returns the
+    categories, read into a list when they had no length.
+    """
+    cap = get_limits()["max_cells"]
+    field = f"the number of categories of column {column!r}"
+    if isinstance(categories, range):  # len() overflows past sys.maxsize
+        size = max(0, -((categories.start - categories.stop) // categories.step))
+    elif isinstance(categories, np.ndarray) and categories.ndim != 1:
+        raise ValueError(f"Categories of column {column!r} must be a sequence of category "
+                         f"values (a 1-D array), got {describe(categories)}.")
+    elif isinstance(categories, Sized):
+        size = len(categories)
+    elif isinstance(categories, str | bytes) or not hasattr(categories, "__iter__"):
+        return categories  # refused with a message by _check_categories
+    else:
+        categories = list(itertools.islice(categories, cap + 1))
+        size = len(categories)
+        field += " (an iterator, read up to the limit)"
+    if size > cap:
+        try:
+            check_size(size, field, "max_cells", where)
+        except ValueError as exc:
+            raise ValueError(f"{exc} {alternative}" if alternative else str(exc)) from None
+    return categories
+
+
+def check_cells(domain, where, alternative=None):
+    """Refuse a domain whose product of category counts exceeds ``max_cells``.
+
+    For the strategies that index or allocate one entry per cell of the joint domain
+    (frequency oracles, ranges, matrices, marginal tables); the product is a Python
+    integer, nothing is allocated. ``alternative`` is appended to the message: the scalable
+    way to collect such records.
+
+    Examples
+    --------
+    >>> check_cells(Domain({"a": range(4), "b": range(3)}), "LDPEncoder.categories")
+    12
+    """
+    cells = domain.n_cells
+    cap = get_limits()["max_cells"]
+    if cells > cap:
+        shape = " x ".join(str(size) for size in domain.shape[:8])
+        if domain.n_columns > 8:
+            shape += f" x ... ({domain.n_columns} columns)"
+        try:
+            check_size(cells, f"the cells of the domain (product of the category counts "
+                              f"{shape})", "max_cells", where)
+        except ValueError as exc:
+            raise ValueError(f"{exc} {alternative}" if alternative else str(exc)) from None
+    return cells
+
+
 def _integer_categories(categories):
     """The categories as an int64 array when they come as a ``range`` or an integer array or
     Index within int64, else None: integers are hashable and never missing, so the per-value
@@ -102,8 +162,7 @@ def _check_categories(column, categories):
     if isinstance(categories, (str, bytes)) or isinstance(categories, Mapping):
         raise ValueError(
             f"Categories of column {column!r} must be a sequence of category values "
-            f"(list, tuple, range, pandas Index...), got {type(categories).__name__} "
-            f"{categories!r}."
+            f"(list, tuple, range, pandas Index...), got {describe(categories)}."
         )
     if isinstance(categories, Set):
         raise ValueError(
@@ -115,7 +174,7 @@ def _check_categories(column, categories):
     except TypeError:
         raise ValueError(
             f"Categories of column {column!r} must be a sequence of category values, got "
-            f"{categories!r}."
+            f"{describe(categories)}."
         ) from None
     if not cats:
         raise ValueError(f"Column {column!r} has no categories; give at least one.")
@@ -130,7 +189,7 @@ def _check_categories(column, categories):
             hash(c)
         except TypeError:
             raise ValueError(
-                f"Categories of column {column!r} must be hashable; {c!r} is not."
+                f"Categories of column {column!r} must be hashable; {describe(c)} is not."
             ) from None
     return cats
 
@@ -395,13 +454,14 @@ class Domain:
     [1, 4]
     """
 
+    @refuse_deep_nesting
     def __init__(self, categories):
         if isinstance(categories, Domain):
             categories = categories._categories
         if not isinstance(categories, Mapping):
             raise ValueError(
                 "categories must be a mapping column name -> sequence of categories, e.g. "
-                f"{{'smoker': ['no', 'yes']}}, got {type(categories).__name__}."
+                f"{{'smoker': ['no', 'yes']}}, got {describe(categories)}."
             )
         if not categories:
             raise ValueError("categories is empty; a domain needs at least one column.")
@@ -411,6 +471,7 @@ class Domain:
         for column, cats in categories.items():
             if not isinstance(column, str):
                 raise ValueError(f"Column names must be strings, got {column!r}.")
+            cats = check_column_size(column, cats)
             integers = _integer_categories(cats)
             if integers is not None:  # the index straight from the array
                 cats, index = integers.tolist(), pd.Index(integers)
@@ -449,6 +510,7 @@ class Domain:
         Domain({'x': [0, 1, 2, 3]})
         """
         n = check_positive_int(n, "n")
+        check_size(n, "n", "max_cells", "Domain.from_size")  # before range(n) is indexed
         return cls({column: range(n)})
 
     @classmethod
@@ -980,6 +1042,7 @@ class Domain:
         return "Domain({" + ", ".join(parts) + "})"
 
 
+@refuse_deep_nesting
 def as_domain(obj):
     """Coerce ``obj`` to a :class:`Domain`.
 
@@ -1015,8 +1078,8 @@ def as_domain(obj):
     if isinstance(obj, Mapping):
         return Domain(obj)
     if isinstance(obj, numbers.Integral) and not isinstance(obj, bool):
-        return Domain.from_size(obj)
+        return Domain.from_size(check_positive_int(obj, "domain (a number of cells)"))
     raise ValueError(
         "Expected a domain: a Domain, a mapping column -> categories (e.g. "
-        f"{{'smoker': ['no', 'yes']}}) or an int number of cells, got {type(obj).__name__}."
+        f"{{'smoker': ['no', 'yes']}}) or an int number of cells, got {describe(obj)}."
     )

@@ -16,14 +16,19 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
 from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
 from ._glue import marginal_error_table, resolve_domain, resolve_workload, validate_records
+from ._limits import get_limits
 from ._validation import (
     FreshEntropyMixin,
     check_dense_size,
     check_epsilon,
+    check_nesting,
     check_positive_int,
+    check_real,
+    describe,
+    short_repr,
 )
 from .budget import BudgetExceededError, charge_ledger, resolve_ledger
-from .domain import Domain, _is_missing
+from .domain import Domain, _is_missing, check_cells, check_column_size
 from .io import report_columns, reports_frame
 from .mechanisms.base import check_type_counts
 from .mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
@@ -81,6 +86,13 @@ _NO_IGNORE = (
     "handle_unknown='other' with unknown_category=<a category declared for the column> (every "
     "unknown value then counts in that cell), or 'error'."
 )
+
+
+# What to do with a domain past max_cells (appended to the refusal).
+DOMAIN_ADVICE = (
+    "Use fewer or coarser categories (sklearn_ldp.binning), collect the columns in separate "
+    "encoders each with a share of the budget, or, for a column too large to list, declare "
+    "it for heavy hitters: categories={'url': 'strings'} or {'user_id': 32}.")
 
 
 class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
@@ -176,13 +188,17 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         with a ConvergenceWarning) and of ``"auto"`` (candidates not scored by then are
         skipped and listed in ``selection_``). None: no time limit (``max_iter`` still
         applies).
-    random_state : int, numpy Generator or None, default=None
+    random_state : int, numpy Generator, RandomState or None, default=None
         Seeds the optimizer and the randomization. A seeded generator is for reproducible
         *simulation* only: a deployed client must use fresh operating-system entropy
         (``random_state=None``), or its reports could be re-derived. With ``None`` every
         copy of a fitted encoder (unpickled, e.g. on a Dask or joblib worker, or inherited
-        by a forked process) draws its own entropy, never the original's noise; a seeded
-        encoder's copies repeat its draws, and :meth:`client_spec` warns about it.
+        by a forked process) draws its own entropy, never the original's noise; an int
+        seed's copies repeat its draws, and :meth:`client_spec` warns about it. A Generator
+        or RandomState counts as a seed for that warning (nothing tells how it was seeded),
+        but its copies never replay it: an unpickled, deep-copied or forked copy draws a new
+        generator from operating-system entropy, and each ``sklearn.base.clone`` gets an
+        independent child stream (see ``FreshEntropyMixin``).
     ledger : str, path or None, default=None
         Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
         ledger file or the name of a ledger registered with
@@ -497,8 +513,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         ConvergenceWarning
             When ``"optimized"`` stops at ``max_iter`` or ``max_seconds`` before ``tol``.
         """
+        check_nesting(self, locals())
         epsilon = check_epsilon(self.epsilon)
+        if not isinstance(self.ledger_users, str):
+            raise ValueError(f"ledger_users must be 'all' or the name of a cohort of the "
+                             f"ledger (a str), got {describe(self.ledger_users)}.")
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
+        self._check_optimizer_parameters()
         for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
@@ -507,16 +528,24 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         if self._columns_mode():
             return self._fit_columns(X, epsilon)
         check_strategy_name(self.strategy)
-        check_positive_int(self.branching, "branching", minimum=2)
-        if self.oracle != "auto" and self.oracle not in LEVEL_ORACLES:
+        check_positive_int(self.branching, "branching", minimum=2,
+                           maximum=get_limits()["max_cells"])
+        if not isinstance(self.oracle, str) or (self.oracle != "auto"
+                                                and self.oracle not in LEVEL_ORACLES):
             raise ValueError(f"oracle must be 'auto' or one of {sorted(LEVEL_ORACLES)} (the "
                              "frequency oracle of each level of the 'hierarchical' tree), got "
                              f"{self.oracle!r}.")
-        check_positive_int(self.max_iter, "max_iter")
         self._check_handling()
         if X is not None:
             validate_records(self, X, reset=True, allow_nan=self.handle_missing == "category")
         self.domain_ = self._resolve_domain(X)
+        if self.strategy not in MARGINAL_STRATEGIES and not (
+                self.strategy == "auto" and self.workload is not None):
+            # The strategies that index the joint domain (and "auto" for its histogram) need
+            # its product within max_cells: refused here, before any strategy is built. The
+            # marginal strategies, and "auto" on one-way marginals (the multi-attribute
+            # protocols), never allocate the product.
+            check_cells(self.domain_, "LDPEncoder: categories", DOMAIN_ADVICE)
         if self.strategy == "optimized":
             check_optimized_size(self.domain_.size, self.n_outputs)  # refuse at once, no hang
         elif self.strategy in DENSE_STRATEGIES:
@@ -533,7 +562,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                                  "workload=None.")
             max_order = marginal_order(self.domain_.shape, self.max_order, self.domain_.columns)
         self.workload_ = None if marginal else resolve_workload(self.workload, self.domain_)
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(self._random_state())
         mechanism, report = build_mechanism(
             self.strategy,
             self.domain_.shape,
@@ -593,6 +622,30 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self._set_generator(rng)
         return self
 
+    def _check_optimizer_parameters(self):
+        """Refuse a bad ``max_iter``, ``tol``, ``max_seconds``, ``n_outputs`` or ``init``
+        before any strategy is built (whatever the strategy: a typo must not wait for the
+        day ``"optimized"`` is chosen)."""
+        # 2^31: far past any useful run, and within every integer counter of the optimizer.
+        check_positive_int(self.max_iter, "max_iter", maximum=2**31 - 1)
+        check_real(self.tol, "tol", minimum=0)
+        if isinstance(self.verbose, bool) or not isinstance(self.verbose, numbers.Integral) \
+                or self.verbose < 0:
+            raise ValueError(f"verbose must be an integer >= 0, got {short_repr(self.verbose)}.")
+        check_real(self.max_seconds, "max_seconds", minimum=0, strict=True, allow_none=True)
+        if self.n_outputs is not None:
+            check_positive_int(self.n_outputs, "n_outputs",
+                               maximum=get_limits()["max_matrix_entries"])
+        if isinstance(self.init, str):
+            return  # the names are checked by the selection
+        try:
+            init = np.asarray(self.init, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            init = None
+        if init is None or init.ndim != 2 or init.size == 0 or not np.isfinite(init).all():
+            raise ValueError(f"init must be 'random', 'baseline', 'best' or a strategy matrix "
+                             f"(a 2-D array of finite probabilities), got {describe(self.init)}.")
+
     # ------------------------------------------------------------------ heavy hitters
     def _heavy_hitter_mode(self):
         """Whether the encoder reports one column of a domain too large to list (a strategy
@@ -618,7 +671,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                     "column declared as 'strings' or a bit length (e.g. 32); a list of "
                     "categories goes with a frequency oracle (strategy='oue', ...).")
         if len(categories) != 1:
-            raise ValueError(f"heavy hitters report one column, got the columns "
+            raise ValueError(f"heavy hitters report one column of categories, got the columns "
                              f"{list(categories)!r}: use one LDPEncoder per column (each "
                              "with its share of the budget).")
         (column, value), = categories.items()
@@ -661,7 +714,11 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         n_users = self.n_users
         if n_users is not None:
             n_users = check_positive_int(n_users, "n_users")
-        rng = np.random.default_rng(self.random_state)
+        if self.extension_bits is not None:
+            # 2^16 candidates per round at most (MAX_CANDIDATES): more bits cannot be valid,
+            # and 2^extension_bits is built before that check.
+            check_positive_int(self.extension_bits, "extension_bits", maximum=16)
+        rng = np.random.default_rng(self._random_state())
         if strategy in ("pem", "treehist"):
             for name in ("sketch_width", "n_hashes"):
                 if getattr(self, name) is not None:
@@ -677,9 +734,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(f"extension_bits={self.extension_bits!r} is a parameter of "
                                  f"'pem', not of {strategy!r}.")
             # A fresh public hash seed per collection (the estimates are unbiased over it).
-            oracle = SketchFrequencyOracle(epsilon, self.n_hashes, self.sketch_width,
-                                           strategy == "hcms", int(rng.integers(2**63)),
-                                           n_users)
+            try:
+                oracle = SketchFrequencyOracle(epsilon, self.n_hashes, self.sketch_width,
+                                               strategy == "hcms", int(rng.integers(2**63)),
+                                               n_users)
+            except ValueError as exc:  # the sketch names them width and n_hashes
+                raise ValueError(f"sketch_width={short_repr(self.sketch_width)}, n_hashes="
+                                 f"{short_repr(self.n_hashes)}: {exc}") from None
         mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length)
         self._missing_value = None
         if self.handle_missing == "category":
@@ -830,7 +891,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         if X is None:
             self.n_features_in_ = len(self.mechanism_.columns)
             self.feature_names_in_ = np.asarray(self.mechanism_.columns, dtype=object)
-        self._set_generator(np.random.default_rng(self.random_state))
+        self._set_generator(np.random.default_rng(self._random_state()))
         return self
 
     def _resolve_bounds(self, frame):
@@ -1236,14 +1297,21 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return dict.fromkeys(columns, value)
 
     def _resolve_domain(self, X, numeric=()):
-        """The public domain, with the other/missing categories (see handle_unknown).
+        """The public domain, with the other/missing categories (see handle_unknown); each
+        column within ``max_cells`` (its product is checked by the strategies that index it).
 
         ``numeric``: the numeric columns of a record (``bounds``), left out of the domain.
         """
+
         reading = self.categories is None or (isinstance(self.categories, str)
                                               and self.categories == "auto")
         if not reading:
-            domain = resolve_domain(self.categories, None)
+            categories = self.categories
+            if isinstance(categories, Mapping):  # each column before anything is built
+                categories = {column: check_column_size(column, values, "LDPEncoder",
+                                                        DOMAIN_ADVICE)
+                              for column, values in categories.items()}
+            domain = resolve_domain(categories, None)
             # Declared categories must hold the replacements (a cell of their own in the
             # public domain): checked here, at fit, not at the first unknown value.
             for param in ("unknown_category", "missing_category"):
@@ -1302,6 +1370,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             like ``X``, whose ``attrs`` carry the mechanism (see
             :func:`~sklearn_ldp.io.reports_frame`).
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mechanism_")
         output = _get_output_config("transform", self)["dense"]
         if output not in ("default", "pandas"):
@@ -1368,6 +1437,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         NotImplementedError
             If the mechanism has no exact simulation of its aggregate.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mechanism_")
         self._check_simulation()
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
@@ -1403,6 +1473,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         >>> len(enc.simulate_counts([7 * 10**8, 3 * 10**8]))
         1000000000
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mechanism_")
         self._check_simulation()
         counts = check_type_counts(type_counts, self.domain_.size)

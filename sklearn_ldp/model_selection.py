@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._glue import WORKLOAD_BY_NAME, resolve_workload
-from ._validation import check_epsilon, check_positive_int
+from ._validation import check_epsilon, check_positive_int, refuse_deep_nesting
 from .encoder import LDPEncoder
 from .estimators import WorkloadEstimator
 from .mechanisms.matrix import MatrixMechanism
@@ -267,6 +267,7 @@ def _fitted_parts(estimator):
     return mechanism, workload, domain
 
 
+@refuse_deep_nesting
 def expected_error_scorer(*, epsilon, delta=None, workload=None, kind="worst_case",
                           n_users=None, per_query=False):
     """A scorer ranking fitted LDP strategies by their analytic expected error.

@@ -27,6 +27,7 @@ import itertools
 import math
 import numbers
 import warnings
+from collections.abc import Mapping, Sized
 
 import numpy as np
 import pandas as pd
@@ -36,8 +37,15 @@ import scipy.sparse.linalg
 from . import _gram
 from ._fwht import fwht, is_power_of_two
 from ._gram import check_dense_entries
-from ._limits import check_size
-from ._validation import MAX_DENSE_ENTRIES, as_float_matrix, check_positive_int
+from ._limits import check_size, get_limits
+from ._validation import (
+    MAX_DENSE_ENTRIES,
+    as_float_matrix,
+    check_positive_int,
+    describe,
+    refuse_deep_nesting,
+    short_repr,
+)
 from .domain import Domain, _object_array, _product_strings, _shorten, as_domain
 
 __all__ = [
@@ -105,6 +113,31 @@ EAGER_LABEL_CHECK = 2**16
 # Answers, per-query statistics and interval lists are float64/int64 arrays with one entry per
 # query (and per column of a block): refuse beyond this many entries (1 GiB).
 MAX_QUERY_ENTRIES = 2**27
+
+
+def _check_terms(terms, field, name):
+    """Refuse a list of factors or blocks longer than ``max_workload_terms`` (each becomes a
+    Python object), or one that is not a list of workloads at all."""
+    try:
+        size = None if isinstance(terms, str | bytes | Mapping) else len(terms)
+    except TypeError:  # no length, or a 0-d array
+        size = None
+    if size is None or not hasattr(terms, "__iter__"):
+        raise TypeError(f"{name}: {field} must be a list of workloads, got "
+                        f"{describe(terms)}.")
+    if size > get_limits()["max_workload_terms"]:
+        check_size(len(terms), f"the number of {field}", "max_workload_terms", name)
+
+
+def _as_terms(terms, field, name):
+    """The workloads of ``terms``, an error naming the first that is none."""
+    result = []
+    for position, term in enumerate(terms):
+        try:
+            result.append(as_workload(term))
+        except ValueError as exc:
+            raise ValueError(f"{name}: {field}[{position}]: {exc}") from None
+    return result
 
 
 def _check_query_entries(n_queries, n_columns, what, name):
@@ -187,6 +220,9 @@ class Workload:
     array([30., 50.])
     """
 
+    # Whether n_cells is checked against max_cells (all but products and stacks).
+    _allocates_cells = True
+
     def __init__(self, matrix, labels=None, domain=None, name="custom"):
         if scipy.sparse.issparse(matrix):
             matrix = scipy.sparse.csr_array(matrix, dtype=float)
@@ -213,6 +249,13 @@ class Workload:
                 f"A workload needs at least one query and one cell, got a {n_queries} x "
                 f"{n_cells} matrix."
             )
+        if self._allocates_cells:
+            # It answers from a vector of n_cells counts: refused before anything of that
+            # size (a Gram, a cumulative sum, a spread of answers) is allocated. Products and
+            # stacks are left to their factors: one-way marginals over a product far past
+            # the cap are what the multi-attribute protocols answer, column by column.
+            check_size(n_cells, "n_cells (the domain's cells)", "max_cells",
+                       f"workload {name!r}")
         if domain is not None:
             domain = as_domain(domain)
             if n_cells != domain.size:
@@ -838,6 +881,24 @@ class Prefix(_Structured):
         return {"kind": "prefix", "n": self.n_cells}, {}
 
 
+def _interval_bounds(values, field, name):
+    """``values`` as a 1-D int64 array of at most ``max_matrix_entries`` interval bounds, or
+    a ValueError naming the field (no float, bool or overflowing value is converted)."""
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"workload {name!r}: {field} must be a 1-D array of integer cell "
+                         f"indices ({exc}).") from None
+    if array.size and array.dtype.kind not in "iu":
+        raise ValueError(f"workload {name!r}: {field} must hold integer cell indices, got "
+                         f"dtype {array.dtype} (e.g. {array.ravel()[0]!r}).")
+    check_size(max(array.size, 1), f"the number of intervals ({field})",
+               "max_matrix_entries", f"workload {name!r}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"workload {name!r}: {field} holds {array.max()}, past any cell.")
+    return array.astype(np.int64).ravel()
+
+
 class _IntervalFamily(_Structured):
     """Workloads whose queries are intervals ``[lo, hi]`` of the flat order."""
 
@@ -903,9 +964,10 @@ class Intervals(_IntervalFamily):
 
     @_renamed_keyword("n", "n_cells")
     def __init__(self, n_cells, lo, hi, domain=None, name="ranges", labels=None):
-        lo = np.asarray(lo, dtype=np.int64).ravel()
-        hi = np.asarray(hi, dtype=np.int64).ravel()
         n = check_positive_int(n_cells, "n_cells")
+        check_size(n, "n_cells", "max_cells", f"workload {name!r}")
+        lo = _interval_bounds(lo, "lo", name)
+        hi = _interval_bounds(hi, "hi", name)
         if lo.shape != hi.shape:
             raise ValueError(f"ranges: lo and hi differ in length ({lo.shape[0]} and "
                              f"{hi.shape[0]}).")
@@ -1040,8 +1102,11 @@ class Kron(_Structured):
     array([ 6., 15.])
     """
 
+    _allocates_cells = False
+
     def __init__(self, factors, domain=None, name="kron"):
-        self.factors = [as_workload(f) for f in factors]
+        _check_terms(factors, "factors", name)
+        self.factors = _as_terms(factors, "factors", name)
         if not self.factors:
             raise ValueError("kron needs at least one factor workload.")
         self._setup(math.prod(f.n_queries for f in self.factors),
@@ -1141,8 +1206,11 @@ class Stack(_Structured):
     array([12.,  1.,  2.,  3.])
     """
 
+    _allocates_cells = False
+
     def __init__(self, blocks, weights=None, domain=None, name="stack"):
-        self.blocks = [as_workload(b) for b in blocks]
+        _check_terms(blocks, "blocks", name)
+        self.blocks = _as_terms(blocks, "blocks", name)
         if not self.blocks:
             raise ValueError("stack needs at least one workload.")
         if weights is None:
@@ -1308,6 +1376,7 @@ class Parity(_Structured):
 
 
 # ---------------------------------------------------------------------- coercion, algebra
+@refuse_deep_nesting
 def as_workload(obj, domain=None):
     """Coerce ``obj`` to a :class:`Workload`.
 
@@ -1344,18 +1413,21 @@ def as_workload(obj, domain=None):
         return obj
     if isinstance(obj, (str, bytes)) or obj is None or isinstance(obj, dict):
         raise ValueError(
-            f"Expected a Workload or a query matrix (2-D array-like), got {type(obj).__name__}."
+            f"Expected a Workload or a query matrix (2-D array-like), got {describe(obj)}."
         )
     if not scipy.sparse.issparse(obj):
+        given = obj
         try:
             obj = np.asarray(obj, dtype=float)
         except (TypeError, ValueError) as exc:
             raise ValueError(
-                f"Expected a Workload or a numeric query matrix (2-D array-like): {exc}"
+                f"Expected a Workload or a numeric query matrix (2-D array-like), got "
+                f"{describe(given)}: {exc}"
             ) from None
         if obj.ndim not in (1, 2):
             raise ValueError(
-                f"A query matrix must be 1-D (one query) or 2-D, got {obj.ndim} dimensions."
+                f"A query matrix must be 1-D (one query) or 2-D, got {obj.ndim} dimensions "
+                f"({describe(given)})."
             )
     return Workload(obj, domain=domain)
 
@@ -1370,6 +1442,7 @@ def _common_domain(workloads):
     return domains[0] if domains else None
 
 
+@refuse_deep_nesting
 def stack(workloads, name=None, weights=None):
     """Vertical union of workloads over the same domain (optionally weighted).
 
@@ -1399,7 +1472,8 @@ def stack(workloads, name=None, weights=None):
     >>> W.n_queries, W.name
     (6, 'histogram+prefix')
     """
-    workloads = [as_workload(w) for w in workloads]
+    _check_terms(workloads, "workloads", "stack")
+    workloads = _as_terms(workloads, "workloads", "stack")
     if not workloads:
         raise ValueError("stack needs at least one workload.")
     _check_same_width(workloads)
@@ -1411,6 +1485,7 @@ def stack(workloads, name=None, weights=None):
     return result
 
 
+@refuse_deep_nesting
 def kron(factors, domain=None, name="kron"):
     """Kronecker product of per-attribute workloads (first factor slowest).
 
@@ -1489,16 +1564,25 @@ def _subsets(domain, k, attributes, what, default_k=None):
                 f"{what}: k must be an integer in [0, {len(columns)}] (the number of domain "
                 f"columns), got {k!r}."
             )
+        _check_subset_terms(math.comb(len(columns), int(k)), len(columns), what, f"k={k}")
         return list(itertools.combinations(columns, int(k)))
     if isinstance(attributes, str):
         attributes = [attributes]
+    if isinstance(attributes, Mapping | bytes) or not hasattr(attributes, "__iter__") \
+            or (isinstance(attributes, np.ndarray) and attributes.ndim == 0):
+        raise ValueError(f"{what}: attributes must be a list of attribute sets (tuples of "
+                         f"column names), got {describe(attributes)}.")
+    cap = get_limits()["max_workload_terms"]
+    attributes = list(itertools.islice(attributes, cap // len(columns) + 1))
+    _check_subset_terms(len(attributes), len(columns), what, "attributes")
     subsets = []
     for subset in attributes:
         subset = (subset,) if isinstance(subset, str) else tuple(subset)
         unknown = [a for a in subset if a not in columns]
         if unknown:
             raise ValueError(
-                f"{what}: unknown column(s) {unknown!r}; the domain columns are {columns!r}."
+                f"{what}: attributes name unknown column(s) {short_repr(unknown)}; the domain "
+                f"columns are {columns!r}."
             )
         if len(set(subset)) != len(subset):
             raise ValueError(f"{what}: the attribute set {subset!r} repeats a column.")
@@ -1508,16 +1592,36 @@ def _subsets(domain, k, attributes, what, default_k=None):
     return subsets
 
 
+def _check_subset_terms(n_subsets, n_columns, what, given):
+    """Refuse more Kronecker factors (attribute sets x columns) than ``max_workload_terms``,
+    before the attribute sets are listed."""
+    if n_subsets * n_columns > get_limits()["max_workload_terms"]:
+        try:
+            check_size(n_subsets * n_columns, f"the Kronecker factors ({given}: {n_subsets} "
+                       f"attribute sets x {n_columns} columns)", "max_workload_terms", what)
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} Every marginal up to an order comes without a workload from a "
+                "marginal strategy (LDPEncoder(strategy='inp_ht', max_order=...) and "
+                "MarginalEstimator).") from None
+
+
 def _column_domain(domain, column):
     return Domain({column: domain.categories[column]})
 
 
 def _kron_workload(domain, subsets, factor, name):
-    """Stack, per subset S, the Kronecker product of ``factor(a)`` (a in S) or a total."""
+    """Stack, per subset S, the Kronecker product of ``factor(a)`` (a in S) or a total.
+
+    The factors of a column are built once and shared by every block (workloads are
+    immutable): building them per subset cost a millisecond per block.
+    """
+    shape = dict(zip(domain.columns, domain.shape, strict=True))
+    inside = {a: factor(a) for a in {a for subset in subsets for a in subset}}
+    outside = {a: Total(n_a) for a, n_a in shape.items()}
     blocks = []
     for subset in subsets:
-        factors = [factor(a) if a in subset else Total(n_a)
-                   for a, n_a in zip(domain.columns, domain.shape, strict=True)]
+        factors = [inside[a] if a in subset else outside[a] for a in shape]
         blocks.append(Kron(factors, domain=domain, name=name))
     if len(blocks) == 1:
         return blocks[0]
@@ -1525,6 +1629,7 @@ def _kron_workload(domain, subsets, factor, name):
 
 
 # ---------------------------------------------------------------------- builders
+@refuse_deep_nesting
 def histogram(domain):
     """The identity workload: one count per cell.
 
@@ -1555,6 +1660,7 @@ def histogram(domain):
     return Identity(domain.size, domain=domain)
 
 
+@refuse_deep_nesting
 def total(domain):
     """One query: the number of users (a row of ones).
 
@@ -1583,6 +1689,7 @@ def total(domain):
     return Total(domain.size, domain=domain)
 
 
+@refuse_deep_nesting
 def prefix(domain):
     """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` of the flat order.
 
@@ -1615,6 +1722,7 @@ def prefix(domain):
     return Prefix(domain.size, domain=domain)
 
 
+@refuse_deep_nesting
 def all_range(domain):
     """All range queries ``[i, j]``, ``0 <= i <= j < n``, over the flat order.
 
@@ -1649,6 +1757,7 @@ def all_range(domain):
     """
     domain = as_domain(domain)
     return AllRange(domain.size, domain=domain)
+@refuse_deep_nesting
 def ranges(domain, intervals):
     """Chosen range queries: closed intervals over the flat order.
 
@@ -1681,17 +1790,33 @@ def ranges(domain, intervals):
     """
     domain = as_domain(domain)
     n = domain.size
-    intervals = list(intervals)
+    check_size(n, "the cells of the domain", "max_cells", "ranges")
+    if isinstance(intervals, str | bytes | Mapping) or not isinstance(intervals, Sized) or (
+            isinstance(intervals, np.ndarray) and intervals.ndim != 2):
+        raise ValueError(f"ranges: intervals must be a list of (lo, hi) pairs, got "
+                         f"{describe(intervals)}.")
+    # Read up to the cap only: an endless iterator must not run until memory is gone. The
+    # cap on listed intervals is max_cells (what a 2^24-cell domain's histogram lists).
+    cap = get_limits()["max_cells"]
+    intervals = list(itertools.islice(intervals, cap + 1))
+    if len(intervals) > cap:
+        check_size(len(intervals), "the number of intervals", "max_cells", "ranges")
     if not intervals:
         raise ValueError("ranges: intervals is empty; give at least one (lo, hi) pair.")
     for interval in intervals:
-        if isinstance(interval, str) or len(interval) != 2:
-            raise ValueError(f"ranges: each interval must be a (lo, hi) pair, got {interval!r}.")
+        if not (isinstance(interval, tuple | list) or (
+                isinstance(interval, np.ndarray) and interval.ndim == 1)) or len(interval) != 2:
+            raise ValueError(f"ranges: each interval must be a (lo, hi) pair, got "
+                             f"{describe(interval)}.")
     if domain.n_columns == 1:
         column = domain.columns[0]
         index = domain._indexes[0]
         bounds = _object_array([v for interval in intervals for v in interval])
-        positions = index.get_indexer(bounds)
+        try:
+            positions = index.get_indexer(bounds)
+        except TypeError:  # an unhashable bound (a list...)
+            raise ValueError(f"ranges: interval bounds must be categories of column "
+                             f"{column!r}, got {describe(bounds.tolist())}.") from None
         if (positions < 0).any():
             raise ValueError(
                 f"ranges: interval bounds not among the categories of column {column!r}: "
@@ -1717,6 +1842,7 @@ def ranges(domain, intervals):
     return Intervals(n, lo, hi, domain=domain, name="ranges")
 
 
+@refuse_deep_nesting
 def marginals(domain, k=None, attributes=None):
     """Marginal counts over attribute subsets.
 
@@ -1763,6 +1889,7 @@ def marginals(domain, k=None, attributes=None):
     return _kron_workload(domain, subsets, factor, "marginals")
 
 
+@refuse_deep_nesting
 def range_marginals(domain, k=None, attributes=None):
     """Range marginals: all ranges of each attribute in a subset, crossed.
 
@@ -1805,6 +1932,7 @@ def range_marginals(domain, k=None, attributes=None):
     return _kron_workload(domain, subsets, factor, "range_marginals")
 
 
+@refuse_deep_nesting
 def parity(domain, k=None):
     """Parity queries over binary attributes (Fourier / Hadamard characters).
 
@@ -1840,7 +1968,7 @@ def parity(domain, k=None):
            [ 1., -1., -1.,  1.]])
     """
     if isinstance(domain, numbers.Integral) and not isinstance(domain, bool):
-        n = check_positive_int(domain, "n", minimum=2)
+        n = check_positive_int(domain, "domain (a number of cells)", minimum=2)
         if not is_power_of_two(n):
             raise ValueError(
                 f"parity: an int domain must be a power of two (bits of the flat index), "
@@ -1869,6 +1997,7 @@ def parity(domain, k=None):
     masks = np.array([sum(1 << (d - 1 - j) for j in s) for size in range(1, k + 1)
                       for s in itertools.combinations(range(d), size)], dtype=np.int64)
     return Parity(n, masks, names, domain=domain)
+@refuse_deep_nesting
 def from_predicates(domain, predicates):
     """Counting queries defined by predicates over the domain cells.
 
@@ -1906,8 +2035,11 @@ def from_predicates(domain, predicates):
     domain = as_domain(domain)
     if isinstance(predicates, dict):
         items = [(str(label), pred) for label, pred in predicates.items()]
-    elif isinstance(predicates, (str, bytes)) or callable(predicates):
-        raise ValueError("predicates must be a dict label -> predicate or a list of predicates.")
+    elif isinstance(predicates, (str, bytes)) or callable(predicates) \
+            or not hasattr(predicates, "__iter__") \
+            or (isinstance(predicates, np.ndarray) and predicates.ndim == 0):
+        raise ValueError(f"predicates must be a dict label -> predicate or a list of "
+                         f"predicates, got {describe(predicates)}.")
     else:
         items = [
             (pred if isinstance(pred, str) else f"q{i}", pred)
@@ -1916,6 +2048,9 @@ def from_predicates(domain, predicates):
     if not items:
         raise ValueError("from_predicates: no predicates were given.")
     n = domain.size
+    # One dense mask of n cells per predicate: refused before the cells are enumerated.
+    check_size(len(items) * n, f"the entries of the masks ({len(items)} predicates x {n} "
+               "cells)", "max_matrix_entries", "from_predicates")
     cells = domain.cells()
     rows = []
     for label, pred in items:
@@ -1964,6 +2099,7 @@ def from_predicates(domain, predicates):
     )
 
 
+@refuse_deep_nesting
 def custom(matrix, domain=None, labels=None):
     """A workload from an explicit query matrix (dense, or scipy sparse kept sparse).
 

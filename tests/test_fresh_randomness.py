@@ -192,3 +192,98 @@ def test_a_seeded_standard_library_client_warns():
         Randomizer.from_json(spec, seed=1)
     with pytest.warns(UserWarning, match=SEEDED_CLIENT):
         Randomizer(json.loads(spec), seed=0)
+
+
+# ---------------------------------------------------------------- generator objects
+# A Generator or RandomState as random_state is a stream of one process: warned about like a
+# seed, yet its copies (pickle, deepcopy, fork, clone) never replay it for other users.
+STREAMS = pytest.mark.parametrize("make_stream", [
+    lambda: np.random.default_rng(), lambda: np.random.default_rng(5),
+    lambda: np.random.RandomState(5)], ids=["generator", "seeded generator", "RandomState"])
+
+
+@STREAMS
+def test_exporting_the_spec_of_an_encoder_seeded_by_a_generator_warns(make_stream):
+    with pytest.warns(UserWarning, match="Deployed noise must not be seeded"):
+        _encoder(make_stream()).client_spec()
+
+
+@STREAMS
+def test_unpickled_copies_of_an_encoder_with_a_generator_draw_fresh_noise(make_stream):
+    encoder = _encoder(make_stream())
+    data = pickle.dumps(encoder)
+    first, second = pickle.loads(data), pickle.loads(data)
+    assert type(first.random_state) is type(encoder.random_state)  # still a generator
+    assert first.random_state is not second.random_state
+    reports = [_reports(first), _reports(second), _reports(encoder)]
+    assert not any(_same(reports[i], reports[j]) for i, j in ((0, 1), (0, 2), (1, 2)))
+    # a refit of a copy draws from its own stream too
+    assert not _same(_reports(first.fit()), _reports(second.fit()))
+
+
+@STREAMS
+def test_the_pickle_of_an_encoder_with_a_generator_holds_none_of_its_state(make_stream):
+    encoder = _encoder(make_stream())
+    state = encoder._rng.bit_generator.state["state"]
+    data = pickle.dumps(encoder)
+    if "key" in state:  # MT19937 (RandomState): 624 words
+        assert state["key"].tobytes()[:64] not in data
+    else:  # PCG64: a 128-bit integer
+        assert state["state"].to_bytes(16, "little") not in data
+        assert state["state"].to_bytes(16, "big") not in data
+
+
+@STREAMS
+def test_deep_copies_of_an_encoder_with_a_generator_draw_fresh_noise(make_stream):
+    encoder = _encoder(make_stream())
+    assert not _same(_reports(copy.deepcopy(encoder)), _reports(copy.deepcopy(encoder)))
+
+
+@STREAMS
+def test_clones_of_an_encoder_with_a_generator_are_independent_and_reproducible(make_stream):
+    encoder = LDPEncoder(categories=CATEGORIES, strategy="randomized_response", epsilon=1.0,
+                         random_state=make_stream())
+    first, second = _reports(clone(encoder).fit()), _reports(clone(encoder).fit())
+    assert not _same(first, second)
+    if not isinstance(encoder.random_state, np.random.Generator) \
+            or encoder.random_state.bit_generator.seed_seq.entropy != 5:
+        return
+    # From the same seed, the same sequence of clones: reproducible simulation.
+    again = LDPEncoder(categories=CATEGORIES, strategy="randomized_response", epsilon=1.0,
+                       random_state=np.random.default_rng(5))
+    assert _same(_reports(clone(again).fit()), first)
+
+
+@fork_only
+@STREAMS
+def test_forked_copies_of_an_encoder_with_a_generator_draw_fresh_noise(make_stream):
+    encoder = _encoder(make_stream())
+    first, second, parent = _forked_reports(encoder)
+    assert not _same(first, second)
+    assert not _same(first, parent) and not _same(second, parent)
+
+
+def _refit_reports_into(encoder, queue):
+    queue.put(_reports(encoder.fit()).tolist())
+
+
+@fork_only
+def test_a_refit_in_a_forked_copy_does_not_replay_the_generator():
+    encoder = _encoder(np.random.default_rng(5))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    children = [context.Process(target=_refit_reports_into, args=(encoder, queue))
+                for _ in range(2)]
+    for child in children:
+        child.start()
+    first, second = (queue.get(timeout=120) for _ in children)
+    for child in children:
+        child.join(timeout=120)
+        assert child.exitcode == 0
+    assert not _same(first, second)
+
+
+def test_an_int_seed_still_repeats_in_clones_and_copies():
+    encoder = _encoder(11)
+    assert _same(_reports(clone(encoder).fit()), _reports(clone(encoder).fit()))
+    assert _same(_reports(pickle.loads(pickle.dumps(encoder))), _reports(encoder))

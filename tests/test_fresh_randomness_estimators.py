@@ -170,3 +170,30 @@ def test_forked_copies_of_a_seeded_estimator_repeat_the_parents_draws(kind):
     estimator = ESTIMATORS[kind][0](0)
     first, second, parent = _forked_draws(kind, estimator)
     assert _same(first, second) and _same(first, parent)
+
+
+# ---------------------------------------------------------------- generator objects
+def test_copies_of_an_estimator_with_a_generator_draw_fresh_noise():
+    """A Generator as random_state: copies of the estimators (and of the LDPEncoder they fit
+    inside) renew it, so the same stream is never replayed for other users."""
+    from sklearn_ldp import MarginalEstimator
+
+    estimator = MarginalEstimator(categories=CATEGORIES, strategy="inp_rr",
+                                  epsilon=1.0, random_state=np.random.default_rng(3))
+    data = pickle.dumps(estimator)
+    first, second = pickle.loads(data), pickle.loads(data)
+    assert isinstance(first.random_state, np.random.Generator)
+    fitted = [e.fit(RECORDS).encoder_.transform(RECORDS).reports for e in (first, second)]
+    assert not _same(*fitted)
+    clones = [clone(estimator).fit(RECORDS).encoder_.transform(RECORDS).reports
+              for _ in range(2)]
+    assert not _same(*clones)
+
+
+@KINDS
+def test_copies_with_a_generator_draw_fresh_noise(kind):
+    make, draw = ESTIMATORS[kind]
+    estimator = make(np.random.default_rng(4))
+    data = pickle.dumps(estimator)
+    assert _all_differ([draw(pickle.loads(data)), draw(pickle.loads(data)), draw(estimator)])
+    assert _all_differ([draw(copy.deepcopy(estimator)), draw(copy.deepcopy(estimator))])

@@ -36,7 +36,7 @@ from sklearn.base import BaseEstimator
 
 from .. import workloads
 from .._glue import resolve_domain, validate_records
-from .._validation import FreshEntropyMixin, check_epsilon, check_positive_int
+from .._validation import FreshEntropyMixin, check_epsilon, check_nesting, check_positive_int
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
 from ._base import forget_fitted
@@ -172,6 +172,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         self : AdaptiveQueryEstimator
             The fitted estimator (``answers_``, ``expected_error_`` ... set).
         """
+        check_nesting(self, locals())
         self._check_params()
         self._reset()
         validate_records(self, X, reset=True)
@@ -211,6 +212,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         self : AdaptiveQueryEstimator
             The estimator, with one more round in ``answers_`` and ``expected_error_``.
         """
+        check_nesting(self, locals())
         first_call = not self.__sklearn_is_fitted__()
         if first_call:
             self._check_params()
@@ -251,7 +253,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         """Fresh fitted state for ``domain``: randomizer, generator, empty answers."""
         self.domain_ = domain
         self.randomizer_ = OneBitRandomizer(self.epsilon, self.bound)
-        self._set_generator(np.random.default_rng(self.random_state))
+        self._set_generator(np.random.default_rng(self._random_state()))
         if not hasattr(self, "n_features_in_"):
             self.n_features_in_ = domain.n_columns  # 1-D input is not seen by validate_data
         self._source = self._resolve_queries(domain)

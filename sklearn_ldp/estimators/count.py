@@ -14,7 +14,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._validation import FreshEntropyMixin
+from .._validation import FreshEntropyMixin, check_nesting
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.count import (
     MECHANISMS,
@@ -219,6 +219,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self : CountMechanism
             The fitted estimator (``matrix_``, ``strategy_``, ``expected_error_`` ... set).
         """
+        check_nesting(self, locals())
         n = check_group_size(self.group_size)
         resolve_ledger(self.ledger, self.ledger_users)  # a bad ledger fails here, not later
         if self.decode not in DECODERS:
@@ -245,7 +246,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.alpha_ = alpha_of(self.epsilon)
         self.lp_ = design.lp
         self.expected_error_ = self._error_table()
-        self._set_generator(np.random.default_rng(self.random_state))
+        self._set_generator(np.random.default_rng(self._random_state()))
         return self
 
     def _strategy(self):
@@ -394,6 +395,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             For grouped records: a Series of noisy counts indexed by group, named
             ``"noisy_count"``.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "matrix_")
         # matrix_ is a public attribute (and a pickle can carry any): it is checked against
         # epsilon again, before the charge, so that a refused matrix releases and charges
@@ -434,6 +436,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             The estimated true counts (float for ``decode="mean"``, int for ``"map"``), with
             the labels of ``X`` when it is a pandas object.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "matrix_")
         if self._is_grouped(X) and self.group_column in X.columns:
             raise ValueError(

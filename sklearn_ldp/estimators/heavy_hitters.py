@@ -16,6 +16,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import FreshEntropyMixin, check_nesting
 from ..reports import AggregatedReports, HeavyHitterMechanism
 from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
 
@@ -23,7 +24,7 @@ from ._base import check_batch, forget_fitted, record_invalid, reports_or_privat
 TABLE_COLUMNS = ["value", "frequency", "std_error", "count", "count_std_error"]
 
 
-class HeavyHitterEstimator(BaseEstimator):
+class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     """Heavy hitters (the most frequent values) and frequencies of any value, under LDP.
 
     Decodes the reports of :class:`~sklearn_ldp.LDPEncoder` on one column declared as
@@ -160,6 +161,7 @@ class HeavyHitterEstimator(BaseEstimator):
         self : HeavyHitterEstimator
             The fitted estimator.
         """
+        check_nesting(self, locals())
         forget_fitted(self, ("mechanism_", "domain_", "_reports", "statistic_", "encoder_",
                              "_first_batch", "n_invalid_reports_"))
         return self.partial_fit(X)
@@ -179,6 +181,7 @@ class HeavyHitterEstimator(BaseEstimator):
         self : HeavyHitterEstimator
             The estimator, refitted on every report seen (equal to one fit on them all).
         """
+        check_nesting(self, locals())
         self._check_params()
         first_call = not hasattr(self, "mechanism_")
         reports = reports_or_privatized(self, X, first_call)
@@ -313,6 +316,7 @@ class HeavyHitterEstimator(BaseEstimator):
             One row per distinct value, in the given order: ``value``, ``frequency``,
             ``std_error``, ``count`` and ``count_std_error``.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "heavy_hitters_")
         mechanism = self.mechanism_
         words = self._candidate_words(mechanism, candidates, "candidates")

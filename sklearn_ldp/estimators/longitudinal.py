@@ -5,6 +5,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import check_nesting
 from ..longitudinal import LongitudinalReports
 from ..mechanisms.longitudinal import OneBitMeanPM
 from ._base import forget_fitted
@@ -105,6 +106,7 @@ class LongitudinalEstimator(BaseEstimator):
         self : LongitudinalEstimator
             The fitted estimator.
         """
+        check_nesting(self, locals())
         forget_fitted(self, ("mechanism_", "spec_", "_rows", "statistics_"))
         return self.partial_fit(X)
 
@@ -130,6 +132,7 @@ class LongitudinalEstimator(BaseEstimator):
             ``X`` is not LongitudinalReports, is of another specification, repeats a round
             already fitted, or holds no report.
         """
+        check_nesting(self, locals())
         if not isinstance(self.normalize, bool | np.bool_):
             raise ValueError(f"normalize must be True or False, got {self.normalize!r}.")
         if not isinstance(X, LongitudinalReports):
@@ -209,6 +212,7 @@ class LongitudinalEstimator(BaseEstimator):
         pandas.DataFrame
             Rows of :attr:`estimates_`.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "estimates_")
         if X is None:
             return self.estimates_.copy()

@@ -26,6 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._glue import all_attribute_sets, marginal_error_table
+from .._validation import FreshEntropyMixin, check_nesting, check_positive_int
 from ..mechanisms.marginals import MarginalMechanism
 from ..postprocess import (
     clip_to_distribution,
@@ -112,7 +113,7 @@ class IndependenceTest:
     reject_noise_aware: bool
 
 
-class MarginalEstimator(BaseEstimator):
+class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     """Every k-way marginal, from one collection of LDP reports (thesis chapter 4).
 
     Fit it on the reports of a marginal strategy (``LDPEncoder(strategy="inp_ht", ...)``
@@ -310,6 +311,7 @@ class MarginalEstimator(BaseEstimator):
         MarginalEstimator
             The fitted estimator.
         """
+        check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "em_report_", "_first_batch",
                              "n_invalid_reports_"))
         return self.partial_fit(X)
@@ -329,6 +331,7 @@ class MarginalEstimator(BaseEstimator):
         MarginalEstimator
             The estimator, updated.
         """
+        check_nesting(self, locals())
         method = self._check_params()
         first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
@@ -537,6 +540,7 @@ class MarginalEstimator(BaseEstimator):
             One per marginal, indexed by the product of the attributes' categories (a
             MultiIndex named by the attributes; a plain Index for one attribute).
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "statistic_")
         scale = self._scale(output)
         if isinstance(marginals, str) or not hasattr(marginals, "__iter__"):
@@ -569,6 +573,7 @@ class MarginalEstimator(BaseEstimator):
         pandas.DataFrame
             Rows labelled by ``a``'s categories, columns by ``b``'s.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "statistic_")
         scale = self._scale(output)
         _, (i, j) = self._resolve((a, b))
@@ -593,7 +598,9 @@ class MarginalEstimator(BaseEstimator):
         pandas.Series
             The predicted total variation of each marginal's unbiased table.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "statistic_")
+        n_users = check_positive_int(n_users, "n_users")
         table = marginal_error_table(self.mechanism_, self.attributes_, n_users)
         return table["predicted_tv"]
 

@@ -17,6 +17,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import FreshEntropyMixin, check_nesting
 from ..reports import (
     ColumnsMechanism,
     _MeanPart,
@@ -44,7 +45,7 @@ _VARIANCE_BLOCK = 256
 MAX_SCORE_CATEGORIES = 2**14
 
 
-class _ColumnsEstimator(BaseEstimator):
+class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
     """Fitting shared by the per-column estimators (see the module docstring).
 
     Subclasses set ``_parts`` (the part classes they decode) and ``_what`` (for messages),
@@ -96,6 +97,7 @@ class _ColumnsEstimator(BaseEstimator):
         self : object
             The fitted estimator.
         """
+        check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_",
                              "_channels"))
         return self.partial_fit(X)
@@ -116,6 +118,7 @@ class _ColumnsEstimator(BaseEstimator):
             The estimator, refitted on every report seen (chunked fits equal one fit, up to
             the rounding of the real-valued sums).
         """
+        check_nesting(self, locals())
         self._check_params()
         first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
@@ -308,6 +311,7 @@ class MeanEstimator(_ColumnsEstimator):
         float or pandas.Series
             The mean (a float for one column name), or a Series indexed by the columns.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mean_")
         if columns is None:
             return self.mean_.copy()
@@ -329,6 +333,7 @@ class MeanEstimator(_ColumnsEstimator):
         pandas.DataFrame
             Columns ``worst_case`` and ``average_case``, one row per column.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "mean_")
         if columns is None:
             return self.expected_error_.copy()
@@ -540,6 +545,7 @@ class DistributionEstimator(_ColumnsEstimator):
             With ``values=None`` a Series indexed by the right bin edges, named ``"cdf"``;
             otherwise the CDF at each value (0 below the bounds, 1 above).
         """
+        check_nesting(self, locals())
         edges, cdf = self._curve(column)
         if values is None:
             return pd.Series(cdf[1:], index=pd.Index(edges[1:], name="value"), name="cdf")
@@ -561,6 +567,7 @@ class DistributionEstimator(_ColumnsEstimator):
         ndarray of shape (p,)
             The estimated fraction of the users in each interval.
         """
+        check_nesting(self, locals())
         edges, cdf = self._curve(column)
         intervals = _finite(X, "intervals")
         if intervals.ndim != 2 or intervals.shape[1] != 2 or intervals.shape[0] == 0:
@@ -587,6 +594,7 @@ class DistributionEstimator(_ColumnsEstimator):
         float or ndarray
             The quantile of each level (a float for a scalar ``q``), in value units.
         """
+        check_nesting(self, locals())
         edges, cdf = self._curve(column)
         scalar = np.ndim(q) == 0
         levels = np.atleast_1d(_finite(q, "q"))
@@ -616,6 +624,7 @@ class DistributionEstimator(_ColumnsEstimator):
         float or ndarray
             As :meth:`quantiles`.
         """
+        check_nesting(self, locals())
         return self.quantiles(probabilities, column=column)
 
     def score(self, X, y=None):
@@ -814,6 +823,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         pandas.Series or list of pandas.Series
             The histogram (indexed by the categories) of one column, or a list of them.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "histograms_")
         if columns is None:
             return [histogram.copy() for histogram in self.histograms_.values()]
@@ -835,6 +845,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         pandas.DataFrame
             ``expected_error_``'s rows of those columns.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "histograms_")
         if columns is None:
             return self.expected_error_.copy()

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import FreshEntropyMixin, check_nesting
 from ..mechanisms.range_tree import HierarchicalHistogram
 from ..workloads import Intervals
 from ._base import (
@@ -29,7 +30,7 @@ MONOTONE = ("none", "isotonic", "cumulative")
 EXPECTED_ERROR_POINTS = 4096
 
 
-class RangeQueryEstimator(BaseEstimator):
+class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     """Fractions of users in ranges, the CDF and quantiles of an ordered column, from LDP
     reports.
 
@@ -175,6 +176,7 @@ class RangeQueryEstimator(BaseEstimator):
         self : RangeQueryEstimator
             The fitted estimator (``cdf_``, ``expected_error_`` ... set).
         """
+        check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_"))
         return self.partial_fit(X)
 
@@ -193,6 +195,7 @@ class RangeQueryEstimator(BaseEstimator):
         self : RangeQueryEstimator
             The estimator, refitted on all the reports seen.
         """
+        check_nesting(self, locals())
         if self.monotone not in MONOTONE:
             raise ValueError(f"monotone must be one of {MONOTONE}, got {self.monotone!r}.")
         if not isinstance(self.consistency, bool | np.bool_):
@@ -326,6 +329,7 @@ class RangeQueryEstimator(BaseEstimator):
             The estimated fraction of the users in each range (from the fixed CDF when
             ``monotone`` is not ``"none"``).
         """
+        check_nesting(self, locals())
         lo, hi = self._bounds(X)
         if self.monotone == "none" and self._tree_raw():
             return self.mechanism_.range_counts(self.statistic_, lo, hi,
@@ -347,6 +351,7 @@ class RangeQueryEstimator(BaseEstimator):
             Columns ``worst_case`` (all users in the worst cell for that range) and
             ``average_case`` (users spread evenly over the cells), one row per range.
         """
+        check_nesting(self, locals())
         lo, hi = self._bounds(X)
         labels = [f"[{self.labels_[a]}, {self.labels_[b]}]" for a, b in zip(lo, hi, strict=True)]
         return self._error_table(lo, hi, labels)
@@ -377,6 +382,7 @@ class RangeQueryEstimator(BaseEstimator):
         pandas.Series
             ``cdf_`` indexed by the cell labels, named ``"cdf"``.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "statistic_")
         return pd.Series(self.cdf_, index=self.labels_, name="cdf")
 
@@ -397,6 +403,7 @@ class RangeQueryEstimator(BaseEstimator):
             The quantile of each level: a category value (single-column domain) or a cell
             index; a single label for a scalar ``probabilities``.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "statistic_")
         scalar = np.ndim(probabilities) == 0
         try:

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
 from .._glue import resolve_domain, resolve_workload, validate_records
+from .._validation import FreshEntropyMixin, as_float_matrix, check_nesting
 from ..budget import charge_ledger, resolve_ledger
 from ..mechanisms.matrix import MatrixMechanism
 from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postprocess
@@ -133,7 +134,7 @@ def _as_reports(estimator, X, first_call):
                                  delta=estimator.delta, strategy_params=options)
 
 
-class WorkloadEstimator(BaseEstimator):
+class WorkloadEstimator(FreshEntropyMixin, BaseEstimator):
     """Unbiased answers to a workload of linear queries from LDP reports.
 
     ``fit`` aggregates the reports (LDPReports, or an AggregatedReports from a simulation)
@@ -388,6 +389,7 @@ default="none"
         WorkloadEstimator
             The fitted estimator.
         """
+        check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "data_vector_", "encoder_", "strategy_",
                              "strategy_matrix_", "lower_bound_", "candidates_", "selection_",
                              "design_", "privacy_budget_", "_first_batch",
@@ -400,6 +402,8 @@ default="none"
 
     def _fit_central(self, X):
         """The trusted curator's release: the matrix mechanism on the records' counts."""
+        if not isinstance(self.strategy, str):  # a strategy matrix: refused if it is none
+            as_float_matrix(self.strategy, "strategy (a strategy matrix)")
         _check_postprocess(self)
         if self.postprocess == "em":
             raise ValueError("postprocess='em' is the maximum likelihood of LDP reports under "
@@ -482,6 +486,7 @@ default="none"
         WorkloadEstimator
             The estimator, updated: chunked fits give exactly the result of one fit.
         """
+        check_nesting(self, locals())
         _check_postprocess(self)
         first_call = not hasattr(self, "statistic_")
         reports = _as_reports(self, X, first_call)
@@ -623,6 +628,7 @@ default="none"
             named ``"error of the unbiased estimate (postprocess='none'), not of answers_"``,
             and ``.attrs["expected_error_kind"]`` is ``expected_error_kind_`` in every case.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "data_vector_")
         workload, labels = self._as_workload(queries)
         worst, average = self.mechanism_.query_variance_summary(workload)
@@ -656,11 +662,15 @@ default="none"
 
     def _point_query_cells(self, queries):
         """Cells of the records in ``queries`` if it holds records, else None."""
-        if hasattr(self, "n_features_in_") and np.shape(queries)[-1] != self.mechanism_.n_inputs:
+        try:
+            shape = np.shape(queries)
+        except (TypeError, ValueError):  # ragged: refused as a query matrix below
+            shape = ()
+        if hasattr(self, "n_features_in_") and shape and shape[-1] != self.mechanism_.n_inputs:
             validate_records(self, queries, reset=False)  # records: check their width
         if isinstance(queries, pd.DataFrame) or (
             self.domain_ is not None
-            and np.ndim(queries) == 2
+            and len(shape) == 2
             and np.shape(queries)[1] == self.domain_.n_columns
             and self.domain_.n_columns != self.mechanism_.n_inputs
         ):
@@ -686,6 +696,7 @@ default="none"
             The answers, from ``data_vector_`` (post-processed when ``postprocess`` is set),
             in counts or, with ``normalize=True``, fractions of users.
         """
+        check_nesting(self, locals())
         check_is_fitted(self, "statistic_")
         scale = self._answer_scale()
         if not isinstance(queries, workloads.Workload):

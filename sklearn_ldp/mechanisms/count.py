@@ -75,6 +75,7 @@ from .._validation import (
     check_dense_size,
     check_epsilon,
     check_positive_int,
+    describe,
 )
 from ._exact import TABLE_PRECISION, check_law_size, law_from_table_column, sample_table
 from ._tables import quantize_table, realised_matrix, round_table
@@ -97,8 +98,15 @@ MECHANISMS = ("auto", "LP") + CLOSED_FORMS
 
 # ---------------------------------------------------------------------------- validation
 def check_group_size(group_size):
-    """Return ``group_size`` as an int >= 1, or raise a ValueError."""
-    return check_positive_int(group_size, "group_size", minimum=1)
+    """Return ``group_size`` as an int >= 1, or raise a ValueError.
+
+    At most ``sqrt(max_matrix_entries) - 1``: the mechanism is a dense
+    ``(group_size + 1) x (group_size + 1)`` matrix.
+    """
+    from .._limits import get_limits  # a leaf module: no cycle
+
+    largest = math.isqrt(get_limits()["max_matrix_entries"]) - 1
+    return check_positive_int(group_size, "group_size", minimum=1, maximum=largest)
 
 
 def alpha_of(epsilon):
@@ -126,6 +134,9 @@ def check_property_names(properties):
         return ()
     if isinstance(properties, str):
         properties = (properties,)
+    if isinstance(properties, bytes):
+        raise ValueError(f"properties must be a sequence of names from {PROPERTIES}, got "
+                         f"{describe(properties)}.")
     try:
         names = list(properties)
     except TypeError:
@@ -187,11 +198,12 @@ def check_prior(prior, n):
     try:
         weights = np.asarray(prior, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"prior must be {n + 1} non-negative numbers, got {prior!r}.") from None
+        raise ValueError(f"prior must be {n + 1} non-negative numbers, got {describe(prior)}."
+                         ) from None
     if weights.shape != (n + 1,):
         raise ValueError(
             f"prior must hold one weight per true count 0..{n} ({n + 1} values), got an array "
-            f"of shape {weights.shape}."
+            f"of shape {weights.shape}: {describe(prior)}."
         )
     if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
         raise ValueError("prior weights must be finite, non-negative and not all zero.")

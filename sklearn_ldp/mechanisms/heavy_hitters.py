@@ -504,8 +504,9 @@ class PrefixHeavyHitters:
         else:
             eta = check_positive_int(extension_bits, "extension_bits")
         if self.n_candidates << eta > MAX_CANDIDATES:
-            raise ValueError(f"n_candidates * 2^extension_bits = {self.n_candidates << eta} "
-                             f"candidates per round exceeds {MAX_CANDIDATES}.")
+            raise ValueError(f"n_candidates * 2^extension_bits = {self.n_candidates} * 2^{eta} "
+                             f"= {self.n_candidates << eta} candidates per round exceeds "
+                             f"{MAX_CANDIDATES}.")
         self.extension_bits = eta
         self.lengths = prefix_schedule(self.bit_length, self.n_candidates, eta)
         self.W = n_words(self.bit_length)

@@ -218,8 +218,9 @@ def build_central_mechanism(strategy, workload_matrix, shape, epsilon, delta, da
     """
     epsilon = check_epsilon(epsilon)
     if delta is None:
-        raise ValueError("the central model adds Gaussian noise and needs delta, a number in "
-                         "(0, 1) such as 1e-6 (well below 1 / number of records).")
+        raise ValueError("the central model (a central strategy name or a strategy matrix) "
+                         "adds Gaussian noise and needs delta, a number in (0, 1) such as "
+                         "1e-6 (well below 1 / number of records).")
     delta = check_delta(delta)
     if is_structured_workload(workload_matrix) or isinstance(workload_matrix, Gram):
         workload = workload_matrix
