@@ -280,6 +280,14 @@ class LongitudinalMechanism:
 
         self._q1 = dyadic_numerator(self.q1, "up")
         self._p1 = complement(self.permanent, self._q1)
+        # The float q1 may lie just below its exact value: raise it (towards 1/2) until the
+        # permanent step is within epsilon_perm on the integers.
+        for _ in range(64):
+            if integer_ratio_at_most(self._p1 * (one - self._q1), self._q1 * (one - self._p1),
+                                     self.epsilon_perm):
+                break
+            self._q1 += 1
+            self._p1 = complement(self.permanent, self._q1)
         self._q2 = dyadic_numerator(self.q2, "up")
         bound = decimal_exp(self.epsilon_1)
         for _ in range(64):
