@@ -46,16 +46,24 @@ Exactness. A report has exactly the distribution of one row of the server's
   their oracles inside are the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
   of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
   sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Roots
-  that the server finds with ``brentq`` (Hybrid's ``eps_star``, RS+FD's attribute budget,
-  the longitudinal instantaneous budget) are bisected here to one float: they can differ
-  from the server's by about ``1e-15`` (the longitudinal instantaneous numerator by a few
-  units of ``2^-52``).
+  that the server finds with ``brentq`` (Hybrid's ``eps_star``, RS+FD's attribute budget)
+  are bisected here to one float: they can differ from the server's by about ``1e-15``. The
+  longitudinal kinds draw with the integer numerators the server ships in the spec, checked
+  exactly against ``epsilon_perm`` and ``epsilon_1`` here (nothing re-solved).
 
-The memoizing kinds (``longitudinal``, ``dbitflip_pm``, ``1bitmean_pm``) keep their
-permanent responses in a client **state file** (``Randomizer(..., state=path)``): JSON,
-created on first use, replaced atomically, bound to the spec by the SHA-256 of its canonical
-JSON and sealed by a SHA-256 of its content. A state file of another spec, edited, truncated
-or gone after use is a ValueError naming the file: a permanent response is never drawn twice.
+The memoizing kinds (``longitudinal``, ``dbitflip_pm``, ``1bitmean_pm``) never store a
+permanent response: it is *derived* from a 128-bit secret of the device and the value through
+SipHash-2-4 (a keyed PRF, bit for bit the server's), read by the exact samplers. The secret
+lives in a client **state file** (``Randomizer(..., state=path)``): JSON, created on first
+use from the operating system's entropy (a seeded Randomizer derives it from the seed,
+simulation only), written atomically (temporary file, fsync, rename, fsync of the folder)
+under a non-blocking ``fcntl.flock`` of ``path + ".lock"`` (a second process using the file
+at the same moment is refused), bound to the spec by the SHA-256 of its canonical JSON and
+sealed by a SHA-256 of its content. Restoring a backup of the file gives the same secret, so
+the same permanent responses; a lost secret means new permanent responses (``epsilon_perm``
+spent again for every value reported afterwards). A state file of another spec, edited,
+truncated or gone after use is a ValueError naming the file: the client never makes a new
+secret in place of one it could not read.
 
 Central-model mechanisms (``MatrixMechanism``, the count mechanisms) run on a trusted
 curator, not on clients: they have no client randomizer here.

@@ -2,9 +2,16 @@
 
 A telemetry client reports the same value every round. Fresh randomization each round would
 let an observer average the reports and learn the value; memoization stops that: the client
-draws a *permanent* randomized response once per value (budget ``eps_perm``, kept in its
-state) and every round sends a fresh *instantaneous* randomization of it (RAPPOR's scheme,
-Erlingsson et al. 2014). Averaging many rounds then reveals at most the permanent response,
+has a *permanent* randomized response per value (budget ``eps_perm``) and every round sends a
+fresh *instantaneous* randomization of it (RAPPOR's scheme, Erlingsson et al. 2014).
+
+The permanent response is derived, never stored: it is a function of the user's 128-bit
+secret and the value (SipHash-2-4 words read by the exact samplers, see :mod:`._prf` and
+:class:`MemoState`), so a restored backup, a second process or a rebuilt state gives a
+(user, value) the same permanent response, never a second one. Every probability is an
+integer numerator over ``2^52`` (GRR: keep numerators; unary: bit numerators), checked
+exactly against ``eps_perm`` (the permanent step) and ``eps_1`` (one report) at
+construction, and :meth:`LongitudinalMechanism.exact_law` gives the integer law of one report. Averaging many rounds then reveals at most the permanent response,
 which is ``eps_perm``-LDP; one report alone is ``eps_1``-LDP (``eps_1 < eps_perm``).
 
 The family (Arcolezi et al. 2022): the permanent and the instantaneous steps are each
