@@ -11,7 +11,9 @@ secret and the value (SipHash-2-4 words read by the exact samplers, see :mod:`._
 (user, value) the same permanent response, never a second one. Every probability is an
 integer numerator over ``2^52`` (GRR: keep numerators; unary: bit numerators), checked
 exactly against ``eps_perm`` (the permanent step) and ``eps_1`` (one report) at
-construction, and :meth:`LongitudinalMechanism.exact_law` gives the integer law of one report. Averaging many rounds then reveals at most the permanent response,
+construction, and :meth:`LongitudinalMechanism.exact_law` gives the integer law of one report.
+
+Averaging many rounds reveals at most the permanent response,
 which is ``eps_perm``-LDP; one report alone is ``eps_1``-LDP (``eps_1 < eps_perm``).
 
 The family (Arcolezi et al. 2022): the permanent and the instantaneous steps are each
