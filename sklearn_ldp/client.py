@@ -1723,18 +1723,24 @@ def _prf_below(secret, label, value, high):
 
 def _prf_lanes(secret, label, value, n_bits, numerator):
     """``n_bits`` independent bits (an integer, bit ``j`` for value ``j``), each 1 with
-    probability ``numerator / 2^52``: the server's bit-sliced ``prf_bernoulli_lanes`` (lane
-    ``j`` of group ``g`` compares the 52 digits of bit ``j`` of the words of counters
-    ``256 g + t`` with the numerator's, top digit first)."""
+    probability ``numerator / 2^52``: the server's bit-sliced ``prf_bernoulli_lanes`` (digit
+    ``t`` of lane ``j`` of group ``g`` is bit ``(t mod P) L + j`` of the word of counter
+    ``256 g + t div P``, ``L`` the power of two at least the group's width, ``P = 64 / L``;
+    the digits are compared with the numerator's, top digit first)."""
     bits = 0
     for group in range((n_bits + 63) // 64):
         width = min(64, n_bits - 64 * group)
         valid = (1 << width) - 1
+        lane_bits = 1 << (width - 1).bit_length()
+        per_word = 64 // lane_bits
         result, undecided = (valid, 0) if numerator == _ONE else (0, valid)
+        word = 0
         for t in range(PRECISION):
             if not undecided:
                 break
-            word = _prf(secret, label, value, 256 * group + t)
+            if t % per_word == 0:
+                stored = _prf(secret, label, value, 256 * group + t // per_word)
+            word = stored >> ((t % per_word) * lane_bits)
             if (numerator >> (PRECISION - 1 - t)) & 1:
                 decided = undecided & ~word
                 result |= decided

@@ -224,12 +224,15 @@ def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52)
     ``64 g + j``) equal to 1 with probability ``numerator / 2^precision``, independently.
 
     Bit-sliced comparison: lane ``j`` of group ``g`` compares the integer ``U_j`` whose binary
-    digit ``t`` (from the top) is bit ``j`` of the PRF word of counter ``g * 256 + t`` with
-    ``numerator``, and is 1 when ``U_j < numerator``: exactly Bernoulli(``numerator /
-    2^precision``). A lane is decided at the first digit where ``U_j`` and the numerator
-    differ, so a group stops asking for words once all its lanes are decided (on average
-    about ``log2(64) + 1.3`` words per 64 bits); the result does not depend on when it stops
-    (a word is a function of its counter only). Lanes ``>= n_bits`` are 0.
+    digits (from the top) are read from PRF words with ``numerator``, and is 1 when
+    ``U_j < numerator``: exactly Bernoulli(``numerator / 2^precision``). A group of ``w``
+    lanes (64, or fewer in the last group) uses ``L`` bits of a word per digit, ``L`` the
+    power of two ``>= w``, so one word holds ``P = 64 / L`` digits: digit ``t`` of lane ``j``
+    is bit ``(t mod P) L + j`` of the word of counter ``g * 256 + t div P``. A lane is
+    decided at the first digit where ``U_j`` and the numerator differ, so a group stops
+    asking for words once all its lanes are decided (on average about ``log2(w) + 1.3``
+    digits); the result does not depend on when it stops (a word is a function of its
+    counter only). Lanes ``>= n_bits`` are 0.
 
     Examples
     --------
@@ -254,12 +257,23 @@ def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52)
         valid = _U64(2**(n_bits % 64) - 1)
         result[:, -1] &= valid
         undecided[:, -1] &= valid
+    widths = np.minimum(64, n_bits - 64 * np.arange(groups))
+    lane_bits = np.array([1 << (int(w) - 1).bit_length() for w in widths], dtype=np.int64)
+    per_word = 64 // lane_bits
     rows, columns = np.nonzero(undecided)
+    stored = np.zeros(rows.size, dtype=_U64)
     for t in range(precision):
         if not rows.size:
             break
         digit = (numerator >> (precision - 1 - t)) & 1
-        words = prf_words(secrets[rows], label, values[rows], columns * 256 + t)
+        step = t % per_word[columns]
+        fresh = np.flatnonzero(step == 0)  # pairs that start a new word at this digit
+        if fresh.size:
+            stored[fresh] = prf_words(secrets[rows[fresh]], label, values[rows[fresh]],
+                                      columns[fresh] * 256 + t // per_word[columns[fresh]])
+        # This digit of every lane in the low bits (the bits above belong to other digits
+        # and meet no pending lane).
+        words = stored >> (step * lane_bits[columns]).astype(_U64)
         # Lanes whose digit differs from the numerator's are decided now: below it (1)
         # where the numerator's digit is 1.
         pending = undecided[rows, columns]
@@ -269,7 +283,7 @@ def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52)
         pending &= ~decided
         undecided[rows, columns] = pending
         keep = pending != 0
-        rows, columns = rows[keep], columns[keep]
+        rows, columns, stored = rows[keep], columns[keep], stored[keep]
     # Lanes equal to the numerator on every digit are U_j == numerator: not below, 0.
     return result
 
