@@ -241,6 +241,12 @@ class LongitudinalState:
     def __del__(self):
         self.close()
 
+    def __getstate__(self):
+        # A copy (pickle, deepcopy) holds no lock: the descriptors are this process's.
+        state = dict(self.__dict__)
+        state["_locks"] = {}
+        return state
+
     def _lock(self, path):
         """Hold the lock of ``path`` (taken once; a ValueError if another writer holds it)."""
         key = os.path.realpath(path)
