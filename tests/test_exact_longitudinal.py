@@ -11,6 +11,7 @@
 import itertools
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -301,6 +302,10 @@ def test_a_second_writer_of_a_server_state_file_is_refused(tmp_path):
     with pytest.raises(ValueError, match="state.npz.*in use by another writer"):
         second.save(path)
     with pytest.raises(ValueError, match="state.npz.*in use by another writer"):
+        enc.load_state(path)
+    copy = pickle.loads(pickle.dumps(first))  # a copy holds no lock, and releases none
+    del copy
+    with pytest.raises(ValueError, match="in use by another writer"):
         enc.load_state(path)
     first.close()
     with enc.load_state(path) as loaded:  # released: the next writer may go
