@@ -379,9 +379,13 @@ class LongitudinalMechanism:
         k = self.n_cells
         if not self.unary:
             keep = prf_bernoulli(secrets, "grr-keep", values, 0, self._keep1)
-            other = prf_uniform_below(secrets, "grr-othr", values, k - 1)
-            other = other + (other >= values)  # uniform over the k - 1 other values
-            return np.where(keep, values, other)
+            # The other value only where the value is not kept (its words are not needed
+            # elsewhere, and the client skips them too).
+            moved = np.flatnonzero(~keep)
+            other = prf_uniform_below(secrets[moved], "grr-othr", values[moved], k - 1)
+            permanent = values.copy()
+            permanent[moved] = other + (other >= values[moved])  # uniform over the k - 1 others
+            return permanent
         words = prf_bernoulli_lanes(secrets, "ue-plane", values, k, self._q1)
         bits = words.astype("<u8", copy=False).view(np.uint8)[:, :n_packed_bytes(k)].copy()
         rows, byte = np.arange(values.shape[0]), values >> 3
