@@ -1,12 +1,14 @@
 """Collection repeated over time through the front door: :class:`LongitudinalEncoder`.
 
 The same users report every round (a day of telemetry). The clients keep a memory, the
-:class:`LongitudinalState`: the permanent randomized responses of the values they have
-reported (memoization, :mod:`sklearn_ldp.mechanisms.longitudinal`), so that averaging the
-rounds reveals at most the permanent response, never the value. In a simulation the server
-holds the state of every simulated user, keeps it between rounds and may save it to a sealed
-file (:meth:`LongitudinalState.save`); on a device the standard-library client keeps its own
-state file. Rows are the same users in the same order every round.
+:class:`LongitudinalState`: a secret per user, from which the permanent randomized response
+of every value is derived (memoization, :mod:`sklearn_ldp.mechanisms.longitudinal`), so that
+averaging the rounds reveals at most the permanent response, never the value; restoring a
+saved state, or a second process, can never give a value a second permanent response. In a
+simulation the server holds the state of every simulated user, keeps it between rounds and
+may save it to a sealed file (:meth:`LongitudinalState.save`); on a device the
+standard-library client keeps its own state file. Rows are the same users in the same order
+every round.
 
 Ledger rule (module :mod:`sklearn_ldp.budget`, section "Longitudinal collection"): a user
 who reports ``c`` distinct values over the rounds is charged ``c * epsilon_perm`` (one
@@ -160,10 +162,13 @@ class LongitudinalState:
     """The clients' memory across rounds of one collection (held by the caller).
 
     Made by :meth:`LongitudinalEncoder.new_state`; pass it to every
-    :meth:`LongitudinalEncoder.transform` of the collection. It keeps each user's memoized
-    permanent responses (one per value reported so far), the number of rounds, the epsilon
-    charged to the ledger so far and an identifier of the collection (in the ledger's
-    descriptions). Row ``i`` is the same user every round.
+    :meth:`LongitudinalEncoder.transform` of the collection. It keeps each user's 128-bit
+    secret (the permanent responses are derived from it, never stored: see
+    :class:`~sklearn_ldp.mechanisms.longitudinal.MemoState`), the (user, value) pairs
+    reported so far (what ``max_values`` caps), the number of rounds, the epsilon charged to
+    the ledger so far and an identifier of the collection (in the ledger's descriptions).
+    Row ``i`` is the same user every round. A state loaded or saved holds the file's lock
+    until :meth:`close` (or the end of a ``with`` block).
 
     Parameters
     ----------
@@ -171,9 +176,9 @@ class LongitudinalState:
         The encoder's :attr:`~LongitudinalEncoder.spec_`.
     n_users : int
         Number of users.
-    memo : dict of ndarray
-        The mechanism's memory (``keys`` and ``responses`` or ``bits``, and the users'
-        ``buckets`` (dBitFlipPM) or ``alpha`` (1BitMean)).
+    memo : MemoState or dict of ndarray
+        The users' memory: a :class:`~sklearn_ldp.mechanisms.longitudinal.MemoState`, or its
+        arrays ``secrets`` (``(n_users, 2)`` uint64) and ``keys`` (sorted int64).
     rounds : int, default=0
         Rounds already reported.
     charged_epsilon : float, default=0.0
@@ -528,7 +533,9 @@ default="l_osue"
         The cohort charged.
     random_state : int, Generator or None, default=None
         Seed for simulations; None draws from the operating system (deployment: real
-        clients draw their own randomness).
+        clients draw their own randomness). The users' secrets of :meth:`new_state` come
+        from the operating system unless it is seeded (then from the seed: whoever knows it
+        can recompute every permanent response).
 
     Attributes
     ----------
