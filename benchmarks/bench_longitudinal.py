@@ -7,7 +7,7 @@ values, with ``eps_perm = 2`` (what averaging any number of rounds of an unchang
 reveal) and ``eps_1 = 1`` (one report):
 
 * ours: ``LongitudinalMechanism`` (L-GRR, L-SUE, L-OUE, L-OSUE, L-SOUE) with a ``MemoState``
-  (the permanent responses drawn once per user and value), and ``DBitFlipPM`` (``eps =
+  (the permanent responses derived from a secret per user), and ``DBitFlipPM`` (``eps =
   eps_perm``, one sampled bucket per user, memoized per user and value);
 * multi-freq-ldpy 0.2.5 (its own virtual environment, ``/work/peers-venv``, run in a
   subprocess on the same users): ``L_*_Client`` once per user and round (it keeps no state:
@@ -84,8 +84,7 @@ def clip_renormalize(counts, n):
 def run_ours(mechanism, rounds, seed):
     rng = np.random.default_rng(seed)
     n = rounds.shape[1]
-    dbit = isinstance(mechanism, DBitFlipPM)
-    state = mechanism.new_state(n, rng) if dbit else MemoState(mechanism)
+    state = MemoState(mechanism, n, rng=rng)
     result = []
     for values in rounds:
         wall, cpu = time.perf_counter(), time.process_time()

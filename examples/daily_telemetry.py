@@ -65,9 +65,9 @@ truth = []
 for day in range(N_DAYS):
     apps = today(day)
     truth.append(np.bincount(apps, minlength=len(APPS)) / N_USERS)
-    state = encoder.load_state(state_path)        # checked: seal and specification
-    reports = encoder.transform(np.array(APPS, dtype=object)[apps], state=state)
-    state.save(state_path)
+    with encoder.load_state(state_path) as state:  # checked; the file locked till the end
+        reports = encoder.transform(np.array(APPS, dtype=object)[apps], state=state)
+        state.save(state_path)
     estimator.partial_fit(reports)                # the server decodes the day
 truth = np.array(truth)
 

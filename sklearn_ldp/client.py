@@ -64,16 +64,24 @@ Exactness. A report has exactly the distribution of one row of the server's
   of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
   sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Hybrid's
   ``eps_star`` is the server's float literal. Roots that the server finds with ``brentq``
-  (RS+FD's attribute budget,
-  the longitudinal instantaneous budget) are bisected here to one float: they can differ
-  from the server's by about ``1e-15`` (the longitudinal instantaneous numerator by a few
-  units of ``2^-52``).
+  (RS+FD's attribute budget) are bisected here to one float: they can differ from the
+  server's by about ``1e-15``. The longitudinal kinds draw with the integer numerators the
+  server ships in the spec, checked exactly against ``epsilon_perm`` and ``epsilon_1`` here
+  (nothing re-solved).
 
-The memoizing kinds (``longitudinal``, ``dbitflip_pm``, ``1bitmean_pm``) keep their
-permanent responses in a client **state file** (``Randomizer(..., state=path)``): JSON,
-created on first use, replaced atomically, bound to the spec by the SHA-256 of its canonical
-JSON and sealed by a SHA-256 of its content. A state file of another spec, edited, truncated
-or gone after use is a ValueError naming the file: a permanent response is never drawn twice.
+The memoizing kinds (``longitudinal``, ``dbitflip_pm``, ``1bitmean_pm``) never store a
+permanent response: it is *derived* from a 128-bit secret of the device and the value through
+SipHash-2-4 (a keyed PRF, bit for bit the server's), read by the exact samplers. The secret
+lives in a client **state file** (``Randomizer(..., state=path)``): JSON, created on first
+use from the operating system's entropy (a seeded Randomizer derives it from the seed,
+simulation only), written atomically (temporary file, fsync, rename, fsync of the folder)
+under a non-blocking ``fcntl.flock`` of ``path + ".lock"`` (a second process using the file
+at the same moment is refused), bound to the spec by the SHA-256 of its canonical JSON and
+sealed by a SHA-256 of its content. Restoring a backup of the file gives the same secret, so
+the same permanent responses; a lost secret means new permanent responses (``epsilon_perm``
+spent again for every value reported afterwards). A state file of another spec, edited,
+truncated or gone after use is a ValueError naming the file: the client never makes a new
+secret in place of one it could not read.
 
 Central-model mechanisms (``MatrixMechanism``, the count mechanisms) run on a trusted
 curator, not on clients: they have no client randomizer here.
@@ -91,6 +99,7 @@ import json
 import math
 import os
 import random
+import secrets
 import tempfile
 import warnings
 from collections.abc import Mapping
@@ -1401,7 +1410,7 @@ MEAN_KINDS = ("duchi", "piecewise", "hybrid")
 def _spec_version(kind):
     """The specification version this client reads for ``kind`` (``KIND_SPEC_VERSIONS``:
     the kinds whose format changed with their exact laws; the others read ``SPEC_VERSION``)."""
-    return KIND_SPEC_VERSIONS.get(kind, SPEC_VERSION)
+    return KIND_SPEC_VERSIONS.get(kind, SPEC_VERSION) if isinstance(kind, str) else SPEC_VERSION
 
 
 def _numeric_spec(spec):
@@ -1874,7 +1883,9 @@ def _multi_attribute_epsilon(spec, shape):
 
 # ---------------------------------------------------------------------- client state
 STATE_FORMAT = "sklearn_ldp.client_state"
-STATE_VERSION = 1
+STATE_VERSION = 2
+# Longitudinal specifications carry their numerators since version 2.
+KIND_SPEC_VERSIONS["longitudinal"] = 2
 
 
 def _canonical(obj):
@@ -1886,20 +1897,144 @@ def _sha256(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class _StateFile:
-    """The memoized permanent responses of one client, in a small JSON file.
+# ---------------------------------------------------------------------- SipHash-2-4
+# The PRF that derives permanent responses from the client's secret, bit for bit the server's
+# (sklearn_ldp.mechanisms._prf): SipHash-2-4 (Aumasson and Bernstein 2012) of the 24-byte
+# message (tag, value, counter), three little-endian 64-bit words.
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & _MASK64
 
-    The file holds ``format``, ``version``, ``spec_sha256`` (the SHA-256 of the canonical JSON
-    of the specification: the state of another spec is refused), ``kind``, ``state`` (the
-    kind's memo) and ``sha256``, the SHA-256 of the canonical JSON of all the other fields (a
-    seal: an edited or truncated file is refused). It is created on first use and rewritten
-    atomically (a temporary file in the same folder, then ``os.replace``). A file that cannot
-    be read, that belongs to another spec or whose seal does not match is a ValueError naming
-    the file: the client never draws a permanent response again in its place (a second draw
-    of the same value's permanent response is exactly what memoization prevents).
+
+def _sip_rounds(v0, v1, v2, v3, count):
+    for _ in range(count):
+        v0 = (v0 + v1) & _MASK64
+        v1 = _rotl(v1, 13) ^ v0
+        v0 = _rotl(v0, 32)
+        v2 = (v2 + v3) & _MASK64
+        v3 = _rotl(v3, 16) ^ v2
+        v0 = (v0 + v3) & _MASK64
+        v3 = _rotl(v3, 21) ^ v0
+        v2 = (v2 + v1) & _MASK64
+        v1 = _rotl(v1, 17) ^ v2
+        v2 = _rotl(v2, 32)
+    return v0, v1, v2, v3
+
+
+def _siphash24(key, message):
+    """SipHash-2-4 of ``message`` (bytes) under the 16-byte ``key``: a 64-bit integer."""
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:16], "little")
+    v0, v1 = k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D
+    v2, v3 = k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573
+    tail = len(message) - len(message) % 8
+    blocks = [int.from_bytes(message[i:i + 8], "little") for i in range(0, tail, 8)]
+    blocks.append(int.from_bytes(message[tail:], "little") | ((len(message) & 0xFF) << 56))
+    for block in blocks:
+        v3 ^= block
+        v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 2)
+        v0 ^= block
+    v2 ^= 0xFF
+    v0, v1, v2, v3 = _sip_rounds(v0, v1, v2, v3, 4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+def _prf(secret, label, value, counter):
+    """The PRF word of ``(label, value, counter)`` under the client's 16-byte ``secret``."""
+    return _siphash24(secret, label.encode("ascii") + value.to_bytes(8, "little")
+                      + counter.to_bytes(8, "little"))
+
+
+def _prf_bit(secret, label, value, counter, numerator):
+    """1 with probability ``numerator / 2^52`` exactly: the top 52 bits of a PRF word below
+    the numerator."""
+    return int((_prf(secret, label, value, counter) >> 12) < numerator)
+
+
+def _prf_below(secret, label, value, high):
+    """A uniform integer in ``[0, high)``: the first PRF word (counters 0, 1, ...) at or above
+    ``2^64 mod high``, reduced modulo ``high`` (the server's ``prf_uniform_below``)."""
+    limit = (1 << 64) % high
+    for counter in itertools.count():
+        word = _prf(secret, label, value, counter)
+        if word >= limit:
+            return word % high
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _prf_lanes(secret, label, value, n_bits, numerator):
+    """``n_bits`` independent bits (an integer, bit ``j`` for value ``j``), each 1 with
+    probability ``numerator / 2^52``: the server's bit-sliced ``prf_bernoulli_lanes`` (digit
+    ``t`` of lane ``j`` of group ``g`` is bit ``(t mod P) L + j`` of the word of counter
+    ``256 g + t div P``, ``L`` the power of two at least the group's width, ``P = 64 / L``;
+    the digits are compared with the numerator's, top digit first)."""
+    bits = 0
+    for group in range((n_bits + 63) // 64):
+        width = min(64, n_bits - 64 * group)
+        valid = (1 << width) - 1
+        lane_bits = 1 << (width - 1).bit_length()
+        per_word = 64 // lane_bits
+        result, undecided = (valid, 0) if numerator == _ONE else (0, valid)
+        word = 0
+        for t in range(PRECISION):
+            if not undecided:
+                break
+            if t % per_word == 0:
+                stored = _prf(secret, label, value, 256 * group + t // per_word)
+            word = stored >> ((t % per_word) * lane_bits)
+            if (numerator >> (PRECISION - 1 - t)) & 1:
+                decided = undecided & ~word
+                result |= decided
+            else:
+                decided = undecided & word
+            undecided &= ~decided
+        bits |= result << (64 * group)
+    return bits
+
+
+try:  # POSIX advisory locks (standard library); elsewhere the state file is not locked
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+
+def _new_secret(rng):
+    """16 bytes of secret: from the operating system (``secrets``) unless the Randomizer is
+    seeded (simulation: whoever knows the seed can recompute the permanent responses)."""
+    if isinstance(rng, random.SystemRandom):
+        return secrets.token_bytes(16)
+    return rng.getrandbits(128).to_bytes(16, "little")
+
+
+def _check_secret_state(state):
+    """The problem of a state object (``{"secret": 32 lowercase hex digits}``), or None."""
+    if not isinstance(state, dict) or set(state) != {"secret"}:
+        return "it must hold exactly a 'secret'"
+    secret = state["secret"]
+    if not isinstance(secret, str) or len(secret) != 32 or any(
+            c not in "0123456789abcdef" for c in secret):
+        return (f"'secret' must be 32 lowercase hex digits (128 bits), got "
+                f"{str(secret)[:40]!r}")
+    return None
+
+
+class _StateFile:
+    """The client's secret, in a small JSON file: its permanent responses derive from it.
+
+    A memoizing kind does not store its permanent responses: the response of a value is a
+    function of the client's 128-bit secret and the value (SipHash-2-4), so a restored
+    backup, a second process or a rebuilt file with the same secret gives the same
+    responses, never a second one. The file holds ``format``, ``version``, ``spec_sha256``
+    (the SHA-256 of the canonical JSON of the specification: the state of another spec is
+    refused), ``kind``, ``state`` (``{"secret": hex}``) and ``sha256``, the SHA-256 of the
+    canonical JSON of all the other fields (a seal: an edited or truncated file is refused).
+    It is created on first use (permissions 0600), under an exclusive non-blocking
+    ``fcntl.flock`` of ``path + ".lock"`` (a second process using the file at the same time
+    is refused), and written atomically (a temporary file in the same folder, fsync,
+    ``os.replace``, fsync of the folder). A file that cannot be read, that belongs to
+    another spec, whose seal does not match, or that disappeared after this client used it
+    is a ValueError naming the file: the client never draws a new secret in its place.
     """
 
-    def __init__(self, path, spec, check_state):
+    def __init__(self, path, spec, check_state=_check_secret_state):
         try:
             self.path = os.fspath(path)
         except TypeError:
@@ -1913,22 +2048,50 @@ class _StateFile:
         self.check_state = check_state
         self._seen = False  # whether this client has read or written the file already
 
+    def secret(self, rng):
+        """The client's 16-byte secret: read from the file, or created (and saved) on first
+        use, under the file's lock."""
+        descriptor = self._lock()
+        try:
+            state = self.load()
+            if state is None:
+                state = {"secret": _new_secret(rng).hex()}
+                self.save(state)
+        finally:
+            if descriptor is not None:
+                fcntl.flock(descriptor, fcntl.LOCK_UN)
+                os.close(descriptor)
+        return bytes.fromhex(state["secret"])
+
+    def _lock(self):
+        if fcntl is None:  # pragma: no cover - Windows
+            return None
+        lock = self.path + ".lock"
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            raise ValueError(f"the state file {self.path!r} is in use by another process (its "
+                             f"lock {lock!r} is held): one writer at a time.") from None
+        return descriptor
+
     def load(self):
-        """The kind's memo from the file (``None`` if the file does not exist yet)."""
+        """The kind's state from the file (``None`` if the file does not exist yet)."""
         try:
             with open(self.path, "rb") as handle:
                 raw = handle.read()
         except FileNotFoundError:
             if self._seen:
                 raise ValueError(f"the state file {self.path!r} disappeared after this client "
-                                 "wrote it; refusing to draw new permanent responses (restore "
-                                 "the file).") from None
+                                 "used it; refusing to draw a new secret (restore the file: a "
+                                 "new secret means new permanent responses).") from None
             return None
         try:
             content = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise ValueError(f"the state file {self.path!r} is not valid JSON (truncated or "
-                             "edited); refusing to draw new permanent responses.") from None
+                             "edited); refusing to draw a new secret.") from None
         if not isinstance(content, dict) or set(content) != {
                 "format", "version", "spec_sha256", "kind", "state", "sha256"}:
             raise ValueError(f"the state file {self.path!r} is not a client state file (fields "
@@ -1940,8 +2103,7 @@ class _StateFile:
         seal = content.pop("sha256")
         if not isinstance(seal, str) or seal != _sha256(_canonical(content)):
             raise ValueError(f"the state file {self.path!r} does not match its SHA-256 seal: it "
-                             "was edited or damaged; refusing to draw new permanent "
-                             "responses.")
+                             "was edited or damaged; refusing to draw a new secret.")
         if content["spec_sha256"] != self.spec_digest or content["kind"] != self.kind:
             raise ValueError(f"the state file {self.path!r} belongs to another specification "
                              f"(kind {content['kind']!r}, spec digest "
@@ -1954,11 +2116,12 @@ class _StateFile:
         return content["state"]
 
     def save(self, state):
-        """Write ``state`` sealed, atomically."""
+        """Write ``state`` sealed, atomically and durably."""
         content = {"format": STATE_FORMAT, "version": STATE_VERSION,
                    "spec_sha256": self.spec_digest, "kind": self.kind, "state": state}
         content["sha256"] = _sha256(_canonical(content))
         folder = os.path.dirname(os.path.abspath(self.path))
+        # mkstemp: readable by the owner only (the file holds the secret).
         handle, temporary = tempfile.mkstemp(prefix=".state-", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
@@ -1970,6 +2133,17 @@ class _StateFile:
             if os.path.exists(temporary):
                 os.unlink(temporary)
             raise
+        try:  # the rename itself made durable (POSIX; skipped where folders cannot be opened)
+            descriptor = os.open(folder, os.O_RDONLY)
+        except OSError:  # pragma: no cover - Windows
+            descriptor = None
+        if descriptor is not None:
+            try:
+                os.fsync(descriptor)
+            except OSError:  # pragma: no cover - file systems without directory fsync
+                pass
+            finally:
+                os.close(descriptor)
         self._seen = True
 
 
@@ -1977,27 +2151,21 @@ class _StateFile:
 LONGITUDINAL_PROTOCOLS = {"l_grr": ("grr", "grr"), "l_sue": ("sue", "sue"),
                           "l_oue": ("oue", "oue"), "l_osue": ("oue", "sue"),
                           "l_soue": ("sue", "oue")}
+_MARGIN = decimal.Decimal("1e-70")  # the server's _exact decision margin
 
 
-def _step_probabilities(kind, k, epsilon):
-    """``(p, q)`` of one step (``longitudinal._step_probabilities``, same formulas)."""
-    e = math.exp(epsilon)
-    if kind == "grr":
-        return e / (e + k - 1), 1 / (e + k - 1)
-    if kind == "sue":
-        half = math.exp(epsilon / 2)
-        return half / (half + 1), 1 / (half + 1)
-    return 0.5, 1 / (e + 1)
-
-
-def _chain(p1, q1, p2, q2):
-    return p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
-
-
-def _report_epsilon(unary, P1, P0):
-    if not unary:
-        return math.log(P1 / P0)
-    return math.log(P1 * (1 - P0) / (P0 * (1 - P1)))
+def _within(a, b, epsilon):
+    """``a / b`` and ``b / a`` both at most ``e^epsilon``, decided on the integers (the
+    server's ``integer_ratio_at_most``: ``0 / 0`` allowed, a ratio within ``1e-70`` of
+    ``e^epsilon`` refused)."""
+    bound = _decimal_exp(epsilon) * (1 - _MARGIN)
+    for numerator, denominator in ((a, b), (b, a)):
+        if denominator == 0:
+            if numerator:
+                return False
+        elif not _ratio_at_most(numerator, denominator, bound):
+            return False
+    return True
 
 
 def _check_cells_field(value, name, kind, minimum=2):
@@ -2014,26 +2182,67 @@ def _check_cell_value(value, k):
     return value
 
 
-def _memo_entries(state, check_entry):
-    """The problem of a ``{"value": entry}`` memo, or None."""
-    if not isinstance(state, dict) or not isinstance(state.get("permanent"), dict):
-        return "no 'permanent' object"
-    for key, entry in state["permanent"].items():
-        if not (key.isascii() and key.isdigit()) or str(int(key)) != key:
-            return f"the key {key!r} is not a value"
-        problem = check_entry(int(key), entry)
-        if problem:
-            return f"the entry of value {key}: {problem}"
-    return None
+def _longitudinal_weights(unary, k, numerators):
+    """``(own, other, total)`` of one report (``LongitudinalMechanism._report_weights``)."""
+    if unary:
+        p1, q1 = numerators["p_perm"], numerators["q_perm"]
+        p2, q2 = numerators["p_instant"], numerators["q_instant"]
+        return p1 * p2 + (_ONE - p1) * q2, q1 * p2 + (_ONE - q1) * q2, _ONE * _ONE
+    keep1, keep2 = numerators["keep_perm"], numerators["keep_instant"]
+    move1, move2 = _ONE - keep1, _ONE - keep2
+    own = keep1 * keep2 * (k - 1) ** 2 + move1 * move2 * (k - 1)
+    other = (move1 * keep2 + keep1 * move2) * (k - 1) + (k - 2) * move1 * move2
+    return own, other, (_ONE * (k - 1)) ** 2
+
+
+def _longitudinal_numerators(spec, k, permanent, instant, epsilon_perm, epsilon_1):
+    """The shipped numerators, checked: integers in ``[0, 2^52]`` of the protocol's forms
+    ("sue": ``p = 2^52 - q``; "oue": ``p = 2^51``), the permanent step within
+    ``epsilon_perm`` and one report within ``epsilon_1``, exactly on the integers."""
+    kind = "longitudinal"
+    unary = permanent != "grr"
+    names = ("p_perm", "q_perm", "p_instant", "q_instant") if unary \
+        else ("keep_perm", "keep_instant")
+    numerators = spec["numerators"]
+    if not isinstance(numerators, dict) or set(numerators) != set(names):
+        raise ValueError(f"numerators of the {kind!r} specification must hold exactly "
+                         f"{sorted(names)}, got {str(numerators)[:80]!r}.")
+    for name in names:
+        value = numerators[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _ONE:
+            raise ValueError(f"numerators.{name} of the {kind!r} specification must be an "
+                             f"integer in [0, 2^52], got {value!r}.")
+    if unary:
+        for step, suffix in ((permanent, "perm"), (instant, "instant")):
+            p, q = numerators["p_" + suffix], numerators["q_" + suffix]
+            expected = _ONE - q if step == "sue" else _ONE // 2
+            if p != expected:
+                raise ValueError(f"numerators.p_{suffix} of the {kind!r} specification is "
+                                 f"{p}, not {expected} (the {step!r} step's form).")
+        p1, q1 = numerators["p_perm"], numerators["q_perm"]
+        permanent_pair = (p1 * (_ONE - q1), q1 * (_ONE - p1))
+    else:
+        keep = numerators["keep_perm"]
+        permanent_pair = (keep * (k - 1), _ONE - keep)
+    if not _within(*permanent_pair, epsilon_perm):
+        raise ValueError(f"numerators of the {kind!r} specification make the permanent "
+                         f"response exceed epsilon_perm={epsilon_perm!r} (exact check): "
+                         f"{numerators}.")
+    own, other, total = _longitudinal_weights(unary, k, numerators)
+    report_pair = (own * (total - other), other * (total - own)) if unary else (own, other)
+    if not _within(*report_pair, epsilon_1):
+        raise ValueError(f"numerators of the {kind!r} specification make one report exceed "
+                         f"epsilon_1={epsilon_1!r} (exact check): {numerators}.")
+    return numerators
 
 
 def _longitudinal(spec):
     """``LongitudinalMechanism`` (l_grr, l_sue, l_oue, l_osue, l_soue): a permanent response
-    per value, memoized in the state file, and a fresh instantaneous randomization of it in
-    every report."""
+    per value, derived from the client's secret (state file), and a fresh instantaneous
+    randomization of it in every report, with the server's shipped numerators."""
     kind = "longitudinal"
-    _check_fields(spec, kind, ("n_cells", "epsilon_perm", "epsilon_1", "protocol"),
-                  ("epsilon_instant",))
+    _check_fields(spec, kind, ("n_cells", "epsilon_perm", "epsilon_1", "protocol",
+                               "numerators"))
     k = _check_cells_field(spec["n_cells"], "n_cells", kind)
     epsilon_perm = _check_budget(spec["epsilon_perm"], "epsilon_perm", kind)
     epsilon_1 = _check_budget(spec["epsilon_1"], "epsilon_1", kind)
@@ -2046,66 +2255,31 @@ def _longitudinal(spec):
                          f"{sorted(LONGITUDINAL_PROTOCOLS)}, got {protocol!r}.")
     permanent, instant = LONGITUDINAL_PROTOCOLS[protocol]
     unary = permanent != "grr"
-    p1, q1 = _step_probabilities(permanent, k, epsilon_perm)
-
-    def excess(a2):
-        return _report_epsilon(unary, *_chain(p1, q1, *_step_probabilities(instant, k, a2))) \
-            - epsilon_1
-
-    if excess(60.0) <= 0:
-        raise ValueError(f"epsilon_1={epsilon_1!r} is too large for {protocol!r} with "
-                         f"epsilon_perm={epsilon_perm!r}; lower epsilon_1.")
-    if "epsilon_instant" in spec:  # the server's own solution, when it ships it
-        a2 = _check_budget(spec["epsilon_instant"], "epsilon_instant", kind)
-        # A spec is untrusted: its instantaneous budget must keep one report epsilon_1-LDP.
-        if excess(a2) > PRIVACY_RTOL * epsilon_1:
-            raise ValueError(f"epsilon_instant={a2!r} of the 'longitudinal' specification makes "
-                             f"one report {epsilon_1 + excess(a2)!r}-LDP, above "
-                             f"epsilon_1={epsilon_1!r}.")
-    else:  # the server solves with brentq to 1e-14; bisected here to one float
-        a2 = _bisect_root(excess, 1e-12, 60.0)
-    p2, q2 = _step_probabilities(instant, k, a2)
+    numerators = _longitudinal_numerators(spec, k, permanent, instant, epsilon_perm,
+                                          epsilon_1)
     n_bytes = (k + 7) // 8
-    if unary:
-        q1_num, p1_num, q2_num = _longitudinal_numerators(permanent, instant, q1, q2,
-                                                          epsilon_1)
 
-    def check_entry(value, entry):
-        if value >= k:
-            return f"value {value} is not below n_cells={k}"
+    def draw_permanent(value, secret):
         if not unary:
-            if isinstance(entry, bool) or not isinstance(entry, int) or not 0 <= entry < k:
-                return f"{entry!r} is not a value in [0, {k})"
-            return None
-        if not isinstance(entry, list) or len(entry) != n_bytes or not all(
-                isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in entry):
-            return f"not {n_bytes} packed bytes"
-        if k % 8 and entry[-1] >> (k % 8):
-            return f"a bit past value {k - 1} is set"
-        return None
-
-    def draw_permanent(value, rng):
-        if not unary:
-            if rng.random() < p1:
+            if _prf_bit(secret, "grr-keep", value, 0, numerators["keep_perm"]):
                 return value
-            other = rng.randrange(k - 1)
+            other = _prf_below(secret, "grr-othr", value, k - 1)
             return other + (other >= value)
-        # Every bit 1 with q1, then the value's own bit redrawn with p1 (the server's order).
-        words = _uniform_words(rng, k)
-        ones = {j for j, word in enumerate(words) if word < q1_num}
-        ones.discard(value)
-        if _uniform_words(rng, 1)[0] < p1_num:
-            ones.add(value)
-        return _packed(sorted(ones), k)
+        # Every bit 1 with q1, then the value's own bit 1 with p1 (the server's order).
+        bits = _prf_lanes(secret, "ue-plane", value, k, numerators["q_perm"])
+        bits &= ~(1 << value)
+        bits |= _prf_bit(secret, "ue-ownbt", value, 0, numerators["p_perm"]) << value
+        return list(bits.to_bytes(n_bytes, "little"))
 
     def instantaneous(response, rng):
         if not unary:
-            if rng.random() < p2:
+            if _uniform_words(rng, 1)[0] < numerators["keep_instant"]:
                 return response
-            other = rng.randrange(k - 1)
+            other = rng.randrange(k - 1)  # exact: rejection on random bits
             return other + (other >= response)
         words = _uniform_words(rng, k)
-        report = _packed([j for j, word in enumerate(words) if word < q2_num], k)
+        q2 = numerators["q_instant"]
+        report = _packed([j for j, word in enumerate(words) if word < q2], k)
         if instant == "sue":  # a set permanent bit is 1 with 1 - q2 = p2
             return [r ^ b for r, b in zip(report, response, strict=True)]
         # "oue": a set permanent bit becomes a fair coin (p2 = 1/2), as the server XORs one.
@@ -2114,42 +2288,27 @@ def _longitudinal(spec):
 
     def privatize(value, rng, memo):
         value = _check_cell_value(value, k)
-        state = memo.load() or {"permanent": {}}
-        key = str(value)
-        if key not in state["permanent"]:
-            state["permanent"][key] = draw_permanent(value, rng)
-            memo.save(state)
-        return instantaneous(state["permanent"][key], rng)
+        return instantaneous(draw_permanent(value, memo.secret(rng)), rng)
 
-    return _ValueKind(k, privatize, stateful=True,
-                      check_state=lambda state: _memo_entries(state, check_entry))
+    built = _ValueKind(k, privatize, stateful=True, check_state=_check_secret_state)
+    built.derive = draw_permanent  # (value, secret) -> permanent response (parity tests)
+    return built
 
 
-def _longitudinal_numerators(permanent, instant, q1, q2, epsilon_1):
-    """``(q1, p1, q2)`` numerators over ``2^52`` exactly as ``LongitudinalMechanism.
-    _realize_unary`` rounds them (q up; q2 raised until one report is exactly within
-    ``epsilon_1``)."""
-    def complement(kind, q):
-        return _ONE - q if kind == "sue" else _ONE // 2
-
-    q1_num = _dyadic_numerator(q1, "up")
-    p1_num = complement(permanent, q1_num)
-    q2_num = _dyadic_numerator(q2, "up")
-    bound = _decimal_exp(epsilon_1)
-    square = _ONE * _ONE
-    for _ in range(64):
-        p2_num = complement(instant, q2_num)
-        P1 = p1_num * p2_num + (_ONE - p1_num) * q2_num
-        P0 = q1_num * p2_num + (_ONE - q1_num) * q2_num
-        if _ratio_at_most(P1 * (square - P0), P0 * (square - P1), bound):
-            return q1_num, p1_num, q2_num
-        q2_num += 1
-    raise ValueError("could not realize the instantaneous step within epsilon_1.")
+def _dbitflip_numerators(epsilon):
+    """``(own, other)`` over ``2^52``: ``other = 1 / (e^(eps/2) + 1)`` rounded up in 80-digit
+    decimals, ``own = 2^52 - other`` (``DBitFlipPM``), checked exactly."""
+    other = _dyadic_numerator(DECIMAL_CONTEXT.divide(1, _decimal_exp(epsilon / 2) + 1), "up")
+    own = _ONE - other
+    if not _within(own, other, epsilon / 2):
+        raise ValueError(f"epsilon={epsilon!r} of the 'dbitflip_pm' specification cannot be "
+                         "realized at precision 2^-52.")
+    return own, other
 
 
 def _dbitflip_pm(spec):
-    """``DBitFlipPM``: ``d`` buckets sampled once per client (kept in the state file) and one
-    bit per sampled bucket, memoized per value: an unchanged value repeats its report."""
+    """``DBitFlipPM``: ``d`` buckets and one bit per bucket, memoized per value: both derived
+    from the client's secret (state file), so an unchanged value repeats its report."""
     kind = "dbitflip_pm"
     _check_fields(spec, kind, ("n_cells", "epsilon", "n_sampled"))
     k = _check_cells_field(spec["n_cells"], "n_cells", kind)
@@ -2158,51 +2317,34 @@ def _dbitflip_pm(spec):
     if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= k:
         raise ValueError(f"n_sampled of the 'dbitflip_pm' specification must be an integer in "
                          f"[1, {k}], got {d!r}.")
-    e = math.exp(epsilon / 2)
-    own_probability, other_probability = e / (e + 1), 1 / (e + 1)
+    own, other = _dbitflip_numerators(epsilon)
 
-    def check_state(state):
-        if not isinstance(state, dict) or set(state) != {"buckets", "permanent"}:
-            return "it needs 'buckets' and 'permanent'"
-        buckets = state["buckets"]
-        if not isinstance(buckets, list) or len(buckets) != d or not all(
-                isinstance(b, int) and not isinstance(b, bool) and 0 <= b < k
-                for b in buckets) or sorted(set(buckets)) != buckets:
-            return f"'buckets' is not {d} distinct sorted buckets in [0, {k})"
+    def buckets(secret):
+        # Floyd's algorithm on PRF words (the server's _derived_subsets).
+        chosen = []
+        for j in range(k - d, k):
+            t = _prf_below(secret, "dbf-bckt", j, j + 1)
+            chosen.append(j if t in chosen else t)
+        return sorted(chosen)
 
-        def check_entry(value, entry):
-            if value >= k:
-                return f"value {value} is not below n_cells={k}"
-            if not isinstance(entry, list) or len(entry) != d or any(
-                    b not in (0, 1) or isinstance(b, bool) for b in entry):
-                return f"not {d} bits"
-            return None
-
-        return _memo_entries(state, check_entry)
+    def derive(value, secret):
+        sampled = buckets(secret)
+        bits = [_prf_bit(secret, "dbf-bits", value, i, own if bucket == value else other)
+                for i, bucket in enumerate(sampled)]
+        return sampled + bits
 
     def privatize(value, rng, memo):
-        value = _check_cell_value(value, k)
-        state = memo.load()
-        changed = state is None
-        if changed:  # the client's buckets: a uniform d-subset, drawn once
-            state = {"buckets": sorted(rng.sample(range(k), d)), "permanent": {}}
-        key = str(value)
-        if key not in state["permanent"]:
-            state["permanent"][key] = [
-                int(rng.random() < (own_probability if bucket == value else other_probability))
-                for bucket in state["buckets"]]
-            changed = True
-        if changed:
-            memo.save(state)
-        return state["buckets"] + state["permanent"][key]
+        return derive(_check_cell_value(value, k), memo.secret(rng))
 
-    return _ValueKind(k, privatize, stateful=True, check_state=check_state)
+    built = _ValueKind(k, privatize, stateful=True, check_state=_check_secret_state)
+    built.derive = derive  # (value, secret) -> report (parity tests)
+    return built
 
 
 def _one_bit_mean_pm(spec):
     """``OneBitMeanPM`` (Ding et al.'s 1BitMean with alpha-point rounding): the client's
-    ``alpha`` is drawn once and kept in the state file, and the bit of every rounding point
-    is memoized there; the bit probabilities are the server's exact ``2^-52`` numerators."""
+    ``alpha`` and the bit of every rounding point are derived from its secret (state file);
+    the bit probabilities are the server's exact ``2^-52`` numerators."""
     kind = "1bitmean_pm"
     _check_fields(spec, kind, ("max_value", "epsilon", "n_segments"))
     m = spec["max_value"]
@@ -2229,40 +2371,19 @@ def _one_bit_mean_pm(spec):
     def numerator(point):
         return low + (point * (high - low) + s // 2) // s
 
-    def check_state(state):
-        if not isinstance(state, dict) or set(state) != {"alpha", "permanent"}:
-            return "it needs 'alpha' and 'permanent'"
-        alpha = state["alpha"]
-        if isinstance(alpha, bool) or not isinstance(alpha, float) or not 0.0 <= alpha < 1.0:
-            return f"'alpha' is not a number in [0, 1): {alpha!r}"
-
-        def check_entry(point, entry):
-            if point > s:
-                return f"point {point} is beyond n_segments={s}"
-            if entry not in (0, 1) or isinstance(entry, bool):
-                return f"{entry!r} is not a bit"
-            return None
-
-        return _memo_entries(state, check_entry)
-
-    def privatize(value, rng, memo):
-        value = _check_value(value, (0.0, m), "the counter")
-        state = memo.load()
-        changed = state is None
-        if changed:  # the client's rounding offset, drawn once
-            state = {"alpha": rng.random(), "permanent": {}}
+    def derive(value, secret):
+        alpha = (_prf(secret, "1bm-alph", 0, 0) >> 12) / _ONE  # exact: A / 2^52
         scaled = value * (s / m)
         lower = min(math.floor(scaled), s)
-        point = lower + (scaled - lower + state["alpha"] >= 1.0)
-        key = str(point)
-        if key not in state["permanent"]:
-            state["permanent"][key] = int(_uniform_words(rng, 1)[0] < numerator(point))
-            changed = True
-        if changed:
-            memo.save(state)
-        return state["permanent"][key]
+        point = min(lower + (scaled - lower + alpha >= 1.0), s)
+        return _prf_bit(secret, "1bm-bits", point, 0, numerator(point))
 
-    return _ValueKind(1, privatize, stateful=True, check_state=check_state)
+    def privatize(value, rng, memo):
+        return derive(_check_value(value, (0.0, m), "the counter"), memo.secret(rng))
+
+    built = _ValueKind(1, privatize, stateful=True, check_state=_check_secret_state)
+    built.derive = derive  # (value, secret) -> report (parity tests)
+    return built
 
 
 # ---------------------------------------------------------------------- heavy hitters

@@ -1,12 +1,14 @@
 """Collection repeated over time through the front door: :class:`LongitudinalEncoder`.
 
 The same users report every round (a day of telemetry). The clients keep a memory, the
-:class:`LongitudinalState`: the permanent randomized responses of the values they have
-reported (memoization, :mod:`sklearn_ldp.mechanisms.longitudinal`), so that averaging the
-rounds reveals at most the permanent response, never the value. In a simulation the server
-holds the state of every simulated user, keeps it between rounds and may save it to a sealed
-file (:meth:`LongitudinalState.save`); on a device the standard-library client keeps its own
-state file. Rows are the same users in the same order every round.
+:class:`LongitudinalState`: a secret per user, from which the permanent randomized response
+of every value is derived (memoization, :mod:`sklearn_ldp.mechanisms.longitudinal`), so that
+averaging the rounds reveals at most the permanent response, never the value; restoring a
+saved state, or a second process, can never give a value a second permanent response. In a
+simulation the server holds the state of every simulated user, keeps it between rounds and
+may save it to a sealed file (:meth:`LongitudinalState.save`); on a device the
+standard-library client keeps its own state file. Rows are the same users in the same order
+every round.
 
 Ledger rule (module :mod:`sklearn_ldp.budget`, section "Longitudinal collection"): a user
 who reports ``c`` distinct values over the rounds is charged ``c * epsilon_perm`` (one
@@ -34,18 +36,24 @@ References
 
 import hashlib
 import json
+import math
 import numbers
 import os
 import secrets
 import tempfile
 import zipfile
 
+try:  # POSIX advisory locks; elsewhere a state file is not locked (see _StateLock)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._limits import checksum_mismatch, fsync_directory, get_limits
+from ._limits import check_size, checksum_mismatch, fsync_directory, get_limits
 from ._validation import FreshEntropyMixin, check_epsilon, check_positive_int
 from .budget import EVERYONE, charge_ledger, resolve_ledger
 from .mechanisms.longitudinal import (
@@ -58,10 +66,10 @@ from .mechanisms.longitudinal import (
 
 STRATEGIES = (*sorted(LONGITUDINAL_PROTOCOLS), "dbitflip", "1bitmean")
 STATE_FORMAT = "sklearn_ldp.longitudinal_state"
-STATE_VERSION = 1
-# The arrays each family keeps in its state (names in the state file).
-_MEMO_ARRAYS = {"longitudinal": ("keys", "responses"), "dbitflip_pm": ("buckets", "keys", "bits"),
-                "1bitmean_pm": ("alpha", "keys", "bits")}
+STATE_VERSION = 2
+# The arrays of a state file: the users' secrets (the permanent responses are derived from
+# them, never stored) and the (user, value) pairs reported so far (the ledger's count).
+_MEMO_ARRAYS = ("keys", "secrets")
 
 
 def _spec_digest(spec):
@@ -154,10 +162,13 @@ class LongitudinalState:
     """The clients' memory across rounds of one collection (held by the caller).
 
     Made by :meth:`LongitudinalEncoder.new_state`; pass it to every
-    :meth:`LongitudinalEncoder.transform` of the collection. It keeps each user's memoized
-    permanent responses (one per value reported so far), the number of rounds, the epsilon
-    charged to the ledger so far and an identifier of the collection (in the ledger's
-    descriptions). Row ``i`` is the same user every round.
+    :meth:`LongitudinalEncoder.transform` of the collection. It keeps each user's 128-bit
+    secret (the permanent responses are derived from it, never stored: see
+    :class:`~sklearn_ldp.mechanisms.longitudinal.MemoState`), the (user, value) pairs
+    reported so far (what ``max_values`` caps), the number of rounds, the epsilon charged to
+    the ledger so far and an identifier of the collection (in the ledger's descriptions).
+    Row ``i`` is the same user every round. A state loaded or saved holds the file's lock
+    until :meth:`close` (or the end of a ``with`` block).
 
     Parameters
     ----------
@@ -165,9 +176,9 @@ class LongitudinalState:
         The encoder's :attr:`~LongitudinalEncoder.spec_`.
     n_users : int
         Number of users.
-    memo : dict of ndarray
-        The mechanism's memory (``keys`` and ``responses`` or ``bits``, and the users'
-        ``buckets`` (dBitFlipPM) or ``alpha`` (1BitMean)).
+    memo : MemoState or dict of ndarray
+        The users' memory: a :class:`~sklearn_ldp.mechanisms.longitudinal.MemoState`, or its
+        arrays ``secrets`` (``(n_users, 2)`` uint64) and ``keys`` (sorted int64).
     rounds : int, default=0
         Rounds already reported.
     charged_epsilon : float, default=0.0
@@ -198,15 +209,55 @@ class LongitudinalState:
     def __init__(self, spec, n_users, memo, rounds=0, charged_epsilon=0.0, collection_id=None):
         self.spec = dict(spec)
         self.n_users = check_positive_int(n_users, "n_users", minimum=0)
-        self.memo = dict(memo)
+        if not isinstance(memo, MemoState):
+            memo = MemoState(_build_mechanism(self.spec), self.n_users, secrets=memo["secrets"],
+                             keys=memo["keys"])
+        self.memo = memo
         self.rounds = check_positive_int(rounds, "rounds", minimum=0)
+        if isinstance(charged_epsilon, bool) or not isinstance(
+                charged_epsilon, numbers.Real) or not (math.isfinite(charged_epsilon)
+                                                       and charged_epsilon >= 0):
+            raise ValueError(f"charged_epsilon must be a finite number >= 0, got "
+                             f"{charged_epsilon!r}.")
         self.charged_epsilon = float(charged_epsilon)
+        if collection_id is not None and not isinstance(collection_id, str):
+            raise ValueError(f"collection_id must be a string, got {collection_id!r}.")
         self.collection_id = collection_id if collection_id is not None else secrets.token_hex(8)
+        self._locks = {}  # path -> _StateLock held while this state uses the file
 
     @property
     def n_entries(self):
-        """Number of memoized (user, value) pairs."""
-        return int(self.memo["keys"].size)
+        """Number of (user, value) pairs reported so far."""
+        return self.memo.n_entries
+
+    def close(self):
+        """Release the locks of the state files this state loaded or saved (another process
+        may then use them). Also done when the state is garbage-collected."""
+        locks, self._locks = getattr(self, "_locks", {}), {}
+        for lock in locks.values():
+            lock.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def __getstate__(self):
+        # A copy (pickle, deepcopy) holds no lock: the descriptors are this process's.
+        state = dict(self.__dict__)
+        state["_locks"] = {}
+        return state
+
+    def _lock(self, path):
+        """Hold the lock of ``path`` (taken once; a ValueError if another writer holds it)."""
+        key = os.path.realpath(path)
+        if key not in self._locks:
+            self._locks[key] = _StateLock(path)
+        return self._locks[key]
 
     def values_per_user(self):
         """Distinct values each user has reported so far.
@@ -216,22 +267,22 @@ class LongitudinalState:
         ndarray of int64, shape (n_users,)
             Memoized responses per user (what ``max_values`` caps).
         """
-        mechanism = self.spec["mechanism"]
-        n_cells = mechanism.get("n_cells", mechanism.get("n_segments", 0) + 1)
-        return np.bincount(self.memo["keys"] // n_cells, minlength=self.n_users)
+        return self.memo.values_per_user()
 
     def __repr__(self):
         return (f"LongitudinalState(n_users={self.n_users}, rounds={self.rounds}, "
                 f"n_entries={self.n_entries}, charged_epsilon={self.charged_epsilon:g})")
 
     # ------------------------------------------------------------------ files
+    def _arrays(self):
+        return {"keys": self.memo.keys, "secrets": self.memo.secrets}
+
     def _header(self):
-        kind = self.spec["mechanism"]["mechanism"]
         return {"format": STATE_FORMAT, "version": STATE_VERSION, "spec": self.spec,
                 "n_users": self.n_users, "rounds": self.rounds,
                 "charged_epsilon": self.charged_epsilon, "collection_id": self.collection_id,
-                "arrays": {name: [self.memo[name].dtype.str, list(self.memo[name].shape)]
-                           for name in _MEMO_ARRAYS[kind]}}
+                "arrays": {name: [array.dtype.str, list(array.shape)]
+                           for name, array in self._arrays().items()}}
 
     @staticmethod
     def _digest(header, arrays):
@@ -246,11 +297,16 @@ class LongitudinalState:
     def save(self, path):
         """Write the state to ``path`` (an ``.npz`` file sealed with SHA-256).
 
-        The file is written to a temporary file and renamed, so a crash leaves the old file
-        or the new one. The seal covers the specification, the counters and every array:
-        :meth:`LongitudinalEncoder.load_state` refuses an edited or truncated file and the
-        state of another specification. It detects damage, not forgery (whoever can write
-        the file can recompute the seal).
+        The file holds the users' secrets (keep it as secret as the data: whoever reads it
+        can recompute every permanent response) and the (user, value) pairs reported so far;
+        no response is stored, so a restored copy gives the same responses. The state takes
+        the lock ``path + ".lock"`` (``fcntl.flock``, held until :meth:`close`): a second
+        writer of the same file is refused. The file is written to a temporary file in the
+        same folder, fsynced, renamed over ``path`` and the folder fsynced, so a crash
+        leaves the old file or the new one. The seal covers the specification, the counters
+        and every array: :meth:`LongitudinalEncoder.load_state` refuses an edited or
+        truncated file and the state of another specification. It detects damage, not
+        forgery (whoever can write the file can recompute the seal).
 
         Parameters
         ----------
@@ -263,11 +319,13 @@ class LongitudinalState:
             The path written.
         """
         path = os.fspath(path)
+        self._lock(path)
         header = self._header()
-        arrays = {name: self.memo[name] for name in header["arrays"]}
+        arrays = self._arrays()
         header["sha256"] = self._digest(header, arrays)
         text = json.dumps(header, sort_keys=True, ensure_ascii=True, allow_nan=False)
         directory = os.path.dirname(os.path.abspath(path))
+        # mkstemp creates the file readable by its owner only (0600): it holds secrets.
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".state-", suffix=".npz")
         try:
             with os.fdopen(handle, "wb") as stream:
@@ -275,7 +333,7 @@ class LongitudinalState:
                          **arrays)
                 stream.flush()
                 os.fsync(stream.fileno())
-            os.replace(temporary, path)
+            _replace(temporary, path)
         except BaseException:
             if os.path.exists(temporary):
                 os.unlink(temporary)
@@ -286,6 +344,10 @@ class LongitudinalState:
     @classmethod
     def load(cls, path, spec):
         """Read a state saved by :meth:`save`, checking its seal and that it is of ``spec``.
+
+        The returned state holds the file's lock until :meth:`close` (or use it in a
+        ``with`` block): a second process (or a second state) loading or saving the same
+        file meanwhile is refused.
 
         Parameters
         ----------
@@ -303,8 +365,20 @@ class LongitudinalState:
         ------
         ValueError
             Naming the file: unreadable, not a state file, a checksum mismatch (edited or
-            truncated), the state of another specification, or inconsistent arrays.
+            truncated), the state of another specification, inconsistent arrays, or in use
+            by another writer.
         """
+        lock = _StateLock(path)
+        try:
+            state = cls._read(path, spec)
+        except BaseException:
+            lock.release()
+            raise
+        state._locks[os.path.realpath(path)] = lock
+        return state
+
+    @classmethod
+    def _read(cls, path, spec):
         where = f"longitudinal state file {os.fspath(path)!r}"
         size = os.path.getsize(path) if os.path.exists(path) else None
         if size is None:
@@ -335,48 +409,76 @@ class LongitudinalState:
                 f"{_spec_digest(spec)[:12]}): {header.get('spec')!r}; a state is bound to "
                 "the categories, strategy and budgets that made it.")
         try:
+            _check_memo(header, arrays, spec)
             state = cls(spec, header["n_users"], arrays, header["rounds"],
                         header["charged_epsilon"], header["collection_id"])
-            _check_memo(state)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{where}: inconsistent state ({exc}).") from None
         return state
 
 
-def _check_memo(state):
-    """Structural checks of a state's arrays (shapes, sorted keys, values in range)."""
-    mechanism = _build_mechanism(state.spec)
-    kind = mechanism.kind
-    if set(state.memo) != set(_MEMO_ARRAYS[kind]):
-        raise ValueError(f"arrays {sorted(state.memo)}, expected {sorted(_MEMO_ARRAYS[kind])}")
-    keys, n, k = state.memo["keys"], state.n_users, mechanism.n_cells
+def _replace(temporary, path):
+    """``os.replace`` (a name of its own so that tests can simulate a crash before it)."""
+    os.replace(temporary, path)
+
+
+class _StateLock:
+    """An exclusive, non-blocking ``fcntl.flock`` on ``path + ".lock"``, held until
+    :meth:`release`.
+
+    The lock is on a companion file because the state file itself is replaced by rename at
+    every save (a lock on the old inode would not exclude a writer of the new one). The
+    companion file is never deleted (deleting it would let two writers lock two different
+    files). Advisory: it excludes writers that use this package (or ``client.py``), not
+    arbitrary programs. Not available on Windows (no lock there).
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path) + ".lock"
+        self._descriptor = None
+        if fcntl is None:  # pragma: no cover - Windows
+            return
+        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            raise ValueError(
+                f"longitudinal state file {os.fspath(path)!r} is in use by another writer "
+                f"(its lock {self.path!r} is held): one writer at a time, so that no "
+                "process's reports are lost; close() the other state first.") from None
+        self._descriptor = descriptor
+
+    def release(self):
+        if self._descriptor is not None:
+            descriptor, self._descriptor = self._descriptor, None
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+            os.close(descriptor)
+
+
+def _check_memo(header, arrays, spec):
+    """Structural checks of a state file's fields and arrays, each naming the field."""
+    mechanism = _build_mechanism(spec)
+    if set(arrays) != set(_MEMO_ARRAYS):
+        raise ValueError(f"arrays {sorted(arrays)}, expected {sorted(_MEMO_ARRAYS)}")
+    n = header["n_users"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n_users must be an integer >= 0, got {n!r}")
+    for name in ("rounds",):
+        if isinstance(header[name], bool) or not isinstance(header[name], int) \
+                or header[name] < 0:
+            raise ValueError(f"{name} must be an integer >= 0, got {header[name]!r}")
+    secrets_, keys, k = arrays["secrets"], arrays["keys"], mechanism.n_cells
+    if secrets_.dtype != np.uint64 or secrets_.shape != (n, 2):
+        raise ValueError(f"secrets must be ({n}, 2) uint64 (128 bits per user), got "
+                         f"{secrets_.dtype} of shape {secrets_.shape}")
     if keys.dtype != np.int64 or keys.ndim != 1 or (keys.size and (
             keys[0] < 0 or keys[-1] >= n * k or (np.diff(keys) <= 0).any())):
         raise ValueError("keys must be sorted distinct int64 in [0, n_users * n_cells)")
-    stored = state.memo["responses" if kind == "longitudinal" else "bits"]
-    if stored.shape[0] != keys.size:
-        raise ValueError("one memoized response per key is needed")
-    if kind == "longitudinal":
-        if mechanism.unary:
-            if stored.dtype != np.uint8 or stored.shape[1:] != (-(-k // 8),):
-                raise ValueError("responses must be packed uint8 rows")
-        elif stored.dtype != np.int64 or (stored.size and (stored.min() < 0
-                                                           or stored.max() >= k)):
-            raise ValueError("responses must be values in [0, n_cells)")
-    elif stored.dtype != np.uint8 or (stored.size and stored.max() > 1):
-        raise ValueError("bits must be 0 or 1")
-    if kind == "dbitflip_pm":
-        buckets = state.memo["buckets"]
-        if buckets.shape != (n, mechanism.n_sampled) or buckets.dtype != np.int64 or (
-                buckets.size and (buckets.min() < 0 or buckets.max() >= k)):
-            raise ValueError("buckets must be (n_users, n_sampled) int64 in [0, n_cells)")
-        if stored.shape != (keys.size, mechanism.n_sampled):
-            raise ValueError("bits must be (n_entries, n_sampled)")
-    if kind == "1bitmean_pm":
-        alpha = state.memo["alpha"]
-        if alpha.shape != (n,) or alpha.dtype != np.float64 or (
-                alpha.size and not ((alpha >= 0) & (alpha < 1)).all()):
-            raise ValueError("alpha must be n_users floats in [0, 1)")
+    held = np.bincount(keys // k, minlength=n) if keys.size else np.zeros(n, np.int64)
+    if held.size and held.max() > spec["max_values"]:
+        raise ValueError(f"keys give user {int(held.argmax())} {int(held.max())} distinct values,"
+                         f" past max_values={spec['max_values']}")
 
 
 class LongitudinalEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator,
@@ -431,7 +533,9 @@ default="l_osue"
         The cohort charged.
     random_state : int, Generator or None, default=None
         Seed for simulations; None draws from the operating system (deployment: real
-        clients draw their own randomness).
+        clients draw their own randomness). The users' secrets of :meth:`new_state` come
+        from the operating system unless it is seeded (then from the seed: whoever knows it
+        can recompute every permanent response).
 
     Attributes
     ----------
@@ -502,6 +606,10 @@ default="l_osue"
                                                          | pd.Index):
             raise ValueError(f"categories must be a list of the public values (or a dict of "
                              f"one column to its list), got {self.categories!r}.")
+        # The package's size cap before anything of that size is built (a set, an index,
+        # a mechanism of that many cells).
+        check_size(len(categories), "the number of categories", "max_cells",
+                   "LongitudinalEncoder")
         categories = list(categories)
         if len(categories) < 2:
             raise ValueError(f"categories must hold at least 2 values, got {categories!r}.")
@@ -537,6 +645,9 @@ default="l_osue"
             if self.max_value is None:
                 raise ValueError("strategy='1bitmean' needs max_value (the largest counter).")
             self.column_, self.categories_ = None, None
+            if isinstance(self.n_segments, int) and not isinstance(self.n_segments, bool):
+                check_size(self.n_segments + 1, "n_segments + 1 (rounding points)", "max_cells",
+                           "LongitudinalEncoder")
             mechanism = OneBitMeanPM(self.max_value, epsilon_perm, self.n_segments)
         else:
             if self.categories is None:
@@ -587,13 +698,14 @@ default="l_osue"
         """
         check_is_fitted(self, "mechanism_")
         n_users = check_positive_int(n_users, "n_users")
-        mechanism, rng = self.mechanism_, self._generator()
-        if isinstance(mechanism, LongitudinalMechanism):
-            empty = MemoState(mechanism)
-            memo = {"keys": empty.keys, "responses": empty.responses}
-        else:
-            memo = mechanism.new_state(n_users, rng)
-        return LongitudinalState(self.spec_, n_users, memo)
+        # 16 bytes of secret per user: the cap on one array, checked before allocating.
+        check_size(16 * n_users, f"the users' secrets (16 bytes x n_users={n_users})",
+                   "max_array_bytes", "LongitudinalEncoder.new_state")
+        # Secrets from the operating system unless the encoder is seeded (simulation:
+        # whoever knows the seed can recompute every permanent response).
+        rng = None if self.random_state is None else self._generator()
+        return LongitudinalState(self.spec_, n_users, MemoState(self.mechanism_, n_users,
+                                                                rng=rng))
 
     def load_state(self, path):
         """Read a state saved with :meth:`LongitudinalState.save`, checked against this
@@ -655,9 +767,7 @@ default="l_osue"
 
     def _memo_keys(self, codes, state):
         """Each user's memo key for this round (``user * n_cells + value or point``)."""
-        points = codes
-        if self.strategy == "1bitmean":
-            points = self.mechanism_.rounded_points(codes, state.memo["alpha"])
+        points = self.mechanism_.memo_points(codes, state.memo)
         return np.arange(codes.shape[0], dtype=np.int64) * self.mechanism_.n_cells + points
 
     def transform(self, X, state=None):
@@ -696,9 +806,9 @@ default="l_osue"
                 "): a state is bound to the categories, strategy and budgets that made it.")
         codes = self._codes(X, state.n_users)
         keys, memo = self._memo_keys(codes, state), state.memo
-        position = np.searchsorted(memo["keys"], keys)
-        known = position < memo["keys"].size
-        known[known] = memo["keys"][position[known]] == keys[known]
+        position = np.searchsorted(memo.keys, keys)
+        known = position < memo.keys.size
+        known[known] = memo.keys[position[known]] == keys[known]
         held = state.values_per_user()
         over = ~known & (held >= self.max_values_)
         if over.any():
@@ -720,14 +830,7 @@ default="l_osue"
                 f"{self.ledger_cap_:g}; epsilon_1={self.epsilon_round_:g} per report, covered "
                 f"by the permanent responses; charged min(epsilon_perm, cap - "
                 f"{state.charged_epsilon:g}) = {charge:g}"))
-        rng = self._generator()
-        if isinstance(self.mechanism_, LongitudinalMechanism):
-            store = MemoState(self.mechanism_)
-            store.keys, store.responses = memo["keys"], memo["responses"]
-            reports = self.mechanism_.randomize(codes, store, rng)
-            memo["keys"], memo["responses"] = store.keys, store.responses
-        else:
-            reports = self.mechanism_.randomize(codes, memo, rng)
+        reports = self.mechanism_.randomize(codes, memo, self._generator())
         state.rounds += 1
         state.charged_epsilon += charge
         return LongitudinalReports(reports, self.spec_, state.rounds - 1, self.mechanism_)

@@ -532,6 +532,9 @@ class _MemoryMemo:
     def save(self, state):
         self.state = state
 
+    def secret(self, rng):  # a new user: a new secret (from the seeded generator)
+        return rng.getrandbits(128).to_bytes(16, "little")
+
 
 def _fresh_reports(randomizer, value, n):
     reports = []
@@ -556,57 +559,48 @@ def test_longitudinal_reports_have_the_servers_law(protocol, tmp_path):
         assert stats.chi2.sf(z2.sum(), 6) > ALPHA
     # The server's own reports of fresh users, the same test.
     from sklearn_ldp.mechanisms.longitudinal import MemoState
-    server = mechanism.aggregate(mechanism.randomize(np.full(n, value), MemoState(mechanism),
-                                                     np.random.default_rng(16)))
+    server = mechanism.aggregate(mechanism.randomize(
+        np.full(n, value), MemoState(mechanism, n, rng=np.random.default_rng(15)),
+        np.random.default_rng(16)))
     z2 = (server[:-1] - n * law) ** 2 / (n * law * (1 - law))
     assert stats.chi2.sf(z2.sum(), 6) > ALPHA
 
 
-def test_longitudinal_realized_probabilities_match_the_server():
-    for protocol in ("l_sue", "l_oue", "l_osue", "l_soue"):
-        mechanism = LongitudinalMechanism(10, 2.0, 1.0, protocol)
-        permanent, instant = client_module.LONGITUDINAL_PROTOCOLS[protocol]
-        p1, q1 = client_module._step_probabilities(permanent, 10, 2.0)
-        def excess(a, p1=p1, q1=q1, instant=instant):
-            return client_module._report_epsilon(True, *client_module._chain(
-                p1, q1, *client_module._step_probabilities(instant, 10, a))) - 1.0
-
-        a2 = client_module._bisect_root(excess, 1e-12, 60.0)
-        q2 = client_module._step_probabilities(instant, 10, a2)[1]
-        q1n, p1n, q2n = client_module._longitudinal_numerators(permanent, instant, q1, q2,
-                                                               1.0)
-        assert (q1n, p1n) == (mechanism._q1, mechanism._p1)
-        # The server's brentq and the client's bisection agree to ~1e-14 in a2.
-        assert abs(q2n - mechanism._q2) <= 2**52 * 1e-13
-
-
-def test_the_shipped_instantaneous_budget_is_used_exactly_and_checked(tmp_path):
-    """The server ships its solved epsilon_instant: the client's numerators then equal the
-    server's exactly, and a spec whose epsilon_instant would break epsilon_1 is refused."""
-    for protocol in ("l_sue", "l_oue", "l_osue", "l_soue"):
+def test_the_shipped_numerators_are_used_exactly_and_checked(tmp_path):
+    """The server ships its numerators: the client draws with exactly those integers, and a
+    spec whose numerators would break epsilon_perm or epsilon_1 (or the step's form) is
+    refused, naming the field."""
+    for protocol in ("l_grr", "l_sue", "l_oue", "l_osue", "l_soue"):
         mechanism = LongitudinalMechanism(10, 2.0, 1.0, protocol)
         spec = mechanism.to_dict()
-        assert spec["epsilon_instant"] == mechanism.epsilon_instant
+        assert spec["numerators"] == mechanism.numerators()
         permanent, instant = client_module.LONGITUDINAL_PROTOCOLS[protocol]
-        q1 = client_module._step_probabilities(permanent, 10, 2.0)[1]
-        q2 = client_module._step_probabilities(instant, 10, spec["epsilon_instant"])[1]
-        numerators = client_module._longitudinal_numerators(permanent, instant, q1, q2, 1.0)
-        assert numerators == (mechanism._q1, mechanism._p1, mechanism._q2)
+        assert client_module._longitudinal_numerators(spec, 10, permanent, instant, 2.0,
+                                                      1.0) == mechanism.numerators()
         client_module.Randomizer(spec, state=tmp_path / f"{protocol}.json")  # as shipped
-        hostile = dict(spec, epsilon_instant=spec["epsilon_instant"] * 1.5)
-        with pytest.raises(ValueError, match="epsilon_instant=.*above epsilon_1=1.0"):
+        name = "keep_instant" if protocol == "l_grr" else "q_instant"
+        hostile = json.loads(json.dumps(spec))
+        hostile["numerators"][name] = (hostile["numerators"][name] * 3) // 4 \
+            if protocol != "l_grr" else hostile["numerators"][name] + 2**48
+        if protocol == "l_sue":  # keep the sue form so that the budget check decides
+            hostile["numerators"]["p_instant"] = 2**52 - hostile["numerators"]["q_instant"]
+        with pytest.raises(ValueError, match="numerators"):
             client_module.Randomizer(hostile, state=tmp_path / f"{protocol}-hostile.json")
+        with pytest.raises(ValueError, match=r"numerators\.\w+ of .* not the realized"):
+            LongitudinalMechanism.from_dict(hostile)
 
 
 def test_memoization_reuses_the_permanent_response_across_rounds(tmp_path):
     mechanism = LongitudinalMechanism(5, 1.0, 0.5, "l_grr")
     path = tmp_path / "device.json"
     # A seed whose permanent response is not the value (probability 1 - p1, about 0.6).
+    derive = client_module._longitudinal(mechanism.to_dict()).derive
     for seed in range(50):
         path.unlink(missing_ok=True)
         randomizer = client(mechanism, seed, state=path)
         randomizer.privatize(1)
-        permanent = json.loads(path.read_text())["state"]["permanent"]["1"]
+        secret = bytes.fromhex(json.loads(path.read_text())["state"]["secret"])
+        permanent = derive(1, secret)
         if permanent != 1:
             break
     before = path.read_bytes()
@@ -629,8 +623,8 @@ def test_dbitflip_reports_repeat_and_have_the_servers_law(tmp_path):
     randomizer = client(mechanism, 17, state=path)
     first = randomizer.privatize(3)
     assert all(randomizer.privatize(3) == first for _ in range(200))
-    state = json.loads(path.read_text())["state"]
-    assert state["buckets"] == first[:2] and state["permanent"]["3"] == first[2:]
+    secret = bytes.fromhex(json.loads(path.read_text())["state"]["secret"])
+    assert client_module._dbitflip_pm(mechanism.to_dict()).derive(3, secret) == first
     # Fresh users: buckets uniform pairs, bits with e/(e+1) on the own bucket.
     n = 6000
     reports = stack_client_reports(_fresh_reports(randomizer, 3, n), mechanism)
@@ -661,9 +655,11 @@ def test_one_bit_mean_reports_have_the_servers_law_and_repeat(tmp_path):
     numerators = [int(n) for n in mechanism._numerators]
     first = randomizer.privatize(10.0)
     assert all(randomizer.privatize(10.0) == first for _ in range(200))
-    state = json.loads(path.read_text())["state"]
-    point = mechanism.rounded_points(np.array([10.0]), np.array([state["alpha"]]))[0]
-    assert state["permanent"] == {str(point): first}
+    secret = bytes.fromhex(json.loads(path.read_text())["state"]["secret"])
+    secrets = np.array([[int.from_bytes(secret[:8], "little"),
+                         int.from_bytes(secret[8:], "little")]], dtype=np.uint64)
+    point = mechanism.rounded_points(np.array([10.0]), mechanism.alpha(secrets))
+    assert mechanism.permanent_bits(point, secrets)[0] == first
     # Fresh users: P(bit) = (1 - u) p_lower + u p_upper, u the covered fraction (3 + 1/3).
     n, value = 20_000, 10.0
     bits = stack_client_reports(_fresh_reports(randomizer, value, n), mechanism)
@@ -711,7 +707,7 @@ def test_state_files_of_another_spec_edited_or_truncated_are_refused(tmp_path):
     with pytest.raises(ValueError, match="another specification"):
         client(other, 18, state=path).privatize(2)
     content = json.loads(good)
-    content["state"]["permanent"]["2"] = [0]
+    content["state"]["secret"] = "0" * 32
     path.write_text(json.dumps(content))
     with pytest.raises(ValueError, match="s.json.*SHA-256"):
         client(mechanism, 18, state=path).privatize(2)
@@ -726,11 +722,11 @@ def test_state_files_of_another_spec_edited_or_truncated_are_refused(tmp_path):
         randomizer.privatize(2)
     # A re-sealed file with an invalid entry is refused by the entry check.
     content = json.loads(good)
-    content["state"]["permanent"]["2"] = [255]
+    content["state"]["secret"] = "ab" * 15  # 120 bits
     del content["sha256"]
     content["sha256"] = client_module._sha256(client_module._canonical(content))
     path.write_text(json.dumps(content))
-    with pytest.raises(ValueError, match="invalid state"):
+    with pytest.raises(ValueError, match="invalid state.*'secret' must be 32"):
         client(mechanism, 18, state=path).privatize(2)
     with pytest.raises(ValueError, match="state="):
         client(mechanism, 18)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from _stats import check_unbiased_and_variance
 
+from sklearn_ldp.mechanisms._prf import new_secrets
 from sklearn_ldp.mechanisms.longitudinal import (
     LONGITUDINAL_PROTOCOLS,
     LongitudinalMechanism,
@@ -60,7 +61,7 @@ def test_rounds_are_unbiased_with_the_analytic_variance(protocol):
     # Each replicate is one round of a fresh population of clients (a new state), so the
     # replicates are independent.
     answers = np.array([mechanism.estimate(mechanism.aggregate(mechanism.randomize(
-        values, MemoState(mechanism), rng))) for _ in range(400)])
+        values, MemoState(mechanism, values.size, rng=rng), rng))) for _ in range(400)])
     check_unbiased_and_variance(answers, truth, mechanism.count_variance(truth / 3000, 3000))
 
 
@@ -70,7 +71,7 @@ def test_averaging_rounds_reveals_the_permanent_response_not_the_value(protocol)
     mechanism = LongitudinalMechanism(4, 1.0, 0.5, protocol)
     n_users, rounds = 3000, 300
     values = np.zeros(n_users, dtype=np.int64)  # everyone holds value 0
-    state = MemoState(mechanism)
+    state = MemoState(mechanism, n_users, rng=rng)
     support = np.zeros((n_users, 4))
     for _ in range(rounds):
         reports = mechanism.randomize(values, state, rng)
@@ -90,7 +91,7 @@ def test_averaging_rounds_reveals_the_permanent_response_not_the_value(protocol)
     # Without memoization (a fresh permanent response every round) the average converges.
     fresh = np.zeros((n_users, 4))
     for _ in range(rounds):
-        reports = mechanism.randomize(values, MemoState(mechanism), rng)
+        reports = mechanism.randomize(values, MemoState(mechanism, n_users, rng=rng), rng)
         if mechanism.unary:
             fresh += np.unpackbits(reports, axis=1, bitorder="little")[:, :4]
         else:
@@ -100,14 +101,19 @@ def test_averaging_rounds_reveals_the_permanent_response_not_the_value(protocol)
 
 def test_memo_state_keeps_one_response_per_user_and_value():
     mechanism = LongitudinalMechanism(3, 2.0, 1.0, "l_grr")
-    state = MemoState(mechanism)
     rng = np.random.default_rng(0)
-    first = state.lookup(np.array([0, 1, 2]), rng)
-    assert np.array_equal(state.lookup(np.array([0, 1, 2]), rng), first)
+    state = MemoState(mechanism, 3, rng=rng)
+
+    def lookup(values):
+        return state.permanent(values, lambda users, points: mechanism.permanent_response(
+            points, state.secrets[users]))
+
+    first = lookup(np.array([0, 1, 2]))
+    assert np.array_equal(lookup(np.array([0, 1, 2])), first)
     # User 1 changes its value: a new permanent response, the old one kept.
-    state.lookup(np.array([0, 2, 2]), rng)
+    lookup(np.array([0, 2, 2]))
     assert state.n_entries == 4
-    assert np.array_equal(state.lookup(np.array([0, 1, 2]), rng), first)
+    assert np.array_equal(lookup(np.array([0, 1, 2])), first)
 
 
 def test_bad_input_is_refused():
@@ -120,9 +126,9 @@ def test_bad_input_is_refused():
     mechanism = LongitudinalMechanism(4, 2.0, 1.0, "l_sue")
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match=r"values\[1\] = 4"):
-        mechanism.randomize(np.array([0, 4]), MemoState(mechanism), rng)
-    with pytest.raises(ValueError, match="another mechanism"):
-        mechanism.randomize(np.array([0]), MemoState(LongitudinalMechanism(4, 2.0, 0.5)), rng)
+        mechanism.randomize(np.array([0, 4]), MemoState(mechanism, 2), rng)
+    with pytest.raises(ValueError, match="MemoState of this mechanism"):
+        mechanism.randomize(np.array([0]), MemoState(LongitudinalMechanism(4, 2.0, 0.5), 1), rng)
     with pytest.raises(ValueError, match="bit past"):
         mechanism.aggregate(np.array([[0b10001]], dtype=np.uint8))
     with pytest.raises(ValueError, match="statistic"):
@@ -204,7 +210,7 @@ def test_packed_permanent_and_instantaneous_bits_follow_their_laws(protocol):
     mechanism = LongitudinalMechanism(11, 2.0, 1.0, protocol)
     n = 60_000
     values = rng.integers(11, size=n)
-    permanent = mechanism.permanent_response(values, rng)
+    permanent = mechanism.permanent_response(values, new_secrets(n, rng))
     assert permanent.shape == (n, 2) and permanent.dtype == np.uint8
     bits = np.unpackbits(permanent, axis=1, bitorder="little")
     assert not bits[:, 11:].any()
@@ -228,7 +234,7 @@ def test_packed_permanent_and_instantaneous_bits_follow_their_laws(protocol):
 def test_unary_aggregate_counts_the_packed_bits():
     rng = np.random.default_rng(4)
     mechanism = LongitudinalMechanism(13, 2.0, 1.0, "l_osue")
-    reports = mechanism.randomize(rng.integers(13, size=5000), MemoState(mechanism), rng)
+    reports = mechanism.randomize(rng.integers(13, size=5000), MemoState(mechanism, 5000), rng)
     expected = np.unpackbits(reports, axis=1, bitorder="little")[:, :13].sum(axis=0)
     assert np.array_equal(mechanism.aggregate(reports), np.append(expected, 5000))
 
@@ -236,12 +242,12 @@ def test_unary_aggregate_counts_the_packed_bits():
 @pytest.mark.parametrize("k, d", [(5, 2), (6, 5), (4, 4), (7, 1), (10, 9), (12, 10),
                                   (9, 9)])
 def test_dbitflip_samples_every_bucket_subset_uniformly(k, d):
-    # Floyd's algorithm when d^2 <= 8 k, random keys otherwise ((10, 9), (12, 10), (9, 9)).
+    # Floyd's algorithm on PRF words of the users' secrets.
     from _stats import chi_square_p_value
 
-    from sklearn_ldp.mechanisms.longitudinal import _sample_without_replacement
+    from sklearn_ldp.mechanisms.longitudinal import _derived_subsets
     rng = np.random.default_rng(k * 10 + d)
-    subsets = np.sort(_sample_without_replacement(rng, 60_000, k, d), axis=1)
+    subsets = _derived_subsets(new_secrets(60_000, rng), k, d)
     assert ((subsets >= 0) & (subsets < k)).all()
     assert (np.diff(subsets, axis=1) > 0).all()  # d distinct buckets
     codes = (subsets * k ** np.arange(d)).sum(axis=1)
@@ -309,7 +315,7 @@ def test_one_bit_mean_memoization_does_not_average_out():
     # never the value's probability p = 1/2.
     per_user = rounds.mean(axis=0)
     assert set(np.unique(per_user)) <= {0.0, 1.0}
-    assert state["keys"].size == values.size
+    assert state.keys.size == values.size
     # Fresh 1BitMean bits each round would average to p = 1/2 for every user.
     fresh = np.array([mechanism.randomize(values, mechanism.new_state(values.size, rng), rng)
                       for _ in range(50)]).mean(axis=0)

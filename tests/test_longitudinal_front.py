@@ -116,7 +116,7 @@ def test_averaging_memoized_rounds_converges_to_the_permanent_response_not_the_v
 
     # Memoized: the mode of a user's rounds is its permanent response, which is the value
     # with probability p1 only; fresh randomization: the mode is the value (P1 > P0).
-    permanent = state.memo["responses"][np.argsort(state.memo["keys"])]
+    permanent = enc.mechanism_.permanent_response(truth, state.memo.secrets)
     assert np.mean(mode(memoized) == permanent) > 0.97
     p1 = enc.mechanism_.p1
     hit = np.mean(mode(memoized) == truth)
@@ -153,10 +153,10 @@ def test_max_values_cap_refuses_a_new_value_and_changes_nothing():
         state = enc.new_state(3)
         enc.transform(["mail", "maps", "news"], state=state)
         enc.transform(["maps", "maps", "news"], state=state)  # user 0: a second value
-        keys = state.memo["keys"].copy()
+        keys = state.memo.keys.copy()
         with pytest.raises(ValueError, match="user 0 .* max_values=2"):
             enc.transform(["news", "maps", "news"], state=state)
-        assert state.rounds == 2 and np.array_equal(state.memo["keys"], keys)
+        assert state.rounds == 2 and np.array_equal(state.memo.keys, keys)
         assert len(resolve_ledger("front-cap").entries) == 2
         enc.transform(["mail", "maps", "mail"], state=state)  # values already held
         assert state.values_per_user().tolist() == [2, 1, 2]
@@ -172,11 +172,11 @@ def test_ledger_refusal_reports_nothing():
         state = enc.new_state(4)
         for _ in range(2):
             enc.transform(CATS, state=state)
-        keys = state.memo["keys"].copy()
+        keys = state.memo.keys.copy()
         with pytest.raises(BudgetExceededError):  # a third value is possible: 2 more
             enc.transform(CATS, state=state)
         assert state.rounds == 2 and state.charged_epsilon == 4.0
-        assert np.array_equal(state.memo["keys"], keys)
+        assert np.array_equal(state.memo.keys, keys)
     finally:
         unregister_ledger("front-refuse")
 
@@ -223,11 +223,12 @@ def test_state_file_round_trip_continues_the_collection(strategy, tmp_path):
     first = enc.transform(values, state=state)
     path = enc_path = tmp_path / "state.npz"
     state.save(path)
+    state.close()  # the file's lock: one writer at a time
     loaded = enc.load_state(enc_path)
     assert (loaded.rounds, loaded.charged_epsilon, loaded.collection_id) == (
         state.rounds, state.charged_epsilon, state.collection_id)
-    for name in state.memo:
-        assert np.array_equal(loaded.memo[name], state.memo[name])
+    assert np.array_equal(loaded.memo.keys, state.memo.keys)
+    assert np.array_equal(loaded.memo.secrets, state.memo.secrets)
     again = enc.transform(values, state=loaded)
     assert again.round == 1 and loaded.n_entries == state.n_entries
     if strategy in ("dbitflip", "1bitmean"):  # memoized bits only: the same report again
@@ -242,10 +243,11 @@ def test_edited_or_foreign_state_files_are_refused(tmp_path):
     enc.transform(np.array(CATS * 5, dtype=object), state=state)
     path = tmp_path / "state.npz"
     state.save(path)
+    state.close()
     # Another memo saved under the old seal: the checksum refuses it.
     with np.load(path) as data:
         arrays = {name: data[name] for name in data.files}
-    arrays["responses"] = arrays["responses"] ^ np.uint8(1)
+    arrays["secrets"] = arrays["secrets"] ^ np.uint64(1)
     edited = tmp_path / "edited.npz"
     np.savez(edited, **arrays)
     with pytest.raises(ValueError, match="edited.npz.*checksum mismatch"):
@@ -368,6 +370,7 @@ def test_fuzz_state_files(data, tmp_path_factory):
     enc.transform(np.array(CATS * 2, dtype=object), state=state)
     path = directory / "state.npz"
     state.save(path)
+    state.close()
     raw = bytearray(path.read_bytes())
     edits = data.draw(st.lists(st.tuples(st.integers(0, len(raw) - 1), st.integers(1, 255)),
                                min_size=1, max_size=4))
@@ -382,4 +385,6 @@ def test_fuzz_state_files(data, tmp_path_factory):
         raise AssertionError(f"unexpected {type(error).__name__}: {error}") from None
     if loaded is not None:
         assert isinstance(loaded, LongitudinalState)
-        assert all(np.array_equal(loaded.memo[k], state.memo[k]) for k in state.memo)
+        loaded.close()
+        assert np.array_equal(loaded.memo.keys, state.memo.keys)
+        assert np.array_equal(loaded.memo.secrets, state.memo.secrets)

@@ -2,9 +2,18 @@
 
 A telemetry client reports the same value every round. Fresh randomization each round would
 let an observer average the reports and learn the value; memoization stops that: the client
-draws a *permanent* randomized response once per value (budget ``eps_perm``, kept in its
-state) and every round sends a fresh *instantaneous* randomization of it (RAPPOR's scheme,
-Erlingsson et al. 2014). Averaging many rounds then reveals at most the permanent response,
+has a *permanent* randomized response per value (budget ``eps_perm``) and every round sends a
+fresh *instantaneous* randomization of it (RAPPOR's scheme, Erlingsson et al. 2014).
+
+The permanent response is derived, never stored: it is a function of the user's 128-bit
+secret and the value (SipHash-2-4 words read by the exact samplers, see :mod:`._prf` and
+:class:`MemoState`), so a restored backup, a second process or a rebuilt state gives a
+(user, value) the same permanent response, never a second one. Every probability is an
+integer numerator over ``2^52`` (GRR: keep numerators; unary: bit numerators), checked
+exactly against ``eps_perm`` (the permanent step) and ``eps_1`` (one report) at
+construction, and :meth:`LongitudinalMechanism.exact_law` gives the integer law of one report.
+
+Averaging many rounds reveals at most the permanent response,
 which is ``eps_perm``-LDP; one report alone is ``eps_1``-LDP (``eps_1 < eps_perm``).
 
 The family (Arcolezi et al. 2022): the permanent and the instantaneous steps are each
@@ -40,6 +49,7 @@ References
    estimates", Digital Communications and Networks, 2022 (arXiv:2111.04636).
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -47,8 +57,8 @@ from scipy.optimize import brentq
 
 from .._validation import check_epsilon, check_positive_int
 from ._bits import (
+    DECIMAL_CONTEXT,
     PRECISION,
-    bernoulli_bits,
     bernoulli_packed,
     column_counts,
     decimal_exp,
@@ -57,6 +67,23 @@ from ._bits import (
     random_words,
     ratio_at_most,
 )
+from ._exact import (
+    ExactLaw,
+    bernoulli_below,
+    check_law_size,
+    integer_ratio_at_most,
+    uniform_below,
+)
+from ._prf import (
+    new_secrets,
+    prf_bernoulli,
+    prf_bernoulli_lanes,
+    prf_uniform_below,
+    prf_words,
+)
+
+SPEC_VERSION = 2
+_ONE = 2**PRECISION
 
 LONGITUDINAL_PROTOCOLS = {"l_grr": ("grr", "grr"), "l_sue": ("sue", "sue"),
                           "l_oue": ("oue", "oue"), "l_osue": ("oue", "sue"),
@@ -124,10 +151,12 @@ class LongitudinalMechanism:
     >>> mechanism = LongitudinalMechanism(4, epsilon_perm=2.0, epsilon_1=0.5)
     >>> rng = np.random.default_rng(0)
     >>> values = rng.integers(4, size=50_000)
-    >>> state = MemoState(mechanism)
+    >>> state = MemoState(mechanism, values.size, rng=rng)  # seeded secrets: simulation only
     >>> reports = mechanism.randomize(values, state, rng)
     >>> counts = mechanism.estimate(mechanism.aggregate(reports))
-    >>> bool(np.allclose(counts, np.bincount(values), rtol=0.1))
+    >>> truth = np.bincount(values)
+    >>> sd = np.sqrt(mechanism.count_variance(truth / values.size, values.size))
+    >>> bool(np.all(np.abs(counts - truth) < 4 * sd))
     True
     """
 
@@ -166,7 +195,80 @@ class LongitudinalMechanism:
         self.p2, self.q2 = _step_probabilities(self.instant, k, self.epsilon_instant)
         if self.unary:
             self._realize_unary()
-        self.P1, self.P0 = _chain(self.p1, self.q1, self.p2, self.q2)
+        else:
+            self._realize_grr()
+        self._check_numerators()
+        own, other, total = self._report_weights()
+        self.P1, self.P0 = own / total, other / total
+
+    def _realize_grr(self):
+        """Integer keep numerators over ``2^52`` for both GRR steps, within both budgets.
+
+        A step keeps the value with probability ``keep / 2^52`` and otherwise reports one of
+        the ``k - 1`` others uniformly (``(2^52 - keep) / (2^52 (k - 1))`` each). The nominal
+        ``p`` is rounded down (towards ``1 / k``, which lowers the ratio) and lowered by
+        ``2^-52`` steps until the exact checks pass.
+        """
+        k1, eps_perm = self.n_cells - 1, self.epsilon_perm
+        self._keep1 = dyadic_numerator(self.p1, "down")
+        for _ in range(64):
+            if integer_ratio_at_most(self._keep1 * k1, _ONE - self._keep1, eps_perm):
+                break
+            self._keep1 -= 1
+        self._keep2 = dyadic_numerator(self.p2, "down")
+        for _ in range(64):
+            own, other, _ = self._report_weights()
+            if integer_ratio_at_most(own, other, self.epsilon_1):
+                break
+            self._keep2 -= 1
+        self.p1, self.q1 = self._keep1 / _ONE, (_ONE - self._keep1) / (_ONE * k1)
+        self.p2, self.q2 = self._keep2 / _ONE, (_ONE - self._keep2) / (_ONE * k1)
+
+    def _report_weights(self):
+        """``(own, other, total)``: Python integers with ``P(a report supports the user's
+        value) = own / total`` and ``P(it supports another given value) = other / total``.
+
+        GRR: over ``(2^52 (k - 1))^2``, a report is the value if both steps keep it, or the
+        permanent step moved and the instantaneous step moved back. Unary: per bit over
+        ``2^104``, ``P1 = p1 p2 + (1 - p1) q2`` and ``P0 = q1 p2 + (1 - q1) q2``.
+        """
+        if self.unary:
+            p1, q1, p2, q2 = self._p1, self._q1, self._p2, self._q2
+            return (p1 * p2 + (_ONE - p1) * q2, q1 * p2 + (_ONE - q1) * q2, _ONE * _ONE)
+        k, keep1, keep2 = self.n_cells, self._keep1, self._keep2
+        move1, move2 = _ONE - keep1, _ONE - keep2
+        own = keep1 * keep2 * (k - 1) ** 2 + move1 * move2 * (k - 1)
+        other = (move1 * keep2 + keep1 * move2) * (k - 1) + (k - 2) * move1 * move2
+        return own, other, (_ONE * (k - 1)) ** 2
+
+    def numerators(self):
+        """The integers the randomizer draws with (over ``2^52``), as a dict.
+
+        ``l_grr``: ``keep_perm``, ``keep_instant`` (keep probabilities of the two steps);
+        unary: ``p_perm``, ``q_perm``, ``p_instant``, ``q_instant`` (bit probabilities).
+        """
+        if self.unary:
+            return {"p_perm": self._p1, "q_perm": self._q1, "p_instant": self._p2,
+                    "q_instant": self._q2}
+        return {"keep_perm": self._keep1, "keep_instant": self._keep2}
+
+    def _check_numerators(self):
+        """The exact privacy check of the integers actually drawn with (ValueError naming the
+        budget): the permanent response within ``epsilon_perm``, one report within
+        ``epsilon_1``, both ways."""
+        if self.unary:
+            pairs = [(self._p1 * (_ONE - self._q1), self._q1 * (_ONE - self._p1))]
+        else:
+            pairs = [(self._keep1 * (self.n_cells - 1), _ONE - self._keep1)]
+        for budget, name in ((self.epsilon_perm, "epsilon_perm"), (self.epsilon_1, "epsilon_1")):
+            for a, b in pairs:
+                if not (integer_ratio_at_most(a, b, budget)
+                        and integer_ratio_at_most(b, a, budget)):
+                    raise ValueError(f"the realized numerators {self.numerators()} exceed "
+                                     f"{name}={budget!r} (exact check).")
+            own, other, total = self._report_weights()
+            pairs = ([(own * (total - other), other * (total - own))] if self.unary
+                     else [(own, other)])
 
     def _realize_unary(self):
         """Round the bit probabilities to multiples of ``2^-52`` (drawn exactly by
@@ -187,6 +289,14 @@ class LongitudinalMechanism:
 
         self._q1 = dyadic_numerator(self.q1, "up")
         self._p1 = complement(self.permanent, self._q1)
+        # The float q1 may lie just below its exact value: raise it (towards 1/2) until the
+        # permanent step is within epsilon_perm on the integers.
+        for _ in range(64):
+            if integer_ratio_at_most(self._p1 * (one - self._q1), self._q1 * (one - self._p1),
+                                     self.epsilon_perm):
+                break
+            self._q1 += 1
+            self._p1 = complement(self.permanent, self._q1)
         self._q2 = dyadic_numerator(self.q2, "up")
         bound = decimal_exp(self.epsilon_1)
         for _ in range(64):
@@ -209,22 +319,29 @@ class LongitudinalMechanism:
 
     def to_dict(self):
         """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
-        return {"version": 1, "mechanism": self.kind, "n_cells": self.n_cells,
+        return {"version": SPEC_VERSION, "mechanism": self.kind, "n_cells": self.n_cells,
                 "epsilon_perm": self.epsilon_perm, "epsilon_1": self.epsilon_1,
                 "protocol": self.protocol,
-                # The solved instantaneous budget, so devices use the server's float instead
-                # of re-solving (the client checks it still gives epsilon_1 per report).
-                "epsilon_instant": self.epsilon_instant}
+                # The integers the randomizer draws with: devices use them as shipped (no
+                # re-solving) after checking them exactly against both budgets.
+                "numerators": self.numerators()}
 
     @classmethod
     def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
-        fields = {"n_cells", "epsilon_perm", "epsilon_1", "protocol"}
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field.
+
+        The shipped ``numerators`` must be the ones this package realizes for the budgets
+        (an edited numerator is refused, naming it).
+        """
+        fields = {"n_cells", "epsilon_perm", "epsilon_1", "protocol", "numerators"}
         if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
-                or spec.get("version") != 1 or not fields <= set(spec):
-            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
-                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
-        return cls(spec["n_cells"], spec["epsilon_perm"], spec["epsilon_1"], spec["protocol"])
+                or spec.get("version") != SPEC_VERSION or not fields <= set(spec):
+            raise ValueError(f"not a version-{SPEC_VERSION} {cls.kind!r} specification with "
+                             f"fields {sorted(fields)}: {str(spec)[:80]!r}.")
+        mechanism = cls(spec["n_cells"], spec["epsilon_perm"], spec["epsilon_1"],
+                        spec["protocol"])
+        _check_shipped_numerators(spec["numerators"], mechanism.numerators(), cls.kind)
+        return mechanism
 
     def __eq__(self, other):
         return type(other) is type(self) and other.to_dict() == self.to_dict()
@@ -238,32 +355,56 @@ class LongitudinalMechanism:
                 f"{self.protocol!r})")
 
     # ------------------------------------------------------------------ client side
-    def permanent_response(self, values, rng):
-        """Fresh permanent responses for ``values``: a value (grr) or packed bit rows (uint8,
-        ``ceil(n_cells / 8)`` bytes, bit ``j`` of byte ``j // 8`` is value ``j``)."""
-        values = np.asarray(values)
-        n, k = values.shape[0], self.n_cells
+    def permanent_response(self, values, secrets):
+        """The permanent responses of ``values``, derived from the users' ``secrets``.
+
+        A function of (secret, value) only (SipHash-2-4 words read by exact samplers,
+        :mod:`sklearn_ldp.mechanisms._prf`): the same user and value always give the same
+        response, whatever was saved or restored. A value (GRR: kept with ``keep_perm /
+        2^52``, else uniform over the ``k - 1`` others by rejection) or packed bit rows
+        (uint8, ``ceil(n_cells / 8)`` bytes, bit ``j`` of byte ``j // 8`` is value ``j``: every
+        bit 1 with ``q_perm / 2^52``, then the value's own bit 1 with ``p_perm / 2^52``).
+
+        Parameters
+        ----------
+        values : ndarray of int, shape (n,)
+        secrets : ndarray of uint64, shape (n, 2)
+            Each user's secret (the rows of :attr:`MemoState.secrets`).
+
+        Returns
+        -------
+        ndarray
+        """
+        values = np.asarray(values, dtype=np.int64)
+        k = self.n_cells
         if not self.unary:
-            other = rng.integers(k - 1, size=n)
-            other = other + (other >= values)  # uniform over the k - 1 other values
-            return np.where(rng.random(n) < self.p1, values, other)
-        # Every bit 1 with probability q1, then the value's own bit redrawn with p1.
-        bits = bernoulli_packed(rng, n, k, self._q1)
-        rows, byte = np.arange(n), values >> 3
+            keep = prf_bernoulli(secrets, "grr-keep", values, 0, self._keep1)
+            # The other value only where the value is not kept (its words are not needed
+            # elsewhere, and the client skips them too).
+            moved = np.flatnonzero(~keep)
+            other = prf_uniform_below(secrets[moved], "grr-othr", values[moved], k - 1)
+            permanent = values.copy()
+            permanent[moved] = other + (other >= values[moved])  # uniform over the k - 1 others
+            return permanent
+        words = prf_bernoulli_lanes(secrets, "ue-plane", values, k, self._q1)
+        bits = words.astype("<u8", copy=False).view(np.uint8)[:, :n_packed_bytes(k)].copy()
+        rows, byte = np.arange(values.shape[0]), values >> 3
         mask = (np.uint8(1) << (values & 7).astype(np.uint8))
-        own = bernoulli_bits(rng, n, self._p1).astype(bool)
+        own = prf_bernoulli(secrets, "ue-ownbt", values, 0, self._p1)
         bits[rows, byte] = np.where(own, bits[rows, byte] | mask, bits[rows, byte] & ~mask)
         return bits
 
     def instantaneous(self, permanent, rng):
-        """One round's report of memoized permanent responses (fresh randomness): a value
-        (grr) or packed bit rows, each bit 1 with ``p2`` where the permanent bit is set and
-        ``q2`` where it is not."""
+        """One round's report of memoized permanent responses (fresh randomness, exact
+        samplers): GRR keeps the permanent value with ``keep_instant / 2^52``, else a uniform
+        other; unary bits are 1 with ``p_instant`` where the permanent bit is set and
+        ``q_instant`` where it is not."""
         if not self.unary:
             n, k = permanent.shape[0], self.n_cells
-            other = rng.integers(k - 1, size=n)
+            keep = bernoulli_below(rng, np.full(n, self._keep2, dtype=np.int64))
+            other = uniform_below(rng, k - 1, n)
             other = other + (other >= permanent)
-            return np.where(rng.random(n) < self.p2, permanent, other)
+            return np.where(keep, permanent, other)
         # Every bit 1 with q2 (the law of a clear permanent bit), then for set permanent bits:
         # "sue" (p2 = 1 - q2) flips it, giving 1 with 1 - q2; "oue" (p2 = 1/2) XORs a fair
         # coin, giving 1/2. One Bernoulli matrix per round instead of two.
@@ -275,9 +416,16 @@ class LongitudinalMechanism:
             report ^= coins[:permanent.size].reshape(permanent.shape) & permanent
         return report
 
+    def check_values(self, values, n_users=None):
+        """``values`` as int64 cell indices, or a ValueError naming the first bad one."""
+        return _check_codes(values, self.n_cells, n_users)
+
+    def memo_points(self, values, state):
+        """What a user's permanent response is memoized by: its value."""
+        return values
+
     def randomize(self, values, state, rng):
-        """One round: each user's report of its value, memoizing permanent responses in
-        ``state`` (a :class:`MemoState`, one entry per user and value ever reported).
+        """One round: each user's report of its value, from its permanent response.
 
         Parameters
         ----------
@@ -285,24 +433,52 @@ class LongitudinalMechanism:
             Each user's value this round, in ``[0, n_cells)``; user ``i`` is row ``i`` of
             the state.
         state : MemoState
-            The clients' memory, updated in place.
+            The users' secrets and the values they have reported (updated in place).
         rng : numpy.random.Generator
-            Source of randomness.
+            Source of the instantaneous step's fresh randomness.
 
         Returns
         -------
         reports : ndarray
             One value per user (``l_grr``) or one packed bit vector per user.
         """
-        values = np.asarray(values)
-        if values.ndim != 1 or values.dtype.kind not in "iu":
-            raise ValueError("values must be a 1-D array of integer codes.")
-        if values.size and (values.min() < 0 or values.max() >= self.n_cells):
-            row = int(np.argmax((values < 0) | (values >= self.n_cells)))
-            raise ValueError(f"values[{row}] = {values[row]} is not in [0, {self.n_cells}).")
-        if state.mechanism != self:
-            raise ValueError("the state belongs to another mechanism.")
-        return self.instantaneous(state.lookup(values, rng), rng)
+        values = self.check_values(values, _state_users(state, self))
+        permanent = state.permanent(
+            values, lambda users, points: self.permanent_response(points, state.secrets[users]))
+        return self.instantaneous(permanent, rng)
+
+    def exact_law(self, value):
+        """The exact law of one round's report of ``value`` (permanent then instantaneous).
+
+        Parameters
+        ----------
+        value : int
+            A cell index.
+
+        Returns
+        -------
+        ExactLaw
+            GRR: outputs ``0 .. k - 1``; unary: all ``2^k`` packed bit vectors (row ``i`` has
+            bit ``j`` equal to bit ``j`` of ``i``), small ``k`` only.
+        """
+        value = int(self.check_values(np.array([value]))[0])
+        own, other, total = self._report_weights()
+        k = self.n_cells
+        if not self.unary:
+            weights = [own if o == value else other for o in range(k)]
+            return ExactLaw(np.arange(k), weights, total)
+        check_law_size(2**k, self.kind)
+        codes = np.arange(2**k, dtype=np.int64)
+        bits = ((codes[:, None] >> np.arange(k)) & 1).astype(bool)
+        outputs = np.packbits(bits, axis=1, bitorder="little")
+        weights = []
+        for row in bits.tolist():
+            weight = 1
+            for j, bit in enumerate(row):
+                one = own if j == value else other
+                weight *= one if bit else total - one
+            weights.append(weight)
+        return ExactLaw(outputs, weights, total**k)
 
     # ------------------------------------------------------------------ server side
     def aggregate(self, reports):
@@ -346,83 +522,175 @@ class LongitudinalMechanism:
         return n_users * (f * P1 * (1 - P1) + (1 - f) * P0 * (1 - P0)) / (P1 - P0) ** 2
 
 
-class MemoState:
-    """The clients' memoized permanent responses, one per (user, value) ever reported.
+def _check_codes(values, n_cells, n_users=None):
+    """``values`` as int64 codes in ``[0, n_cells)`` (one per user when ``n_users`` is given),
+    or a ValueError naming the first bad one."""
+    values = np.asarray(values)
+    if values.ndim != 1 or values.dtype.kind not in "iu":
+        raise ValueError("values must be a 1-D array of integer codes.")
+    if n_users is not None and values.shape[0] != n_users:
+        raise ValueError(f"values must be {n_users} integer codes (one per user of the "
+                         f"state), got {values.shape[0]}.")
+    if values.size and (values.min() < 0 or values.max() >= n_cells):
+        row = int(np.argmax((values < 0) | (values >= n_cells)))
+        raise ValueError(f"values[{row}] = {values[row]} is not in [0, {n_cells}).")
+    return values.astype(np.int64)
 
-    Held as sorted keys ``user * n_cells + value`` with their responses, so a round costs a
-    search and a merge of the new keys (no Python loop over users).
+
+def _state_users(state, mechanism):
+    """The number of users of a :class:`MemoState` of ``mechanism`` (ValueError otherwise)."""
+    if not isinstance(state, MemoState) or state.mechanism != mechanism:
+        raise ValueError("the state must be a MemoState of this mechanism.")
+    return state.n_users
+
+
+def _check_shipped_numerators(shipped, expected, kind):
+    """Refuse shipped numerators that are not the ones realized for the budgets."""
+    if not isinstance(shipped, dict) or set(shipped) != set(expected):
+        raise ValueError(f"numerators of the {kind!r} specification must be {sorted(expected)},"
+                         f" got {str(shipped)[:80]!r}.")
+    for name, value in expected.items():
+        if shipped[name] != value or isinstance(shipped[name], bool):
+            raise ValueError(f"numerators.{name} of the {kind!r} specification is "
+                             f"{shipped[name]!r}, not the realized {value} (edited?).")
+
+
+class MemoState:
+    """The users' memory of a memoized mechanism: a secret per user, the values reported.
+
+    Permanent responses are *derived*, not stored: user ``i``'s permanent response to value
+    ``v`` is a function of ``secrets[i]`` and ``v`` (SipHash-2-4, see
+    :mod:`sklearn_ldp.mechanisms._prf`), so restoring an old copy of the state, running a
+    second process on it or rebuilding it with the same secrets never gives a (user, value)
+    a second permanent response. ``keys`` (sorted ``user * n_cells + value``) lists the
+    (user, value) pairs reported so far: the ledger's bookkeeping (distinct values per
+    user), not draws. Derived responses are cached in memory for the next rounds (never
+    saved: they are recomputed from the secrets).
 
     Parameters
     ----------
-    mechanism : LongitudinalMechanism
-        The mechanism whose permanent responses are kept.
+    mechanism : LongitudinalMechanism, DBitFlipPM or OneBitMeanPM
+        The mechanism whose responses are memoized.
+    n_users : int
+        Number of users.
+    secrets : ndarray of uint64, shape (n_users, 2), default=None
+        The users' 128-bit secrets; new ones when None (see ``rng``).
+    keys : ndarray of int64, default=None
+        Sorted distinct (user, value) keys reported so far; none when None.
+    rng : numpy.random.Generator, default=None
+        Where new secrets come from: None is the operating system's entropy (deployment);
+        a Generator derives them from its seed, for reproducible simulation only (whoever
+        knows the seed can recompute every permanent response).
 
     See Also
     --------
-    LongitudinalMechanism
+    LongitudinalMechanism, DBitFlipPM, OneBitMeanPM
 
     Examples
     --------
     >>> import numpy as np
     >>> mechanism = LongitudinalMechanism(3, 2.0, 1.0)
-    >>> state = MemoState(mechanism)
-    >>> first = state.lookup(np.array([0, 2]), np.random.default_rng(0))
-    >>> again = state.lookup(np.array([0, 2]), np.random.default_rng(1))
+    >>> state = MemoState(mechanism, 2)
+    >>> first = mechanism.permanent_response(np.array([0, 2]), state.secrets)
+    >>> _ = mechanism.randomize(np.array([0, 2]), state, np.random.default_rng(0))
+    >>> rebuilt = MemoState(mechanism, 2, secrets=state.secrets)
+    >>> again = mechanism.permanent_response(np.array([0, 2]), rebuilt.secrets)
     >>> bool((first == again).all()), state.n_entries
     (True, 2)
     """
 
-    def __init__(self, mechanism):
+    def __init__(self, mechanism, n_users, secrets=None, keys=None, rng=None):
         self.mechanism = mechanism
-        self.keys = np.zeros(0, dtype=np.int64)
-        shape = (0, n_packed_bytes(mechanism.n_cells)) if mechanism.unary else (0,)
-        self.responses = np.zeros(shape, dtype=np.uint8 if mechanism.unary else np.int64)
+        self.n_users = check_positive_int(n_users, "n_users", minimum=0)
+        secrets = new_secrets(self.n_users, rng) if secrets is None else np.array(secrets)
+        if secrets.dtype != np.uint64 or secrets.shape != (self.n_users, 2):
+            raise ValueError(f"secrets must be a ({self.n_users}, 2) uint64 array (128 bits per "
+                             f"user), got {secrets.dtype} of shape {secrets.shape}.")
+        secrets.setflags(write=False)  # the cache below is only valid for these secrets
+        self.secrets = secrets
+        self.keys = np.zeros(0, dtype=np.int64) if keys is None else np.asarray(keys)
+        self._cache_keys = np.zeros(0, dtype=np.int64)
+        self._cache = None
+        self._per_user = {}
 
     @property
     def n_entries(self):
-        """Number of memoized (user, value) pairs."""
+        """Number of (user, value) pairs reported so far."""
         return int(self.keys.size)
 
-    def lookup(self, values, rng):
-        """The permanent responses of user ``i`` for ``values[i]``, drawing and memoizing
-        those not yet drawn."""
-        keys = np.arange(values.shape[0], dtype=np.int64) * self.mechanism.n_cells + values
+    def values_per_user(self):
+        """Distinct values (or rounded points) each user has reported so far (int64)."""
+        return np.bincount(self.keys // self.mechanism.n_cells, minlength=self.n_users)
+
+    def user_constant(self, name, derive):
+        """A per-user quantity derived from the secrets once (dBitFlipPM's buckets,
+        1BitMean's alpha), cached in memory."""
+        if name not in self._per_user:
+            self._per_user[name] = derive(self.secrets)
+        return self._per_user[name]
+
+    def _record(self, keys):
+        """Add ``keys`` (distinct: one per user) to :attr:`keys`."""
         position = np.searchsorted(self.keys, keys)
         known = position < self.keys.size
         known[known] = self.keys[position[known]] == keys[known]
         if not known.all():
-            new = ~known
-            fresh = self.mechanism.permanent_response(values[new], rng)
-            merged = np.concatenate([self.keys, keys[new]])
+            # One key per user, so the new keys are distinct: a sort merges them (np.union1d
+            # hashes, measured 5x slower at 10^6 keys).
+            merged = np.concatenate([self.keys, keys[~known]])
+            merged.sort()
+            self.keys = merged
+
+    def permanent(self, points, derive):
+        """The permanent response of user ``i`` for ``points[i]`` (one per user), recording
+        the pairs in :attr:`keys`.
+
+        Parameters
+        ----------
+        points : ndarray of int64, shape (n_users,)
+            Each user's value (or rounded point).
+        derive : callable
+            ``derive(users, points)``: the mechanism's derivation for some users (indices).
+
+        Returns
+        -------
+        ndarray
+            One response row per user.
+        """
+        keys = np.arange(points.shape[0], dtype=np.int64) * self.mechanism.n_cells + points
+        position = np.searchsorted(self._cache_keys, keys)
+        known = position < self._cache_keys.size
+        known[known] = self._cache_keys[position[known]] == keys[known]
+        if not known.all():
+            new = np.flatnonzero(~known)
+            # Every cached key was recorded when it was cached: only the others can be new.
+            self._record(keys[new])
+            fresh = derive(new, points[new])
+            cached = fresh[:0] if self._cache is None else self._cache
+            merged = np.concatenate([self._cache_keys, keys[new]])
             order = np.argsort(merged, kind="stable")
-            self.keys = merged[order]
-            self.responses = np.concatenate([self.responses, fresh])[order]
-            position = np.searchsorted(self.keys, keys)
-        return self.responses[position]
+            self._cache_keys = merged[order]
+            self._cache = np.concatenate([cached, fresh])[order]
+            position = np.searchsorted(self._cache_keys, keys)
+        return self._cache[position]
 
 
-def _sample_without_replacement(rng, n_rows, k, d):
-    """``(n_rows, d)`` int64: each row a uniformly random ``d``-subset of ``range(k)``.
+def _derived_subsets(secrets, k, d):
+    """``(n, d)`` int64: each user's uniformly random ``d``-subset of ``range(k)``, sorted,
+    derived from its secret.
 
-    Floyd's algorithm, vectorized over the rows: for ``j = k - d .. k - 1`` draw ``t`` uniform
-    in ``[0, j]`` and take ``t``, or ``j`` if ``t`` is already taken; every ``d``-subset comes out
-    with the same probability. ``O(n d^2)`` work and ``O(n d)`` memory (no ``n x k`` array),
-    unless ``d^2`` exceeds ``8 k``, where a random permutation per row (in blocks) is cheaper.
+    Floyd's algorithm, vectorized over the users: for ``j = k - d .. k - 1`` take ``t``
+    uniform in ``[0, j]`` (PRF words of tag ``dbf-bckt``, value ``j``, by rejection), or
+    ``j`` if ``t`` is already taken; every ``d``-subset comes out with the same probability.
+    ``O(n d^2)`` work and ``O(n d)`` memory.
     """
-    if d * d > 8 * k:
-        out = np.empty((n_rows, d), dtype=np.int64)
-        block = max(1, 2**22 // k)
-        for start in range(0, n_rows, block):
-            keys = rng.random((min(block, n_rows - start), k))
-            out[start:start + block] = np.argpartition(keys, d - 1, axis=1)[:, :d] if d < k \
-                else np.argsort(keys, axis=1)
-        return out
-    out = np.empty((n_rows, d), dtype=np.int64)
+    n = secrets.shape[0]
+    out = np.empty((n, d), dtype=np.int64)
     for i, j in enumerate(range(k - d, k)):
-        t = rng.integers(j + 1, size=n_rows)
+        t = prf_uniform_below(secrets, "dbf-bckt", np.full(n, j, dtype=np.int64), j + 1)
         taken = (out[:, :i] == t[:, None]).any(axis=1)
         out[:, i] = np.where(taken, j, t)
-    return out
+    return np.sort(out, axis=1)
 
 
 class DBitFlipPM:
@@ -484,7 +752,17 @@ class DBitFlipPM:
         if self.n_sampled > self.n_cells:
             raise ValueError(f"n_sampled must be at most n_cells={self.n_cells}, got "
                              f"{n_sampled!r}.")
-        self.e = math.exp(self.epsilon / 2)
+        # A bit is 1 with own / 2^52 (own bucket) or other / 2^52, other = 1 / (e + 1)
+        # rounded up (towards 1/2, lowering the ratio) and own = 2^52 - other; checked exactly.
+        self._other = dyadic_numerator(DECIMAL_CONTEXT.divide(
+            1, decimal_exp(self.epsilon / 2) + 1), "up")
+        self._own = _ONE - self._other
+        if not integer_ratio_at_most(self._own, self._other, self.epsilon / 2):
+            raise ValueError(f"epsilon={epsilon!r}: the realized bit numerators {self._own} / "
+                             f"{self._other} exceed e^(epsilon / 2) (exact check).")
+        # The realized ratio: every formula in e (estimate, variance) is then exact for the
+        # probabilities drawn, own / 2^52 = e / (e + 1).
+        self.e = self._own / self._other
 
     def to_dict(self):
         """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
@@ -511,40 +789,65 @@ class DBitFlipPM:
         return (f"DBitFlipPM(n_cells={self.n_cells}, epsilon={self.epsilon}, n_sampled="
                 f"{self.n_sampled})")
 
-    def new_state(self, n_users, rng):
-        """The clients' permanent state: each user's ``d`` sampled buckets and an empty
-        memo of reports per value (a :class:`MemoState`-like store)."""
-        buckets = _sample_without_replacement(rng, n_users, self.n_cells, self.n_sampled)
-        return {"buckets": np.sort(buckets, axis=1), "keys": np.zeros(0, dtype=np.int64),
-                "bits": np.zeros((0, self.n_sampled), dtype=np.uint8)}
+    def new_state(self, n_users, rng=None):
+        """The users' memory: a :class:`MemoState` (a secret per user; ``rng`` None draws the
+        secrets from the operating system, a Generator is for simulation only)."""
+        return MemoState(self, n_users, rng=rng)
 
-    def randomize(self, values, state, rng):
-        """One round: ``(buckets, bits)``, each ``(n_users, d)``; memoized per (user, value).
+    def buckets(self, secrets):
+        """Each user's ``d`` sampled buckets (sorted, int64), derived from its secret."""
+        return _derived_subsets(secrets, self.n_cells, self.n_sampled)
+
+    def permanent_bits(self, values, buckets, secrets):
+        """The memoized bits (uint8, ``(n, d)``) of ``values``: bit ``i`` is 1 with
+        ``own / 2^52`` if bucket ``i`` is the value, ``other / 2^52`` otherwise, derived from
+        the secrets (PRF words of tag ``dbf-bits``, value, counter ``i``)."""
+        bits = np.empty(buckets.shape, dtype=np.uint8)
+        for i in range(self.n_sampled):
+            numerators = np.where(buckets[:, i] == values, self._own, self._other)
+            bits[:, i] = prf_bernoulli(secrets, "dbf-bits", values, i, numerators)
+        return bits
+
+    def check_values(self, values, n_users=None):
+        """``values`` as int64 cell indices, or a ValueError naming the first bad one."""
+        return _check_codes(values, self.n_cells, n_users)
+
+    def memo_points(self, values, state):
+        """What a user's report is memoized by: its value."""
+        return values
+
+    def randomize(self, values, state, rng=None):
+        """One round: ``(buckets, bits)``, each ``(n_users, d)``; a function of each user's
+        secret and value (``rng`` is not used: nothing is fresh)."""
+        values = self.check_values(values, _state_users(state, self))
+        buckets = state.user_constant("buckets", self.buckets)
+        bits = state.permanent(values, lambda users, points: self.permanent_bits(
+            points, buckets[users], state.secrets[users]))
+        return buckets, bits
+
+    def exact_law(self, value):
+        """The exact law of one report of ``value``: outputs are rows ``buckets + bits``
+        (every sorted ``d``-subset, in lexicographic order, with every bit vector), over
+        the uniform subset of a random secret.
+
+        Returns
+        -------
+        ExactLaw
         """
-        values = np.asarray(values)
-        buckets = state["buckets"]
-        if values.ndim != 1 or values.dtype.kind not in "iu" \
-                or values.shape[0] != buckets.shape[0]:
-            raise ValueError(f"values must be {buckets.shape[0]} integer codes (one per user "
-                             "of the state).")
-        if values.size and (values.min() < 0 or values.max() >= self.n_cells):
-            row = int(np.argmax((values < 0) | (values >= self.n_cells)))
-            raise ValueError(f"values[{row}] = {values[row]} is not in [0, {self.n_cells}).")
-        keys = np.arange(values.shape[0], dtype=np.int64) * self.n_cells + values
-        position = np.searchsorted(state["keys"], keys)
-        known = position < state["keys"].size
-        known[known] = state["keys"][position[known]] == keys[known]
-        if not known.all():
-            new = ~known
-            own = buckets[new] == values[new, None]
-            bits = (rng.random(own.shape) < np.where(own, self.e / (self.e + 1),
-                                                     1 / (self.e + 1))).astype(np.uint8)
-            merged = np.concatenate([state["keys"], keys[new]])
-            order = np.argsort(merged, kind="stable")
-            state["keys"] = merged[order]
-            state["bits"] = np.concatenate([state["bits"], bits])[order]
-            position = np.searchsorted(state["keys"], keys)
-        return buckets, state["bits"][position]
+        value = int(self.check_values(np.array([value]))[0])
+        k, d = self.n_cells, self.n_sampled
+        check_law_size(math.comb(k, d) * 2**d, self.kind)
+        outputs, weights = [], []
+        for subset in itertools.combinations(range(k), d):
+            for bits in itertools.product((0, 1), repeat=d):
+                weight = 1
+                for bucket, bit in zip(subset, bits, strict=True):
+                    one = self._own if bucket == value else self._other
+                    weight *= one if bit else _ONE - one
+                outputs.append(list(subset) + list(bits))
+                weights.append(weight)
+        return ExactLaw(np.array(outputs, dtype=np.int64), weights,
+                        math.comb(k, d) * _ONE**d)
 
     def aggregate(self, reports):
         """``[S_0 .. S_(k-1), T_0 .. T_(k-1), N]`` (int64): per bucket the bits sent and the
@@ -709,11 +1012,18 @@ class OneBitMeanPM:
         """Number of rounding points, ``n_segments + 1`` (the values a report can describe)."""
         return self.n_segments + 1
 
-    def new_state(self, n_users, rng):
-        """The clients' permanent state: each user's ``alpha`` and an empty memo of bits."""
-        n_users = check_positive_int(n_users, "n_users", minimum=0)
-        return {"alpha": rng.random(n_users), "keys": np.zeros(0, dtype=np.int64),
-                "bits": np.zeros(0, dtype=np.uint8)}
+    def new_state(self, n_users, rng=None):
+        """The users' memory: a :class:`MemoState` (a secret per user; ``rng`` None draws the
+        secrets from the operating system, a Generator is for simulation only)."""
+        return MemoState(self, n_users, rng=rng)
+
+    @staticmethod
+    def alpha(secrets):
+        """Each user's rounding offset ``A / 2^52`` (float64, exact), ``A`` the top 52 bits of
+        a PRF word of its secret (tag ``1bm-alph``): uniform on the ``2^52`` multiples of
+        ``2^-52`` in ``[0, 1)``."""
+        words = prf_words(secrets, "1bm-alph", np.zeros(secrets.shape[0], np.int64), 0)
+        return (words >> np.uint64(12)).astype(np.float64) / _ONE
 
     def check_values(self, values, n_users=None):
         """``values`` as float64, or a ValueError naming the first bad one."""
@@ -735,29 +1045,54 @@ class OneBitMeanPM:
         """Index ``j`` of the point each value is rounded to with the users' ``alpha``."""
         scaled = values * (self.n_segments / self.max_value)
         lower = np.minimum(np.floor(scaled), self.n_segments)
-        return (lower + (scaled - lower + alpha >= 1.0)).astype(np.int64)
+        # Clipped to the last point: a counter at max_value may scale to just above n_segments.
+        return np.minimum(lower + (scaled - lower + alpha >= 1.0), self.n_segments).astype(
+            np.int64)
 
-    def randomize(self, values, state, rng):
-        """One round: one memoized bit per user (uint8), for its alpha-rounded value."""
-        alpha = state["alpha"]
-        values = self.check_values(values, alpha.shape[0])
-        points = self.rounded_points(values, alpha)
-        keys = np.arange(values.shape[0], dtype=np.int64) * self.n_cells + points
-        position = np.searchsorted(state["keys"], keys)
-        known = position < state["keys"].size
-        known[known] = state["keys"][position[known]] == keys[known]
-        if not known.all():
-            new = ~known
-            # A uniform 52-bit integer below the numerator: a bit with probability exactly
-            # numerator / 2^52 (one draw per new pair, no loop over the points).
-            draws = rng.integers(0, 2**PRECISION, size=int(new.sum()), dtype=np.int64)
-            bits = (draws < self._numerators[points[new]]).astype(np.uint8)
-            merged = np.concatenate([state["keys"], keys[new]])
-            order = np.argsort(merged, kind="stable")
-            state["keys"] = merged[order]
-            state["bits"] = np.concatenate([state["bits"], bits])[order]
-            position = np.searchsorted(state["keys"], keys)
-        return state["bits"][position]
+    def memo_points(self, values, state):
+        """What a user's bit is memoized by: the point its value rounds to."""
+        return self.rounded_points(values, state.user_constant("alpha", self.alpha))
+
+    def permanent_bits(self, points, secrets):
+        """The memoized bit (uint8) of each point: 1 with ``numerators[point] / 2^52``,
+        derived from the secrets (PRF word of tag ``1bm-bits``, value ``point``)."""
+        return prf_bernoulli(secrets, "1bm-bits", points, 0,
+                             self._numerators[points]).astype(np.uint8)
+
+    def randomize(self, values, state, rng=None):
+        """One round: one memoized bit per user (uint8), for its alpha-rounded value (a
+        function of the user's secret and rounded value; ``rng`` is not used)."""
+        values = self.check_values(values, _state_users(state, self))
+        points = self.memo_points(values, state)
+        return state.permanent(points, lambda users, chosen: self.permanent_bits(
+            chosen, state.secrets[users]))
+
+    def exact_law(self, value):
+        """The exact law of one report of the counter ``value`` (outputs ``[0, 1]``), over a
+        random secret: ``alpha = A / 2^52`` rounds up for the ``A`` (a contiguous range,
+        found by bisection on the same float comparison :meth:`rounded_points` makes) that
+        reach 1, then the bit of the point.
+
+        Returns
+        -------
+        ExactLaw
+        """
+        x = float(self.check_values(np.array([value], dtype=float))[0])
+        scaled = x * (self.n_segments / self.max_value)
+        lower = min(math.floor(scaled), self.n_segments)
+        fraction = scaled - lower
+        low, high = 0, _ONE  # the smallest A with fraction + A / 2^52 >= 1 (or 2^52: none)
+        while low < high:
+            middle = (low + high) // 2
+            if fraction + middle / _ONE >= 1.0:
+                high = middle
+            else:
+                low = middle + 1
+        up = _ONE - low
+        numerators = [int(a) for a in self._numerators]
+        upper = min(lower + 1, self.n_segments)
+        one = up * numerators[upper] + (_ONE - up) * numerators[lower]
+        return ExactLaw(np.arange(2), [_ONE * _ONE - one, one], _ONE * _ONE)
 
     def aggregate(self, reports):
         """``[S, N]`` (int64): the bits set and the number of reports."""
