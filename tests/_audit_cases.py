@@ -31,6 +31,12 @@ from sklearn_ldp.mechanisms import (
 )
 from sklearn_ldp.mechanisms.base import Mechanism
 from sklearn_ldp.mechanisms.count import count_law, geometric_mechanism, sample_outputs
+from sklearn_ldp.mechanisms.longitudinal import (
+    DBitFlipPM,
+    LongitudinalMechanism,
+    MemoState,
+    OneBitMeanPM,
+)
 from sklearn_ldp.mechanisms.numeric import (
     DuchiMechanism,
     HybridMechanism,
@@ -52,6 +58,23 @@ class CountRelease(NamedTuple):
 
     def randomize(self, counts, rng):
         return sample_outputs(self.P, np.asarray(counts), rng, epsilon=self.epsilon)
+
+
+class FirstRound(NamedTuple):
+    """A memoizing mechanism's first report, as the audit sees it: every report comes from a
+    fresh user (a new secret), and the claim is the first report's epsilon (``epsilon_1``
+    for the RAPPOR-style protocols). The client's state files are audited in
+    ``tests/test_exact_longitudinal.py``."""
+
+    mechanism: object
+    epsilon: float
+
+    def exact_law(self, value):
+        return self.mechanism.exact_law(value)
+
+    def randomize(self, values, rng):
+        state = MemoState(self.mechanism, len(values), rng=rng)
+        return self.mechanism.randomize(np.asarray(values), state, rng)
 
 
 class Case(NamedTuple):
@@ -87,6 +110,14 @@ CASES = {
                   client=False),
     "count_edge": Case(lambda eps: CountRelease(geometric_mechanism(40, eps), eps), [0, 1],
                        client=False),
+    # Memoized collection: one round, fresh users (epsilon_perm = 2 * epsilon_1).
+    **{protocol: Case(lambda eps, p=protocol: FirstRound(LongitudinalMechanism(
+        5, 2 * eps, eps, p), eps), [0, 4, 1, 3], client=False)
+       for protocol in ("l_grr", "l_oue", "l_osue", "l_sue", "l_soue")},
+    "dbitflip_pm": Case(lambda eps: FirstRound(DBitFlipPM(5, eps, n_sampled=2), eps),
+                        [0, 4, 1, 3], client=False),
+    "1bitmean_pm": Case(lambda eps: FirstRound(OneBitMeanPM(10.0, eps), eps),
+                        [5.0, 5.0000001, 0.0, 10.0], client=False),
     "duchi": Case(lambda eps: DuchiMechanism(eps, BOUNDS), NUMBERS),
     # Grids of 64 cells: the client's 4,000 reports fill them enough for a chi-square test.
     "piecewise": Case(lambda eps: PiecewiseMechanism(eps, BOUNDS, grid_size=64), NUMBERS),

@@ -304,7 +304,10 @@ def laws_within(first, second, epsilon):
         if bound is not None and ((left << FIXED_POINT_BITS) > bound * right
                                   or (right << FIXED_POINT_BITS) > bound * left):
             ok = False
-        worst = max(worst, abs(math.log(left) - math.log(right)))
+        # log(larger / smaller) as log1p of a correctly rounded integer quotient: the
+        # difference of two logs of large integers would lose about 1e-13.
+        low, high = min(left, right), max(left, right)
+        worst = max(worst, math.log1p((high - low) / low))
     return ok, worst
 
 
