@@ -111,6 +111,8 @@ def test_randomized_response_refuses_hostile_specifications():
     refused({**spec, "n_inputs": -3}, "n_inputs")
     refused({**spec, "epsilon": -1.0}, "epsilon")
     refused({**spec, "epsilon": float("nan")}, "epsilon")
+    # The integers are derived from epsilon on both sides: a spec cannot carry its own.
+    refused({**spec, "params": {"weights": [2**62, 1]}}, "weights")
 
 
 # ---------------------------------------------------------------- local hashing
