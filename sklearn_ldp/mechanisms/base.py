@@ -630,7 +630,7 @@ class Mechanism:
     >>> mechanism.n_reports(statistic)
     10000
     >>> mechanism.estimate(statistic).round().tolist()  # users per cell, unbiased
-    [4960.0, 3012.0, 1523.0, 505.0]
+    [5037.0, 2996.0, 1519.0, 448.0]
 
     The error is known before collecting: the histogram's total variance for 10000 users,
     and its standard deviation per cell.

@@ -245,6 +245,7 @@ class HaarHRR(Mechanism):
         Returns
         -------
         ExactLaw
+            Outputs ``0 .. 2 (D - 1) - 1`` (report dtype), their integer weights and total.
 
         Examples
         --------

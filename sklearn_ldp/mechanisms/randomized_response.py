@@ -326,6 +326,7 @@ class RandomizedResponse(SupportOracle):
         Returns
         -------
         Q : ndarray of shape (n, n)
+            ``Q[y, u]``, the probability that a user of type ``u`` reports ``y``.
         """
         check_dense_size(self.n_inputs, self.n_inputs, self.name)
         Q = np.full((self.n_inputs, self.n_inputs), self.q)

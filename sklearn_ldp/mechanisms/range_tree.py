@@ -735,6 +735,7 @@ class HierarchicalHistogram(Mechanism):
         Returns
         -------
         ExactLaw
+            Every level's outputs (encoded as reports), integer weights and their total.
 
         Examples
         --------
