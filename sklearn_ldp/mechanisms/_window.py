@@ -39,11 +39,11 @@ import numpy as np
 from ._exact import (
     DECIMAL_CONTEXT,
     ExactLaw,
-    bernoulli_below,
     exp_decimal,
     integer_ratio_at_most,
     largest_numerator_within,
     uniform_below,
+    uniform_bits,
 )
 
 # Binary digits of the random-rounding fraction of the grid kinds.
@@ -268,14 +268,19 @@ class WindowLaw:
             numerators = self.b * 2**self.fraction_bits + np.asarray(numerators) \
                 * (self.a - self.b)
             bits = self.fraction_bits + self.total.bit_length() - 1
-            return bernoulli_below(rng, numerators, bits).astype(np.int64)
-        w = w0 + bernoulli_below(rng, numerators, self.fraction_bits)
+            return (uniform_bits(rng, w0.shape, bits).astype(np.int64) < numerators) \
+                .astype(np.int64)
+        # [U_K < F]: exactly Bernoulli(F / 2^K) (F in [0, 2^K] by construction).
+        up = uniform_bits(rng, w0.shape, self.fraction_bits).astype(np.int64) < numerators
+        w = w0 + up
         draws = uniform_below(rng, self.total, w.shape)
         start = w * self.b  # weight of the cells before the window
-        after = start + self.window * self.a
-        return np.where(draws < start, draws // self.b,
-                        np.where(draws < after, w + (draws - start) // self.a,
-                                 w + self.window + (draws - after) // self.b))
+        after = draws >= start + self.window * self.a
+        # Outside the window every cell weighs b: skip the window's weight L a after it
+        # (w b is a multiple of b, so the cells before and after share one division).
+        outside = (draws - after * (self.window * self.a)) // self.b + after * self.window
+        inside = w + (draws - start) // self.a
+        return np.where((draws >= start) & ~after, inside, outside)
 
     # ------------------------------------------------------------------ exact law
     def row(self, w):
