@@ -115,7 +115,13 @@ def two_point_weights(epsilon):
 
 def window_length(cells, share):
     """``L = round(M share)`` kept in ``[1, M - 1]`` (``share`` a Decimal: the continuous
-    mechanism's share of the output range covered by its high-density window)."""
+    mechanism's share of the output range covered by its high-density window).
+
+    Examples
+    --------
+    >>> window_length(4096, decimal.Decimal("0.3775")), window_length(8, decimal.Decimal(0))
+    (1546, 1)
+    """
     length = int(DECIMAL_CONTEXT.multiply(decimal.Decimal(cells), share)
                  .to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
     return min(max(length, 1), cells - 1)
@@ -150,7 +156,13 @@ def check_resolution(bounds, cells, name="bounds"):
 
 def unit_fraction(values, bounds):
     """``u = (x - low) / (high - low)`` clamped to ``[0, 1]`` (values already checked against
-    the bounds; the clamp absorbs the mapping's rounding at the ends)."""
+    the bounds; the clamp absorbs the mapping's rounding at the ends).
+
+    Examples
+    --------
+    >>> unit_fraction(np.array([0.0, 2.5, 10.0]), (0.0, 10.0)).tolist()
+    [0.0, 0.25, 1.0]
+    """
     low, high = bounds
     return np.clip((np.asarray(values, dtype=float) - low) / (high - low), 0.0, 1.0)
 
