@@ -17,8 +17,9 @@ probabilities:
   mixture of ``eps``-private rows (all with total ``T``) is ``eps``-private, so the law of
   every value is private whatever the float arithmetic did.
 * **Sampling.** One exact dyadic Bernoulli picks the row, one exactly uniform integer
-  ``U in [0, T)`` picks the cell by the closed-form inverse CDF of the row (``w b`` weight
-  before the window, ``L a`` in it, the rest after): no table, no loop.
+  ``U in [0, T)`` picks the cell in closed form: ``U < L a`` is the window (cell ``w + U //
+  a``), otherwise cell ``(U - L a) // b`` of the ``M - L`` cells outside it, in order: every
+  window cell has ``a`` values of ``U``, every other ``b``. No table, no loop.
 * **Unbiased decoding.** ``E[j | w]`` is affine in ``w`` (slope ``L (a - b) / T``) and the
   rounding keeps ``E[w] = w0 + F / 2^K``, so an affine function of the cell index is an
   unbiased estimate of the realised position (:meth:`WindowLaw.mean_decoder`).
@@ -269,7 +270,8 @@ class WindowLaw:
         p = np.asarray(u, dtype=np.float64) * float(self.span)
         w0 = np.minimum(np.floor(p), float(self.span - 1))
         scale = float(2**self.fraction_bits)
-        numerators = np.clip(np.rint((p - w0) * scale), 0.0, scale)
+        # p - w0 lies in [0, 1] exactly (w0 <= p <= w0 + 1), so F lies in [0, 2^K].
+        numerators = np.rint((p - w0) * scale)
         return w0.astype(np.int64), numerators.astype(np.int64)
 
     def sample(self, rng, w0, numerators):
@@ -286,13 +288,12 @@ class WindowLaw:
         up = uniform_bits(rng, w0.shape, self.fraction_bits).astype(np.int64) < numerators
         w = w0 + up
         draws = uniform_below(rng, self.total, w.shape)
-        start = w * self.b  # weight of the cells before the window
-        after = draws >= start + self.window * self.a
-        # Outside the window every cell weighs b: skip the window's weight L a after it
-        # (w b is a multiple of b, so the cells before and after share one division).
-        outside = (draws - after * (self.window * self.a)) // self.b + after * self.window
-        inside = w + (draws - start) // self.a
-        return np.where((draws >= start) & ~after, inside, outside)
+        # U < L a: the window, cell w + U // a (each of its cells has a values of U);
+        # otherwise cell k = (U - L a) // b of the M - L cells outside it, in order.
+        inside = draws < self.window * self.a
+        outside = (draws - self.window * self.a) // self.b
+        outside += self.window * (outside >= w)
+        return np.where(inside, w + draws // self.a, outside)
 
     # ------------------------------------------------------------------ exact law
     def row(self, w):
