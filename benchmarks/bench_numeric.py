@@ -30,7 +30,8 @@ and, for Square Wave, against optimized unary encoding on the same bins.
    collections. Target: Square Wave's smaller than OUE's.
 
 4. **Throughput** (issue 26): seconds to privatize ``N`` values (``randomize``, one call) for
-   each kind at N = 10^6 and 10^7 (``--throughput-users``), best of ``--throughput-repeats``,
+   each kind at N = 10^6 and 10^7 (``--throughput-users``), best CPU time (robust to other
+   jobs on the machine) of ``--throughput-repeats``,
    with this checkout and with a clean checkout of the previous package given by
    ``--before DIR`` (a directory holding its ``sklearn_ldp``, e.g. ``git archive main
    sklearn_ldp | tar -x -C DIR``), measured in a subprocess of the same run; the table prints
@@ -212,7 +213,8 @@ THROUGHPUT_KINDS = ("duchi", "piecewise", "hybrid", "square_wave", "sampled_mean
 
 
 def throughput_timings(sizes, repeats):
-    """``{kind: {n: best seconds}}`` of ``randomize`` with the ``sklearn_ldp`` on sys.path."""
+    """``{kind: {n: best CPU seconds}}`` of ``randomize`` with the ``sklearn_ldp`` on
+    sys.path."""
     from sklearn_ldp.mechanisms.numeric import SampledMeanMechanism, numeric_mechanism
     timings = {}
     for kind in THROUGHPUT_KINDS:
@@ -228,9 +230,11 @@ def throughput_timings(sizes, repeats):
                 values = BOUNDS[1] * rng.beta(2, 5, size=n)
             best = math.inf
             for _ in range(repeats):
-                start = time.perf_counter()
+                # CPU time of this process: robust to other jobs on a shared machine
+                # (randomize runs on one thread, so it equals wall time on an idle one).
+                start = time.process_time()
                 mechanism.randomize(values, rng)
-                best = min(best, time.perf_counter() - start)
+                best = min(best, time.process_time() - start)
             timings[kind][n] = best
     return timings
 
@@ -257,7 +261,7 @@ def throughput_section(sizes, repeats, before):
                 row += [f"{old:.3f}", f"{seconds / old:.2f}"]
             rows.append(row)
     print(f"\n4. Throughput of randomize (values; sampled_mean: records of 4 values, N / 4 "
-          f"records), best of {repeats}:")
+          f"records), best CPU seconds of {repeats}:")
     header = ["kind", "N", "s now", "M values/s now"]
     if previous is not None:
         header += ["s before", "now / before"]

@@ -1278,9 +1278,9 @@ def _split_budget(epsilon, parts):
 
 class _Window:
     """The window law of ``_window.WindowLaw`` (``M`` cells, window ``L``, weights ``a > b``),
-    sampled with the server's integers: a rounding bit ``[U_K < F]`` and a uniform integer in
-    ``[0, T)`` (``random.randrange``: exact rejection), or for two cells one ``U_63 < b 2^K + F
-    (a - b)``."""
+    sampled with the server's integers and map: a rounding bit ``[U_K < F]`` and a uniform
+    integer in ``[0, T)`` (``random.randrange``: exact rejection), or for two cells one ``U_63
+    < b 2^K + F (a - b)``."""
 
     def __init__(self, cells, window, a, b, epsilon, fraction_bits, kind):
         if not a > b >= 1 or not _within(a, b, epsilon):
@@ -1317,13 +1317,11 @@ class _Window:
             return int(rng.getrandbits(bits) < self.b * scale + numerator * (self.a - self.b))
         w = w0 + int(rng.getrandbits(self.bits) < numerator)
         draw = rng.randrange(self.total)
-        start = w * self.b
-        after = start + self.window * self.a
-        if draw < start:
-            return draw // self.b
-        if draw < after:
-            return w + (draw - start) // self.a
-        return w + self.window + (draw - after) // self.b
+        # The window (a values of U per cell), else the M - L other cells in order.
+        if draw < self.window * self.a:
+            return w + draw // self.a
+        cell = (draw - self.window * self.a) // self.b
+        return cell + self.window if cell >= w else cell
 
 
 def _grid_values(slope, offset):

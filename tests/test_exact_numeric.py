@@ -351,3 +351,28 @@ def test_laws_of_different_kinds_do_not_compare():
     with pytest.raises(ValueError, match="different output sets"):
         laws_within(DuchiMechanism(1.0).exact_law(0.0), PiecewiseMechanism(1.0).exact_law(0.0),
                     1.0)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS + (1e-6, 0.6093524930273104, 13.9, 30.0, 50.0))
+def test_client_derives_the_servers_integers(epsilon):
+    # The client (standard library only) repeats the server's derivations: the same
+    # integers, the same floats, for every epsilon (it compares them with the spec's grid).
+    from sklearn_ldp import client
+    from sklearn_ldp.mechanisms import _window
+    from sklearn_ldp.mechanisms.numeric import (
+        _square_wave_bandwidth_decimal,
+        hybrid_alpha_numerator,
+        split_budget,
+    )
+    assert client._window_weights(epsilon) == _window.window_weights(epsilon)
+    assert client._two_point_weights(epsilon) == _window.two_point_weights(epsilon)
+    assert client._square_wave_bandwidth(epsilon) == _square_wave_bandwidth_decimal(epsilon)
+    assert client.HYBRID_EPSILON_STAR == HYBRID_EPSILON_STAR
+    for k in (1, 3, 7):
+        assert client._split_budget(epsilon, k) == split_budget(epsilon, k)
+    if epsilon >= 1e-3:
+        mechanism = HybridMechanism(epsilon, grid_size=1024)
+        _, grid = client._unit_randomizer("hybrid", epsilon, 1024, "hybrid")
+        assert grid == mechanism.grid_spec()
+        assert grid["alpha_numerator"] == hybrid_alpha_numerator(epsilon,
+                                                                 mechanism.piecewise.law)

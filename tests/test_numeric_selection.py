@@ -275,10 +275,14 @@ def test_fit_with_auto_routes_one_way_marginals_to_the_least_error_candidate(sha
 
 # ---------------------------------------------------------------------- the scorer
 def mean_variance(name, epsilon, bounds=(0, 100)):
-    """Worst-case variance of one user's report of the mean, from the math layer."""
+    """Worst-case variance of one user's report of the mean, from the math layer (the grid
+    law's: its quadratic's worst case plus the rounding step's, ``worst_case_variance``)."""
     mechanism = numeric_mechanism(name, epsilon, bounds)
     half = (bounds[1] - bounds[0]) / 2
-    return float(mechanism.unit_variance(np.array([0.0, 1.0])).max()) * half ** 2
+    quadratic = float(mechanism.unit_variance(np.array([0.0, 1.0])).max()) * half ** 2
+    worst = mechanism.worst_case_variance()
+    assert quadratic <= worst <= quadratic * (1 + 1e-6)
+    return worst
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])

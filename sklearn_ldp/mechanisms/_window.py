@@ -17,8 +17,9 @@ probabilities:
   mixture of ``eps``-private rows (all with total ``T``) is ``eps``-private, so the law of
   every value is private whatever the float arithmetic did.
 * **Sampling.** One exact dyadic Bernoulli picks the row, one exactly uniform integer
-  ``U in [0, T)`` picks the cell by the closed-form inverse CDF of the row (``w b`` weight
-  before the window, ``L a`` in it, the rest after): no table, no loop.
+  ``U in [0, T)`` picks the cell in closed form: ``U < L a`` is the window (cell ``w + U //
+  a``), otherwise cell ``(U - L a) // b`` of the ``M - L`` cells outside it, in order: every
+  window cell has ``a`` values of ``U``, every other ``b``. No table, no loop.
 * **Unbiased decoding.** ``E[j | w]`` is affine in ``w`` (slope ``L (a - b) / T``) and the
   rounding keeps ``E[w] = w0 + F / 2^K``, so an affine function of the cell index is an
   unbiased estimate of the realised position (:meth:`WindowLaw.mean_decoder`).
@@ -39,11 +40,11 @@ import numpy as np
 from ._exact import (
     DECIMAL_CONTEXT,
     ExactLaw,
-    bernoulli_below,
     exp_decimal,
     integer_ratio_at_most,
     largest_numerator_within,
     uniform_below,
+    uniform_bits,
 )
 
 # Binary digits of the random-rounding fraction of the grid kinds.
@@ -115,7 +116,13 @@ def two_point_weights(epsilon):
 
 def window_length(cells, share):
     """``L = round(M share)`` kept in ``[1, M - 1]`` (``share`` a Decimal: the continuous
-    mechanism's share of the output range covered by its high-density window)."""
+    mechanism's share of the output range covered by its high-density window).
+
+    Examples
+    --------
+    >>> window_length(4096, decimal.Decimal("0.3775")), window_length(8, decimal.Decimal(0))
+    (1546, 1)
+    """
     length = int(DECIMAL_CONTEXT.multiply(decimal.Decimal(cells), share)
                  .to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
     return min(max(length, 1), cells - 1)
@@ -150,7 +157,13 @@ def check_resolution(bounds, cells, name="bounds"):
 
 def unit_fraction(values, bounds):
     """``u = (x - low) / (high - low)`` clamped to ``[0, 1]`` (values already checked against
-    the bounds; the clamp absorbs the mapping's rounding at the ends)."""
+    the bounds; the clamp absorbs the mapping's rounding at the ends).
+
+    Examples
+    --------
+    >>> unit_fraction(np.array([0.0, 2.5, 10.0]), (0.0, 10.0)).tolist()
+    [0.0, 0.25, 1.0]
+    """
     low, high = bounds
     return np.clip((np.asarray(values, dtype=float) - low) / (high - low), 0.0, 1.0)
 
@@ -257,7 +270,8 @@ class WindowLaw:
         p = np.asarray(u, dtype=np.float64) * float(self.span)
         w0 = np.minimum(np.floor(p), float(self.span - 1))
         scale = float(2**self.fraction_bits)
-        numerators = np.clip(np.rint((p - w0) * scale), 0.0, scale)
+        # p - w0 lies in [0, 1] exactly (w0 <= p <= w0 + 1), so F lies in [0, 2^K].
+        numerators = np.rint((p - w0) * scale)
         return w0.astype(np.int64), numerators.astype(np.int64)
 
     def sample(self, rng, w0, numerators):
@@ -268,14 +282,18 @@ class WindowLaw:
             numerators = self.b * 2**self.fraction_bits + np.asarray(numerators) \
                 * (self.a - self.b)
             bits = self.fraction_bits + self.total.bit_length() - 1
-            return bernoulli_below(rng, numerators, bits).astype(np.int64)
-        w = w0 + bernoulli_below(rng, numerators, self.fraction_bits)
+            return (uniform_bits(rng, w0.shape, bits).astype(np.int64) < numerators) \
+                .astype(np.int64)
+        # [U_K < F]: exactly Bernoulli(F / 2^K) (F in [0, 2^K] by construction).
+        up = uniform_bits(rng, w0.shape, self.fraction_bits).astype(np.int64) < numerators
+        w = w0 + up
         draws = uniform_below(rng, self.total, w.shape)
-        start = w * self.b  # weight of the cells before the window
-        after = start + self.window * self.a
-        return np.where(draws < start, draws // self.b,
-                        np.where(draws < after, w + (draws - start) // self.a,
-                                 w + self.window + (draws - after) // self.b))
+        # U < L a: the window, cell w + U // a (each of its cells has a values of U);
+        # otherwise cell k = (U - L a) // b of the M - L cells outside it, in order.
+        inside = draws < self.window * self.a
+        outside = (draws - self.window * self.a) // self.b
+        outside += self.window * (outside >= w)
+        return np.where(inside, w + draws // self.a, outside)
 
     # ------------------------------------------------------------------ exact law
     def row(self, w):

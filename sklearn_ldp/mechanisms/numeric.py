@@ -91,10 +91,10 @@ from .._validation import check_epsilon
 from ._exact import (
     DECIMAL_CONTEXT,
     ExactLaw,
-    bernoulli_below,
     check_law_size,
     exp_decimal,
     uniform_below,
+    uniform_bits,
 )
 from ._window import (
     DEFAULT_GRID_SIZE,
@@ -195,7 +195,7 @@ def hybrid_alpha_numerator(epsilon, law):
     --------
     >>> law = _piecewise_law(1.0, 4096)
     >>> hybrid_alpha_numerator(0.5, law), round(hybrid_alpha_numerator(1.0, law) / 2**52, 4)
-    (0, 0.3935)
+    (0, 0.3934)
     """
     if not epsilon > HYBRID_EPSILON_STAR:
         return 0
@@ -617,8 +617,8 @@ class HybridMechanism(MeanMechanism):
     def _randomize_unit(self, u, rng):
         """One float per user: a Piecewise grid value or Duchi's ``+-C``."""
         u = np.asarray(u, dtype=float)
-        piecewise = bernoulli_below(rng, np.full(u.shape, self.alpha_numerator),
-                                    FRACTION_BITS)
+        # [U_52 < A]: exactly Bernoulli(A / 2^52).
+        piecewise = uniform_bits(rng, u.shape, FRACTION_BITS) < self.alpha_numerator
         reports = np.empty(u.shape)
         reports[piecewise] = self.piecewise._randomize_unit(u[piecewise], rng)
         bits = self.duchi._randomize_unit(u[~piecewise], rng)
