@@ -790,15 +790,8 @@ class AggregatedReports:
         Raises
         ------
         sklearn_ldp._limits.FileLockedError
-            If another writer (a save or a :class:`~sklearn_ldp.io.ReportWriter`, in this
-            process or another) is writing ``path``; nothing is written.
-
-        Notes
-        -----
-        The file is written to a hidden temporary file in the same directory, flushed to
-        disk and renamed onto ``path`` (then the directory is flushed): a save that fails or
-        is killed leaves the previous file at ``path`` loadable. The save holds the lock of
-        ``path`` (:func:`sklearn_ldp._limits.writer_lock`) while it runs.
+            If another writer is writing ``path`` (nothing is written); one writer at a
+            time and atomic, as :meth:`LDPReports.save`.
 
         Examples
         --------
