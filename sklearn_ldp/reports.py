@@ -313,7 +313,7 @@ def _verify_members(contents, version, name, allow_unverified):
                 "unverified, then save it again to add a checksum.")
         warnings.warn(f"{name} was saved by an earlier sklearn_ldp (file version {version}) "
                       "without a checksum: it is read unverified (allow_unverified=True). "
-                      "Save it again to add one.", UnverifiedFileWarning, stacklevel=5)
+                      "Save it again to add one.", UnverifiedFileWarning, stacklevel=4)
         return
     stored = contents.get(CHECKSUM_MEMBER)
     if stored is None:
