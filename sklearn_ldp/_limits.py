@@ -455,20 +455,33 @@ class _HeldLock:
 
     def __init__(self, descriptor, path):
         self.descriptor, self.path = descriptor, path
+        self.pid = os.getpid()
+
+    def _still_ours(self):
+        """Whether the lock file at ``path`` is the inode this object locked."""
+        try:
+            current, mine = os.stat(self.path), os.fstat(self.descriptor)
+        except OSError:
+            return False
+        return (current.st_ino, current.st_dev) == (mine.st_ino, mine.st_dev)
 
     def release(self):
         if self.descriptor is None:
             return
         # Unlinked while still held, so that no one locks a name nobody will check again;
         # an acquirer that opened this inode before the unlink sees that it is gone and
-        # retries on a fresh file (see acquire_lock).
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+        # retries on a fresh file (see acquire_lock). Only by the process that locked it
+        # (a forked copy of this object must not remove the lock of a later holder) and
+        # only if the name is still this inode.
+        if os.getpid() == self.pid and self._still_ours():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
         descriptor, self.descriptor = self.descriptor, None
         os.close(descriptor)  # releases the flock (the OS does the same if we die)
 
     def __del__(self):  # a writer dropped without close must not keep the path locked
-        self.release()
+        with contextlib.suppress(Exception):
+            self.release()
 
 
 def acquire_lock(path, timeout=0.0, what="file"):

@@ -360,7 +360,7 @@ def _verify_state(data, source, allow_unverified=False):
                       f"{version}) without a checksum: it is read unverified "
                       "(allow_unverified=True), and rewritten with one (version "
                       f"{LEDGER_VERSION}) by its next charge.", UnverifiedFileWarning,
-                      stacklevel=5)
+                      stacklevel=4)
         return
     if version != LEDGER_VERSION or data.get("format") != LEDGER_FORMAT:
         return  # _check_state refuses it with the reason
@@ -560,12 +560,13 @@ class PrivacyLedger:
 
         Examples
         --------
-        >>> import json, os, tempfile
-        >>> path = os.path.join(tempfile.mkdtemp(), "ledger.json")
+        >>> import json, tempfile
+        >>> from pathlib import Path
+        >>> path = Path(tempfile.mkdtemp()) / "ledger.json"
         >>> _ = PrivacyLedger.create(path, total_epsilon=1.0)
-        >>> content = json.load(open(path))
-        >>> _ = content.pop("sha256"); content["version"] = 1
-        >>> _ = open(path, "w").write(json.dumps(content))
+        >>> content = json.loads(path.read_text())
+        >>> _ = content.pop("sha256"); content["version"] = 1  # the checksum stripped
+        >>> _ = path.write_text(json.dumps(content))
         >>> PrivacyLedger.open(path)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...

@@ -600,6 +600,13 @@ class ReportWriter:
     n_reports : int
         The number of reports written so far.
 
+    Raises
+    ------
+    sklearn_ldp._limits.FileLockedError
+        If another writer (a ReportWriter or a ``save``, in this process or another) holds
+        ``path``: one writer per path, from construction to :meth:`close` (an OS lock on
+        the hidden file ``.<name>.lock``, released by the OS if this process dies).
+
     See Also
     --------
     write_reports : Write LDPReports to one file at once.
@@ -791,6 +798,8 @@ def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
     ValueError
         If ``reports`` is not LDPReports, ``chunk_size`` is not an integer >= 1, or the
         file type is unknown.
+    sklearn_ldp._limits.FileLockedError
+        If another writer is writing ``path`` (see :class:`ReportWriter`).
 
     See Also
     --------

@@ -313,7 +313,7 @@ def _verify_members(contents, version, name, allow_unverified):
                 "unverified, then save it again to add a checksum.")
         warnings.warn(f"{name} was saved by an earlier sklearn_ldp (file version {version}) "
                       "without a checksum: it is read unverified (allow_unverified=True). "
-                      "Save it again to add one.", UnverifiedFileWarning, stacklevel=5)
+                      "Save it again to add one.", UnverifiedFileWarning, stacklevel=4)
         return
     stored = contents.get(CHECKSUM_MEMBER)
     if stored is None:
@@ -790,15 +790,8 @@ class AggregatedReports:
         Raises
         ------
         sklearn_ldp._limits.FileLockedError
-            If another writer (a save or a :class:`~sklearn_ldp.io.ReportWriter`, in this
-            process or another) is writing ``path``; nothing is written.
-
-        Notes
-        -----
-        The file is written to a hidden temporary file in the same directory, flushed to
-        disk and renamed onto ``path`` (then the directory is flushed): a save that fails or
-        is killed leaves the previous file at ``path`` loadable. The save holds the lock of
-        ``path`` (:func:`sklearn_ldp._limits.writer_lock`) while it runs.
+            If another writer is writing ``path`` (nothing is written); one writer at a
+            time and atomic, as :meth:`LDPReports.save`.
 
         Examples
         --------

@@ -191,6 +191,21 @@ def test_lock_file_handover_never_admits_two_holders(tmp_path):
     assert not errors and worst[0] == 1
 
 
+def test_a_forked_copy_of_a_held_lock_neither_releases_nor_removes_it(tmp_path):
+    """A process forked while a writer is open (multiprocessing, joblib) holds a copy of the
+    lock; releasing that copy must leave the parent's lock in place."""
+    path = tmp_path / "reports.csv"
+    held = acquire_lock(path)
+    child = forked(held.release)
+    child.join(timeout=30)
+    assert child.exitcode == 0 and os.path.exists(lock_path(path))
+    with pytest.raises(FileLockedError):
+        acquire_lock(path)
+    held.release()
+    acquire_lock(path).release()
+    assert not os.path.exists(lock_path(path))
+
+
 # ---------------------------------------------------------------------- ledger lock
 def _charger(path, name, barrier):
     ledger = PrivacyLedger.open(path)
