@@ -101,6 +101,10 @@ def _too_deep(value, limit=MAX_NESTING):
         if depth > limit:
             return True
         children = item.values() if isinstance(item, dict) else item
+        # The types first (a C-level scan): a flat list of a million categories holds no
+        # container, and is then passed over without a Python-level loop.
+        if not any(issubclass(kind, containers) for kind in set(map(type, children))):
+            continue
         stack.extend((child, depth + 1) for child in children
                      if isinstance(child, containers))
     return False

@@ -26,7 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._glue import all_attribute_sets, marginal_error_table
-from .._validation import FreshEntropyMixin, check_nesting, check_positive_int
+from .._validation import FreshEntropyMixin, check_nesting, check_positive_int, check_random_state
 from ..mechanisms.marginals import MarginalMechanism
 from ..postprocess import (
     clip_to_distribution,
@@ -720,7 +720,7 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         variance = self.mechanism_.marginal_variance(key, self.n_users_, marginal=null_sorted)
         if key != (i, j):
             variance = variance.T
-        rng = np.random.default_rng(random_state)
+        rng = np.random.default_rng(check_random_state(random_state))
         n = int(self.n_users_)
         sampled = rng.multinomial(n, null.ravel(), size=n_simulations) / n
         noise = rng.standard_normal(sampled.shape) * np.sqrt(variance.ravel())

@@ -54,7 +54,7 @@ except ImportError:  # pragma: no cover - installed with scikit-learn
     threadpool_limits = None
 
 from .._logging import get_logger
-from .._validation import check_epsilon, check_positive_int
+from .._validation import check_epsilon, check_positive_int, check_random_state
 from .projection import project_rows_by_newton
 
 NONMONOTONE_MEMORY = 10
@@ -256,7 +256,7 @@ def _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, max_second
     logger = get_logger("optimize", verbose)
     n = gram.shape[0]
     max_iter = check_positive_int(max_iter, "max_iter")
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_random_state(random_state))
     if isinstance(init, str):
         if init != "random":
             raise ValueError(f"init must be 'random' or a strategy matrix, got {init!r}.")
