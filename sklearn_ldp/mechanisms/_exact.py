@@ -308,3 +308,62 @@ def check_law_size(n_outputs, name):
     if n_outputs > MAX_LAW_OUTPUTS:
         raise ValueError(f"the {name!r} mechanism has {n_outputs} outputs, more than an exact "
                          f"law enumerates ({MAX_LAW_OUTPUTS}); audit a smaller instance.")
+
+
+# ---------------------------------------------------------------------- randomized response
+def keep_numerator(epsilon, n_outputs=2, precision=TABLE_PRECISION):
+    """The numerator ``a`` of ``n_outputs``-ary randomized response at ``epsilon``.
+
+    The true output is kept with probability ``a / 2^K`` and each of the ``n_outputs - 1``
+    others is reported with ``(2^K - a) / ((n_outputs - 1) 2^K)`` (a kept-or-not bit, then a
+    uniform other: both exact). ``a`` is the largest integer whose ratio
+    ``a (n_outputs - 1) / (2^K - a)`` is at most ``e^epsilon``, decided exactly: the nominal
+    ``e^eps / (e^eps + n - 1)`` rounded down, so the realised mechanism is never less private
+    than the claim. Estimators use ``a / 2^K``.
+
+    Parameters
+    ----------
+    epsilon : float
+    n_outputs : int, default=2
+        At least 2.
+    precision : int, default=TABLE_PRECISION
+
+    Returns
+    -------
+    int
+        ``a`` with ``2^K / n_outputs <= a < 2^K``.
+
+    Examples
+    --------
+    >>> a = keep_numerator(math.log(3), 2, precision=8)   # p = 3/4 (float log 3 > ln 3)
+    >>> a, integer_ratio_at_most(a, 2**8 - a, math.log(3))
+    (192, True)
+    >>> keep_numerator(1.0, 4, precision=8)   # e / (e + 3) = 0.4754...
+    121
+    """
+    n_outputs, one = int(n_outputs), 2**int(precision)
+    if n_outputs < 2:
+        raise ValueError(f"randomized response needs at least 2 outputs, got {n_outputs}.")
+    e = exp_decimal(epsilon)
+    nominal = DECIMAL_CONTEXT.divide(e * one, e + (n_outputs - 1))
+    candidate = min(one - 1, int(nominal.to_integral_value(rounding=decimal.ROUND_FLOOR)))
+    while candidate > 0 and not integer_ratio_at_most(candidate * (n_outputs - 1),
+                                                      one - candidate, epsilon):
+        candidate -= 1
+    if candidate * n_outputs < one:
+        raise ValueError(f"epsilon={epsilon!r} is too small for {n_outputs}-ary randomized "
+                         f"response at precision 2^-{precision}.")
+    return candidate
+
+
+def randomized_response_weights(numerator, n_outputs, precision=TABLE_PRECISION):
+    """Integer weights ``(kept, other, total)`` of :func:`keep_numerator`'s law: the true
+    output has weight ``kept``, every other one ``other``, over ``total``.
+
+    Examples
+    --------
+    >>> randomized_response_weights(191, 2, precision=8)
+    (191, 65, 256)
+    """
+    one, others = 2**int(precision), int(n_outputs) - 1
+    return int(numerator) * others, one - int(numerator), one * others
