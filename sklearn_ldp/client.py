@@ -846,6 +846,45 @@ def _gaussian_pure(spec):
 
 
 # ---------------------------------------------------------------------- marginal mechanisms
+# A ratio this close to e^eps (relative) counts as a violation (as the server's _exact).
+_DECISION_MARGIN = decimal.Decimal("1e-70")
+
+
+def _within(numerator, denominator, epsilon):
+    """Whether ``numerator / denominator <= e^epsilon`` on integers (the server's
+    ``_exact.integer_ratio_at_most``: the same decision, so the same numerators)."""
+    if denominator == 0:
+        return numerator == 0
+    bound = _decimal_exp(epsilon) * (1 - _DECISION_MARGIN)
+    return DECIMAL_CONTEXT.divide(decimal.Decimal(numerator), decimal.Decimal(denominator)) <= bound
+
+
+def _keep_numerator(epsilon, n_outputs=2):
+    """The server's ``_exact.keep_numerator``: ``n_outputs``-ary randomized response keeps the
+    truth with ``a / 2^52``, ``a`` the largest integer with ``a (n - 1) / (2^52 - a) <=
+    e^eps``."""
+    e = _decimal_exp(epsilon)
+    nominal = DECIMAL_CONTEXT.divide(e * _ONE, e + (n_outputs - 1))
+    a = min(_ONE - 1, int(nominal.to_integral_value(rounding=decimal.ROUND_FLOOR)))
+    while a > 0 and not _within(a * (n_outputs - 1), _ONE - a, epsilon):
+        a -= 1
+    if a * n_outputs < _ONE:
+        raise ValueError(f"epsilon={epsilon!r} is too small for {n_outputs}-ary randomized "
+                         "response at precision 2^-52.")
+    return a
+
+
+def _sign_flip(epsilon):
+    """``privatize``'s flip test of InpHT / MargHT / TreeHist: the sign is flipped when a
+    uniform 52-bit word is ``>= a`` (probability ``(2^52 - a) / 2^52``, exactly)."""
+    a = _keep_numerator(epsilon, 2)
+
+    def flipped(rng):
+        return _uniform_words(rng, 1)[0] >= a
+
+    return flipped
+
+
 def _marginal_spec(spec):
     """``(n, epsilon, shape, max_order)`` of a marginal mechanism's spec, checked."""
     n, epsilon, params = _common(spec, ("shape", "max_order"))
@@ -923,14 +962,12 @@ def _inp_ht(spec):
             parts = [[mask << shifts[a] for mask in range(1, 2 ** (shape[a] - 1).bit_length())]
                      for a in members]
             masks.extend(sum(combination) for combination in itertools.product(*parts))
-    e = _exp(epsilon)
-    p = e / (1.0 + e)
+    flip = _sign_flip(epsilon)
 
     def privatize(cell, rng):
         code = _binary_code(_attribute_codes(cell, shape), everything, shape)
-        t = rng.randrange(len(masks))
-        flipped = rng.random() >= p
-        return 2 * t + (1 ^ _parity(masks[t], code) ^ flipped)
+        t = rng.randrange(len(masks))  # exact: rejection on random bits
+        return 2 * t + (1 ^ _parity(masks[t], code) ^ flip(rng))
 
     return n, privatize
 
@@ -978,15 +1015,13 @@ def _marg_ht(spec):
     coefficients = [2 ** sum((shape[a] - 1).bit_length() for a in members) - 1
                     for members in sets]
     offsets = [sum(coefficients[:index]) for index in range(len(sets))]
-    e = _exp(epsilon)
-    p = e / (1.0 + e)
+    flip = _sign_flip(epsilon)
 
     def privatize(cell, rng):
         s = rng.randrange(len(sets))
         code = _binary_code(_attribute_codes(cell, shape), sets[s], shape)
         alpha = rng.randrange(1, coefficients[s] + 1)
-        flipped = rng.random() >= p
-        return 2 * (offsets[s] + alpha - 1) + (1 ^ _parity(alpha, code) ^ flipped)
+        return 2 * (offsets[s] + alpha - 1) + (1 ^ _parity(alpha, code) ^ flip(rng))
 
     return n, privatize
 

@@ -1,0 +1,142 @@
+"""Exact sampling of the marginal kinds: the law that is sampled is the law that is checked.
+
+For every kind and epsilon: the exact law of each record (``exact_law``) is private on every
+pair of records of a small domain (decided on integers), the server's and the client's reports
+follow it (chi-square), the client computes the server's integers, and hostile specs are
+refused naming the field.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from _laws import assert_private, assert_sampled_law
+
+import sklearn_ldp.client as client_module
+from sklearn_ldp.client import Randomizer
+from sklearn_ldp.mechanisms._exact import TABLE_PRECISION, keep_numerator
+from sklearn_ldp.mechanisms.marginal_em import InpEM
+from sklearn_ldp.mechanisms.marginals import (
+    InpHT,
+    InpPS,
+    InpRR,
+    MargHT,
+    MargPS,
+    MargRR,
+    check_sign_numerator,
+    sign_numerator,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
+
+EPSILONS = (0.5, 1.0, 2.0, 4.0)
+N_SERVER = 20_000
+N_CLIENT = 2_000
+
+# Small instances: 2, 3 and 2 categories (a non-binary attribute has invalid codes).
+KINDS = {
+    "inp_ht": lambda eps: InpHT(12, eps, [2, 3, 2], 2),
+    "marg_ht": lambda eps: MargHT(12, eps, [2, 3, 2], 2),
+    "inp_rr": lambda eps: InpRR(8, eps, [2, 2, 2], 2),
+    "inp_ps": lambda eps: InpPS(12, eps, [2, 3, 2], 2),
+    "marg_rr": lambda eps: MargRR(12, eps, [2, 3, 2], 2),
+    "marg_ps": lambda eps: MargPS(12, eps, [2, 3, 2], 2),
+    "inp_em": lambda eps: InpEM(12, eps, [2, 3, 2], 2),
+}
+
+
+def _mechanism(kind, epsilon):
+    mechanism = KINDS[kind](epsilon)
+    try:
+        mechanism.exact_law(0)
+    except AttributeError as error:  # the oracle's exact_law comes with the exact oracles
+        pytest.skip(f"{kind}: {error}")
+    return mechanism
+
+
+def _client_reports(mechanism, cell, n_reports, seed):
+    randomizer = Randomizer.from_json(mechanism.to_json(), seed=seed)
+    reports = json.loads(json.dumps([randomizer.privatize(cell) for _ in range(n_reports)]))
+    return np.asarray(reports, dtype=np.asarray(mechanism.exact_law(cell).outputs).dtype)
+
+
+# ---------------------------------------------------------------- integers
+@pytest.mark.parametrize("epsilon", [0.01, 0.1, 0.5, 1.0, math.log(3.0), 2.0, 4.0, 8.0, 20.0,
+                                     50.0])
+def test_sign_numerator_is_the_clients_and_within_the_budget(epsilon):
+    numerator, p, debias = sign_numerator(epsilon)
+    assert numerator == client_module._keep_numerator(epsilon, 2)
+    assert p == numerator / 2**TABLE_PRECISION
+    assert debias == pytest.approx(1 / (2 * p - 1), rel=1e-15)
+    check_sign_numerator(numerator, epsilon)
+    # The largest within e^eps: one more crosses it (where 2^52 leaves room for one more).
+    if numerator + 1 < 2**TABLE_PRECISION:
+        with pytest.raises(ValueError, match="numerator"):
+            check_sign_numerator(numerator + 1, epsilon)
+
+
+@pytest.mark.parametrize("n_outputs", [2, 3, 7, 16, 1000])
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 4.0, 8.0])
+def test_keep_numerator_is_the_clients(n_outputs, epsilon):
+    assert keep_numerator(epsilon, n_outputs) == client_module._keep_numerator(epsilon,
+                                                                               n_outputs)
+
+
+def test_check_sign_numerator_refuses_hostile_values():
+    for bad in (-1, 0, 2**51, 2**52, 2**60, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="numerator"):
+            check_sign_numerator(bad, 1.0)
+
+
+# ---------------------------------------------------------------- laws
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_pair_of_records_is_private(kind, epsilon):
+    mechanism = _mechanism(kind, epsilon)
+    worst = assert_private(mechanism, list(range(mechanism.n_inputs)), epsilon)
+    assert worst <= epsilon
+    law = mechanism.exact_law(0)
+    assert sum(int(w) for w in law.weights) == int(law.total)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_server_reports_follow_the_exact_law(kind, epsilon):
+    mechanism = _mechanism(kind, epsilon)
+    rng = np.random.default_rng(round(10 * epsilon))
+    for cell in (0, mechanism.n_inputs - 1):  # the smallest and the largest record
+        reports = mechanism.randomize(np.full(N_SERVER, cell), rng)
+        assert_sampled_law(mechanism.exact_law(cell), reports)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_client_reports_follow_the_servers_exact_law(kind, epsilon):
+    mechanism = _mechanism(kind, epsilon)
+    for seed, cell in enumerate((0, mechanism.n_inputs - 1)):
+        reports = _client_reports(mechanism, cell, N_CLIENT, seed)
+        assert_sampled_law(mechanism.exact_law(cell), reports)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_exact_law_refuses_a_value_outside_the_domain(kind):
+    mechanism = _mechanism(kind, 1.0)
+    for bad in (-1, mechanism.n_inputs, 2.5):
+        with pytest.raises(ValueError):
+            mechanism.exact_law(bad)
+
+
+# ---------------------------------------------------------------- hostile specs
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize(("field", "value"), [("epsilon", -1.0), ("epsilon", float("nan")),
+                                              ("n_inputs", 13), ("shape", [2, 3, 1]),
+                                              ("max_order", 4), ("max_order", 0)])
+def test_hostile_specs_are_refused_naming_the_field(kind, field, value):
+    spec = json.loads(KINDS[kind](1.0).to_json())
+    if field in ("shape", "max_order"):
+        spec["params"][field] = value
+    else:
+        spec[field] = value
+    with pytest.raises(ValueError, match=field.split("_")[0]):
+        Randomizer(spec)
