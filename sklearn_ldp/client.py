@@ -2138,12 +2138,14 @@ def _prefix_heavy_hitters(spec):
                          f"extension_bits={eta}.")
     lengths = _prefix_schedule(L, n_candidates, eta)
     W = -(-L // 64)
-    e = math.exp(epsilon)
     if protocol == "pem":
         g = _olh_buckets(epsilon, "linear")  # best_power_of_two_buckets
-        n_rows, p = g.bit_length() - 1, e / (e + g - 1)
+        n_rows = g.bit_length() - 1
     else:
-        g, n_rows, p = 2, 1, e / (e + 1)
+        g, n_rows = 2, 1
+    # The own bucket is kept when a 52-bit word is below the server's numerator (the largest
+    # with a (g - 1) / (2^52 - a) <= e^eps, decided exactly): exactly its law.
+    keep = _keep_numerator(epsilon, g)
     top = W * 64
 
     def own_hash(seed, prefix, length):
@@ -2165,13 +2167,16 @@ def _prefix_heavy_hitters(spec):
         length = lengths[round_index]
         prefix = x & (((1 << length) - 1) << (top - length))
         own = own_hash(seed, prefix, length)
-        if protocol == "pem":  # g-ary randomized response of the bucket (other drawn first)
-            other = rng.randrange(g - 1)
+        kept = _uniform_words(rng, 1)[0] < keep
+        if protocol == "pem":  # g-ary randomized response of the bucket
+            other = rng.randrange(g - 1)  # exact: rejection on random bits
             other += other >= own
-            y = own if rng.random() < p else other
+            y = own if kept else other
         else:
-            y = own ^ (rng.random() >= p)
+            y = own ^ (not kept)
         return [round_index, seed, int(y)]
+
+    privatize.keep_numerator = keep  # exposed for the tests (the server's integer)
 
     privatize.own_hash = own_hash  # exposed for the tests (agreement with the server)
     return _ValueKind(None, privatize)
@@ -2272,11 +2277,15 @@ def _sketch_words(value, declared=None):
 
 
 def _sketch_flip_numerator(epsilon, hadamard):
-    """``SketchFrequencyOracle._flip_numerator``: ``1 / (e^eps' + 1)`` rounded up to
-    ``2^-52``. The server divides in the default decimal context (28 digits): so here."""
-    half = _decimal_exp(epsilon / (1 if hadamard else 2))
-    probability = decimal.Context(prec=28).divide(1, decimal.Context(prec=28).add(half, 1))
-    return _dyadic_numerator(probability, "up")
+    """``SketchFrequencyOracle._flip_numerator``: ``f = 2^52 - a``, ``a`` the largest keep
+    numerator with ``a / f <= e^eps'`` (``eps' = eps / 2`` for CMS), then the whole report's
+    ratio checked on the integers (``(a / f)^2`` for CMS: two entries differ)."""
+    flip = _ONE - _keep_numerator(epsilon / (1 if hadamard else 2), 2)
+    power = 1 if hadamard else 2
+    if not 0 < flip < _ONE // 2 or not _within((_ONE - flip) ** power, flip ** power, epsilon):
+        raise ValueError(f"epsilon of the 'sketch' specification gives the flip numerator "
+                         f"{flip}, whose ratio is not within e^{epsilon!r}.")
+    return flip
 
 
 # ---------------------------------------------------------------------- registry

@@ -283,6 +283,26 @@ def laws_within(first, second, epsilon):
     return ok, worst
 
 
+def uniform_mixture(laws, outputs):
+    """The law of a uniform choice of one of ``laws`` (independent of the value), then a draw
+    from it: ``ExactLaw(outputs, ...)`` over the concatenated output sets, the weights scaled
+    to one common total ``len(laws) lcm(totals)`` (exact integers).
+
+    Examples
+    --------
+    >>> law = uniform_mixture([ExactLaw(None, [1, 1], 2), ExactLaw(None, [1, 2], 3)],
+    ...                       np.arange(4))
+    >>> law.weights, law.total
+    ([3, 3, 2, 4], 12)
+    """
+    common = math.lcm(*(int(law.total) for law in laws))
+    weights = []
+    for law in laws:
+        scale = common // int(law.total)
+        weights += [int(w) * scale for w in law.weights]
+    return ExactLaw(outputs, weights, len(laws) * common)
+
+
 def realized_epsilon_of_laws(laws):
     """The largest ``log`` probability ratio over every pair of the given laws (a float).
 

@@ -104,6 +104,7 @@ from ._exact import (
     check_law_size,
     integer_ratio_at_most,
     keep_numerator,
+    uniform_mixture,
 )
 from ._fwht import fwht, hadamard_parity
 from .base import (
@@ -180,26 +181,6 @@ def _sign_weights(positive, numerator):
     for plus in np.asarray(positive, dtype=bool).tolist():
         weights += [flipped, kept] if plus else [kept, flipped]
     return weights
-
-
-def uniform_mixture(laws, outputs):
-    """The law of a uniform choice of one of ``laws`` (independent of the value), then a draw
-    from it: ``ExactLaw(outputs, ...)`` over the concatenated output sets, the weights scaled
-    to one common total ``len(laws) lcm(totals)`` (exact integers).
-
-    Examples
-    --------
-    >>> law = uniform_mixture([ExactLaw(None, [1, 1], 2), ExactLaw(None, [1, 2], 3)],
-    ...                       np.arange(4))
-    >>> law.weights, law.total
-    ([3, 3, 2, 4], 12)
-    """
-    common = math.lcm(*(int(law.total) for law in laws))
-    weights = []
-    for law in laws:
-        scale = common // int(law.total)
-        weights += [int(w) * scale for w in law.weights]
-    return ExactLaw(outputs, weights, len(laws) * common)
 
 
 def build_marginal_mechanism(name, shape, epsilon, max_order):
