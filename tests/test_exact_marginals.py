@@ -140,3 +140,61 @@ def test_hostile_specs_are_refused_naming_the_field(kind, field, value):
         spec[field] = value
     with pytest.raises(ValueError, match=field.split("_")[0]):
         Randomizer(spec)
+
+
+# ---------------------------------------------------------------- private selection
+@pytest.mark.parametrize("epsilon", [0.1, *EPSILONS])
+def test_exponential_mechanism_is_exactly_private_between_neighbouring_utilities(epsilon):
+    from sklearn_ldp.mechanisms._exact import laws_within
+    from sklearn_ldp.mechanisms.private_selection import GRID, exponential_law
+
+    rng = np.random.default_rng(1)
+    sensitivity = 0.37
+    unit = sensitivity / GRID
+    for _ in range(8):
+        u = rng.normal(scale=3 * sensitivity, size=5)
+        bases = [u, np.floor(u / unit) * unit, np.floor(u / unit) * unit - np.nextafter(0, 1)]
+        if epsilon >= 4:  # a candidate far behind (the tail weight; large integers below)
+            bases.append(np.append(u[:4], -1e6))
+        # Adversarial neighbours: every utility moved by the whole sensitivity (either way),
+        # from just below / on a grid point.
+        for shift in (np.full(5, sensitivity), -np.full(5, sensitivity),
+                      rng.choice([-1.0, 1.0], 5) * sensitivity, rng.uniform(-1, 1, 5)
+                      * sensitivity):
+            for base in bases:
+                ok, worst = laws_within(exponential_law(base, epsilon, sensitivity),
+                                        exponential_law(base + shift, epsilon, sensitivity),
+                                        epsilon)
+                assert ok, (base, shift, worst)
+
+
+def test_exponential_mechanism_samples_its_exact_law():
+    from sklearn_ldp.mechanisms.private_selection import exponential_law, exponential_mechanism
+
+    utilities = [0.0, -1.0, -3.0, -0.5, -1e9]
+    law = exponential_law(utilities, 2.0, 1.0)
+    rng = np.random.default_rng(3)
+    draws = np.array([exponential_mechanism(utilities, 2.0, 1.0, rng) for _ in range(4000)])
+    assert_sampled_law(law, draws)
+    assert law.weights[-1] > 0  # far behind, still reachable (privacy needs it)
+
+
+def test_exponential_mechanism_refuses_hostile_input():
+    from sklearn_ldp.mechanisms.private_selection import (
+        check_exponential_base,
+        exponential_base,
+        exponential_law,
+    )
+
+    for utilities in ([np.nan, 0.0], [np.inf], [], [[0.0]]):
+        with pytest.raises(ValueError, match="utilities"):
+            exponential_law(utilities, 1.0, 1.0)
+    for sensitivity in (0.0, -1.0, np.inf, np.nan, "1"):
+        with pytest.raises(ValueError, match="sensitivity"):
+            exponential_law([0.0, 1.0], 1.0, sensitivity)
+    p, q = exponential_base(1.0)
+    with pytest.raises(ValueError, match="base"):
+        check_exponential_base(p + 1, q, 1.0)
+    for bad in ((q, q), (q - 1, q), (1.5, 1), (True, 1)):
+        with pytest.raises(ValueError, match="base"):
+            check_exponential_base(*bad, 1.0)
