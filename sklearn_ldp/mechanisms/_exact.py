@@ -283,6 +283,29 @@ def laws_within(first, second, epsilon):
     return ok, worst
 
 
+def worst_pair_ratio(first, second):
+    """The largest ``P_a(o) / P_b(o)`` over outputs and both directions, as integers
+    ``(numerator, denominator)`` (``(1, 0)`` when one law reaches an output the other cannot).
+
+    Examples
+    --------
+    >>> worst_pair_ratio(ExactLaw(None, [3, 1], 4), ExactLaw(None, [1, 3], 4))
+    (12, 4)
+    """
+    best = (1, 1)
+    ta, tb = int(first.total), int(second.total)
+    for wa, wb in zip(first.weights, second.weights, strict=True):
+        wa, wb = int(wa), int(wb)
+        if wa == 0 and wb == 0:
+            continue
+        if wa == 0 or wb == 0:
+            return 1, 0
+        for num, den in ((wa * tb, wb * ta), (wb * ta, wa * tb)):
+            if num * best[1] > best[0] * den:
+                best = (num, den)
+    return best
+
+
 def uniform_mixture(laws, outputs):
     """The law of a uniform choice of one of ``laws`` (independent of the value), then a draw
     from it: ``ExactLaw(outputs, ...)`` over the concatenated output sets, the weights scaled

@@ -638,6 +638,21 @@ class _FullDomainMechanism(MarginalMechanism):
     def randomize(self, indices, rng):
         return self.oracle.randomize(indices, rng)
 
+    def exact_law(self, value):
+        """The exact law of one user's report: the oracle's, over the whole domain.
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a flat C-order cell in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            The oracle's law (its outputs encoded as :meth:`randomize` returns them).
+        """
+        return self.oracle.exact_law(_one_cell(value, self.n_inputs))
+
     def report_validity(self, reports):
         """The oracle's valid reports (the whole record goes through it).
 
@@ -1241,6 +1256,34 @@ class _SetOracleMechanism(_SampledSetMechanism):
         """``(support counts per set cell (concatenated), reports per set)``."""
         raise NotImplementedError
 
+    def _set_outputs(self, index, outputs):
+        """The oracle outputs of set ``index`` encoded as this mechanism's reports."""
+        raise NotImplementedError
+
+    def exact_law(self, value):
+        """The exact law of one user's report: a uniform set (``1 / K``, independent of the
+        record), then the set's oracle law of the record's cell in it.
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a flat C-order cell in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            Every set's outputs, in set order, encoded as :meth:`randomize` encodes them.
+        """
+        cell = np.array([_one_cell(value, self.n_inputs)])
+        laws, outputs = [], []
+        for index in range(self.n_sets):
+            local = int(self._weighted_codes(cell, np.array([index]), self._strides)[0])
+            law = self.oracles[int(self.set_cells[index])].exact_law(local)
+            laws.append(law)
+            outputs.append(self._set_outputs(index, np.asarray(law.outputs)))
+        check_law_size(sum(len(law.weights) for law in laws), self.name)
+        return uniform_mixture(laws, np.concatenate(outputs))
+
     def _statistic_from(self, support, per_set):
         """The statistic from support counts per set cell and reports per set."""
         raise NotImplementedError
@@ -1432,6 +1475,10 @@ class MargPS(_SetOracleMechanism):
         statistic = check_output_counts(statistic, int(self.cell_offsets[-1]), self.name)
         return statistic, np.add.reduceat(statistic, self.cell_offsets[:-1])
 
+    def _set_outputs(self, index, outputs):
+        dtype = report_dtype(self.cell_offsets[-1])
+        return (outputs.astype(np.int64) + self.cell_offsets[index]).astype(dtype)
+
     def _statistic_from(self, support, per_set):
         return support
 
@@ -1510,6 +1557,12 @@ class MargRR(_SetOracleMechanism):
             packed = oracle.randomize(cells[users], rng)
             reports[users, self._set_bytes:self._set_bytes + packed.shape[1]] = packed
         return reports
+
+    def _set_outputs(self, index, outputs):
+        rows = np.zeros((outputs.shape[0], self._set_bytes + self._bit_bytes), dtype=np.uint8)
+        rows[:, :self._set_bytes] = (index >> (8 * np.arange(self._set_bytes))) & 255
+        rows[:, self._set_bytes:self._set_bytes + outputs.shape[1]] = outputs
+        return rows
 
     def _decode_sets(self, reports):
         weights = 256 ** np.arange(self._set_bytes, dtype=np.int64)
