@@ -885,6 +885,29 @@ def _sign_flip(epsilon):
     return flipped
 
 
+def _split_budget(epsilon, sizes, unary):
+    """``(share, oracles)``: the server's ``multi_attribute.split_budget`` for SPL and InpEM.
+    ``eps / d`` per attribute, lowered by one float step while the product of the sampled
+    worst ratios (randomized response ``a / d``; "oue" ``p (1 - q) / (q (1 - p))`` on its
+    numerators) is not within ``e^eps``, decided on integers."""
+    share = epsilon / len(sizes)
+    for _ in range(64):
+        if unary:
+            oracles = [_make_unary("oue", size, share) for size in sizes]
+            p, q = _unary_numerators("oue", share)
+            ratios = [(p * (_ONE - q), q * (_ONE - p))] * len(sizes)
+        else:
+            oracles = [_make_randomized_response(size, share) for size in sizes]
+            ratios = [getattr(oracle, "weights", None) for oracle in oracles]
+            if any(ratio is None for ratio in ratios):  # floating-point randomized response
+                return share, oracles
+        if _within(math.prod(n for n, _ in ratios), math.prod(d for _, d in ratios), epsilon):
+            return share, oracles
+        share = math.nextafter(share, 0.0)
+    raise ValueError(f"no budget share near epsilon / {len(sizes)} composes within "
+                     f"epsilon={epsilon!r}.")
+
+
 def _marginal_spec(spec):
     """``(n, epsilon, shape, max_order)`` of a marginal mechanism's spec, checked."""
     n, epsilon, params = _common(spec, ("shape", "max_order"))
@@ -939,8 +962,7 @@ def _inp_ps(spec):
 
 def _inp_em(spec):
     n, epsilon, shape, _ = _marginal_spec(spec)
-    share = epsilon / len(shape)
-    attributes = [_make_randomized_response(size, share) for size in shape]
+    _, attributes = _split_budget(epsilon, shape, unary=False)  # the server's shares
 
     def privatize(cell, rng):
         noisy = 0
@@ -1438,15 +1460,15 @@ def _multi_attribute_parts(spec):
     if neighbourhood == "attribute" and protocol != "rsfd":
         raise ValueError("params['neighbourhood']='attribute' applies to protocol 'rsfd' only.")
     d = len(shape)
-    if protocol == "spl":
-        inner = epsilon / d
-    elif neighbourhood == "attribute":
-        inner = _rsfd_attribute_epsilon(epsilon, shape, oracle)
+    unary = oracle != "grr"
+    if protocol == "spl":  # the server's shares, exactly within epsilon together
+        inner, oracles = _split_budget(epsilon, shape, unary)
     else:
         inner = epsilon
-    unary = oracle != "grr"
-    oracles = [_make_unary("oue", size, inner) if unary else
-               _make_randomized_response(size, inner) for size in shape]
+        if neighbourhood == "attribute":
+            inner = _rsfd_attribute_epsilon(epsilon, shape, oracle)
+        oracles = [_make_unary("oue", size, inner) if unary else
+                   _make_randomized_response(size, inner) for size in shape]
     widths = [(size + 7) // 8 if unary else 1 for size in shape]
 
     def as_list(report):

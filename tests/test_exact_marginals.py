@@ -283,3 +283,24 @@ def test_multi_attribute_hostile_specs_are_refused_naming_the_field(field, value
         Randomizer(spec)
     with pytest.raises((ValueError, TypeError)):
         MultiAttributeMechanism.from_dict(spec)
+
+
+@pytest.mark.parametrize("epsilon", [math.log(3.0), 0.5, 1.0, 2.0, 4.0, 7.3])
+@pytest.mark.parametrize("oracle", ["grr", "oue"])
+def test_split_budget_composes_exactly_and_matches_the_client(oracle, epsilon):
+    from sklearn_ldp.mechanisms.multi_attribute import (
+        MultiAttributeMechanism,
+        check_composed_budget,
+        oracle_worst_ratio,
+    )
+
+    for shape in ((2, 3), (2, 3, 2), (5, 2, 3, 4, 2, 3, 2)):
+        mechanism = MultiAttributeMechanism(shape, epsilon, "spl", oracle)
+        share, _ = client_module._split_budget(epsilon, list(shape), oracle != "grr")
+        assert share == mechanism.inner_epsilon  # the same float, hence the same integers
+        if oracle == "oue" or hasattr(mechanism.oracles[0], "exact_law"):
+            check_composed_budget([oracle_worst_ratio(o) for o in mechanism.oracles],
+                                  epsilon, "SPL")
+        if oracle == "grr":
+            em = InpEM(math.prod(shape), epsilon, list(shape), 1)
+            assert em.share == mechanism.inner_epsilon

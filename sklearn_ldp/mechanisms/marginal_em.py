@@ -51,7 +51,7 @@ from .base import (
     report_dtype,
 )
 from .marginals import MarginalMechanism, _one_cell
-from .multi_attribute import check_composed_budget, oracle_worst_ratio
+from .multi_attribute import check_composed_budget, oracle_worst_ratio, split_budget
 from .randomized_response import RandomizedResponse
 
 
@@ -124,10 +124,11 @@ class InpEM(MarginalMechanism):
 
     def __init__(self, n_inputs, epsilon, shape, max_order):
         super().__init__(n_inputs, epsilon, shape, max_order)
-        share = self.epsilon / self.n_attributes
-        self.attribute_oracles = [RandomizedResponse(size, share) for size in self.shape]
-        # eps / d per attribute: the product of the sampled worst ratios must be within e^eps
-        # (d * (eps / d) can round above eps in floating point), checked on the integers.
+        # eps / d per attribute, lowered by float steps until the product of the sampled
+        # worst ratios is within e^eps, decided on the integers (split_budget), then checked.
+        self.share, self.attribute_oracles = split_budget(
+            self.epsilon, self.n_attributes,
+            lambda share: [RandomizedResponse(size, share) for size in self.shape])
         if hasattr(self.attribute_oracles[0], "exact_law"):  # the exact randomized response
             check_composed_budget([oracle_worst_ratio(oracle)
                                    for oracle in self.attribute_oracles], self.epsilon,

@@ -174,6 +174,36 @@ def check_composed_budget(ratios, epsilon, what):
                          f"e^epsilon for epsilon={epsilon!r}.")
 
 
+def split_budget(epsilon, n_parts, build):
+    """The oracles of ``n_parts`` independent reports whose composition is within ``e^eps``.
+
+    ``build(share)`` returns the oracles at budget ``share`` each. The share starts at
+    ``eps / n_parts``; ``n_parts * share`` can round above ``eps``, and each oracle's sampled
+    ratio is only within ``e^share``, so the product of the sampled worst ratios is checked
+    exactly and the share lowered by one float step until it passes (deterministic: the
+    client lowers it the same way). Oracles without an exact law (floating-point randomized
+    response) are returned at ``eps / n_parts``.
+
+    Returns
+    -------
+    share : float
+    oracles : list
+    """
+    share = epsilon / n_parts
+    for _ in range(64):
+        oracles = build(share)
+        if hasattr(oracles[0], "p_numerator") or hasattr(oracles[0], "exact_law"):
+            ratios = [oracle_worst_ratio(oracle) for oracle in oracles]
+            numerator = math.prod(int(n) for n, _ in ratios)
+            denominator = math.prod(int(d) for _, d in ratios)
+            if not integer_ratio_at_most(numerator, denominator, epsilon):
+                share = math.nextafter(share, 0.0)
+                continue
+        return share, oracles
+    raise ValueError(f"no budget share near epsilon / {n_parts} composes within "
+                     f"epsilon={epsilon!r}.")
+
+
 def _product_law(laws, columns):
     """The law of independent reports (one per law), as rows of their concatenated outputs
     (each law's outputs as ``columns[i]`` int64 columns)."""
@@ -274,19 +304,22 @@ class MultiAttributeMechanism:
             raise ValueError("neighbourhood='attribute' applies to protocol='rsfd' only (SPL "
                              "and SMP are epsilon-LDP for whole records).")
         self.protocol, self.oracle, self.neighbourhood = protocol, oracle, neighbourhood
-        d = len(self.shape)
-        if protocol == "spl":
-            inner = self.attribute_epsilon / d
-        elif protocol == "rsfd" and neighbourhood == "attribute":
-            inner = rsfd_attribute_epsilon(self.attribute_epsilon, self.shape, oracle)
+        oracle_class = RandomizedResponse if oracle == "grr" else OptimizedUnaryEncoding
+
+        def build(budget):
+            return [oracle_class(size, budget) for size in self.shape]
+
+        if protocol == "spl":  # eps / d each, lowered until the product is exactly within
+            inner, self.oracles = split_budget(self.attribute_epsilon, len(self.shape), build)
         else:
             inner = self.attribute_epsilon
+            if protocol == "rsfd" and neighbourhood == "attribute":
+                inner = rsfd_attribute_epsilon(self.attribute_epsilon, self.shape, oracle)
+            self.oracles = build(inner)
         self.inner_epsilon = inner
         # The standard guarantee: composition for SPL (d * eps / d), the inner budget for
         # SMP and RS+FD (exactly attained by RS+FD, see the module docstring).
         self.epsilon = self.attribute_epsilon if protocol == "spl" else inner
-        oracle_class = RandomizedResponse if oracle == "grr" else OptimizedUnaryEncoding
-        self.oracles = [oracle_class(size, inner) for size in self.shape]
         self._check_privacy()
 
     def _check_privacy(self):
