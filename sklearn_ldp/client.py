@@ -32,6 +32,13 @@ Exactness. A report has exactly the distribution of one row of the server's
   anything observable (see ``docs/client.md``);
 * local hashing uses the server's hash family (two-character additive tabulation with
   SplitMix64 table entries) bit for bit;
+* the Hadamard marginal kinds (``inp_ht``, ``marg_ht``), PEM/TreeHist and the sketches keep
+  the true sign or bucket when a uniform 52-bit word is below the server's numerator ``a``
+  (``_keep_numerator``: the largest with ``a (g - 1) / (2^52 - a) <= e^eps``, decided on
+  integers; the sketch's flip numerator is ``2^52 - a``); coefficients, sets, rounds and
+  other buckets are ``randrange`` draws (rejection, exactly uniform). SPL and InpEM split
+  ``eps`` into the server's shares (``_split_budget``: the product of the sampled ratios
+  is within ``e^eps``, decided on integers);
 * the Gaussian kinds recompute ``sigma`` with stdlib ``erf``/``erfc`` instead of scipy's
   ``ndtr`` (agreement about ``1e-12`` relative) and draw Gaussians with
   ``random.normalvariate``: floating-point Gaussian noise is the usual approximation of a
@@ -45,7 +52,7 @@ Exactness. A report has exactly the distribution of one row of the server's
   doubles with the server's ``math`` formulas (floating-point draws, like the server's);
   their oracles inside are the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
   of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
-  sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Roots
+  heavy hitters' and 1BitMean's bits are exact dyadic draws with the server's numerators. Roots
   that the server finds with ``brentq`` (Hybrid's ``eps_star``, RS+FD's attribute budget,
   the longitudinal instantaneous budget) are bisected here to one float: they can differ
   from the server's by about ``1e-15`` (the longitudinal instantaneous numerator by a few
