@@ -2437,6 +2437,33 @@ class HeavyHitterMechanism(Mechanism):
         head = np.column_stack([(j >> 8).astype(np.uint8), (j & 0xFF).astype(np.uint8)])
         return np.concatenate([head, bits], axis=1)
 
+    def exact_law(self, value, seed=0):
+        """The exact law of one user's report row, given the public hashes (the report's
+        seed for PEM / TreeHist, ``hash_seed`` for the sketches): the oracle's law with its
+        outputs in this mechanism's row layout.
+
+        Parameters
+        ----------
+        value : str or int
+            The user's value (as :meth:`encode` takes it).
+        seed : int, default=0
+            PEM / TreeHist: the report's hash seed (ignored by the sketches).
+
+        Returns
+        -------
+        ExactLaw
+        """
+        words = self.encode([value])
+        if self.prefix:
+            return self.oracle.exact_law(words, seed=seed)
+        law = self.oracle.exact_law(words, bit_length=self.bit_length)
+        rows = np.asarray(law.outputs)
+        if self.oracle.hadamard:
+            return law._replace(outputs=rows.astype(np.uint32))
+        head = np.column_stack([rows[:, 0] >> 8, rows[:, 0] & 0xFF])
+        return law._replace(outputs=np.concatenate([head, rows[:, 1:]], axis=1)
+                            .astype(np.uint8))
+
     def empty_reports(self):
         """Zero reports with the layout of this mechanism's report rows."""
         if self.prefix:

@@ -186,3 +186,25 @@ def test_sketch_hostile_specs_are_refused_naming_the_field(field, value):
     spec = {**_sketch(True, 1.0).to_dict(), field: value}
     with pytest.raises(ValueError, match=field):
         Randomizer(spec)
+
+
+# ---------------------------------------------------------------- the encoder's mechanism
+@pytest.mark.parametrize("strategy", ["pem", "treehist", "cms", "hcms"])
+def test_heavy_hitter_mechanism_rows_follow_the_exact_law(strategy):
+    from sklearn_ldp import LDPEncoder
+
+    options = {"sketch_width": 4, "n_hashes": 2} if strategy in ("cms", "hcms") else {}
+    encoder = LDPEncoder(categories={"id": 16}, strategy=strategy, epsilon=1.0,
+                         random_state=0, **options).fit()
+    mechanism = encoder.mechanism_
+    rng = np.random.default_rng(8)
+    for value in (0, 15):
+        law = mechanism.exact_law(value)
+        reports = mechanism.randomize(np.full(N_SERVER, value), rng)
+        if strategy in ("pem", "treehist"):
+            reports = _to_seed_zero(mechanism.oracle, value, reports)
+        assert_sampled_law(law, reports)
+    if strategy in ("pem", "treehist"):
+        assert_private(_AtSeed(mechanism, 99), list(range(16)), 1.0)
+    else:
+        assert_private(mechanism, list(range(16)), 1.0)

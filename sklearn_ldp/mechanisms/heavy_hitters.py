@@ -432,6 +432,18 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     return 1 if best is None else best[1]
 
 
+def _one_value_words(value, bit_length):
+    """One value as ``(1, W)`` uint64 words: already encoded words, or :func:`encode_values`
+    of an integer or a string."""
+    if isinstance(value, np.ndarray) and value.dtype == np.uint64 and value.ndim == 2:
+        if value.shape != (1, n_words(bit_length)):
+            raise ValueError(f"encoded words of one value have shape (1, "
+                             f"{n_words(bit_length)}), got {value.shape}.")
+        return value
+    values = np.array([value], dtype=object if isinstance(value, (str, bytes)) else None)
+    return encode_values(values, bit_length)
+
+
 def check_prefix_numerator(numerator, n_buckets, epsilon):
     """Refuse a kept-bucket numerator ``a`` of PEM / TreeHist unless ``1 / g <= a / 2^52 < 1``
     and ``a (g - 1) / (2^52 - a) <= e^eps``, decided exactly on integers."""
@@ -635,8 +647,8 @@ class PrefixHeavyHitters:
 
         Parameters
         ----------
-        value : int or str
-            A value of ``bit_length`` bits (as :func:`encode_values` takes it).
+        value : int, str or ndarray of uint64 of shape (1, W)
+            A value of ``bit_length`` bits (as :func:`encode_values` takes it), or its words.
         seed : int, default=0
             The report's hash seed, in ``[0, 2^64)``.
 
@@ -655,8 +667,7 @@ class PrefixHeavyHitters:
         ((6, 3), True)
         """
         check_law_size(self.n_rounds * self.g, self.kind)
-        values = np.array([value], dtype=object if isinstance(value, (str, bytes)) else None)
-        words = encode_values(values, self.bit_length)
+        words = _one_value_words(value, self.bit_length)
         seeds = np.array([seed], dtype=np.uint64)
         kept, other, total = randomized_response_weights(self.keep_numerator, self.g,
                                                          PRECISION)
@@ -1035,8 +1046,8 @@ class SketchFrequencyOracle:
 
         Parameters
         ----------
-        value : int or str
-            The user's value.
+        value : int, str or ndarray of uint64 of shape (1, W)
+            The user's value, or its encoded words.
         bit_length : int or None, default=None
             The bit length the values are encoded with (:func:`encode_values`; default 64).
 
@@ -1059,8 +1070,7 @@ class SketchFrequencyOracle:
         k, m, one = self.n_hashes, self.width, 2**PRECISION
         f = int(self._flip_numerator)
         a = one - f
-        values = np.array([value], dtype=object if isinstance(value, (str, bytes)) else None)
-        words = encode_values(values, 64 if bit_length is None else bit_length)
+        words = _one_value_words(value, 64 if bit_length is None else bit_length)
         positions = self.hash(np.repeat(words, k, axis=0), np.arange(k)).tolist()
         laws, outputs = [], []
         if self.hadamard:
