@@ -48,6 +48,7 @@ import os
 import warnings
 import zipfile
 import zlib
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -1622,7 +1623,12 @@ class ColumnsMechanism(Mechanism):
         self.parts = parts
         self.columns = tuple(columns)
         self.n_inputs = len(columns)
-        self.epsilon = math.fsum(part.epsilon for part in parts)
+        # Sequential composition: the smallest float at least the exact sum of the parts'
+        # budgets (a correctly rounded sum can fall half a unit below it).
+        total = sum(Fraction(part.epsilon) for part in parts)
+        self.epsilon = float(total)
+        if Fraction(self.epsilon) < total:
+            self.epsilon = math.nextafter(self.epsilon, math.inf)
         self.name = COLUMNS_KIND
         self.params = {}
         if any(part.float_reports for part in parts):
@@ -1777,7 +1783,7 @@ class ColumnsMechanism(Mechanism):
         mechanism = cls(parts)
         claimed = spec.get("epsilon")
         if isinstance(claimed, bool) or not isinstance(claimed, int | float) \
-                or not math.isclose(claimed, mechanism.epsilon, rel_tol=1e-9):
+                or claimed != mechanism.epsilon:  # exactly the composed budget
             raise ValueError(f"the {COLUMNS_KIND!r} specification claims epsilon={claimed!r}, "
                              f"but its parts spend {mechanism.epsilon!r} (their sum).")
         if spec.get("n_inputs") != mechanism.n_inputs:
