@@ -53,10 +53,11 @@ Exactness. A report has exactly the distribution of one row of the server's
   their oracles inside are the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
   of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
   heavy hitters' and 1BitMean's bits are exact dyadic draws with the server's numerators. Roots
-  that the server finds with ``brentq`` (Hybrid's ``eps_star``, RS+FD's attribute budget,
-  the longitudinal instantaneous budget) are bisected here to one float: they can differ
+  that the server finds with ``brentq`` (Hybrid's ``eps_star``, the longitudinal
+  instantaneous budget) are bisected here to one float: they can differ
   from the server's by about ``1e-15`` (the longitudinal instantaneous numerator by a few
-  units of ``2^-52``).
+  units of ``2^-52``). RS+FD's attribute budget is bisected the same way on both sides
+  (the same float).
 
 The memoizing kinds (``longitudinal``, ``dbitflip_pm``, ``1bitmean_pm``) keep their
 permanent responses in a client **state file** (``Randomizer(..., state=path)``): JSON,
@@ -73,6 +74,7 @@ Adding a kind: write one ``_<kind>(spec)`` function returning ``(n_inputs, priva
 
 import bisect
 import decimal
+import fractions
 import hashlib
 import itertools
 import json
@@ -1358,9 +1360,14 @@ def _nominal_pq(oracle, size, inner_epsilon):
 def _rsfd_attribute_ratio(inner_epsilon, shape, oracle):
     """RS+FD's exact worst ratio between records that differ in one attribute
     (``multi_attribute.rsfd_attribute_ratio``, same formulas)."""
+    return _rsfd_ratio([_nominal_pq(oracle, size, inner_epsilon) for size in shape], shape,
+                       oracle)
+
+
+def _rsfd_ratio(pq, shape, oracle):
+    """The worst ratio for each attribute's ``(p, q)`` (floats, or the sampled Fractions)."""
     smallest, pairs = [], []
-    for size in shape:
-        p, q = _nominal_pq(oracle, size, inner_epsilon)
+    for size, (p, q) in zip(shape, pq, strict=True):
         if oracle == "grr":
             smallest.append(size * q)
             pairs.append((size * p, size * q))
@@ -1379,8 +1386,8 @@ def _rsfd_attribute_ratio(inner_epsilon, shape, oracle):
 
 
 def _rsfd_attribute_epsilon(epsilon, shape, oracle):
-    """The inner budget of RS+FD with ``neighbourhood="attribute"`` (the server solves the
-    same equation with brentq to 1e-15; bisected here to one float)."""
+    """The inner budget of RS+FD with ``neighbourhood="attribute"``: the server's float (it
+    bisects the same function the same way)."""
     target = epsilon + math.log1p(-1e-12)
 
     def excess(inner):
@@ -1476,6 +1483,8 @@ def _multi_attribute_parts(spec):
             inner = _rsfd_attribute_epsilon(epsilon, shape, oracle)
         oracles = [_make_unary("oue", size, inner) if unary else
                    _make_randomized_response(size, inner) for size in shape]
+        if neighbourhood == "attribute":
+            _check_rsfd_attribute(epsilon, shape, oracle, inner, oracles)
     widths = [(size + 7) // 8 if unary else 1 for size in shape]
 
     def as_list(report):
@@ -1514,6 +1523,26 @@ def _multi_attribute_parts(spec):
             return row
 
     return shape, privatize_codes
+
+
+def _check_rsfd_attribute(epsilon, shape, oracle, inner, oracles):
+    """RS+FD between records that differ in one attribute: the worst ratio on the sampled
+    ``p``, ``q`` (exact fractions) within ``e^eps``, decided on integers (the server's
+    ``MultiAttributeMechanism._check_privacy``)."""
+    if oracle == "grr":
+        weights = [getattr(privatize, "weights", None) for privatize in oracles]
+        if any(w is None for w in weights):  # floating-point randomized response
+            return
+        pq = [(fractions.Fraction(a, a + (k - 1) * d), fractions.Fraction(d, a + (k - 1) * d))
+              for (a, d), k in zip(weights, shape, strict=True)]
+    else:
+        p, q = _unary_numerators("oue", inner)
+        pq = [(fractions.Fraction(p, _ONE), fractions.Fraction(q, _ONE))] * len(shape)
+    worst = _rsfd_ratio(pq, shape, oracle)
+    if not _within(worst.numerator, worst.denominator, epsilon):
+        raise ValueError(f"the 'multi_attribute' specification's RS+FD worst ratio between "
+                         f"records that differ in one attribute, {float(worst)!r}, is above "
+                         f"e^epsilon for epsilon={epsilon!r}.")
 
 
 def _multi_attribute(spec):

@@ -304,3 +304,24 @@ def test_split_budget_composes_exactly_and_matches_the_client(oracle, epsilon):
         if oracle == "grr":
             em = InpEM(math.prod(shape), epsilon, list(shape), 1)
             assert em.share == mechanism.inner_epsilon
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 1.5, 2.0, 4.0])
+@pytest.mark.parametrize(("shape", "oracle"), [((3, 4), "grr"), ((5, 5, 5), "grr"),
+                                               ((4, 9), "oue_z"), ((2, 6), "oue_r"),
+                                               ((2, 3), "grr"), ((2, 3), "oue_z")])
+def test_rsfd_attribute_budget_is_the_clients_float(shape, oracle, epsilon):
+    from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
+
+    mechanism = MultiAttributeMechanism(shape, epsilon, "rsfd", oracle, "attribute")
+    assert client_module._rsfd_attribute_epsilon(epsilon, list(shape), oracle) \
+        == mechanism.inner_epsilon  # the same float, hence the same sampled integers
+    spec = mechanism.to_dict()
+    Randomizer(spec, seed=0)  # the client's exact check passes
+    oracles = [client_module._make_randomized_response(k, mechanism.inner_epsilon)
+               for k in shape]
+    if oracle == "grr" and not hasattr(oracles[0], "weights"):
+        return  # floating-point randomized response (before the exact oracles): no integers
+    with pytest.raises(ValueError, match="RS\\+FD"):  # the same integers, a smaller claim
+        client_module._check_rsfd_attribute(epsilon * 0.9, list(shape), oracle,
+                                            mechanism.inner_epsilon, oracles)

@@ -61,7 +61,6 @@ import numbers
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .._validation import check_epsilon
 from ._bits import PRECISION, bernoulli_packed
@@ -138,7 +137,22 @@ def rsfd_attribute_epsilon(epsilon, shape, oracle):
             raise ValueError(f"no inner budget up to 50 reaches epsilon={epsilon!r} between "
                              f"records that differ in one attribute for shape {shape}.")
         high = min(2 * high, 50.0)
-    return brentq(excess, 1e-12, high, xtol=1e-15)
+    return _bisect_root(excess, 1e-12, high)
+
+
+def _bisect_root(function, low, high):
+    """The root of an increasing ``function`` on ``[low, high]``, bisected until the interval
+    is one float wide: the client bisects the same function the same way, so both sides get
+    the same float budget, hence the same sampled integers (brentq's last bits differ)."""
+    for _ in range(2000):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if function(middle) < 0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
 
 
 def oracle_worst_ratio(oracle):
