@@ -1646,9 +1646,14 @@ def _columns(spec):
     if len(order) > MAX_ATTRIBUTES:
         raise ValueError(f"the 'columns' specification has {len(order)} columns, more than "
                          f"{MAX_ATTRIBUTES}.")
-    if not math.isclose(epsilon, math.fsum(budgets), rel_tol=1e-9):
+    # The server's ColumnsMechanism.epsilon: the smallest float at least the exact sum.
+    spent = sum(fractions.Fraction(budget) for budget in budgets)
+    total = float(spent)
+    if fractions.Fraction(total) < spent:
+        total = math.nextafter(total, math.inf)
+    if epsilon != total:
         raise ValueError(f"the 'columns' specification claims epsilon={epsilon!r}, but its parts "
-                         f"spend {math.fsum(budgets)!r} (their sum).")
+                         f"spend {total!r} (their sum).")
     if spec["n_inputs"] != len(order):
         raise ValueError(f"the 'columns' specification claims n_inputs={spec['n_inputs']!r}, "
                          f"but its parts hold {len(order)} columns.")
