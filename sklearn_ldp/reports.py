@@ -2458,6 +2458,7 @@ class HeavyHitterMechanism(Mechanism):
         Returns
         -------
         ExactLaw
+            The oracle's law, its outputs in this mechanism's report-row layout.
         """
         words = self.encode([value])
         if self.prefix:

@@ -190,6 +190,8 @@ class InpEM(MarginalMechanism):
         Returns
         -------
         ExactLaw
+            Weights the products of the attributes' integer weights, over the product of
+            their totals.
         """
         check_law_size(self.n_inputs, self.name)
         codes = np.unravel_index(_one_cell(value, self.n_inputs), self.shape)

@@ -497,6 +497,7 @@ class MultiAttributeMechanism:
         Returns
         -------
         ExactLaw
+            Rows of :meth:`report_rows`, integer weights over one common total.
         """
         record = self._check_records(np.asarray([record]))[0].tolist()
         laws = [oracle.exact_law(code) for oracle, code in zip(self.oracles, record,
