@@ -42,6 +42,13 @@ Exactness. A report has exactly the distribution of one row of the server's
   of the table (every row's ``max <= e^eps min`` on integers): the server's law exactly;
 * local hashing uses the server's hash family (two-character additive tabulation with
   SplitMix64 table entries) bit for bit;
+* the Hadamard marginal kinds (``inp_ht``, ``marg_ht``), PEM/TreeHist and the sketches keep
+  the true sign or bucket when a uniform 52-bit word is below the server's numerator ``a``
+  (``_keep_numerator``: the largest with ``a (g - 1) / (2^52 - a) <= e^eps``, decided on
+  integers; the sketch's flip numerator is ``2^52 - a``); coefficients, sets, rounds and
+  other buckets are ``randrange`` draws (rejection, exactly uniform). SPL and InpEM split
+  ``eps`` into the server's shares (``_split_budget``: the product of the sampled ratios
+  is within ``e^eps``, decided on integers);
 * the Gaussian kinds recompute ``sigma`` with stdlib ``erf``/``erfc`` instead of scipy's
   ``ndtr`` (agreement about ``1e-12`` relative) and draw Gaussians with
   ``random.normalvariate``: floating-point Gaussian noise is the usual approximation of a
@@ -62,12 +69,11 @@ Exactness. A report has exactly the distribution of one row of the server's
   offset`` from the same correctly rounded floats as the server's; their oracles inside are
   the exact kinds above; the heavy-hitter hashes (SplitMix64 rows
   of PEM/TreeHist, the sketch's fingerprints and salts) are the server's bit for bit and the
-  sketch's and 1BitMean's bits are exact dyadic draws with the server's numerators. Hybrid's
-  ``eps_star`` is the server's float literal. Roots that the server finds with ``brentq``
-  (RS+FD's attribute budget) are bisected here to one float: they can differ from the
-  server's by about ``1e-15``. The longitudinal kinds draw with the integer numerators the
-  server ships in the spec, checked exactly against ``epsilon_perm`` and ``epsilon_1`` here
-  (nothing re-solved).
+  heavy hitters' and 1BitMean's bits are exact dyadic draws with the server's numerators.
+  Hybrid's ``eps_star`` is the server's float literal, and RS+FD's attribute budget is
+  bisected the same way on both sides (the same float). The longitudinal kinds draw with the
+  integer numerators the server ships in the spec, checked exactly against ``epsilon_perm``
+  and ``epsilon_1`` here (nothing re-solved).
 
 The memoizing kinds (``longitudinal``, ``dbitflip_pm``, ``1bitmean_pm``) never store a
 permanent response: it is *derived* from a 128-bit secret of the device and the value through
@@ -173,6 +179,30 @@ def _exact_bound(epsilon):
                                     DECIMAL_CONTEXT.subtract(1, _DECISION_MARGIN))
 
 
+def _within(numerator, denominator, epsilon):
+    """Whether ``numerator / denominator <= e^epsilon`` for integers ``>= 0``, decided as the
+    server's ``_exact.integer_ratio_at_most`` (``0 / 0`` allowed, ``x / 0`` not)."""
+    if denominator == 0:
+        return numerator == 0
+    return _ratio_at_most(numerator, denominator, _exact_bound(epsilon))
+
+
+def _within_both_ways(a, b, epsilon):
+    """``a / b`` and ``b / a`` both at most ``e^epsilon`` (two outputs' weights)."""
+    return _within(a, b, epsilon) and _within(b, a, epsilon)
+
+
+def _largest_within(denominator, epsilon):
+    """The server's ``_exact.largest_numerator_within``: the largest ``a`` with
+    ``a / denominator <= e^epsilon``."""
+    bound = _exact_bound(epsilon)
+    candidate = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(denominator))
+                    .to_integral_value(rounding=decimal.ROUND_FLOOR))
+    while candidate > 0 and not _ratio_at_most(candidate, denominator, bound):
+        candidate -= 1
+    return candidate
+
+
 def _ratio_weights(epsilon, n_favoured, n_other, kind):
     """``(a, d)`` of a two-weight law, exactly the server's integers: ``d = 2^s`` the largest
     with ``F a + R d <= 2^62``, ``a`` the largest with ``a / d <= e^eps`` (decided on
@@ -180,11 +210,7 @@ def _ratio_weights(epsilon, n_favoured, n_other, kind):
     ceiling = int(_decimal_exp(epsilon).to_integral_value(rounding=decimal.ROUND_CEILING))
     d = 1 << max(0, _TOTAL_BITS - (n_favoured * ceiling + n_other).bit_length())
     bound = _exact_bound(epsilon)
-    a = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(d))
-            .to_integral_value(rounding=decimal.ROUND_FLOOR))
-    while a > 0 and not _ratio_at_most(a, d, bound):
-        a -= 1
-    a = min(a, (2**_TOTAL_BITS - n_other * d) // n_favoured)
+    a = min(_largest_within(d, epsilon), (2**_TOTAL_BITS - n_other * d) // n_favoured)
     if a <= d:
         raise ValueError(f"epsilon={epsilon!r} is too small for the {kind!r} specification: "
                          "the favoured outputs are no more likely than the others; use "
@@ -587,20 +613,6 @@ FACTORIZATION_SPEC_VERSION = 2
 KIND_SPEC_VERSIONS = {"factorization": FACTORIZATION_SPEC_VERSION}
 _TABLE_ONE = 2**TABLE_PRECISION
 MAX_TABLE_ENTRIES = 2**27  # sklearn_ldp._limits: the default max_matrix_entries
-# A ratio this close to e^eps (relative) counts as a violation, as on the server
-# (sklearn_ldp.mechanisms._exact): the decision stays exact.
-_DECISION_MARGIN = decimal.Decimal("1e-70")
-
-
-def _ratio_within(high, low, epsilon):
-    """Whether ``high / low <= e^epsilon`` for integers, decided exactly as the server's
-    ``integer_ratio_at_most`` (80-digit decimals, the same margin)."""
-    if low == 0:
-        return high == 0
-    bound = _decimal_exp(epsilon) * (1 - _DECISION_MARGIN)
-    return DECIMAL_CONTEXT.divide(decimal.Decimal(high), decimal.Decimal(low)) <= bound
-
-
 def _normalized_strategy(table, epsilon, kind):
     """The server's exact check of a strategy's integer table; returns its columns.
 
@@ -638,7 +650,7 @@ def _normalized_strategy(table, epsilon, kind):
         if high == 0:
             raise ValueError(f"row {o} of the {name} is 0 for every input: an output that is "
                              "never reported must not be listed.")
-        if not _ratio_within(high, low, epsilon):
+        if not _within(high, low, epsilon):
             ratio = "infinite" if low == 0 else repr(high / low)
             raise ValueError(f"row {o} of the {name} has weight {high} for input "
                              f"{row.index(high)} and {low} for input {row.index(low)}: its "
@@ -941,6 +953,56 @@ def _gaussian_pure(spec):
 
 
 # ---------------------------------------------------------------------- marginal mechanisms
+def _keep_numerator(epsilon, n_outputs=2):
+    """The server's ``_exact.keep_numerator``: ``n_outputs``-ary randomized response keeps the
+    truth with ``a / 2^52``, ``a`` the largest integer with ``a (n - 1) / (2^52 - a) <=
+    e^eps``."""
+    e = _decimal_exp(epsilon)
+    nominal = DECIMAL_CONTEXT.divide(DECIMAL_CONTEXT.multiply(e, _ONE),
+                                     DECIMAL_CONTEXT.add(e, n_outputs - 1))
+    a = min(_ONE - 1, int(nominal.to_integral_value(rounding=decimal.ROUND_FLOOR)))
+    while a > 0 and not _within(a * (n_outputs - 1), _ONE - a, epsilon):
+        a -= 1
+    if a * n_outputs < _ONE:
+        raise ValueError(f"epsilon={epsilon!r} is too small for {n_outputs}-ary randomized "
+                         "response at precision 2^-52.")
+    return a
+
+
+def _sign_flip(epsilon):
+    """``privatize``'s flip test of InpHT / MargHT / TreeHist: the sign is flipped when a
+    uniform 52-bit word is ``>= a`` (probability ``(2^52 - a) / 2^52``, exactly)."""
+    a = _keep_numerator(epsilon, 2)
+
+    def flipped(rng):
+        return _uniform_words(rng, 1)[0] >= a
+
+    return flipped
+
+
+def _split_budget(epsilon, sizes, unary):
+    """``(share, oracles)``: the server's ``multi_attribute.split_budget`` for SPL and InpEM.
+    ``eps / d`` per attribute, lowered by one float step while the product of the sampled
+    worst ratios (randomized response ``a / d``; "oue" ``p (1 - q) / (q (1 - p))`` on its
+    numerators) is not within ``e^eps``, decided on integers."""
+    share = epsilon / len(sizes)
+    for _ in range(64):
+        if unary:
+            oracles = [_make_unary("oue", size, share) for size in sizes]
+            p, q = _unary_numerators("oue", share)
+            ratios = [(p * (_ONE - q), q * (_ONE - p))] * len(sizes)
+        else:
+            oracles = [_make_randomized_response(size, share) for size in sizes]
+            ratios = [getattr(oracle, "weights", None) for oracle in oracles]
+            if any(ratio is None for ratio in ratios):  # floating-point randomized response
+                return share, oracles
+        if _within(math.prod(n for n, _ in ratios), math.prod(d for _, d in ratios), epsilon):
+            return share, oracles
+        share = math.nextafter(share, 0.0)
+    raise ValueError(f"no budget share near epsilon / {len(sizes)} composes within "
+                     f"epsilon={epsilon!r}.")
+
+
 def _marginal_spec(spec):
     """``(n, epsilon, shape, max_order)`` of a marginal mechanism's spec, checked."""
     n, epsilon, params = _common(spec, ("shape", "max_order"))
@@ -995,8 +1057,7 @@ def _inp_ps(spec):
 
 def _inp_em(spec):
     n, epsilon, shape, _ = _marginal_spec(spec)
-    share = epsilon / len(shape)
-    attributes = [_make_randomized_response(size, share) for size in shape]
+    _, attributes = _split_budget(epsilon, shape, unary=False)  # the server's shares
 
     def privatize(cell, rng):
         noisy = 0
@@ -1018,14 +1079,12 @@ def _inp_ht(spec):
             parts = [[mask << shifts[a] for mask in range(1, 2 ** (shape[a] - 1).bit_length())]
                      for a in members]
             masks.extend(sum(combination) for combination in itertools.product(*parts))
-    e = _exp(epsilon)
-    p = e / (1.0 + e)
+    flip = _sign_flip(epsilon)
 
     def privatize(cell, rng):
         code = _binary_code(_attribute_codes(cell, shape), everything, shape)
-        t = rng.randrange(len(masks))
-        flipped = rng.random() >= p
-        return 2 * t + (1 ^ _parity(masks[t], code) ^ flipped)
+        t = rng.randrange(len(masks))  # exact: rejection on random bits
+        return 2 * t + (1 ^ _parity(masks[t], code) ^ flip(rng))
 
     return n, privatize
 
@@ -1073,15 +1132,13 @@ def _marg_ht(spec):
     coefficients = [2 ** sum((shape[a] - 1).bit_length() for a in members) - 1
                     for members in sets]
     offsets = [sum(coefficients[:index]) for index in range(len(sets))]
-    e = _exp(epsilon)
-    p = e / (1.0 + e)
+    flip = _sign_flip(epsilon)
 
     def privatize(cell, rng):
         s = rng.randrange(len(sets))
         code = _binary_code(_attribute_codes(cell, shape), sets[s], shape)
         alpha = rng.randrange(1, coefficients[s] + 1)
-        flipped = rng.random() >= p
-        return 2 * (offsets[s] + alpha - 1) + (1 ^ _parity(alpha, code) ^ flipped)
+        return 2 * (offsets[s] + alpha - 1) + (1 ^ _parity(alpha, code) ^ flip(rng))
 
     return n, privatize
 
@@ -1198,27 +1255,8 @@ MAX_GRID_SIZE = 2**16  # _window.MAX_GRID_SIZE
 DEFAULT_GRID_SIZE = 4096  # _window.DEFAULT_GRID_SIZE
 FRACTION_BITS = 52  # _window.FRACTION_BITS: the random rounding of the grid kinds
 TWO_POINT_BITS = 28  # _window.TWO_POINT_BITS: a + b of Duchi's two-point law
-_DECISION_MARGIN = decimal.Decimal("1e-70")  # _exact._DECISION_MARGIN
 # numeric.HYBRID_EPSILON_STAR, the same float literal.
 HYBRID_EPSILON_STAR = 0.6093524930273103
-
-
-def _within(numerator, denominator, epsilon):
-    """``numerator / denominator <= e^epsilon``, decided as ``_exact.integer_ratio_at_most``."""
-    if denominator == 0:
-        return numerator == 0
-    return _ratio_at_most(numerator, denominator, _decimal_exp(epsilon) * (1 - _DECISION_MARGIN))
-
-
-def _largest_within(denominator, epsilon):
-    """``_exact.largest_numerator_within``: the largest ``a`` with ``a / denominator <=
-    e^epsilon``."""
-    bound = _decimal_exp(epsilon) * (1 - _DECISION_MARGIN)
-    candidate = int(DECIMAL_CONTEXT.multiply(bound, decimal.Decimal(denominator))
-                    .to_integral_value(rounding=decimal.ROUND_FLOOR))
-    while candidate > 0 and not _within(candidate, denominator, epsilon):
-        candidate -= 1
-    return candidate
 
 
 def _window_weights(epsilon):
@@ -1540,9 +1578,14 @@ def _nominal_pq(oracle, size, inner_epsilon):
 def _rsfd_attribute_ratio(inner_epsilon, shape, oracle):
     """RS+FD's exact worst ratio between records that differ in one attribute
     (``multi_attribute.rsfd_attribute_ratio``, same formulas)."""
+    return _rsfd_ratio([_nominal_pq(oracle, size, inner_epsilon) for size in shape], shape,
+                       oracle)
+
+
+def _rsfd_ratio(pq, shape, oracle):
+    """The worst ratio for each attribute's ``(p, q)`` (floats, or the sampled Fractions)."""
     smallest, pairs = [], []
-    for size in shape:
-        p, q = _nominal_pq(oracle, size, inner_epsilon)
+    for size, (p, q) in zip(shape, pq, strict=True):
         if oracle == "grr":
             smallest.append(size * q)
             pairs.append((size * p, size * q))
@@ -1561,8 +1604,8 @@ def _rsfd_attribute_ratio(inner_epsilon, shape, oracle):
 
 
 def _rsfd_attribute_epsilon(epsilon, shape, oracle):
-    """The inner budget of RS+FD with ``neighbourhood="attribute"`` (the server solves the
-    same equation with brentq to 1e-15; bisected here to one float)."""
+    """The inner budget of RS+FD with ``neighbourhood="attribute"``: the server's float (it
+    bisects the same function the same way)."""
     target = epsilon + math.log1p(-1e-12)
 
     def excess(inner):
@@ -1649,15 +1692,17 @@ def _multi_attribute_parts(spec):
     if neighbourhood == "attribute" and protocol != "rsfd":
         raise ValueError("params['neighbourhood']='attribute' applies to protocol 'rsfd' only.")
     d = len(shape)
-    if protocol == "spl":
-        inner = epsilon / d
-    elif neighbourhood == "attribute":
-        inner = _rsfd_attribute_epsilon(epsilon, shape, oracle)
+    unary = oracle != "grr"
+    if protocol == "spl":  # the server's shares, exactly within epsilon together
+        inner, oracles = _split_budget(epsilon, shape, unary)
     else:
         inner = epsilon
-    unary = oracle != "grr"
-    oracles = [_make_unary("oue", size, inner) if unary else
-               _make_randomized_response(size, inner) for size in shape]
+        if neighbourhood == "attribute":
+            inner = _rsfd_attribute_epsilon(epsilon, shape, oracle)
+        oracles = [_make_unary("oue", size, inner) if unary else
+                   _make_randomized_response(size, inner) for size in shape]
+        if neighbourhood == "attribute":
+            _check_rsfd_attribute(epsilon, shape, oracle, inner, oracles)
     widths = [(size + 7) // 8 if unary else 1 for size in shape]
 
     def as_list(report):
@@ -1696,6 +1741,26 @@ def _multi_attribute_parts(spec):
             return row
 
     return shape, privatize_codes
+
+
+def _check_rsfd_attribute(epsilon, shape, oracle, inner, oracles):
+    """RS+FD between records that differ in one attribute: the worst ratio on the sampled
+    ``p``, ``q`` (exact fractions) within ``e^eps``, decided on integers (the server's
+    ``MultiAttributeMechanism._check_privacy``)."""
+    if oracle == "grr":
+        weights = [getattr(privatize, "weights", None) for privatize in oracles]
+        if any(w is None for w in weights):  # floating-point randomized response
+            return
+        pq = [(fractions.Fraction(a, a + (k - 1) * d), fractions.Fraction(d, a + (k - 1) * d))
+              for (a, d), k in zip(weights, shape, strict=True)]
+    else:
+        p, q = _unary_numerators("oue", inner)
+        pq = [(fractions.Fraction(p, _ONE), fractions.Fraction(q, _ONE))] * len(shape)
+    worst = _rsfd_ratio(pq, shape, oracle)
+    if not _within(worst.numerator, worst.denominator, epsilon):
+        raise ValueError(f"the 'multi_attribute' specification's RS+FD worst ratio between "
+                         f"records that differ in one attribute, {float(worst)!r}, is above "
+                         f"e^epsilon for epsilon={epsilon!r}.")
 
 
 def _multi_attribute(spec):
@@ -1799,9 +1864,14 @@ def _columns(spec):
     if len(order) > MAX_ATTRIBUTES:
         raise ValueError(f"the 'columns' specification has {len(order)} columns, more than "
                          f"{MAX_ATTRIBUTES}.")
-    if not math.isclose(epsilon, math.fsum(budgets), rel_tol=1e-9):
+    # The server's ColumnsMechanism.epsilon: the smallest float at least the exact sum.
+    spent = sum(fractions.Fraction(budget) for budget in budgets)
+    total = float(spent)
+    if fractions.Fraction(total) < spent:
+        total = math.nextafter(total, math.inf)
+    if epsilon != total:
         raise ValueError(f"the 'columns' specification claims epsilon={epsilon!r}, but its parts "
-                         f"spend {math.fsum(budgets)!r} (their sum).")
+                         f"spend {total!r} (their sum).")
     if spec["n_inputs"] != len(order):
         raise ValueError(f"the 'columns' specification claims n_inputs={spec['n_inputs']!r}, "
                          f"but its parts hold {len(order)} columns.")
@@ -2149,23 +2219,6 @@ class _StateFile:
 LONGITUDINAL_PROTOCOLS = {"l_grr": ("grr", "grr"), "l_sue": ("sue", "sue"),
                           "l_oue": ("oue", "oue"), "l_osue": ("oue", "sue"),
                           "l_soue": ("sue", "oue")}
-_MARGIN = decimal.Decimal("1e-70")  # the server's _exact decision margin
-
-
-def _within(a, b, epsilon):
-    """``a / b`` and ``b / a`` both at most ``e^epsilon``, decided on the integers (the
-    server's ``integer_ratio_at_most``: ``0 / 0`` allowed, a ratio within ``1e-70`` of
-    ``e^epsilon`` refused)."""
-    bound = _decimal_exp(epsilon) * (1 - _MARGIN)
-    for numerator, denominator in ((a, b), (b, a)):
-        if denominator == 0:
-            if numerator:
-                return False
-        elif not _ratio_at_most(numerator, denominator, bound):
-            return False
-    return True
-
-
 def _check_cells_field(value, name, kind, minimum=2):
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_CELLS:
         raise ValueError(f"{name} of the {kind!r} specification must be an integer in "
@@ -2222,13 +2275,13 @@ def _longitudinal_numerators(spec, k, permanent, instant, epsilon_perm, epsilon_
     else:
         keep = numerators["keep_perm"]
         permanent_pair = (keep * (k - 1), _ONE - keep)
-    if not _within(*permanent_pair, epsilon_perm):
+    if not _within_both_ways(*permanent_pair, epsilon_perm):
         raise ValueError(f"numerators of the {kind!r} specification make the permanent "
                          f"response exceed epsilon_perm={epsilon_perm!r} (exact check): "
                          f"{numerators}.")
     own, other, total = _longitudinal_weights(unary, k, numerators)
     report_pair = (own * (total - other), other * (total - own)) if unary else (own, other)
-    if not _within(*report_pair, epsilon_1):
+    if not _within_both_ways(*report_pair, epsilon_1):
         raise ValueError(f"numerators of the {kind!r} specification make one report exceed "
                          f"epsilon_1={epsilon_1!r} (exact check): {numerators}.")
     return numerators
@@ -2296,9 +2349,10 @@ def _longitudinal(spec):
 def _dbitflip_numerators(epsilon):
     """``(own, other)`` over ``2^52``: ``other = 1 / (e^(eps/2) + 1)`` rounded up in 80-digit
     decimals, ``own = 2^52 - other`` (``DBitFlipPM``), checked exactly."""
-    other = _dyadic_numerator(DECIMAL_CONTEXT.divide(1, _decimal_exp(epsilon / 2) + 1), "up")
+    other = _dyadic_numerator(DECIMAL_CONTEXT.divide(
+        1, DECIMAL_CONTEXT.add(_decimal_exp(epsilon / 2), 1)), "up")
     own = _ONE - other
-    if not _within(own, other, epsilon / 2):
+    if not _within_both_ways(own, other, epsilon / 2):
         raise ValueError(f"epsilon={epsilon!r} of the 'dbitflip_pm' specification cannot be "
                          "realized at precision 2^-52.")
     return own, other
@@ -2461,12 +2515,14 @@ def _prefix_heavy_hitters(spec):
                          f"extension_bits={eta}.")
     lengths = _prefix_schedule(L, n_candidates, eta)
     W = -(-L // 64)
-    e = math.exp(epsilon)
     if protocol == "pem":
         g = _olh_buckets(epsilon, "linear")  # best_power_of_two_buckets
-        n_rows, p = g.bit_length() - 1, e / (e + g - 1)
+        n_rows = g.bit_length() - 1
     else:
-        g, n_rows, p = 2, 1, e / (e + 1)
+        g, n_rows = 2, 1
+    # The own bucket is kept when a 52-bit word is below the server's numerator (the largest
+    # with a (g - 1) / (2^52 - a) <= e^eps, decided exactly): exactly its law.
+    keep = _keep_numerator(epsilon, g)
     top = W * 64
 
     def own_hash(seed, prefix, length):
@@ -2488,13 +2544,16 @@ def _prefix_heavy_hitters(spec):
         length = lengths[round_index]
         prefix = x & (((1 << length) - 1) << (top - length))
         own = own_hash(seed, prefix, length)
-        if protocol == "pem":  # g-ary randomized response of the bucket (other drawn first)
-            other = rng.randrange(g - 1)
+        kept = _uniform_words(rng, 1)[0] < keep
+        if protocol == "pem":  # g-ary randomized response of the bucket
+            other = rng.randrange(g - 1)  # exact: rejection on random bits
             other += other >= own
-            y = own if rng.random() < p else other
+            y = own if kept else other
         else:
-            y = own ^ (rng.random() >= p)
+            y = own ^ (not kept)
         return [round_index, seed, int(y)]
+
+    privatize.keep_numerator = keep  # exposed for the tests (the server's integer)
 
     privatize.own_hash = own_hash  # exposed for the tests (agreement with the server)
     return _ValueKind(None, privatize)
@@ -2595,11 +2654,15 @@ def _sketch_words(value, declared=None):
 
 
 def _sketch_flip_numerator(epsilon, hadamard):
-    """``SketchFrequencyOracle._flip_numerator``: ``1 / (e^eps' + 1)`` rounded up to
-    ``2^-52``. The server divides in the default decimal context (28 digits): so here."""
-    half = _decimal_exp(epsilon / (1 if hadamard else 2))
-    probability = decimal.Context(prec=28).divide(1, decimal.Context(prec=28).add(half, 1))
-    return _dyadic_numerator(probability, "up")
+    """``SketchFrequencyOracle._flip_numerator``: ``f = 2^52 - a``, ``a`` the largest keep
+    numerator with ``a / f <= e^eps'`` (``eps' = eps / 2`` for CMS), then the whole report's
+    ratio checked on the integers (``(a / f)^2`` for CMS: two entries differ)."""
+    flip = _ONE - _keep_numerator(epsilon / (1 if hadamard else 2), 2)
+    power = 1 if hadamard else 2
+    if not 0 < flip < _ONE // 2 or not _within((_ONE - flip) ** power, flip ** power, epsilon):
+        raise ValueError(f"epsilon of the 'sketch' specification gives the flip numerator "
+                         f"{flip}, whose ratio is not within e^{epsilon!r}.")
+    return flip
 
 
 # ---------------------------------------------------------------------- registry

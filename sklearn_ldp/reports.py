@@ -57,6 +57,7 @@ import os
 import warnings
 import zipfile
 import zlib
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -1680,7 +1681,12 @@ class ColumnsMechanism(Mechanism):
         self.parts = parts
         self.columns = tuple(columns)
         self.n_inputs = len(columns)
-        self.epsilon = math.fsum(part.epsilon for part in parts)
+        # Sequential composition: the smallest float at least the exact sum of the parts'
+        # budgets (a correctly rounded sum can fall half a unit below it).
+        total = sum(Fraction(part.epsilon) for part in parts)
+        self.epsilon = float(total)
+        if Fraction(self.epsilon) < total:
+            self.epsilon = math.nextafter(self.epsilon, math.inf)
         self.name = COLUMNS_KIND
         self.params = {}
         if any(part.float_reports for part in parts):
@@ -1835,7 +1841,7 @@ class ColumnsMechanism(Mechanism):
         mechanism = cls(parts)
         claimed = spec.get("epsilon")
         if isinstance(claimed, bool) or not isinstance(claimed, int | float) \
-                or not math.isclose(claimed, mechanism.epsilon, rel_tol=1e-9):
+                or claimed != mechanism.epsilon:  # exactly the composed budget
             raise ValueError(f"the {COLUMNS_KIND!r} specification claims epsilon={claimed!r}, "
                              f"but its parts spend {mechanism.epsilon!r} (their sum).")
         if spec.get("n_inputs") != mechanism.n_inputs:
@@ -2494,6 +2500,34 @@ class HeavyHitterMechanism(Mechanism):
         j, bits = parts
         head = np.column_stack([(j >> 8).astype(np.uint8), (j & 0xFF).astype(np.uint8)])
         return np.concatenate([head, bits], axis=1)
+
+    def exact_law(self, value, seed=0):
+        """The exact law of one user's report row, given the public hashes (the report's
+        seed for PEM / TreeHist, ``hash_seed`` for the sketches): the oracle's law with its
+        outputs in this mechanism's row layout.
+
+        Parameters
+        ----------
+        value : str or int
+            The user's value (as :meth:`encode` takes it).
+        seed : int, default=0
+            PEM / TreeHist: the report's hash seed (ignored by the sketches).
+
+        Returns
+        -------
+        ExactLaw
+            The oracle's law, its outputs in this mechanism's report-row layout.
+        """
+        words = self.encode([value])
+        if self.prefix:
+            return self.oracle.exact_law(words, seed=seed)
+        law = self.oracle.exact_law(words, bit_length=self.bit_length)
+        rows = np.asarray(law.outputs)
+        if self.oracle.hadamard:
+            return law._replace(outputs=rows.astype(np.uint32))
+        head = np.column_stack([rows[:, 0] >> 8, rows[:, 0] & 0xFF])
+        return law._replace(outputs=np.concatenate([head, rows[:, 1:]], axis=1)
+                            .astype(np.uint8))
 
     def empty_reports(self):
         """Zero reports with the layout of this mechanism's report rows."""

@@ -371,7 +371,13 @@ def test_discrete_noise_mechanism_measures_integers_and_is_unbiased():
 def test_exponential_mechanism_output_distribution():
     utilities = np.array([0.0, -1.0, -3.0, -0.5])
     p = exponential_probabilities(utilities, 2.0, 1.0)
-    np.testing.assert_allclose(p, np.exp(utilities) / np.exp(utilities).sum())
+    # The exact law: exp(eps u / (2 Delta)) with the grid's factor GRID / (GRID + 1) (the
+    # utilities here lie on the grid; the base p / q is within 2^-20 of e^(eps / 66)).
+    sharpness = private_selection.GRID / (private_selection.GRID + 1)
+    nominal = np.exp(sharpness * utilities)
+    np.testing.assert_allclose(p, nominal / nominal.sum(), rtol=1e-4)
+    law = private_selection.exponential_law(utilities, 2.0, 1.0)
+    assert sum(law.weights) == law.total and p.tolist() == [w / law.total for w in law.weights]
     rng = np.random.default_rng(9)
     draws = np.array([private_selection.exponential_mechanism(utilities, 2.0, 1.0, rng)
                       for _ in range(20000)])

@@ -325,6 +325,49 @@ def _fixed_point_bound(epsilon):
     return int(scaled.to_integral_value(rounding=decimal.ROUND_FLOOR))
 
 
+def worst_pair_ratio(first, second):
+    """The largest ``P_a(o) / P_b(o)`` over outputs and both directions, as integers
+    ``(numerator, denominator)`` (``(1, 0)`` when one law reaches an output the other cannot).
+
+    Examples
+    --------
+    >>> worst_pair_ratio(ExactLaw(None, [3, 1], 4), ExactLaw(None, [1, 3], 4))
+    (12, 4)
+    """
+    best = (1, 1)
+    ta, tb = int(first.total), int(second.total)
+    for wa, wb in zip(first.weights, second.weights, strict=True):
+        wa, wb = int(wa), int(wb)
+        if wa == 0 and wb == 0:
+            continue
+        if wa == 0 or wb == 0:
+            return 1, 0
+        for num, den in ((wa * tb, wb * ta), (wb * ta, wa * tb)):
+            if num * best[1] > best[0] * den:
+                best = (num, den)
+    return best
+
+
+def uniform_mixture(laws, outputs):
+    """The law of a uniform choice of one of ``laws`` (independent of the value), then a draw
+    from it: ``ExactLaw(outputs, ...)`` over the concatenated output sets, the weights scaled
+    to one common total ``len(laws) lcm(totals)`` (exact integers).
+
+    Examples
+    --------
+    >>> law = uniform_mixture([ExactLaw(None, [1, 1], 2), ExactLaw(None, [1, 2], 3)],
+    ...                       np.arange(4))
+    >>> law.weights, law.total
+    ([3, 3, 2, 4], 12)
+    """
+    common = math.lcm(*(int(law.total) for law in laws))
+    weights = []
+    for law in laws:
+        scale = common // int(law.total)
+        weights += [int(w) * scale for w in law.weights]
+    return ExactLaw(outputs, weights, len(laws) * common)
+
+
 def realized_epsilon_of_laws(laws):
     """The largest ``log`` probability ratio over every pair of the given laws (a float).
 
@@ -405,3 +448,63 @@ def audit_privacy(mechanism, values, epsilon=None):
             if worst >= realised:
                 realised, worst_pair = worst, (values[i], values[j])
     return PrivacyAudit(claimed, realised, private, worst_pair)
+
+
+# ---------------------------------------------------------------------- randomized response
+def keep_numerator(epsilon, n_outputs=2, precision=TABLE_PRECISION):
+    """The numerator ``a`` of ``n_outputs``-ary randomized response at ``epsilon``.
+
+    The true output is kept with probability ``a / 2^K`` and each of the ``n_outputs - 1``
+    others is reported with ``(2^K - a) / ((n_outputs - 1) 2^K)`` (a kept-or-not bit, then a
+    uniform other: both exact). ``a`` is the largest integer whose ratio
+    ``a (n_outputs - 1) / (2^K - a)`` is at most ``e^epsilon``, decided exactly: the nominal
+    ``e^eps / (e^eps + n - 1)`` rounded down, so the realised mechanism is never less private
+    than the claim. Estimators use ``a / 2^K``.
+
+    Parameters
+    ----------
+    epsilon : float
+    n_outputs : int, default=2
+        At least 2.
+    precision : int, default=TABLE_PRECISION
+
+    Returns
+    -------
+    int
+        ``a`` with ``2^K / n_outputs <= a < 2^K``.
+
+    Examples
+    --------
+    >>> a = keep_numerator(math.log(3), 2, precision=8)   # p = 3/4 (float log 3 > ln 3)
+    >>> a, integer_ratio_at_most(a, 2**8 - a, math.log(3))
+    (192, True)
+    >>> keep_numerator(1.0, 4, precision=8)   # e / (e + 3) = 0.4754...
+    121
+    """
+    n_outputs, one = int(n_outputs), 2**int(precision)
+    if n_outputs < 2:
+        raise ValueError(f"randomized response needs at least 2 outputs, got {n_outputs}.")
+    e = exp_decimal(epsilon)
+    nominal = DECIMAL_CONTEXT.divide(DECIMAL_CONTEXT.multiply(e, one),
+                                     DECIMAL_CONTEXT.add(e, n_outputs - 1))
+    candidate = min(one - 1, int(nominal.to_integral_value(rounding=decimal.ROUND_FLOOR)))
+    while candidate > 0 and not integer_ratio_at_most(candidate * (n_outputs - 1),
+                                                      one - candidate, epsilon):
+        candidate -= 1
+    if candidate * n_outputs < one:
+        raise ValueError(f"epsilon={epsilon!r} is too small for {n_outputs}-ary randomized "
+                         f"response at precision 2^-{precision}.")
+    return candidate
+
+
+def randomized_response_weights(numerator, n_outputs, precision=TABLE_PRECISION):
+    """Integer weights ``(kept, other, total)`` of :func:`keep_numerator`'s law: the true
+    output has weight ``kept``, every other one ``other``, over ``total``.
+
+    Examples
+    --------
+    >>> randomized_response_weights(191, 2, precision=8)
+    (191, 65, 256)
+    """
+    one, others = 2**int(precision), int(n_outputs) - 1
+    return int(numerator) * others, one - int(numerator), one * others

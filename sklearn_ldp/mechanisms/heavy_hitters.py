@@ -58,8 +58,15 @@ from ._bits import (
     bernoulli_bits,
     bernoulli_packed,
     column_counts,
-    decimal_exp,
-    dyadic_numerator,
+)
+from ._exact import (
+    ExactLaw,
+    check_law_size,
+    integer_ratio_at_most,
+    keep_numerator,
+    randomized_response_weights,
+    uniform_below,
+    uniform_mixture,
 )
 from ._fwht import fwht
 from .local_hashing import best_power_of_two_buckets, splitmix64
@@ -425,6 +432,30 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     return 1 if best is None else best[1]
 
 
+def _one_value_words(value, bit_length):
+    """One value as ``(1, W)`` uint64 words: already encoded words, or :func:`encode_values`
+    of an integer or a string."""
+    if isinstance(value, np.ndarray) and value.dtype == np.uint64 and value.ndim == 2:
+        if value.shape != (1, n_words(bit_length)):
+            raise ValueError(f"encoded words of one value have shape (1, "
+                             f"{n_words(bit_length)}), got {value.shape}.")
+        return value
+    values = np.array([value], dtype=object if isinstance(value, (str, bytes)) else None)
+    return encode_values(values, bit_length)
+
+
+def check_prefix_numerator(numerator, n_buckets, epsilon):
+    """Refuse a kept-bucket numerator ``a`` of PEM / TreeHist unless ``1 / g <= a / 2^52 < 1``
+    and ``a (g - 1) / (2^52 - a) <= e^eps``, decided exactly on integers."""
+    one = 2**PRECISION
+    if isinstance(numerator, bool) or not isinstance(numerator, numbers.Integral) \
+            or not one <= numerator * n_buckets or not numerator < one \
+            or not integer_ratio_at_most(numerator * (n_buckets - 1), one - numerator, epsilon):
+        raise ValueError(f"the kept-bucket numerator {numerator!r} of {n_buckets}-ary "
+                         f"randomized response is not within e^{epsilon!r} (or not a "
+                         "probability of at least 1/g).")
+
+
 class PrefixHeavyHitters:
     """Heavy hitters by prefix extension: PEM (local hashing) or TreeHist (one bit).
 
@@ -510,12 +541,19 @@ class PrefixHeavyHitters:
         self.extension_bits = eta
         self.lengths = prefix_schedule(self.bit_length, self.n_candidates, eta)
         self.W = n_words(self.bit_length)
-        e = math.exp(self.epsilon)
+        # The own bucket (bit) is kept with probability a / 2^52, every other one drawn
+        # uniformly: g-ary randomized response with the largest a whose ratio a (g - 1) /
+        # (2^52 - a) is within e^eps, decided exactly (checked again below). p is the realised
+        # probability (exact float64); q = 1/g is exact whatever p (a value that is not the
+        # candidate hashes to it with probability 1/g over the seed), so the estimates stay
+        # unbiased for what is sampled.
+        self.keep_numerator = keep_numerator(self.epsilon, self.g, PRECISION)
+        check_prefix_numerator(self.keep_numerator, self.g, self.epsilon)
+        self.p = self.keep_numerator / 2**PRECISION
         if protocol == "pem":
-            self.p, self.q = e / (e + self.g - 1), 1.0 / self.g
+            self.q = 1.0 / self.g
         else:
-            self.c = (e + 1) / (e - 1)
-            self.p = e / (e + 1)  # probability that the bit is sent unflipped
+            self.c = 1.0 / (2 * self.p - 1)  # (e^eps + 1) / (e^eps - 1) at the realised p
 
     @property
     def n_rounds(self):
@@ -566,23 +604,81 @@ class PrefixHeavyHitters:
             raise ValueError(f"words must be an (n_users, {self.W}) uint64 array from "
                              "encode_values.")
         n = words.shape[0]
-        rounds = rng.integers(self.n_rounds, size=n)
+        rounds = uniform_below(rng, self.n_rounds, n)
         seeds = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
-        y = np.zeros(n, dtype=np.uint64)
+        own = self.own_hashes(words, rounds, seeds)
+        if self.protocol == "pem":  # g-ary randomized response of the bucket
+            # Uniform over the g - 1 other buckets (exact integers; int64: g may exceed 256).
+            other = uniform_below(rng, self.g - 1, n)
+            other += other >= own
+            keep = bernoulli_bits(rng, n, self.keep_numerator).astype(bool)
+            y = np.where(keep, own, other).astype(np.uint64)
+        else:
+            flip = bernoulli_bits(rng, n, 2**PRECISION - self.keep_numerator)
+            y = (own ^ flip).astype(np.uint64)
+        return np.column_stack([rounds.astype(np.uint64), seeds, y])
+
+    def own_hashes(self, words, rounds, seeds):
+        """Each user's hashed prefix ``h_seed(prefix of round)`` (before randomization).
+
+        Parameters
+        ----------
+        words : ndarray of uint64, shape (n, W)
+        rounds : ndarray of int, shape (n,)
+        seeds : ndarray of uint64, shape (n,)
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+        """
+        own = np.zeros(words.shape[0], dtype=np.int64)
         for index, length in enumerate(self.lengths):
             members = np.flatnonzero(rounds == index)
             prefixes = words[members] & _prefix_mask(length, self.W)
-            own = _hash_own(_seed_rows(seeds[members], self.n_rows, length, self.W), prefixes)
-            if self.protocol == "pem":  # g-ary randomized response of the bucket
-                # Uniform over the g - 1 other buckets (int64: g may exceed 256).
-                other = rng.integers(self.g - 1, size=members.size)
-                other += other >= own
-                keep = rng.random(members.size) < self.p
-                y[members] = np.where(keep, own, other)
-            else:
-                flip = rng.random(members.size) >= self.p
-                y[members] = own ^ flip.astype(np.uint8)
-        return np.column_stack([rounds.astype(np.uint64), seeds, y])
+            own[members] = _hash_own(_seed_rows(seeds[members], self.n_rows, length, self.W),
+                                     prefixes)
+        return own
+
+    def exact_law(self, value, seed=0):
+        """The exact law of one user's report given its (public, uniform) hash seed.
+
+        The seed is drawn independently of the value and sent in the clear: the law of the
+        report is the seed's uniform law times this conditional law, and the privacy ratio
+        of two values is the ratio of their conditional laws at the same seed.
+
+        Parameters
+        ----------
+        value : int, str or ndarray of uint64 of shape (1, W)
+            A value of ``bit_length`` bits (as :func:`encode_values` takes it), or its words.
+        seed : int, default=0
+            The report's hash seed, in ``[0, 2^64)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs ``[round, seed, y]`` (uint64 rows) for every round and every ``y``: the
+            round uniform, ``y`` the own hash with weight ``a (g - 1)``, every other bucket
+            ``2^52 - a``.
+
+        Examples
+        --------
+        >>> finder = PrefixHeavyHitters(4, 1.0, protocol="treehist", n_candidates=2)
+        >>> law = finder.exact_law(5, seed=7)
+        >>> law.outputs.shape, sum(law.weights) == law.total
+        ((6, 3), True)
+        """
+        check_law_size(self.n_rounds * self.g, self.kind)
+        words = _one_value_words(value, self.bit_length)
+        seeds = np.array([seed], dtype=np.uint64)
+        kept, other, total = randomized_response_weights(self.keep_numerator, self.g,
+                                                         PRECISION)
+        laws, outputs = [], []
+        for index in range(self.n_rounds):
+            own = int(self.own_hashes(words, np.array([index]), seeds)[0])
+            laws.append(ExactLaw(None, [kept if y == own else other for y in range(self.g)],
+                                 total))
+            outputs += [[index, int(seed), y] for y in range(self.g)]
+        return uniform_mixture(laws, np.array(outputs, dtype=np.uint64))
 
     # ------------------------------------------------------------------ server side
     def check_reports(self, reports):
@@ -789,6 +885,21 @@ def _fingerprints(words):
     return state
 
 
+def check_sketch_numerator(flip_numerator, epsilon, hadamard):
+    """Refuse a sketch's flip numerator ``f`` unless ``0 < f < 2^51`` and the report's worst
+    ratio is within ``e^eps``, decided exactly: ``((2^52 - f) / f)^2`` for CMS (two values
+    differ in two entries of the one-hot vector), ``(2^52 - f) / f`` for HCMS."""
+    one = 2**PRECISION
+    if isinstance(flip_numerator, bool) or not isinstance(flip_numerator, numbers.Integral) \
+            or not 0 < flip_numerator < one // 2:
+        raise ValueError(f"the sketch's flip numerator must be an integer in (0, 2^51), got "
+                         f"{flip_numerator!r}.")
+    kept, power = one - int(flip_numerator), 1 if hadamard else 2
+    if not integer_ratio_at_most(kept**power, int(flip_numerator)**power, epsilon):
+        raise ValueError(f"the sketch's flip numerator {flip_numerator!r} gives a ratio above "
+                         f"e^{epsilon!r}.")
+
+
 class SketchFrequencyOracle:
     """Apple's count-mean sketch (CMS) and its Hadamard variant (HCMS).
 
@@ -856,11 +967,14 @@ class SketchFrequencyOracle:
                 or not 0 <= hash_seed < 2**64:
             raise ValueError(f"hash_seed must be an integer in [0, 2^64), got {hash_seed!r}.")
         self.hash_seed = int(hash_seed)
-        # The flip probability 1 / (e^eps' + 1) (eps' = eps / 2 for CMS, eps for HCMS) rounded
-        # up to a multiple of 2^-52, so the bits are drawn exactly and the realized ratio
-        # keep / flip is at most e^eps'; the estimator uses the realized probability.
-        half = decimal_exp(self.epsilon / (1 if self.hadamard else 2))
-        self._flip_numerator = dyadic_numerator(1 / (half + 1), "up")
+        # The flip probability 1 / (e^eps' + 1) (eps' = eps / 2 for CMS, eps for HCMS) as
+        # f / 2^52, f = 2^52 - a with a the largest keep numerator whose ratio a / f is within
+        # e^eps' (decided exactly), so the bits are drawn exactly; check_sketch_numerator
+        # checks the whole report's ratio (two entries for CMS) on the integers. The estimator
+        # uses the realized probability.
+        self._flip_numerator = 2**PRECISION - keep_numerator(
+            self.epsilon / (1 if self.hadamard else 2), 2, PRECISION)
+        check_sketch_numerator(self._flip_numerator, self.epsilon, self.hadamard)
         self.keep = 1.0 - self._flip_numerator / 2**PRECISION  # an entry is not flipped
         self.c = 1.0 / (2 * self.keep - 1)  # (e^eps' + 1) / (e^eps' - 1) at the realized keep
 
@@ -921,6 +1035,67 @@ class SketchFrequencyOracle:
         flip = bernoulli_bits(rng, n, self._flip_numerator).astype(bool)
         return (j.astype(np.uint32), coordinate.astype(np.uint32),
                 (sign_bit ^ flip).astype(np.uint8))
+
+    def report_rows(self, reports):
+        """:meth:`randomize`'s reports as one int64 row each, the rows of :meth:`exact_law`:
+        CMS ``[j, packed bytes...]``, HCMS ``[j, l, bit]``."""
+        return np.column_stack([np.asarray(part, dtype=np.int64).reshape(len(reports[0]), -1)
+                                for part in reports])
+
+    def exact_law(self, value, bit_length=None):
+        """The exact law of one report given the public hash functions (``hash_seed``).
+
+        Parameters
+        ----------
+        value : int, str or ndarray of uint64 of shape (1, W)
+            The user's value, or its encoded words.
+        bit_length : int or None, default=None
+            The bit length the values are encoded with (:func:`encode_values`; default 64).
+
+        Returns
+        -------
+        ExactLaw
+            Rows as :meth:`report_rows` gives them. CMS: every hash ``j`` and every ``m``-bit
+            vector (``k 2^m`` outputs: small sketches only), weight ``prod`` over the entries
+            of ``a`` (the entry agrees with the one-hot vector of ``h_j(x)``) or ``f``; HCMS:
+            every ``(j, l, bit)``, weight ``a`` for the true sign ``(-1)^(l . h_j(x))``, else
+            ``f``.
+
+        Examples
+        --------
+        >>> sketch = SketchFrequencyOracle(2.0, n_hashes=2, width=4, hadamard=True)
+        >>> law = sketch.exact_law(9)
+        >>> law.outputs.shape, sum(law.weights) == law.total
+        ((16, 3), True)
+        """
+        k, m, one = self.n_hashes, self.width, 2**PRECISION
+        f = int(self._flip_numerator)
+        a = one - f
+        words = _one_value_words(value, 64 if bit_length is None else bit_length)
+        positions = self.hash(np.repeat(words, k, axis=0), np.arange(k)).tolist()
+        laws, outputs = [], []
+        if self.hadamard:
+            check_law_size(2 * k * m, self.kind)
+            for j, h in enumerate(positions):
+                weights = []
+                for coordinate in range(m):
+                    plus = bin(coordinate & h).count("1") % 2 == 0  # true bit 1 for +1
+                    weights += [a, f] if not plus else [f, a]
+                    outputs += [[j, coordinate, 0], [j, coordinate, 1]]
+                laws.append(ExactLaw(None, weights, m * one))
+            return uniform_mixture(laws, np.array(outputs, dtype=np.int64))
+        check_law_size(k << m, self.kind)
+        n_bytes = (m + 7) // 8
+        for j, h in enumerate(positions):
+            weights = []
+            for bits in range(1 << m):
+                agree = (bits >> h) & 1  # the entry at h_j(x) is +1 (bit 1), the others -1
+                ones_elsewhere = bin(bits & ~(1 << h)).count("1")
+                flipped = (1 - agree) + ones_elsewhere
+                weights.append(a ** (m - flipped) * f ** flipped)
+                outputs.append([j] + list(bits.to_bytes(n_bytes, "little")))
+            laws.append(ExactLaw(None, weights, one ** m))
+        return uniform_mixture(laws, np.array(outputs, dtype=np.int64))
 
     def aggregate(self, reports):
         """Integer sketch statistic: CMS ``[ones (k x m), n_j (k)]``; HCMS ``[plus (k x m),

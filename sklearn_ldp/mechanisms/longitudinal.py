@@ -755,7 +755,7 @@ class DBitFlipPM:
         # A bit is 1 with own / 2^52 (own bucket) or other / 2^52, other = 1 / (e + 1)
         # rounded up (towards 1/2, lowering the ratio) and own = 2^52 - other; checked exactly.
         self._other = dyadic_numerator(DECIMAL_CONTEXT.divide(
-            1, decimal_exp(self.epsilon / 2) + 1), "up")
+            1, DECIMAL_CONTEXT.add(decimal_exp(self.epsilon / 2), 1)), "up")
         self._own = _ONE - self._other
         if not integer_ratio_at_most(self._own, self._other, self.epsilon / 2):
             raise ValueError(f"epsilon={epsilon!r}: the realized bit numerators {self._own} / "

@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from .._validation import check_dense_size, check_positive_int
+from ._exact import ExactLaw, check_law_size
 from .base import (
     check_output_counts,
     check_type_indices,
@@ -49,7 +50,8 @@ from .base import (
     report_count,
     report_dtype,
 )
-from .marginals import MarginalMechanism
+from .marginals import MarginalMechanism, _one_cell
+from .multi_attribute import check_composed_budget, oracle_worst_ratio, split_budget
 from .randomized_response import RandomizedResponse
 
 
@@ -122,8 +124,15 @@ class InpEM(MarginalMechanism):
 
     def __init__(self, n_inputs, epsilon, shape, max_order):
         super().__init__(n_inputs, epsilon, shape, max_order)
-        share = self.epsilon / self.n_attributes
-        self.attribute_oracles = [RandomizedResponse(size, share) for size in self.shape]
+        # eps / d per attribute, lowered by float steps until the product of the sampled
+        # worst ratios is within e^eps, decided on the integers (split_budget), then checked.
+        self.share, self.attribute_oracles = split_budget(
+            self.epsilon, self.n_attributes,
+            lambda share: [RandomizedResponse(size, share) for size in self.shape])
+        if hasattr(self.attribute_oracles[0], "exact_law"):  # the exact randomized response
+            check_composed_budget([oracle_worst_ratio(oracle)
+                                   for oracle in self.attribute_oracles], self.epsilon,
+                                  "InpEM over every attribute")
         self.sets = self.attribute_sets(self.max_order)
         self.set_cells, self._strides = self._set_tables(self.sets)
         self.cell_offsets = np.concatenate([[0], np.cumsum(self.set_cells)]).astype(np.int64)
@@ -168,6 +177,32 @@ class InpEM(MarginalMechanism):
             reported = self.attribute_oracles[position].randomize(code, rng)
             noisy += reported.astype(np.int64) * self._record_strides[position]
         return noisy.astype(report_dtype(self.n_inputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's noisy record: the product of the attributes' exact
+        randomized-response laws, outputs the flat noisy cells ``0 .. n - 1``.
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a flat C-order cell in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            Weights the products of the attributes' integer weights, over the product of
+            their totals.
+        """
+        check_law_size(self.n_inputs, self.name)
+        codes = np.unravel_index(_one_cell(value, self.n_inputs), self.shape)
+        laws = [oracle.exact_law(int(code)) for oracle, code in
+                zip(self.attribute_oracles, codes, strict=True)]
+        weights = np.array([1], dtype=object)
+        for law in laws:  # C order: the last attribute varies fastest
+            weights = np.multiply.outer(weights, np.array([int(w) for w in law.weights],
+                                                          dtype=object)).ravel()
+        return ExactLaw(np.arange(self.n_inputs).astype(report_dtype(self.n_inputs)),
+                        [int(w) for w in weights], math.prod(int(law.total) for law in laws))
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):

@@ -97,7 +97,15 @@ from itertools import combinations
 import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int
-from ._bits import n_packed_bytes
+from ._bits import bernoulli_bits, n_packed_bytes
+from ._exact import (
+    TABLE_PRECISION,
+    ExactLaw,
+    check_law_size,
+    integer_ratio_at_most,
+    keep_numerator,
+    uniform_mixture,
+)
 from ._fwht import fwht, hadamard_parity
 from .base import (
     AGGREGATE_CHUNK,
@@ -125,6 +133,54 @@ MAX_CODE_BITS = 62
 
 # Entries of the (types x coefficients) multinomial block drawn at once by the simulation.
 SIMULATION_ENTRIES = 2**22
+
+
+def sign_numerator(epsilon):
+    """``(a, p, debias)`` of the randomized sign of InpHT / MargHT, checked exactly.
+
+    The true sign is kept with probability ``p = a / 2^52``, ``a`` the largest integer with
+    ``a / (2^52 - a) <= e^eps`` (:func:`~._exact.keep_numerator`, decided on integers), so
+    the realised ratio never exceeds the claim. ``p`` and ``debias = 1 / (2p - 1)`` are the
+    realised values (exact float64: ``a < 2^53``), so the estimates stay unbiased for what is
+    sampled.
+
+    Examples
+    --------
+    >>> a, p, debias = sign_numerator(1.0)
+    >>> a, round(p, 12), round(debias, 9)
+    (3292395142304094, 0.73105857863, 2.163953414)
+    """
+    one = 2**TABLE_PRECISION
+    numerator = keep_numerator(epsilon, 2, TABLE_PRECISION)
+    check_sign_numerator(numerator, epsilon)
+    return numerator, numerator / one, one / (2 * numerator - one)
+
+
+def check_sign_numerator(numerator, epsilon, name="the sign's numerator"):
+    """Refuse a kept-sign numerator ``a`` unless ``1/2 < a / 2^52 < 1`` and ``a / (2^52 - a)
+    <= e^eps``, decided exactly (a ValueError naming the value)."""
+    one = 2**TABLE_PRECISION
+    if isinstance(numerator, bool) or not isinstance(numerator, (int, np.integer)) \
+            or not one // 2 < numerator < one \
+            or not integer_ratio_at_most(numerator, one - numerator, epsilon):
+        raise ValueError(f"{name} {numerator!r} is not a probability a / 2^{TABLE_PRECISION} "
+                         f"in (1/2, 1) with a / (2^{TABLE_PRECISION} - a) <= e^{epsilon!r}.")
+
+
+def _one_cell(value, n_inputs):
+    """One record (a flat cell index) as an int, or the error of ``check_type_indices``."""
+    return int(check_type_indices(np.asarray([value]), n_inputs)[0])
+
+
+def _sign_weights(positive, numerator):
+    """Integer weights of the outputs ``2 t + bit`` of the randomized signs of coefficients
+    whose true sign is ``positive[t]`` (``+1``): the true bit has weight ``a``, the other
+    ``2^52 - a``."""
+    kept, flipped = int(numerator), 2**TABLE_PRECISION - int(numerator)
+    weights = []
+    for plus in np.asarray(positive, dtype=bool).tolist():
+        weights += [flipped, kept] if plus else [kept, flipped]
+    return weights
 
 
 def build_marginal_mechanism(name, shape, epsilon, max_order):
@@ -249,7 +305,7 @@ class MarginalMechanism(Mechanism):
     >>> reports = mechanism.randomize(users, np.random.default_rng(0))
     >>> statistic = mechanism.aggregate(reports)
     >>> mechanism.estimate_marginal(statistic, (0, 1)).round(2).tolist()  # truth .35 .15 / .15 .35
-    [[0.35, 0.16], [0.12, 0.36]]
+    [[0.33, 0.15], [0.13, 0.38]]
     """
 
     kind = None
@@ -425,7 +481,7 @@ class MarginalMechanism(Mechanism):
         coded = np.zeros(size)
         coded[valid] = table.ravel()
         coefficients = fwht(coded)  # F[alpha] of the true marginal, F[0] = 1
-        debias = 1.0 / np.tanh(self.epsilon / 2.0)
+        debias = self.debias  # the realised 1 / (2p - 1) (InpHT and MargHT)
         variances = (debias**2 - coefficients**2) / users_per_coefficient
         variances[0] = 0.0  # F[0] = 1 is known
         folded = fwht((~valid).astype(float))  # g = H 1_invalid
@@ -581,6 +637,21 @@ class _FullDomainMechanism(MarginalMechanism):
 
     def randomize(self, indices, rng):
         return self.oracle.randomize(indices, rng)
+
+    def exact_law(self, value):
+        """The exact law of one user's report: the oracle's, over the whole domain.
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a flat C-order cell in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            The oracle's law (its outputs encoded as :meth:`randomize` returns them).
+        """
+        return self.oracle.exact_law(_one_cell(value, self.n_inputs))
 
     def report_validity(self, reports):
         """The oracle's valid reports (the whole record goes through it).
@@ -923,8 +994,8 @@ class InpHT(MarginalMechanism):
         self.n_coefficients = int(self.coefficient_masks.shape[0])
         self.n_outputs = 2 * self.n_coefficients
         self._mask_order = np.argsort(self.coefficient_masks)
-        self.p = np.exp(self.epsilon) / (1.0 + np.exp(self.epsilon))
-        self.debias = 1.0 / np.tanh(self.epsilon / 2.0)  # 1 / (2p - 1), accurate for small eps
+        # Realised p = a / 2^52 (exact) and 1 / (2p - 1): see sign_numerator.
+        self.sign_numerator, self.p, self.debias = sign_numerator(self.epsilon)
         self._codes_are_indices = all(2**b == r for b, r in
                                       zip(self.attribute_bits, self.shape, strict=True))
 
@@ -955,10 +1026,37 @@ class InpHT(MarginalMechanism):
         """
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
-        coefficient = rng.integers(0, self.n_coefficients, size=n_users)
-        flipped = (rng.random(n_users) >= self.p).astype(np.uint8)
+        coefficient = rng.integers(0, self.n_coefficients, size=n_users)  # exact (Lemire)
+        flipped = bernoulli_bits(rng, n_users, 2**TABLE_PRECISION - self.sign_numerator)
         parity = hadamard_parity(self.coefficient_masks[coefficient], self._record_codes(indices))
         return (2 * coefficient + (1 ^ parity ^ flipped)).astype(report_dtype(self.n_outputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's report (``P(o) = weights[o] / total``).
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a flat C-order cell in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs ``0 .. 2T - 1`` (as :meth:`randomize` encodes them), weight ``a`` for the
+            true sign of each coefficient and ``2^52 - a`` for the other, total ``T 2^52``.
+
+        Examples
+        --------
+        >>> law = InpHT(4, 1.0, [2, 2], 1).exact_law(3)
+        >>> law.outputs.tolist(), law.total == 2 * 2**52
+        ([0, 1, 2, 3], True)
+        """
+        check_law_size(self.n_outputs, self.name)
+        code = self._record_codes(np.array([_one_cell(value, self.n_inputs)]))
+        positive = hadamard_parity(self.coefficient_masks, code) == 0
+        weights = _sign_weights(positive, self.sign_numerator)
+        return ExactLaw(np.arange(self.n_outputs).astype(report_dtype(self.n_outputs)), weights,
+                        self.n_coefficients * 2**TABLE_PRECISION)
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
@@ -1158,6 +1256,34 @@ class _SetOracleMechanism(_SampledSetMechanism):
         """``(support counts per set cell (concatenated), reports per set)``."""
         raise NotImplementedError
 
+    def _set_outputs(self, index, outputs):
+        """The oracle outputs of set ``index`` encoded as this mechanism's reports."""
+        raise NotImplementedError
+
+    def exact_law(self, value):
+        """The exact law of one user's report: a uniform set (``1 / K``, independent of the
+        record), then the set's oracle law of the record's cell in it.
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a flat C-order cell in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            Every set's outputs, in set order, encoded as :meth:`randomize` encodes them.
+        """
+        cell = np.array([_one_cell(value, self.n_inputs)])
+        laws, outputs = [], []
+        for index in range(self.n_sets):
+            local = int(self._weighted_codes(cell, np.array([index]), self._strides)[0])
+            law = self.oracles[int(self.set_cells[index])].exact_law(local)
+            laws.append(law)
+            outputs.append(self._set_outputs(index, np.asarray(law.outputs)))
+        check_law_size(sum(len(law.weights) for law in laws), self.name)
+        return uniform_mixture(laws, np.concatenate(outputs))
+
     def _statistic_from(self, support, per_set):
         """The statistic from support counts per set cell and reports per set."""
         raise NotImplementedError
@@ -1349,6 +1475,10 @@ class MargPS(_SetOracleMechanism):
         statistic = check_output_counts(statistic, int(self.cell_offsets[-1]), self.name)
         return statistic, np.add.reduceat(statistic, self.cell_offsets[:-1])
 
+    def _set_outputs(self, index, outputs):
+        dtype = report_dtype(self.cell_offsets[-1])
+        return (outputs.astype(np.int64) + self.cell_offsets[index]).astype(dtype)
+
     def _statistic_from(self, support, per_set):
         return support
 
@@ -1427,6 +1557,12 @@ class MargRR(_SetOracleMechanism):
             packed = oracle.randomize(cells[users], rng)
             reports[users, self._set_bytes:self._set_bytes + packed.shape[1]] = packed
         return reports
+
+    def _set_outputs(self, index, outputs):
+        rows = np.zeros((outputs.shape[0], self._set_bytes + self._bit_bytes), dtype=np.uint8)
+        rows[:, :self._set_bytes] = (index >> (8 * np.arange(self._set_bytes))) & 255
+        rows[:, self._set_bytes:self._set_bytes + outputs.shape[1]] = outputs
+        return rows
 
     def _decode_sets(self, reports):
         weights = 256 ** np.arange(self._set_bytes, dtype=np.int64)
@@ -1592,8 +1728,7 @@ class MargHT(_SampledSetMechanism):
         for index, members in enumerate(self.sets):
             for a, shift in zip(members, self._code_layout(members)[1], strict=True):
                 self._shifts[index, a] = 1 << shift
-        self.p = np.exp(self.epsilon) / (1.0 + np.exp(self.epsilon))
-        self.debias = 1.0 / np.tanh(self.epsilon / 2.0)
+        self.sign_numerator, self.p, self.debias = sign_numerator(self.epsilon)
 
     def randomize(self, indices, rng):
         """One report per user (vectorized; see the class docstring).
@@ -1616,11 +1751,46 @@ class MargHT(_SampledSetMechanism):
         n_users = indices.shape[0]
         chosen = rng.integers(0, self.n_sets, size=n_users)
         codes = self._weighted_codes(indices, chosen, self._shifts)
-        alpha = rng.integers(1, self.set_coefficients[chosen] + 1)
-        flipped = (rng.random(n_users) >= self.p).astype(np.uint8)
+        alpha = rng.integers(1, self.set_coefficients[chosen] + 1)  # exact (Lemire)
+        flipped = bernoulli_bits(rng, n_users, 2**TABLE_PRECISION - self.sign_numerator)
         bit = 1 ^ hadamard_parity(alpha, codes) ^ flipped
         output = 2 * (self.coefficient_offsets[chosen] + alpha - 1) + bit
         return output.astype(report_dtype(self.n_outputs))
+
+    def exact_law(self, value):
+        """The exact law of one user's report (``P(o) = weights[o] / total``).
+
+        A uniform set ``s`` (``1 / K``), a uniform coefficient of it (``1 / (2^{k2_s} -
+        1)``), the true sign kept with ``a / 2^52``: integer weights over the common total
+        ``K lcm_s(2^{k2_s} - 1) 2^52``.
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a flat C-order cell in ``[0, n_inputs)``.
+
+        Returns
+        -------
+        ExactLaw
+            Outputs ``0 .. n_outputs - 1`` as :meth:`randomize` encodes them.
+
+        Examples
+        --------
+        >>> law = MargHT(8, 1.0, [2, 2, 2], 2).exact_law(5)
+        >>> len(law.weights), sum(law.weights) == law.total
+        (18, True)
+        """
+        check_law_size(self.n_outputs, self.name)
+        cell = np.array([_one_cell(value, self.n_inputs)])
+        laws = []
+        for index in range(self.n_sets):
+            code = self._weighted_codes(cell, np.array([index]), self._shifts)
+            alpha = np.arange(1, int(self.set_coefficients[index]) + 1, dtype=np.int64)
+            positive = hadamard_parity(alpha, code) == 0
+            weights = _sign_weights(positive, self.sign_numerator)
+            laws.append(ExactLaw(None, weights, alpha.shape[0] * 2**TABLE_PRECISION))
+        return uniform_mixture(laws, np.arange(self.n_outputs).astype(
+            report_dtype(self.n_outputs)))
 
     def report_validity(self, reports):
         """Every output index in ``[0, n_outputs)`` is a valid report.

@@ -55,14 +55,22 @@ References
    data: multidimensional frequency estimates with local differential privacy", CIKM 2021.
 """
 
+import itertools
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .._validation import check_epsilon
-from ._bits import bernoulli_packed
+from ._bits import PRECISION, bernoulli_packed
+from ._exact import (
+    ExactLaw,
+    check_law_size,
+    integer_ratio_at_most,
+    uniform_mixture,
+    worst_pair_ratio,
+)
 from .base import report_dtype
 from .randomized_response import RandomizedResponse
 from .unary import OptimizedUnaryEncoding
@@ -86,9 +94,15 @@ def _nominal_pq(oracle, size, inner_epsilon):
 def rsfd_attribute_ratio(inner_epsilon, shape, oracle):
     """Exact worst ratio ``P(y | x) / P(y | x')`` of RS+FD over records ``x, x'`` that differ
     in one attribute, for the inner budget ``inner_epsilon`` (module docstring)."""
+    return _rsfd_ratio([_nominal_pq(oracle, size, inner_epsilon) for size in shape], shape,
+                       oracle)
+
+
+def _rsfd_ratio(pq, shape, oracle):
+    """The worst ratio of :func:`rsfd_attribute_ratio` for each attribute's ``(p, q)`` (floats,
+    or Fractions for the exact check of the realised probabilities)."""
     smallest, pairs = [], []
-    for size in shape:
-        p, q = _nominal_pq(oracle, size, inner_epsilon)
+    for size, (p, q) in zip(shape, pq, strict=True):
         if oracle == "grr":
             smallest.append(size * q)
             pairs.append((size * p, size * q))
@@ -123,7 +137,103 @@ def rsfd_attribute_epsilon(epsilon, shape, oracle):
             raise ValueError(f"no inner budget up to 50 reaches epsilon={epsilon!r} between "
                              f"records that differ in one attribute for shape {shape}.")
         high = min(2 * high, 50.0)
-    return brentq(excess, 1e-12, high, xtol=1e-15)
+    return _bisect_root(excess, 1e-12, high)
+
+
+def _bisect_root(function, low, high):
+    """The root of an increasing ``function`` on ``[low, high]``, bisected until the interval
+    is one float wide: the client bisects the same function the same way, so both sides get
+    the same float budget, hence the same sampled integers (brentq's last bits differ)."""
+    for _ in range(2000):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if function(middle) < 0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def oracle_worst_ratio(oracle):
+    """The largest ``P(y | x) / P(y | x')`` of one report of a frequency oracle, as integers
+    ``(numerator, denominator)`` of the law it samples: unary encoding (two bits differ)
+    ``p (1 - q) / (q (1 - p))`` on its numerators; randomized response, from its exact laws of
+    two values (every pair of values has the same worst ratio)."""
+    if hasattr(oracle, "p_numerator"):
+        one, p, q = 2**PRECISION, int(oracle.p_numerator), int(oracle.q_numerator)
+        return p * (one - q), q * (one - p)
+    return worst_pair_ratio(oracle.exact_law(0), oracle.exact_law(1))
+
+
+def realised_pq(oracle):
+    """The sampled ``(p, q)`` of an oracle as Fractions (own value / another value reported
+    or supported)."""
+    if hasattr(oracle, "p_numerator"):
+        return (Fraction(int(oracle.p_numerator), 2**PRECISION),
+                Fraction(int(oracle.q_numerator), 2**PRECISION))
+    law = oracle.exact_law(0)
+    return Fraction(int(law.weights[0]), int(law.total)), Fraction(int(law.weights[1]),
+                                                                   int(law.total))
+
+
+def check_composed_budget(ratios, epsilon, what):
+    """Refuse unless the product of the ratios ``(numerator, denominator)`` is within
+    ``e^epsilon``, decided exactly (sequential composition of independent reports)."""
+    numerator = math.prod(int(n) for n, _ in ratios)
+    denominator = math.prod(int(d) for _, d in ratios)
+    if not integer_ratio_at_most(numerator, denominator, epsilon):
+        raise ValueError(f"{what}: the sampled probabilities give a worst ratio "
+                         f"{numerator / denominator if denominator else math.inf!r}, above "
+                         f"e^epsilon for epsilon={epsilon!r}.")
+
+
+def split_budget(epsilon, n_parts, build):
+    """The oracles of ``n_parts`` independent reports whose composition is within ``e^eps``.
+
+    ``build(share)`` returns the oracles at budget ``share`` each. The share starts at
+    ``eps / n_parts``; ``n_parts * share`` can round above ``eps``, and each oracle's sampled
+    ratio is only within ``e^share``, so the product of the sampled worst ratios is checked
+    exactly and the share lowered by one float step until it passes (deterministic: the
+    client lowers it the same way). Oracles without an exact law (floating-point randomized
+    response) are returned at ``eps / n_parts``.
+
+    Returns
+    -------
+    share : float
+    oracles : list
+    """
+    share = epsilon / n_parts
+    for _ in range(64):
+        oracles = build(share)
+        if hasattr(oracles[0], "p_numerator") or hasattr(oracles[0], "exact_law"):
+            ratios = [oracle_worst_ratio(oracle) for oracle in oracles]
+            numerator = math.prod(int(n) for n, _ in ratios)
+            denominator = math.prod(int(d) for _, d in ratios)
+            if not integer_ratio_at_most(numerator, denominator, epsilon):
+                share = math.nextafter(share, 0.0)
+                continue
+        return share, oracles
+    raise ValueError(f"no budget share near epsilon / {n_parts} composes within "
+                     f"epsilon={epsilon!r}.")
+
+
+def _product_law(laws, columns):
+    """The law of independent reports (one per law), as rows of their concatenated outputs
+    (each law's outputs as ``columns[i]`` int64 columns)."""
+    check_law_size(math.prod(len(law.weights) for law in laws), "multi_attribute")
+    rows, weights = [], []
+    tables = [np.asarray(law.outputs).astype(np.int64).reshape(len(law.weights), width)
+              for law, width in zip(laws, columns, strict=True)]
+    for combination in itertools.product(*(range(len(law.weights)) for law in laws)):
+        weight = 1
+        for law, o in zip(laws, combination, strict=True):
+            weight *= int(law.weights[o])
+        weights.append(weight)
+        rows.append(np.concatenate([table[o] for table, o in zip(tables, combination,
+                                                                  strict=True)]))
+    return ExactLaw(np.array(rows, dtype=np.int64), weights,
+                    math.prod(int(law.total) for law in laws))
 
 
 def _check_shape(shape):
@@ -208,19 +318,47 @@ class MultiAttributeMechanism:
             raise ValueError("neighbourhood='attribute' applies to protocol='rsfd' only (SPL "
                              "and SMP are epsilon-LDP for whole records).")
         self.protocol, self.oracle, self.neighbourhood = protocol, oracle, neighbourhood
-        d = len(self.shape)
-        if protocol == "spl":
-            inner = self.attribute_epsilon / d
-        elif protocol == "rsfd" and neighbourhood == "attribute":
-            inner = rsfd_attribute_epsilon(self.attribute_epsilon, self.shape, oracle)
+        oracle_class = RandomizedResponse if oracle == "grr" else OptimizedUnaryEncoding
+
+        def build(budget):
+            return [oracle_class(size, budget) for size in self.shape]
+
+        if protocol == "spl":  # eps / d each, lowered until the product is exactly within
+            inner, self.oracles = split_budget(self.attribute_epsilon, len(self.shape), build)
         else:
             inner = self.attribute_epsilon
+            if protocol == "rsfd" and neighbourhood == "attribute":
+                inner = rsfd_attribute_epsilon(self.attribute_epsilon, self.shape, oracle)
+            self.oracles = build(inner)
         self.inner_epsilon = inner
         # The standard guarantee: composition for SPL (d * eps / d), the inner budget for
         # SMP and RS+FD (exactly attained by RS+FD, see the module docstring).
         self.epsilon = self.attribute_epsilon if protocol == "spl" else inner
-        oracle_class = RandomizedResponse if oracle == "grr" else OptimizedUnaryEncoding
-        self.oracles = [oracle_class(size, inner) for size in self.shape]
+        self._check_privacy()
+
+    def _check_privacy(self):
+        """The exact check of the composed budget on the sampled integers: SPL, the product
+        of the attributes' worst ratios within ``e^eps``; SMP and RS+FD between whole records,
+        every attribute's within ``e^eps'`` (the sum over the attributes in RS+FD's ratio is
+        at most its largest term's ratio); RS+FD between records that differ in one
+        attribute, the module docstring's worst ratio on the realised ``p``, ``q`` (exact
+        fractions) within ``e^eps``."""
+        if self.oracle == "grr" and not hasattr(self.oracles[0], "exact_law"):
+            return  # randomized response without an exact law samples floats: nothing to check
+        ratios = [oracle_worst_ratio(oracle) for oracle in self.oracles]
+        if self.protocol == "spl":
+            check_composed_budget(ratios, self.attribute_epsilon, "SPL over every attribute")
+        else:
+            for i, ratio in enumerate(ratios):
+                check_composed_budget([ratio], self.epsilon, f"attribute {i}'s report")
+        if self.neighbourhood == "attribute":
+            worst = _rsfd_ratio([realised_pq(oracle) for oracle in self.oracles], self.shape,
+                                self.oracle)
+            if not integer_ratio_at_most(worst.numerator, worst.denominator,
+                                         self.attribute_epsilon):
+                raise ValueError(f"RS+FD's worst ratio between records that differ in one "
+                                 f"attribute, {float(worst)!r}, is above e^epsilon for "
+                                 f"epsilon={self.attribute_epsilon!r}.")
 
     @property
     def n_attributes(self):
@@ -321,6 +459,90 @@ class MultiAttributeMechanism:
             column[real] = oracle.randomize(records[real, i], rng)
             reports.append(column)
         return {"attribute": None, "reports": reports}
+
+    def _columns(self, i):
+        """Columns of attribute ``i``'s report in a row: 1 (a value) or its packed bytes."""
+        return 1 if self.oracle == "grr" else (self.shape[i] + 7) // 8
+
+    def report_rows(self, reports):
+        """:meth:`randomize`'s reports as one int64 row per user (the rows of
+        :meth:`exact_law`): every attribute's report side by side (SPL, RS+FD), or the
+        chosen attribute then its report, padded with zeros (SMP)."""
+        parts = [np.asarray(part).astype(np.int64).reshape(len(part), -1)
+                 for part in reports["reports"]]
+        if self.protocol != "smp":
+            return np.column_stack(parts)
+        attribute = np.asarray(reports["attribute"]).astype(np.int64)
+        width = max(self._columns(i) for i in range(self.n_attributes))
+        rows = np.zeros((attribute.shape[0], 1 + width), dtype=np.int64)
+        rows[:, 0] = attribute
+        for i, part in enumerate(parts):
+            rows[attribute == i, 1:1 + part.shape[1]] = part
+        return rows
+
+    def exact_law(self, record):
+        """The exact law of one user's report (rows of :meth:`report_rows`).
+
+        SPL: the product of the attributes' oracle laws. SMP: a uniform attribute (``1 /
+        d``), then its oracle law. RS+FD: a uniform secret attribute ``j``, its oracle law
+        times the fake laws of the others (uniform values for GRR; bits of numerator ``q``
+        for "oue_z"; unary encoding of a uniform value for "oue_r"), summed over ``j``.
+        Small instances only (the outputs multiply across attributes).
+
+        Parameters
+        ----------
+        record : sequence of int
+            The user's category codes, one per attribute.
+
+        Returns
+        -------
+        ExactLaw
+            Rows of :meth:`report_rows`, integer weights over one common total.
+        """
+        record = self._check_records(np.asarray([record]))[0].tolist()
+        laws = [oracle.exact_law(code) for oracle, code in zip(self.oracles, record,
+                                                                 strict=True)]
+        columns = [self._columns(i) for i in range(self.n_attributes)]
+        if self.protocol == "spl":
+            return _product_law(laws, columns)
+        if self.protocol == "smp":
+            width = max(columns)
+            outputs = []
+            for i, law in enumerate(laws):
+                rows = np.zeros((len(law.weights), 1 + width), dtype=np.int64)
+                rows[:, 0] = i
+                rows[:, 1:1 + columns[i]] = np.asarray(law.outputs).astype(np.int64).reshape(
+                    len(law.weights), -1)
+                outputs.append(rows)
+            return uniform_mixture(laws, np.concatenate(outputs))
+        fakes = [self._fake_law(i) for i in range(self.n_attributes)]
+        secret = [_product_law([laws[i] if i == j else fakes[i]
+                                for i in range(self.n_attributes)], columns)
+                  for j in range(self.n_attributes)]
+        total = uniform_mixture(secret, secret[0].outputs)
+        size = len(secret[0].weights)
+        # The same outputs for every secret attribute: sum the d blocks of the mixture.
+        weights = [sum(total.weights[j * size + o] for j in range(self.n_attributes))
+                   for o in range(size)]
+        return ExactLaw(secret[0].outputs, weights, total.total)
+
+    def _fake_law(self, i):
+        """The exact law of attribute ``i``'s fake report (RS+FD)."""
+        oracle, k = self.oracles[i], self.shape[i]
+        if self.oracle == "grr":
+            return ExactLaw(np.arange(k).astype(report_dtype(k)), [1] * k, k)
+        if self.oracle == "oue_r":
+            laws = [oracle.exact_law(v) for v in range(k)]  # the same total 2^(52 k)
+            return ExactLaw(laws[0].outputs, [sum(int(law.weights[o]) for law in laws)
+                                              for o in range(len(laws[0].weights))],
+                            k * int(laws[0].total))
+        one, q = 2**PRECISION, int(oracle.q_numerator)
+        check_law_size(2**k, self.kind)
+        codes = np.arange(2**k, dtype=np.int64)
+        bits = ((codes[:, None] >> np.arange(k)) & 1).astype(np.uint8)
+        ones = bits.sum(axis=1).tolist()
+        return ExactLaw(np.packbits(bits, axis=1, bitorder="little"),
+                        [q**c * (one - q)**(k - c) for c in ones], one**k)
 
     # ------------------------------------------------------------------ server side
     def aggregate(self, reports):
