@@ -993,9 +993,7 @@ def _split_budget(epsilon, sizes, unary):
             ratios = [(p * (_ONE - q), q * (_ONE - p))] * len(sizes)
         else:
             oracles = [_make_randomized_response(size, share) for size in sizes]
-            ratios = [getattr(oracle, "weights", None) for oracle in oracles]
-            if any(ratio is None for ratio in ratios):  # floating-point randomized response
-                return share, oracles
+            ratios = [oracle.weights for oracle in oracles]
         if _within(math.prod(n for n, _ in ratios), math.prod(d for _, d in ratios), epsilon):
             return share, oracles
         share = math.nextafter(share, 0.0)
@@ -1306,7 +1304,7 @@ def _square_wave_bandwidth(epsilon):
         return (eps * e - e + 1) / (2 * e * (e - 1 - eps))
 
 
-def _split_budget(epsilon, parts):
+def _even_share(epsilon, parts):
     """``numeric.split_budget``: the largest float whose ``parts``-fold is at most ``epsilon``."""
     share = epsilon / parts
     while fractions.Fraction(share) * parts > fractions.Fraction(epsilon):
@@ -1544,7 +1542,7 @@ def _sampled_mean(spec):
                          f"null for base 'duchi', got {grid_size!r}.")
     if base != "duchi":
         grid_size = _grid_size(grid_size, kind)
-    value_epsilon = _split_budget(epsilon, k)
+    value_epsilon = _even_share(epsilon, k)
     draw, grid = _unit_randomizer(base, value_epsilon, grid_size, kind)
     _check_grid(spec, {"value_epsilon": value_epsilon, "base": grid}, kind)
     for j, pair in enumerate(bounds):
@@ -1748,9 +1746,7 @@ def _check_rsfd_attribute(epsilon, shape, oracle, inner, oracles):
     ``p``, ``q`` (exact fractions) within ``e^eps``, decided on integers (the server's
     ``MultiAttributeMechanism._check_privacy``)."""
     if oracle == "grr":
-        weights = [getattr(privatize, "weights", None) for privatize in oracles]
-        if any(w is None for w in weights):  # floating-point randomized response
-            return
+        weights = [privatize.weights for privatize in oracles]
         pq = [(fractions.Fraction(a, a + (k - 1) * d), fractions.Fraction(d, a + (k - 1) * d))
               for (a, d), k in zip(weights, shape, strict=True)]
     else:

@@ -369,7 +369,7 @@ def test_client_derives_the_servers_integers(epsilon):
     assert client._square_wave_bandwidth(epsilon) == _square_wave_bandwidth_decimal(epsilon)
     assert client.HYBRID_EPSILON_STAR == HYBRID_EPSILON_STAR
     for k in (1, 3, 7):
-        assert client._split_budget(epsilon, k) == split_budget(epsilon, k)
+        assert client._even_share(epsilon, k) == split_budget(epsilon, k)
     if epsilon >= 1e-3:
         mechanism = HybridMechanism(epsilon, grid_size=1024)
         _, grid = client._unit_randomizer("hybrid", epsilon, 1024, "hybrid")

@@ -129,10 +129,8 @@ class InpEM(MarginalMechanism):
         self.share, self.attribute_oracles = split_budget(
             self.epsilon, self.n_attributes,
             lambda share: [RandomizedResponse(size, share) for size in self.shape])
-        if hasattr(self.attribute_oracles[0], "exact_law"):  # the exact randomized response
-            check_composed_budget([oracle_worst_ratio(oracle)
-                                   for oracle in self.attribute_oracles], self.epsilon,
-                                  "InpEM over every attribute")
+        check_composed_budget([oracle_worst_ratio(oracle) for oracle in self.attribute_oracles],
+                              self.epsilon, "InpEM over every attribute")
         self.sets = self.attribute_sets(self.max_order)
         self.set_cells, self._strides = self._set_tables(self.sets)
         self.cell_offsets = np.concatenate([[0], np.cumsum(self.set_cells)]).astype(np.int64)

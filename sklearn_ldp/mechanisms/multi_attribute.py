@@ -206,14 +206,12 @@ def split_budget(epsilon, n_parts, build):
     share = epsilon / n_parts
     for _ in range(64):
         oracles = build(share)
-        if hasattr(oracles[0], "p_numerator") or hasattr(oracles[0], "exact_law"):
-            ratios = [oracle_worst_ratio(oracle) for oracle in oracles]
-            numerator = math.prod(int(n) for n, _ in ratios)
-            denominator = math.prod(int(d) for _, d in ratios)
-            if not integer_ratio_at_most(numerator, denominator, epsilon):
-                share = math.nextafter(share, 0.0)
-                continue
-        return share, oracles
+        ratios = [oracle_worst_ratio(oracle) for oracle in oracles]
+        numerator = math.prod(int(n) for n, _ in ratios)
+        denominator = math.prod(int(d) for _, d in ratios)
+        if integer_ratio_at_most(numerator, denominator, epsilon):
+            return share, oracles
+        share = math.nextafter(share, 0.0)
     raise ValueError(f"no budget share near epsilon / {n_parts} composes within "
                      f"epsilon={epsilon!r}.")
 
@@ -343,8 +341,6 @@ class MultiAttributeMechanism:
         at most its largest term's ratio); RS+FD between records that differ in one
         attribute, the module docstring's worst ratio on the realised ``p``, ``q`` (exact
         fractions) within ``e^eps``."""
-        if self.oracle == "grr" and not hasattr(self.oracles[0], "exact_law"):
-            return  # randomized response without an exact law samples floats: nothing to check
         ratios = [oracle_worst_ratio(oracle) for oracle in self.oracles]
         if self.protocol == "spl":
             check_composed_budget(ratios, self.attribute_epsilon, "SPL over every attribute")
