@@ -31,12 +31,16 @@ from sklearn_ldp.mechanisms import (
 )
 from sklearn_ldp.mechanisms.base import Mechanism
 from sklearn_ldp.mechanisms.count import count_law, geometric_mechanism, sample_outputs
+from sklearn_ldp.mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
 from sklearn_ldp.mechanisms.longitudinal import (
     DBitFlipPM,
     LongitudinalMechanism,
     MemoState,
     OneBitMeanPM,
 )
+from sklearn_ldp.mechanisms.marginal_em import InpEM
+from sklearn_ldp.mechanisms.marginals import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
 from sklearn_ldp.mechanisms.numeric import (
     DuchiMechanism,
     HybridMechanism,
@@ -84,6 +88,9 @@ class Case(NamedTuple):
     values: list  # adversarial inputs; the first two and the last two are sampled
     client: bool = True  # the standard-library client has this kind
     enumerable_reports: bool = True  # sampled reports lie in a finite listed set
+    # Reports are not rows of the law's outputs as randomize returns them (heavy hitters'
+    # public seeds, several arrays per report): their sampling is tested in this module.
+    sampling_tested_in: str = None
 
 
 CELLS = [0, 7, 1, 6]  # the smallest and largest category first
@@ -110,6 +117,37 @@ CASES = {
                   client=False),
     "count_edge": Case(lambda eps: CountRelease(geometric_mechanism(40, eps), eps), [0, 1],
                        client=False),
+    # Marginals over 2 x 3 x 2 cells (a non-binary attribute has invalid codes), 2-way.
+    "inp_rr": Case(lambda eps: InpRR(8, eps, [2, 2, 2], 2), [0, 7, 1, 6]),
+    "inp_ps": Case(lambda eps: InpPS(12, eps, [2, 3, 2], 2), [0, 11, 1, 10]),
+    "inp_ht": Case(lambda eps: InpHT(12, eps, [2, 3, 2], 2), [0, 11, 1, 10]),
+    "marg_rr": Case(lambda eps: MargRR(12, eps, [2, 3, 2], 2), [0, 11, 1, 10]),
+    "marg_ps": Case(lambda eps: MargPS(12, eps, [2, 3, 2], 2), [0, 11, 1, 10]),
+    "marg_ht": Case(lambda eps: MargHT(12, eps, [2, 3, 2], 2), [0, 11, 1, 10]),
+    "inp_em": Case(lambda eps: InpEM(12, eps, [2, 3, 2], 2), [0, 11, 1, 10]),
+    # Heavy hitters on 5-bit values (laws given the public seed 0) and a 2 x 4 sketch.
+    "prefix_heavy_hitters": Case(
+        lambda eps: PrefixHeavyHitters(5, eps, protocol="pem", n_candidates=2,
+                                       extension_bits=2), [0, 31, 1, 30], client=False,
+        sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+    "treehist": Case(
+        lambda eps: PrefixHeavyHitters(5, eps, protocol="treehist", n_candidates=2),
+        [0, 31, 1, 30], client=False, sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+    "sketch": Case(lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hash_seed=77),
+                   [0, 31, 1, 30], client=False,
+                   sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+    "sketch_hadamard": Case(
+        lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hadamard=True,
+                                          hash_seed=77), [0, 31, 1, 30], client=False,
+        sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+    # Several attributes (3 x 2 categories): a record per user.
+    **{f"multi_attribute_{protocol}_{oracle}": Case(
+        lambda eps, p=protocol, o=oracle: MultiAttributeMechanism([3, 2], eps, p, o),
+        [[0, 0], [2, 1], [1, 0], [2, 0]], client=False,
+        sampling_tested_in="tests/test_exact_marginals.py")
+       for protocol, oracle in (("spl", "grr"), ("spl", "oue"), ("smp", "grr"),
+                                ("smp", "oue"), ("rsfd", "grr"), ("rsfd", "oue_z"),
+                                ("rsfd", "oue_r"))},
     # Memoized collection: one round, fresh users (epsilon_perm = 2 * epsilon_1).
     **{protocol: Case(lambda eps, p=protocol: FirstRound(LongitudinalMechanism(
         5, 2 * eps, eps, p), eps), [0, 4, 1, 3], client=False)
