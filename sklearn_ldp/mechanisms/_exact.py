@@ -396,8 +396,30 @@ def check_law_size(n_outputs, name):
 
 
 class PrivacyAudit(NamedTuple):
-    """What :func:`audit_privacy` found: the claim, the realised epsilon over the inputs
-    audited, whether the claim holds exactly, and the pair of inputs that came closest."""
+    """What :func:`audit_privacy` found.
+
+    Parameters
+    ----------
+    claimed : float
+        The epsilon checked.
+    realised : float
+        The largest log probability ratio over the outputs and the pairs of inputs audited
+        (a float, for reading; ``inf`` when an output is reachable from one input only).
+    private : bool
+        Whether every pair satisfies ``claimed`` exactly (decided on integers).
+    worst_pair : tuple
+        The pair of inputs whose laws came closest to (or past) the claim.
+
+    See Also
+    --------
+    audit_privacy : The audit that returns it.
+
+    Examples
+    --------
+    >>> audit = PrivacyAudit(1.0, 0.99, True, (0, 1))
+    >>> audit.private
+    True
+    """
 
     claimed: float
     realised: float
@@ -426,6 +448,22 @@ def audit_privacy(mechanism, values, epsilon=None):
     Returns
     -------
     PrivacyAudit
+        The claim, the realised epsilon, the exact decision and the closest pair.
+
+    Raises
+    ------
+    ValueError
+        With fewer than two values, or when a law has more than ``MAX_LAW_OUTPUTS``
+        outputs.
+
+    See Also
+    --------
+    PrivacyAudit : What it returns.
+
+    References
+    ----------
+    .. [1] I. Mironov, "On significance of the least significant bits for differential
+       privacy", ACM CCS 2012.
 
     Examples
     --------
