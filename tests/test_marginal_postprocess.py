@@ -94,8 +94,10 @@ def test_clip_is_clip_and_normalize_of_every_table(strategy):
 
 def test_order_one_collections_are_valid_too():
     df = _data(800, 2)
+    # A seed whose unbiased tables have a negative entry (11 of the seeds 0..11 do), so that
+    # the projection has something to do.
     enc = LDPEncoder(categories=DOM, strategy="marg_ps", epsilon=0.5, max_order=1,
-                     random_state=3)
+                     random_state=0)
     reports = enc.fit_transform(df)
     consistent = MarginalEstimator().fit(reports)
     clip = MarginalEstimator(postprocess="clip").fit(reports)
