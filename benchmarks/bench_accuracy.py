@@ -62,9 +62,9 @@ from _common import print_table  # noqa: E402
 
 import sklearn_ldp  # noqa: E402
 from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads  # noqa: E402
-from sklearn_ldp.mechanisms.base import mechanism_class  # noqa: E402
-from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism  # noqa: E402
-from sklearn_ldp.mechanisms.oracle_em import em_frequencies  # noqa: E402  (composite)
+from sklearn_ldp.mechanisms._base.mechanism import mechanism_class  # noqa: E402
+from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism  # noqa: E402
+from sklearn_ldp.mechanisms.oracles.em import em_frequencies  # noqa: E402  (composite)
 from sklearn_ldp.reports import AggregatedReports  # noqa: E402
 
 ORACLES = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",

@@ -2,7 +2,7 @@
 
 Each kind is built on the server (``n = 1024`` cells, eps = 1; the marginal kinds over 10
 binary columns, ``max_order = 2``; the workload of the Gaussian kinds is the histogram), its
-JSON rebuilt by :class:`sklearn_ldp.client.Randomizer` with operating-system entropy (the
+JSON rebuilt by :class:`sklearn_ldp.deploy.client.Randomizer` with operating-system entropy (the
 deployment default), and ``privatize`` is timed over many records.
 
 Examples
@@ -19,8 +19,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_table  # noqa: E402
 
-from sklearn_ldp import client  # noqa: E402
-from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism  # noqa: E402
+from sklearn_ldp.deploy import client
+from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism  # noqa: E402
 from sklearn_ldp.selection import build_mechanism  # noqa: E402
 
 N_CELLS = 1024

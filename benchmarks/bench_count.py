@@ -36,14 +36,14 @@ import numpy as np
 from _common import print_table  # noqa: E402  (benchmarks/ is on sys.path when run)
 
 import sklearn_ldp
-from sklearn_ldp.mechanisms.count import (
+from sklearn_ldp.mechanisms.central.count import (
     PROPERTIES,
     expected_loss,
     explicit_fair_mechanism,
     geometric_mechanism,
     randomized_response_count,
 )
-from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
 from sklearn_ldp.selection import design_count_mechanism, solve_count_lp, solve_ldp_lp
 
 PROPERTY_SETS = [()] + [(name,) for name in PROPERTIES] + [

@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from sklearn_ldp.mechanisms.heavy_hitters import PrefixHeavyHitters, encode_values
-from sklearn_ldp.mechanisms.marginals import InpHT, InpRR, MargHT, MargRR
-from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
+from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, encode_values
+from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpRR, MargHT, MargRR
+from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 
 N = 10**6
 rng = np.random.default_rng(0)

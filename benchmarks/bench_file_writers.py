@@ -32,7 +32,7 @@ import time
 WRITER = """
     import sys, time
     import numpy as np
-    from sklearn_ldp.io import ReportWriter
+    from sklearn_ldp.deploy.io import ReportWriter
     from sklearn_ldp.mechanisms import RandomizedResponse
     print("ready", flush=True)
     sys.stdin.readline()
@@ -62,8 +62,8 @@ TIMINGS = """
     import json, os, sys, tempfile, time
     import numpy as np
     from sklearn_ldp import LDPReports
-    from sklearn_ldp.budget import PrivacyLedger
-    from sklearn_ldp.io import write_reports
+    from sklearn_ldp.deploy.budget import PrivacyLedger
+    from sklearn_ldp.deploy.io import write_reports
     from sklearn_ldp.mechanisms import RandomizedResponse
 
     folder = tempfile.mkdtemp()

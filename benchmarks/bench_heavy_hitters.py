@@ -51,7 +51,7 @@ from _common import fmt, machine_note, print_table, run_peer, timed  # noqa: E40
 
 from sklearn_ldp import LDPEncoder  # noqa: E402
 from sklearn_ldp.estimators.heavy_hitters import HeavyHitterEstimator  # noqa: E402
-from sklearn_ldp.mechanisms.heavy_hitters import (  # noqa: E402
+from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (  # noqa: E402
     PrefixHeavyHitters,
     SketchFrequencyOracle,
     decode_values,

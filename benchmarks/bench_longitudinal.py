@@ -51,7 +51,7 @@ from _common import cached_peer, fmt, machine_note, print_table, run_peer  # noq
 
 from sklearn_ldp.estimators.longitudinal import LongitudinalEstimator  # noqa: E402
 from sklearn_ldp.longitudinal import LongitudinalEncoder  # noqa: E402
-from sklearn_ldp.mechanisms.longitudinal import (  # noqa: E402
+from sklearn_ldp.mechanisms.longitudinal.mechanisms import (  # noqa: E402
     DBitFlipPM,
     LongitudinalMechanism,
     MemoState,

@@ -27,7 +27,7 @@ the ratio (delta method), so that "equal or better" is a statement within that e
 About RS+FD's budget. multi-freq-ldpy's RS+FD runs each report with the paper's amplified
 budget ``eps' = ln(d (e^eps - 1) + 1)`` (2.90 here), which is epsilon-LDP only between records
 that differ in one attribute, and, for GRR, only when every attribute has the same number of
-values (see ``sklearn_ldp/mechanisms/multi_attribute.py``). So it is compared with our
+values (see ``sklearn_ldp/mechanisms/multi_attribute/mechanisms.py``). So it is compared with our
 ``neighbourhood="attribute"``, which declares the record-level epsilon it attains (= eps'):
 
 * "rsfd / oue_z (attribute)" is the same law as the peer's (eps' = 2.90 for both): equal
@@ -59,7 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _common import cached_peer, fmt, machine_note, print_table, run_peer  # noqa: E402
 
-from sklearn_ldp.mechanisms.multi_attribute import (  # noqa: E402
+from sklearn_ldp.mechanisms.multi_attribute.mechanisms import (  # noqa: E402
     MultiAttributeMechanism,
     rsfd_amplified_epsilon,
     rsfd_attribute_ratio,

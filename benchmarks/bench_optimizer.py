@@ -56,9 +56,9 @@ from _common import print_table  # noqa: E402  (benchmarks/ is on sys.path when 
 import sklearn_ldp
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms import svd_lower_bound
-from sklearn_ldp.mechanisms.factorization import FactorizationMechanism
-from sklearn_ldp.mechanisms.fourier import fourier_strategy
-from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
+from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
+from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
+from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
 from sklearn_ldp.optimize import ldp_factorization, optimize_strategy
 from sklearn_ldp.selection import baseline_mechanism, build_mechanism
 

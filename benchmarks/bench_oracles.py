@@ -203,7 +203,7 @@ def run_hadamard_figure(args):
     """The Hadamard response figure (``--hadamard``, module docstring)."""
     import tempfile
 
-    from sklearn_ldp.mechanisms.hadamard import HadamardResponse
+    from sklearn_ldp.mechanisms.oracles.hadamard import HadamardResponse
 
     d, n_users = args.cells, args.users
     types = zipf_types(n_users, d, args.seed)

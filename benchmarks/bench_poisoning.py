@@ -3,7 +3,7 @@
 For every mechanism at domain size ``n`` (default 64) and epsilon in {0.5, 1, 2, 4}:
 
 * ``hist mal``: the largest change of one histogram answer (a cell's count) that one valid,
-  crafted report makes (:func:`~sklearn_ldp.mechanisms.poisoning.max_malicious_influence`,
+  crafted report makes (:func:`~sklearn_ldp.mechanisms._base.poisoning.max_malicious_influence`,
   exact: the extreme over the mechanism's whole valid-report set; ``<=`` marks an upper
   bound, for local hashing);
 * ``hist liar``: the same for an honest liar, who picks its type and randomizes honestly
@@ -51,8 +51,8 @@ from sklearn_ldp.mechanisms import (
     SymmetricUnaryEncoding,
     hierarchical_strategy,
 )
-from sklearn_ldp.mechanisms.gaussian_rejection import MAX_REJECTION_EPSILON
-from sklearn_ldp.mechanisms.poisoning import poisoning_row
+from sklearn_ldp.mechanisms._base.poisoning import poisoning_row
+from sklearn_ldp.mechanisms.bassily.rejection import MAX_REJECTION_EPSILON
 
 HEADERS = ["mechanism", "eps", "n", "hist mal", "hist liar", "hist ratio", "prefix mal",
            "prefix liar", "prefix ratio"]

@@ -3,7 +3,7 @@
 Steps (defaults: N = 10^8 users, d = 1024 cells, eps = 1, 16 Parquet files):
 
 1. ``write``: privatize N users with k-RR in chunks (Zipf-like data, ``P(cell u) ~ 1 / (u +
-   1)^1.1``) and write their reports to Parquet files with ``sklearn_ldp.io.ReportWriter``.
+   1)^1.1``) and write their reports to Parquet files with ``sklearn_ldp.deploy.io.ReportWriter``.
    The statistic of every chunk is summed on the way: the reference aggregate.
 2. ``single machine``: a fresh process runs ``aggregate_files`` on the directory (chunks of
    2^20 reports) and reports its wall time and peak resident memory (``ru_maxrss``; the
@@ -56,7 +56,7 @@ def mechanism_of(args):
 
 def write_files(args):
     """Privatize in chunks, write the shards; return (seconds, bytes, reference statistic)."""
-    from sklearn_ldp.io import ReportWriter
+    from sklearn_ldp.deploy.io import ReportWriter
 
     mechanism = mechanism_of(args)
     rng = np.random.default_rng(args.seed)
@@ -81,7 +81,7 @@ def write_files(args):
 
 def run_single(args):
     """In a fresh process: aggregate the files on this machine; print a JSON line."""
-    from sklearn_ldp.io import aggregate_files
+    from sklearn_ldp.deploy.io import aggregate_files
 
     mechanism = mechanism_of(args)
     start = time.perf_counter()
@@ -101,14 +101,14 @@ def run_dask(args):
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
 
-    from sklearn_ldp.distributed import aggregate_dask
+    from sklearn_ldp.deploy.distributed import aggregate_dask
 
     mechanism = mechanism_of(args)
     start = time.perf_counter()
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)
     client = Client(cluster)
-    client.run(importlib.import_module, "sklearn_ldp.distributed")  # workers' imports
+    client.run(importlib.import_module, "sklearn_ldp.deploy.distributed")  # workers' imports
     started = time.perf_counter()
     frame = dd.read_parquet(os.path.join(args.data_dir, "*.parquet"))
     result = aggregate_dask(frame, mechanism)

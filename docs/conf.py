@@ -180,7 +180,7 @@ def _check_api_coverage(app):
     """Warn (an error under -W) about public objects the API reference does not list.
 
     An object counts as listed if api.rst names it under any of its public paths (e.g.
-    ``sklearn_ldp.PrivacyLedger`` covers ``sklearn_ldp.budget.PrivacyLedger``); constants
+    ``sklearn_ldp.PrivacyLedger`` covers ``sklearn_ldp.deploy.budget.PrivacyLedger``); constants
     are matched by name, since equal numbers are not the same documentation.
     """
     from sphinx.util import logging

@@ -6,7 +6,7 @@ the server decodes their reports.
 
 1. The server builds an ``LDPEncoder`` over the public domain (no data needed) and ships
    ``encoder.mechanism_.to_json()`` and the categories to the devices.
-2. Each simulated device loads ``sklearn_ldp/client.py`` *by file path* (as a team would copy
+2. Each simulated device loads ``sklearn_ldp/deploy/client.py`` *by file path* (as a team would copy
    that one file onto a device; it imports nothing but the standard library), rebuilds the
    randomizer and privatizes its own record. The seed is for this simulation only: real
    devices leave it out and draw from the operating system's entropy.
@@ -26,7 +26,7 @@ import pandas as pd
 
 import sklearn_ldp
 from sklearn_ldp import Domain, LDPEncoder, WorkloadEstimator, workloads
-from sklearn_ldp.collect import reports_from_client
+from sklearn_ldp.deploy.collect import reports_from_client
 
 # ---------------------------------------------------------------- 1. server: the spec
 categories = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]}

@@ -29,7 +29,7 @@ import pandas as pd
 from scipy.stats import binom
 
 from sklearn_ldp.estimators.count import CountMechanism
-from sklearn_ldp.mechanisms.count import check_properties, wh_threshold
+from sklearn_ldp.mechanisms.central.count import check_properties, wh_threshold
 
 MECHANISMS = {  # name -> CountMechanism parameters
     "GM": {"strategy": "GM"},

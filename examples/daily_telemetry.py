@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from sklearn_ldp import LongitudinalEncoder, LongitudinalEstimator
-from sklearn_ldp.budget import PrivacyLedger
+from sklearn_ldp.deploy.budget import PrivacyLedger
 
 APPS = ["mail", "maps", "news", "chat", "music", "photos"]
 N_USERS, N_DAYS = 200_000, 14

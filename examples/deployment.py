@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_ldp import AggregatedReports, LDPEncoder, WorkloadEstimator
-from sklearn_ldp.io import aggregate_files, write_reports
+from sklearn_ldp.deploy.io import aggregate_files, write_reports
 
 APPS = ["mail", "maps", "music", "news", "photos", "video"]
 TRUE_SHARES = [0.30, 0.10, 0.20, 0.15, 0.05, 0.20]
@@ -49,7 +49,7 @@ def run(folder):
         import dask.dataframe as dd
         from dask.distributed import Client, LocalCluster
 
-        from sklearn_ldp.distributed import aggregate_dask
+        from sklearn_ldp.deploy.distributed import aggregate_dask
     except ImportError:
         print("dask is not installed: skipping the cluster part")
     else:

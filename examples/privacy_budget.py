@@ -25,7 +25,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads
-from sklearn_ldp.budget import BudgetExceededError, PrivacyLedger
+from sklearn_ldp.deploy.budget import BudgetExceededError, PrivacyLedger
 
 DOMAIN = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region": list("NESW")}
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from sklearn_ldp import LDPEncoder
 from sklearn_ldp.estimators.range import RangeQueryEstimator
-from sklearn_ldp.mechanisms.range_bounds import recommend_branching
+from sklearn_ldp.mechanisms.ranges.bounds import recommend_branching
 
 N_USERS, EPSILON = 200_000, np.log(3)
 

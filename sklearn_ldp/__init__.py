@@ -12,10 +12,11 @@ Quick start::
                          WorkloadEstimator(workload=W))
 """
 
-from . import binning, budget, distributed, io, longitudinal, mechanisms, workloads
-from ._limits import UnverifiedFileWarning, get_limits, limits, set_limits
-from .budget import BudgetExceededError, PrivacyLedger
-from .collect import reports_from_client, stack_client_reports
+from . import binning, longitudinal, mechanisms, workloads
+from .deploy import budget, distributed, io
+from .deploy.budget import BudgetExceededError, PrivacyLedger
+from .deploy.collect import reports_from_client, stack_client_reports
+from .deploy.limits import UnverifiedFileWarning, get_limits, limits, set_limits
 from .domain import Domain
 from .encoder import LDPEncoder
 from .estimators import (

@@ -5,7 +5,7 @@ every layer uses one implementation:
 
 * :func:`check_ldp_strategy`: the float gate of a strategy matrix that comes from outside (a
   user's matrix, an optimizer's output), before it is quantized into the integer table that
-  is sampled and checked exactly (``sklearn_ldp.mechanisms._tables``);
+  is sampled and checked exactly (``sklearn_ldp.mechanisms._base.tables``);
 * :class:`FreshEntropyMixin`: a noise generator that is drawn again from operating-system
   entropy in every copy (pickle, fork) of an unseeded estimator.
 """
@@ -29,7 +29,7 @@ MAX_DENSE_ENTRIES = 2**27
 COLUMN_SUM_ATOL = 1e-9
 # Relative slack on the epsilon a *float* matrix claims (its design was computed in floating
 # point). It only decides whether the matrix is quantized; the integer table that is sampled
-# meets the claim exactly (sklearn_ldp.mechanisms._tables), with no slack.
+# meets the claim exactly (sklearn_ldp.mechanisms._base.tables), with no slack.
 EPSILON_RTOL = 1e-9
 
 
@@ -326,7 +326,7 @@ def check_ldp_strategy(Q, epsilon, name="strategy matrix Q"):
     ``Q[o, u] = P(report o | input u)``. This decides whether a float matrix is a
     distribution per column that meets its claim up to float rounding; it does not decide
     privacy. What is sampled is the integer table the normalized matrix is quantized into
-    (``sklearn_ldp.mechanisms._tables.quantize_table``), and that table is checked exactly on
+    (``sklearn_ldp.mechanisms._base.tables.quantize_table``), and that table is checked exactly on
     integers, with no tolerance. A matrix that is not a distribution per column is not what
     an inverse-CDF sampler draws (it gives the missing mass to the last outputs), so every
     column is normalized first. In order:

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Set, Sized
 import numpy as np
 import pandas as pd
 
-from ._limits import check_size, get_limits
 from ._validation import check_positive_int, describe, refuse_deep_nesting
+from .deploy.limits import check_size, get_limits
 
 __all__ = ["Domain", "as_domain", "check_cells", "check_column_size"]
 

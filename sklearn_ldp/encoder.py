@@ -16,7 +16,6 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
 from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
 from ._glue import marginal_error_table, resolve_domain, resolve_workload, validate_records
-from ._limits import get_limits
 from ._validation import (
     FreshEntropyMixin,
     check_dense_size,
@@ -27,21 +26,26 @@ from ._validation import (
     describe,
     short_repr,
 )
-from .budget import BudgetExceededError, charge_ledger, resolve_ledger
+from .deploy.budget import BudgetExceededError, charge_ledger, resolve_ledger
+from .deploy.io import report_columns, reports_frame
+from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
-from .io import report_columns, reports_frame
-from .mechanisms.base import check_type_counts
-from .mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
-from .mechanisms.multi_attribute import NEIGHBOURHOODS, PROTOCOLS, MultiAttributeMechanism
-from .mechanisms.multi_attribute import ORACLES as PROTOCOL_ORACLES
-from .mechanisms.numeric import (
+from .mechanisms._base.mechanism import check_type_counts
+from .mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
+from .mechanisms.multi_attribute.mechanisms import (
+    NEIGHBOURHOODS,
+    PROTOCOLS,
+    MultiAttributeMechanism,
+)
+from .mechanisms.multi_attribute.mechanisms import ORACLES as PROTOCOL_ORACLES
+from .mechanisms.numeric.mechanisms import (
     MEAN_MECHANISMS,
     NUMERIC_MECHANISMS,
     SampledMeanMechanism,
     check_bounds,
     numeric_mechanism,
 )
-from .mechanisms.range_tree import LEVEL_ORACLES
+from .mechanisms.ranges.tree import LEVEL_ORACLES
 from .reports import (
     HEAVY_HITTER_STRATEGIES,
     MAX_INTEGER_BITS,
@@ -151,7 +155,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         Only for ``strategy="gaussian"``: the delta of (epsilon, delta)-LDP, in (0, 1).
     branching : int, default=4
         Fan-out ``B >= 2`` of the ``"hierarchical"`` and ``"hierarchical_matrix"`` trees
-        (:func:`~sklearn_ldp.mechanisms.range_bounds.recommend_branching` suggests one).
+        (:func:`~sklearn_ldp.mechanisms.ranges.bounds.recommend_branching` suggests one).
     oracle : {"auto", "oue", "olh", "hrr", "grr", "oue_z", "oue_r"}, default="auto"
         ``"spl"``, ``"smp"``, ``"rsfd"``: the frequency oracle inside, ``"grr"`` (generalized
         randomized response, ``"auto"``) or ``"oue"`` (``"oue_z"`` or ``"oue_r"`` for
@@ -200,13 +204,13 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         generator from operating-system entropy, and each ``sklearn.base.clone`` gets an
         independent child stream (see ``FreshEntropyMixin``).
     ledger : str, path or None, default=None
-        Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
+        Privacy budget ledger to charge (see :mod:`sklearn_ldp.deploy.budget`): the path of a
         ledger file or the name of a ledger registered with
-        :func:`~sklearn_ldp.budget.register_ledger` (plain values, so clones and
+        :func:`~sklearn_ldp.deploy.budget.register_ledger` (plain values, so clones and
         GridSearchCV's copies charge the same ledger). Every ``transform`` is a collection
         that spends the mechanism's epsilon (and delta) of the users ``ledger_users``; it is
         charged before any randomization, so a refused charge
-        (:class:`~sklearn_ldp.budget.BudgetExceededError`) produces no reports.
+        (:class:`~sklearn_ldp.deploy.budget.BudgetExceededError`) produces no reports.
         ``simulate``/``simulate_counts`` charge the same (their aggregate is distributed as
         that of a real collection, so on real records it spends as much); simulations on
         synthetic data should leave ``ledger=None``.
@@ -281,7 +285,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     extension_bits : int or None, default=None
         ``"pem"``: bits added per round, ``eta``. None: the fewest rounds whose server work
         stays within about ``max(2^29, 256 N)`` comparisons
-        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.default_extension_bits`; 5 for 32-bit
+        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.default_extension_bits`; 5 for
+        32-bit
         values, ``k = 20``, ``N = 10^6``).
     sketch_width : int or None, default=None
         ``"cms"``, ``"hcms"``: the sketch width ``m`` (a power of two for HCMS); None: 1024
@@ -290,7 +295,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         ``"cms"``, ``"hcms"``: the number of hash functions ``k``; None: the smallest power of
         two (at least 16) for which collisions add at most 10% to the variance when the
         squared frequencies sum to at most 1%
-        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.default_sketch_hashes`).
+        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.default_sketch_hashes`).
     n_users : int or None, default=None
         Heavy hitters: the expected number of users, read only by the defaults of
         ``extension_bits`` and ``n_hashes`` (None: ``10^6``).
@@ -369,9 +374,9 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     categories, never turned into one category per value.
 
     **pandas output.** With ``set_output(transform="pandas")``, ``transform`` returns a
-    DataFrame of the report columns (:func:`~sklearn_ldp.io.report_columns`, the names of
+    DataFrame of the report columns (:func:`~sklearn_ldp.deploy.io.report_columns`, the names of
     :meth:`get_feature_names_out`) whose ``attrs`` carry the mechanism, the domain and the
-    workload (:func:`~sklearn_ldp.io.reports_frame`); the estimators accept it as reports,
+    workload (:func:`~sklearn_ldp.deploy.io.reports_frame`); the estimators accept it as reports,
     also after ``DataFrame.to_parquet`` / ``pandas.read_parquet`` and inside a
     ColumnTransformer (see ``docs/encoder.md``).
 
@@ -1368,7 +1373,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             LDPReports (the reports with their mechanism, domain and workload); with
             ``set_output(transform="pandas")`` a DataFrame of the report columns, indexed
             like ``X``, whose ``attrs`` carry the mechanism (see
-            :func:`~sklearn_ldp.io.reports_frame`).
+            :func:`~sklearn_ldp.deploy.io.reports_frame`).
         """
         check_nesting(self, locals())
         check_is_fitted(self, "mechanism_")
@@ -1551,7 +1556,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     def client_spec(self):
         """The JSON specification devices rebuild the randomizer from.
 
-        ``sklearn_ldp.client.Randomizer.from_json(encoder.client_spec())`` on a device
+        ``sklearn_ldp.deploy.client.Randomizer.from_json(encoder.client_spec())`` on a device
         privatizes records exactly as :meth:`transform` (see ``docs/client.md``). The
         specification carries no seed and no generator state; the device draws its own
         entropy.
@@ -1560,8 +1565,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         -------
         str
             ``mechanism_.to_json()``; for heavy hitters the protocol's own specification
-            (:meth:`~sklearn_ldp.mechanisms.heavy_hitters.PrefixHeavyHitters.to_dict` or
-            :meth:`~sklearn_ldp.mechanisms.heavy_hitters.SketchFrequencyOracle.to_dict`).
+            (:meth:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.PrefixHeavyHitters.to_dict` or
+            :meth:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.SketchFrequencyOracle.to_dict`).
 
         Warns
         -----
@@ -1597,7 +1602,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of str
-            :func:`~sklearn_ldp.io.report_columns` of the fitted mechanism: ``["report"]``
+            :func:`~sklearn_ldp.deploy.io.report_columns` of the fitted mechanism: ``["report"]``
             for one integer per user, ``["report_0", ..., "report_{w-1}"]`` otherwise.
         """
         check_is_fitted(self, "mechanism_")

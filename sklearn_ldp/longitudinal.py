@@ -2,7 +2,8 @@
 
 The same users report every round (a day of telemetry). The clients keep a memory, the
 :class:`LongitudinalState`: a secret per user, from which the permanent randomized response
-of every value is derived (memoization, :mod:`sklearn_ldp.mechanisms.longitudinal`), so that
+of every value is derived (memoization, :mod:`sklearn_ldp.mechanisms.longitudinal.mechanisms`), so
+that
 averaging the rounds reveals at most the permanent response, never the value; restoring a
 saved state, or a second process, can never give a value a second permanent response. In a
 simulation the server holds the state of every simulated user, keeps it between rounds and
@@ -10,7 +11,7 @@ may save it to a sealed file (:meth:`LongitudinalState.save`); on a device the
 standard-library client keeps its own state file. Rows are the same users in the same order
 every round.
 
-Ledger rule (module :mod:`sklearn_ldp.budget`, section "Longitudinal collection"): a user
+Ledger rule (module :mod:`sklearn_ldp.deploy.budget`, section "Longitudinal collection"): a user
 who reports ``c`` distinct values over the rounds is charged ``c * epsilon_perm`` (one
 permanent response per value; RAPPOR's and Arcolezi et al.'s accounting). ``c`` is not
 visible to the server and must not steer the ledger (a charge that depends on the data
@@ -53,10 +54,10 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._limits import check_size, checksum_mismatch, fsync_directory, get_limits
 from ._validation import FreshEntropyMixin, check_epsilon, check_positive_int
-from .budget import EVERYONE, charge_ledger, resolve_ledger
-from .mechanisms.longitudinal import (
+from .deploy.budget import EVERYONE, charge_ledger, resolve_ledger
+from .deploy.limits import check_size, checksum_mismatch, fsync_directory, get_limits
+from .mechanisms.longitudinal.mechanisms import (
     LONGITUDINAL_PROTOCOLS,
     DBitFlipPM,
     LongitudinalMechanism,
@@ -91,7 +92,7 @@ class LongitudinalReports:
     ----------
     reports : ndarray or tuple of ndarray
         The mechanism's reports, one per user (see
-        :mod:`sklearn_ldp.mechanisms.longitudinal`).
+        :mod:`sklearn_ldp.mechanisms.longitudinal.mechanisms`).
     spec : dict
         :attr:`LongitudinalEncoder.spec_` of the encoder that produced them.
     round : int
@@ -164,7 +165,7 @@ class LongitudinalState:
     Made by :meth:`LongitudinalEncoder.new_state`; pass it to every
     :meth:`LongitudinalEncoder.transform` of the collection. It keeps each user's 128-bit
     secret (the permanent responses are derived from it, never stored: see
-    :class:`~sklearn_ldp.mechanisms.longitudinal.MemoState`), the (user, value) pairs
+    :class:`~sklearn_ldp.mechanisms.longitudinal.mechanisms.MemoState`), the (user, value) pairs
     reported so far (what ``max_values`` caps), the number of rounds, the epsilon charged to
     the ledger so far and an identifier of the collection (in the ledger's descriptions).
     Row ``i`` is the same user every round. A state loaded or saved holds the file's lock
@@ -177,7 +178,8 @@ class LongitudinalState:
     n_users : int
         Number of users.
     memo : MemoState or dict of ndarray
-        The users' memory: a :class:`~sklearn_ldp.mechanisms.longitudinal.MemoState`, or its
+        The users' memory: a :class:`~sklearn_ldp.mechanisms.longitudinal.mechanisms.MemoState`, or
+        its
         arrays ``secrets`` (``(n_users, 2)`` uint64) and ``keys`` (sorted int64).
     rounds : int, default=0
         Rounds already reported.
@@ -525,7 +527,7 @@ default="l_osue"
         it is refused with a ValueError (nothing is reported or charged). None: no cap
         beyond the number of values. The ledger's bound is ``max_values * epsilon_perm``.
     ledger : str, path or None, default=None
-        Privacy ledger to charge (see :mod:`sklearn_ldp.budget`): each round is charged
+        Privacy ledger to charge (see :mod:`sklearn_ldp.deploy.budget`): each round is charged
         ``epsilon_perm`` for each of the first ``max_values`` rounds of a collection, 0
         afterwards (at most ``max_values`` distinct values, one permanent response each),
         for ``ledger_users``; see the module docstring.
@@ -793,7 +795,7 @@ default="l_osue"
         ValueError
             No state, a state of another encoder or another number of users, an unknown
             value, a user past ``max_values``, or a ledger refusal
-            (:class:`~sklearn_ldp.budget.BudgetExceededError`).
+            (:class:`~sklearn_ldp.deploy.budget.BudgetExceededError`).
         """
         check_is_fitted(self, "mechanism_")
         if not isinstance(state, LongitudinalState):

@@ -26,7 +26,7 @@ from ._glue import WORKLOAD_BY_NAME, resolve_workload
 from ._validation import check_epsilon, check_positive_int, refuse_deep_nesting
 from .encoder import LDPEncoder
 from .estimators import WorkloadEstimator
-from .mechanisms.matrix import MatrixMechanism
+from .mechanisms.central.matrix import MatrixMechanism
 from .reports import ColumnsMechanism
 from .selection.local import _variances
 from .workloads import Workload, as_workload, histogram
@@ -165,7 +165,8 @@ def columns_error(mechanism):
 
     Categorical columns: the total variance of every category's count, at its worst over the
     data and for uniform data (a protocol's :meth:`histogram_variance
-    <sklearn_ldp.mechanisms.multi_attribute.MultiAttributeMechanism.histogram_variance>`, an
+    <sklearn_ldp.mechanisms.multi_attribute.mechanisms.MultiAttributeMechanism.histogram_variance>`,
+    an
     oracle's total over its cells: the numbers ``strategy="auto"`` compares). Numeric columns:
     the summed variance of one user's contribution to the means (value units), at its worst
     over the values and for values uniform over the bounds.

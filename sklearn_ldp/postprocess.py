@@ -18,7 +18,7 @@ and is free in privacy terms (post-processing of private output):
   (:func:`base_cut`). Non-negative; the total is not constrained (the paper's Base-Cut).
 * ``"em"``: the maximum-likelihood distribution given the aggregated reports and the
   mechanism's channel, by EM / iterative Bayesian update (:func:`em_estimate`,
-  :mod:`sklearn_ldp.mechanisms.oracle_em`): exact for k-RR, Hadamard response, HRR and
+  :mod:`sklearn_ldp.mechanisms.oracles.em`): exact for k-RR, Hadamard response, HRR and
   factorization strategies, the composite (per-cell binomial) likelihood of the support
   counts for unary encoding, local hashing and subset selection.
 
@@ -35,7 +35,7 @@ import scipy.sparse
 import scipy.sparse.linalg
 from scipy import optimize, stats
 
-from .mechanisms.oracle_em import em_frequencies
+from .mechanisms.oracles.em import em_frequencies
 from .optimize.hull import project_onto_hull
 from .optimize.projection import project_bounded_simplex
 
@@ -276,7 +276,7 @@ def em_estimate(mechanism, statistic, max_iter=10000, tol=1e-2, solver="auto",
     aggregate is the histogram of the reports; for unary encoding, local hashing and subset
     selection the aggregate keeps only the support counts, and what is maximized is their
     composite likelihood (each count binomial, the dependence between cells within a report
-    ignored), an approximation of the MLE. Details in :mod:`sklearn_ldp.mechanisms.oracle_em`
+    ignored), an approximation of the MLE. Details in :mod:`sklearn_ldp.mechanisms.oracles.em`
     and ``docs/postprocessing.md``.
 
     Parameters

@@ -16,20 +16,20 @@ file was modified or truncated"), as they refuse a zip member whose CRC-32 fails
 versions 1 and 2 (no checksum) are refused with a ValueError naming the file, since nothing
 can tell them from a damaged file or a current file stripped of its checksum, unless the
 caller passes ``allow_unverified=True`` to ``load`` (they then load with an
-:class:`~sklearn_ldp._limits.UnverifiedFileWarning`; save them again to add the
+:class:`~sklearn_ldp.deploy.limits.UnverifiedFileWarning`; save them again to add the
 checksum). The checksum detects accidental damage and truncation, not forgery: anyone who can
 write the file can recompute it (authenticate files by other means, e.g. a signature, when
 their writer is not trusted).
 
 Saving is atomic and has one writer at a time: ``save`` holds an OS lock on the hidden file
 ``.<name>.lock`` next to the target (a second writer, a save or a
-:class:`~sklearn_ldp.io.ReportWriter` of the same path, is refused with
-:class:`~sklearn_ldp._limits.FileLockedError`), writes a hidden temporary file in the same
+:class:`~sklearn_ldp.deploy.io.ReportWriter` of the same path, is refused with
+:class:`~sklearn_ldp.deploy.limits.FileLockedError`), writes a hidden temporary file in the same
 directory, flushes it to disk and renames it onto the target: a save killed at any point
 leaves the previous file loadable.
 
 Every size the file declares (members, arrays, the mechanism's ``n_inputs`` and matrices, the
-domain, the workload) is checked against the caps of :mod:`sklearn_ldp._limits` before it is
+domain, the workload) is checked against the caps of :mod:`sklearn_ldp.deploy.limits` before it is
 allocated, and every problem is a ValueError naming the file and the field.
 
 Records of several columns
@@ -62,7 +62,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from ._limits import (
+from .deploy.limits import (
     MAX_REPORTS,
     UnverifiedFileWarning,
     atomic_write,
@@ -72,18 +72,18 @@ from ._limits import (
 )
 from .domain import Domain
 from .mechanisms import Mechanism, RandomizedResponse, mechanism_from_dict
-from .mechanisms import heavy_hitters as _hh
-from .mechanisms.base import ReportCheck
-from .mechanisms.multi_attribute import MAX_ATTRIBUTES, MultiAttributeMechanism
-from .mechanisms.numeric import (
+from .mechanisms._base.mechanism import ReportCheck
+from .mechanisms.heavy_hitters import mechanisms as _hh
+from .mechanisms.multi_attribute.mechanisms import MAX_ATTRIBUTES, MultiAttributeMechanism
+from .mechanisms.numeric.mechanisms import (
     NUMERIC_MECHANISMS,
     MeanMechanism,
     SampledMeanMechanism,
     SquareWaveMechanism,
     numeric_mechanism_from_dict,
 )
-from .mechanisms.subset_selection import SubsetSelection
-from .mechanisms.support import SupportOracle
+from .mechanisms.oracles.subset_selection import SubsetSelection
+from .mechanisms.oracles.support import SupportOracle
 from .workloads import Workload, histogram, workload_from_spec
 
 # Version of the layout of the files written by `save` (not of the mechanism specification).
@@ -468,7 +468,7 @@ class LDPReports:
     AggregatedReports : The sufficient statistic of many reports (mergeable).
     sklearn_ldp.LDPEncoder.transform : Privatizes a DataFrame into LDPReports.
     sklearn_ldp.reports_from_client : Wraps and validates the reports of real clients.
-    sklearn_ldp.io.write_reports : Writes reports to Parquet or CSV files.
+    sklearn_ldp.deploy.io.write_reports : Writes reports to Parquet or CSV files.
 
     Examples
     --------
@@ -545,8 +545,8 @@ class LDPReports:
 
         Raises
         ------
-        sklearn_ldp._limits.FileLockedError
-            If another writer (a save or a :class:`~sklearn_ldp.io.ReportWriter`, in this
+        sklearn_ldp.deploy.limits.FileLockedError
+            If another writer (a save or a :class:`~sklearn_ldp.deploy.io.ReportWriter`, in this
             process or another) is writing ``path``; nothing is written.
 
         Notes
@@ -554,7 +554,7 @@ class LDPReports:
         The file is written to a hidden temporary file in the same directory, flushed to
         disk and renamed onto ``path`` (then the directory is flushed): a save that fails or
         is killed leaves the previous file at ``path`` loadable. The save holds the lock of
-        ``path`` (:func:`sklearn_ldp._limits.writer_lock`) while it runs.
+        ``path`` (:func:`sklearn_ldp.deploy.limits.writer_lock`) while it runs.
 
         Examples
         --------
@@ -575,7 +575,7 @@ class LDPReports:
 
         Refused: another kind of file, an unknown file or specification version or mechanism,
         a checksum mismatch (the file was modified or truncated), declared sizes over the
-        caps of :mod:`sklearn_ldp._limits`, reports the mechanism refuses, and a file saved by
+        caps of :mod:`sklearn_ldp.deploy.limits`, reports the mechanism refuses, and a file saved by
         an earlier version (file version 1 or 2: no checksum) unless ``allow_unverified``.
 
         Parameters
@@ -584,7 +584,7 @@ class LDPReports:
             A file written by :meth:`save`.
         allow_unverified : bool, default=False
             Load a file without a checksum (file versions 1 and 2) with an
-            :class:`~sklearn_ldp._limits.UnverifiedFileWarning` instead of refusing it. Only
+            :class:`~sklearn_ldp.deploy.limits.UnverifiedFileWarning` instead of refusing it. Only
             for files whose origin you trust: their content cannot be verified.
 
         Returns
@@ -673,8 +673,8 @@ class AggregatedReports:
     --------
     LDPReports : The reports themselves.
     sklearn_ldp.LDPEncoder.simulate : Draws an aggregate without one report per user.
-    sklearn_ldp.io.aggregate_files : Aggregates report files chunk by chunk.
-    sklearn_ldp.distributed.aggregate_dask : Aggregates reports on a Dask cluster.
+    sklearn_ldp.deploy.io.aggregate_files : Aggregates report files chunk by chunk.
+    sklearn_ldp.deploy.distributed.aggregate_dask : Aggregates reports on a Dask cluster.
 
     Examples
     --------
@@ -790,7 +790,7 @@ class AggregatedReports:
 
         Raises
         ------
-        sklearn_ldp._limits.FileLockedError
+        sklearn_ldp.deploy.limits.FileLockedError
             If another writer is writing ``path`` (nothing is written); one writer at a
             time and atomic, as :meth:`LDPReports.save`.
 
@@ -813,7 +813,7 @@ class AggregatedReports:
 
         Refused: another kind of file, an unknown file or specification version or mechanism,
         a checksum mismatch (the file was modified or truncated), declared sizes over the
-        caps of :mod:`sklearn_ldp._limits`, a statistic that :func:`check_statistic` refuses
+        caps of :mod:`sklearn_ldp.deploy.limits`, a statistic that :func:`check_statistic` refuses
         (wrong shape or type, negative counts, inconsistent totals), and a file saved by an
         earlier version (file version 1 or 2: no checksum) unless ``allow_unverified``.
 
@@ -823,7 +823,7 @@ class AggregatedReports:
             A file written by :meth:`save`.
         allow_unverified : bool, default=False
             Load a file without a checksum (file versions 1 and 2) with an
-            :class:`~sklearn_ldp._limits.UnverifiedFileWarning` instead of refusing it. Only
+            :class:`~sklearn_ldp.deploy.limits.UnverifiedFileWarning` instead of refusing it. Only
             for files whose origin you trust: their content cannot be verified.
 
         Returns
@@ -1051,7 +1051,7 @@ def sum_statistics(statistics, mechanism):
     ``2**62`` (a ValueError otherwise, never a wraparound); the result is validated again
     (its totals at most ``2**62`` reports). Float statistics (Gaussian) add as floats. Used
     by :meth:`AggregatedReports.merge` and by the Dask tree of sums
-    (:mod:`sklearn_ldp.distributed`); :func:`~sklearn_ldp.io.aggregate_files` adds its
+    (:mod:`sklearn_ldp.deploy.distributed`); :func:`~sklearn_ldp.deploy.io.aggregate_files` adds its
     chunks with the same check (:func:`add_counts`).
 
     Examples
@@ -1073,7 +1073,7 @@ def sum_statistics(statistics, mechanism):
 def statistic_of(reports):
     """The additive statistic of LDPReports (aggregated now) or AggregatedReports.
 
-    A :class:`~sklearn_ldp.distributed.DaskReports` is an AggregatedReports whose statistic
+    A :class:`~sklearn_ldp.deploy.distributed.DaskReports` is an AggregatedReports whose statistic
     is computed on the Dask cluster the first time it is asked for, here.
     """
     if isinstance(reports, AggregatedReports):
@@ -1095,9 +1095,10 @@ def check_same_mechanism(reports, mechanism):
 # Records of several columns (numeric columns with public bounds, categorical columns) are
 # privatized by one mechanism per *part* of the record, and every user's reports of all parts
 # form one row. The class below is the glue that lets LDPReports, AggregatedReports, their
-# files and the report frames of :mod:`sklearn_ldp.io` carry such rows: it is a Mechanism
+# files and the report frames of :mod:`sklearn_ldp.deploy.io` carry such rows: it is a Mechanism
 # (so every container accepts it) whose math is entirely that of the mechanisms of
-# :mod:`sklearn_ldp.mechanisms.numeric`, :mod:`~sklearn_ldp.mechanisms.multi_attribute` and
+# :mod:`sklearn_ldp.mechanisms.numeric.mechanisms`,
+# :mod:`~sklearn_ldp.mechanisms.multi_attribute.mechanisms` and
 # the frequency oracles. It lives here, not in ``mechanisms/``, only because the containers
 # must rebuild it from a file; its spec kind ``"columns"`` is dispatched by
 # :func:`load_mechanism` rather than registered (the client randomizers do not know it).
@@ -1797,7 +1798,7 @@ class ColumnsMechanism(Mechanism):
         """Rebuild from :meth:`to_dict`; every problem is a ValueError naming the field.
 
         Each part's mechanism is rebuilt and validated by its own loader (with the caps of
-        :mod:`sklearn_ldp._limits` and the exact privacy checks of the frequency oracles),
+        :mod:`sklearn_ldp.deploy.limits` and the exact privacy checks of the frequency oracles),
         and the declared total epsilon must equal the sum of the parts' budgets.
 
         Parameters
@@ -1902,7 +1903,7 @@ class ColumnsMechanism(Mechanism):
         ValueError
             If the array is not 2-D with one column per report column, or not numeric.
         """
-        from .mechanisms.base import ReportCheck
+        from .mechanisms._base.mechanism import ReportCheck
 
         reports = np.asarray(reports)
         if reports.ndim != 2 or reports.shape[1] != self.width \
@@ -1933,7 +1934,7 @@ class ColumnsMechanism(Mechanism):
         ndarray
             float64 when a part sums real-valued reports, else int64 counts.
         """
-        from .mechanisms.base import chunks
+        from .mechanisms._base.mechanism import chunks
 
         reports = self.check_reports(reports)
         dtype = np.float64 if self.float_statistic else np.int64
@@ -2090,7 +2091,8 @@ _COLUMNS_DECODERS = (
 # a declared bit length): the reports of PEM / TreeHist (prefix extension) or of Apple's CMS /
 # HCMS sketches. As for ColumnsMechanism, the class below is the glue that lets LDPReports,
 # AggregatedReports, their files and frames carry such reports; the math is that of
-# :mod:`sklearn_ldp.mechanisms.heavy_hitters`, whose ``to_dict`` specification (the one the
+# :mod:`sklearn_ldp.mechanisms.heavy_hitters.mechanisms`, whose ``to_dict`` specification (the one
+# the
 # clients rebuild the randomizer from) is kept unchanged inside this one's ``params``.
 HEAVY_HITTERS_KIND = "heavy_hitters"
 HEAVY_HITTERS_SPEC_VERSION = 1
@@ -2123,8 +2125,8 @@ def _plain(value):
 class HeavyHitterMechanism(Mechanism):
     """The reports of one column of strings or integers for heavy hitters and frequencies.
 
-    Wraps a :class:`~sklearn_ldp.mechanisms.heavy_hitters.PrefixHeavyHitters` (PEM,
-    TreeHist) or a :class:`~sklearn_ldp.mechanisms.heavy_hitters.SketchFrequencyOracle`
+    Wraps a :class:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.PrefixHeavyHitters` (PEM,
+    TreeHist) or a :class:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.SketchFrequencyOracle`
     (CMS, HCMS) with the column's name and how its values are encoded, so that
     :class:`LDPReports` (and its files, with their SHA-256 and size caps) carry the reports of
     ``LDPEncoder(categories={"url": "strings"}, strategy="pem")``.
@@ -2161,7 +2163,7 @@ class HeavyHitterMechanism(Mechanism):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_ldp.mechanisms.heavy_hitters import SketchFrequencyOracle
+    >>> from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import SketchFrequencyOracle
     >>> mechanism = HeavyHitterMechanism(SketchFrequencyOracle(2.0, 16, 64, hadamard=True),
     ...                                  "app", "strings", 64)
     >>> reports = mechanism.randomize(mechanism.encode(["mail", "maps"], "apps"),
@@ -2311,7 +2313,7 @@ class HeavyHitterMechanism(Mechanism):
         Returns
         -------
         ndarray of uint64, shape (n, W)
-            :func:`~sklearn_ldp.mechanisms.heavy_hitters.encode_values` of the values.
+            :func:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.encode_values` of the values.
         """
         column = self.column if column is None else column
         array = values.to_numpy() if isinstance(values, pd.Series | pd.Index) \

@@ -37,7 +37,6 @@ import scipy.sparse.linalg
 from . import _gram
 from ._fwht import fwht, is_power_of_two
 from ._gram import check_dense_entries
-from ._limits import check_size, get_limits
 from ._validation import (
     MAX_DENSE_ENTRIES,
     as_float_matrix,
@@ -46,6 +45,7 @@ from ._validation import (
     refuse_deep_nesting,
     short_repr,
 )
+from .deploy.limits import check_size, get_limits
 from .domain import Domain, _object_array, _product_strings, _shorten, as_domain
 
 __all__ = [
@@ -2134,7 +2134,7 @@ def custom(matrix, domain=None, labels=None):
 
 # ---------------------------------------------------------------------- serialization
 # Structured kinds rebuilt from a spec; sizes are capped (the configurable max_cells of
-# sklearn_ldp._limits) so that a tampered file cannot ask for an unbounded allocation (the
+# sklearn_ldp.deploy.limits) so that a tampered file cannot ask for an unbounded allocation (the
 # matrix kinds carry their arrays, already in memory).
 
 

@@ -12,8 +12,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from sklearn_ldp.client import Randomizer
-from sklearn_ldp.collect import reports_from_client, stack_client_reports
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.collect import reports_from_client, stack_client_reports
 from sklearn_ldp.mechanisms import (
     BinaryLocalHashing,
     FactorizationMechanism,
@@ -29,19 +29,22 @@ from sklearn_ldp.mechanisms import (
     SymmetricUnaryEncoding,
     hadamard_strategy,
 )
-from sklearn_ldp.mechanisms.base import Mechanism
-from sklearn_ldp.mechanisms.count import count_law, geometric_mechanism, sample_outputs
-from sklearn_ldp.mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
-from sklearn_ldp.mechanisms.longitudinal import (
+from sklearn_ldp.mechanisms._base.mechanism import Mechanism
+from sklearn_ldp.mechanisms.central.count import count_law, geometric_mechanism, sample_outputs
+from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
+    PrefixHeavyHitters,
+    SketchFrequencyOracle,
+)
+from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     DBitFlipPM,
     LongitudinalMechanism,
     MemoState,
     OneBitMeanPM,
 )
-from sklearn_ldp.mechanisms.marginal_em import InpEM
-from sklearn_ldp.mechanisms.marginals import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
-from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric import (
+from sklearn_ldp.mechanisms.marginals.em import InpEM
+from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
+from sklearn_ldp.mechanisms.numeric.mechanisms import (
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,

@@ -15,7 +15,7 @@ import numpy as np
 from _stats import chi_square_p_value
 from scipy import stats
 
-from sklearn_ldp.mechanisms._exact import audit_privacy
+from sklearn_ldp.mechanisms._base.exact import audit_privacy
 
 
 def _rows(array):

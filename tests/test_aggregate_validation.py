@@ -8,7 +8,7 @@ with a ValueError, never wrapped into a wrong answer.
 import numpy as np
 import pytest
 
-from sklearn_ldp import distributed
+from sklearn_ldp.deploy import distributed
 from sklearn_ldp.mechanisms import (
     BinaryLocalHashing,
     FactorizationMechanism,
@@ -20,11 +20,11 @@ from sklearn_ldp.mechanisms import (
     OptimizedLocalHashing,
     RandomizedResponse,
 )
-from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
-from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
-from sklearn_ldp.mechanisms.range_tree import HierarchicalHistogram
-from sklearn_ldp.mechanisms.subset_selection import SubsetSelection
-from sklearn_ldp.mechanisms.unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding
+from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
+from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
+from sklearn_ldp.mechanisms.oracles.subset_selection import SubsetSelection
+from sklearn_ldp.mechanisms.oracles.unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding
+from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram
 from sklearn_ldp.reports import (
     AggregatedReports,
     LDPReports,

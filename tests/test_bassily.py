@@ -18,15 +18,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ldp import workloads
 from sklearn_ldp.estimators.adaptive import AdaptiveQueryEstimator
-from sklearn_ldp.mechanisms.base import mechanism_from_json
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.gaussian import (
+from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
+from sklearn_ldp.mechanisms.bassily.gaussian import (
     GaussianMechanism,
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
     gaussian_delta,
 )
-from sklearn_ldp.mechanisms.gaussian_rejection import (
+from sklearn_ldp.mechanisms.bassily.rejection import (
     MAX_REJECTION_EPSILON,
     GaussianRejectionMechanism,
     optimal_rejection_sigma,
@@ -34,7 +33,8 @@ from sklearn_ldp.mechanisms.gaussian_rejection import (
     rejection_moments,
     window_probability,
 )
-from sklearn_ldp.mechanisms.scalar import OneBitRandomizer
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
+from sklearn_ldp.mechanisms.numeric.one_bit import OneBitRandomizer
 from sklearn_ldp.optimize.hull import _fista, _wolfe, project_l1_ball, project_onto_hull
 from sklearn_ldp.postprocess import projected_answers
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import special
 
 from sklearn_ldp import WorkloadEstimator
-from sklearn_ldp.collect import reports_from_client
+from sklearn_ldp.deploy.collect import reports_from_client
 from sklearn_ldp.mechanisms import (
     GaussianMechanism,
     GaussianRejectionMechanism,
@@ -22,8 +22,8 @@ from sklearn_ldp.mechanisms import (
     RandomizedResponse,
     SubsetSelection,
 )
-from sklearn_ldp.mechanisms.gaussian import REPORT_TAIL_PROBABILITY, tail_multiplier
-from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
+from sklearn_ldp.mechanisms.bassily.gaussian import REPORT_TAIL_PROBABILITY, tail_multiplier
+from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
 from sklearn_ldp.reports import LDPReports
 
 
@@ -233,7 +233,7 @@ def test_the_count_of_dropped_reports_travels_with_the_reports(tmp_path):
     """n_invalid is part of LDPReports: saved and loaded, summed by concat, 0 on a selection
     of rows (the dropped reports belong to none), validated."""
     from sklearn_ldp import LDPReports
-    from sklearn_ldp.collect import reports_from_client
+    from sklearn_ldp.deploy.collect import reports_from_client
     from sklearn_ldp.mechanisms import RandomizedResponse
 
     mechanism = RandomizedResponse(4, 1.0)

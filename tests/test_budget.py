@@ -22,7 +22,7 @@ from sklearn_ldp import (
     RangeQueryEstimator,
     WorkloadEstimator,
 )
-from sklearn_ldp.budget import (
+from sklearn_ldp.deploy.budget import (
     LEDGER_VERSION,
     Budget,
     BudgetExceededError,
@@ -215,7 +215,7 @@ def test_version_format_and_corruption_errors(tmp_path):
 
 CHARGER = textwrap.dedent("""
     import sys, time
-    from sklearn_ldp.budget import PrivacyLedger
+    from sklearn_ldp.deploy.budget import PrivacyLedger
     path, start, name = sys.argv[1], float(sys.argv[2]), sys.argv[3]
     ledger = PrivacyLedger.open(path)
     while time.time() < start:

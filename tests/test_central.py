@@ -15,19 +15,19 @@ from _stats import check_unbiased_and_variance, chi_square_p_value
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ldp import Domain, WorkloadEstimator, workloads
-from sklearn_ldp.mechanisms import discrete_gaussian, matrix, private_selection
-from sklearn_ldp.mechanisms.central_strategies import (
-    fourier_basis_strategy,
-    tree_strategy,
-    wavelet_strategy,
-)
-from sklearn_ldp.mechanisms.discrete_gaussian import sample_discrete_gaussian, zcdp_delta
-from sklearn_ldp.mechanisms.gaussian import gaussian_delta
-from sklearn_ldp.mechanisms.matrix import MatrixMechanism, gaussian_mechanism_error
-from sklearn_ldp.mechanisms.private_selection import (
+from sklearn_ldp.mechanisms.bassily.gaussian import gaussian_delta
+from sklearn_ldp.mechanisms.central import discrete_gaussian, matrix, private_selection
+from sklearn_ldp.mechanisms.central.discrete_gaussian import sample_discrete_gaussian, zcdp_delta
+from sklearn_ldp.mechanisms.central.matrix import MatrixMechanism, gaussian_mechanism_error
+from sklearn_ldp.mechanisms.central.private_selection import (
     exponential_probabilities,
     relative_error_utilities,
     select_strategy,
+)
+from sklearn_ldp.mechanisms.central.strategies import (
+    fourier_basis_strategy,
+    tree_strategy,
+    wavelet_strategy,
 )
 from sklearn_ldp.optimize.eigen_design import (
     eigen_design,

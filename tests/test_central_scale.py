@@ -18,8 +18,8 @@ from sklearn_ldp._strategy_error import (
     closed_form_spectrum,
     dense_gram_matrix,
 )
-from sklearn_ldp.mechanisms.matrix import MatrixMechanism, gaussian_mechanism_error
-from sklearn_ldp.mechanisms.private_selection import relative_error_utilities
+from sklearn_ldp.mechanisms.central.matrix import MatrixMechanism, gaussian_mechanism_error
+from sklearn_ldp.mechanisms.central.private_selection import relative_error_utilities
 from sklearn_ldp.optimize.eigen_design import eigen_queries, singular_value_bound
 from sklearn_ldp.selection.central import build_central_mechanism, central_strategy
 

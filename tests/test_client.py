@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import sklearn_ldp.client as client_module
-from sklearn_ldp.client import Randomizer
-from sklearn_ldp.collect import report_template, reports_from_client
+import sklearn_ldp.deploy.client as client_module
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.collect import report_template, reports_from_client
 from sklearn_ldp.domain import Domain
 from sklearn_ldp.mechanisms import (
     BinaryLocalHashing,
@@ -32,11 +32,11 @@ from sklearn_ldp.mechanisms import (
     SubsetSelection,
     SymmetricUnaryEncoding,
 )
-from sklearn_ldp.mechanisms._bits import decimal_exp, ratio_at_most
-from sklearn_ldp.mechanisms.hadamard import hadamard_shape, hadamard_strategy
-from sklearn_ldp.mechanisms.marginal_em import InpEM
-from sklearn_ldp.mechanisms.marginals import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
-from sklearn_ldp.mechanisms.subset_selection import MAX_STRATEGY_ROWS
+from sklearn_ldp.mechanisms._base.bits import decimal_exp, ratio_at_most
+from sklearn_ldp.mechanisms.marginals.em import InpEM
+from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.oracles.hadamard import hadamard_shape, hadamard_strategy
+from sklearn_ldp.mechanisms.oracles.subset_selection import MAX_STRATEGY_ROWS
 from sklearn_ldp.selection import baseline_mechanism
 
 # These tests seed the client on purpose (reproducible statistics); the warning that a seed
@@ -160,8 +160,8 @@ def test_default_entropy_is_the_operating_system():
 
 
 def test_every_registered_ldp_kind_has_a_client():
-    from sklearn_ldp.collect import MATH_LAYER_KINDS
-    from sklearn_ldp.mechanisms.base import _REGISTRY, _import_all_mechanisms
+    from sklearn_ldp.deploy.collect import MATH_LAYER_KINDS
+    from sklearn_ldp.mechanisms._base.mechanism import _REGISTRY, _import_all_mechanisms
     from sklearn_ldp.reports import COLUMNS_KIND
     _import_all_mechanisms()
     # Beyond the registered Mechanism kinds: the math-layer kinds (numeric, multi-attribute,

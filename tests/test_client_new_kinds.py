@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from scipy import stats
 from test_fuzz import scalars
 
-import sklearn_ldp.client as client_module
-from sklearn_ldp.client import Randomizer
-from sklearn_ldp.collect import reports_from_client, stack_client_reports
+import sklearn_ldp.deploy.client as client_module
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.collect import reports_from_client, stack_client_reports
 from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse
-from sklearn_ldp.mechanisms.heavy_hitters import (
+from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
     PrefixHeavyHitters,
     SketchFrequencyOracle,
     _hash_own,
@@ -35,9 +35,13 @@ from sklearn_ldp.mechanisms.heavy_hitters import (
     decode_values,
     encode_values,
 )
-from sklearn_ldp.mechanisms.longitudinal import DBitFlipPM, LongitudinalMechanism, OneBitMeanPM
-from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric import (
+from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
+    DBitFlipPM,
+    LongitudinalMechanism,
+    OneBitMeanPM,
+)
+from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
+from sklearn_ldp.mechanisms.numeric.mechanisms import (
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
@@ -222,8 +226,8 @@ def test_numbers_outside_the_bounds_are_refused_not_clipped():
 
 
 def test_the_client_constants_equal_the_servers():
-    from sklearn_ldp.mechanisms.multi_attribute import rsfd_attribute_epsilon
-    from sklearn_ldp.mechanisms.numeric import HYBRID_EPSILON_STAR
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import rsfd_attribute_epsilon
+    from sklearn_ldp.mechanisms.numeric.mechanisms import HYBRID_EPSILON_STAR
     assert client_module.HYBRID_EPSILON_STAR == pytest.approx(HYBRID_EPSILON_STAR, abs=1e-13)
     for shape, oracle in (([3, 4], "grr"), ([5, 5, 5], "grr"), ([4, 9], "oue_z"),
                           ([2, 6], "oue_r")):
@@ -337,7 +341,7 @@ def test_multi_attribute_refuses_bad_records():
 
 # ---------------------------------------------------------------- "columns" records
 def test_columns_records_from_the_encoder_are_decoded_by_the_server():
-    from sklearn_ldp.mechanisms.numeric import numeric_mechanism
+    from sklearn_ldp.mechanisms.numeric.mechanisms import numeric_mechanism
     parts = [column_part(["age"], numeric_mechanism("hybrid", 1.0, (0, 100))),
              column_part(["smoker", "region"],
                          MultiAttributeMechanism((2, 3), 1.0, protocol="smp")),
@@ -558,7 +562,7 @@ def test_longitudinal_reports_have_the_servers_law(protocol, tmp_path):
         z2 = (statistic[:-1] - n * law) ** 2 / (n * law * (1 - law))
         assert stats.chi2.sf(z2.sum(), 6) > ALPHA
     # The server's own reports of fresh users, the same test.
-    from sklearn_ldp.mechanisms.longitudinal import MemoState
+    from sklearn_ldp.mechanisms.longitudinal.mechanisms import MemoState
     server = mechanism.aggregate(mechanism.randomize(
         np.full(n, value), MemoState(mechanism, n, rng=np.random.default_rng(15)),
         np.random.default_rng(16)))

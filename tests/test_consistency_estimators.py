@@ -37,7 +37,7 @@ from sklearn_ldp.mechanisms import (
     SymmetricUnaryEncoding,
     randomized_response_strategy,
 )
-from sklearn_ldp.mechanisms.oracle_em import _separable_mle, em_frequencies, oracle_channel
+from sklearn_ldp.mechanisms.oracles.em import _separable_mle, em_frequencies, oracle_channel
 from sklearn_ldp.postprocess import base_cut, em_estimate, postprocess
 
 ORACLES = {
@@ -387,7 +387,7 @@ def test_hadamard_em_channel_matches_the_dense_strategy_for_every_layout(n, epsi
     # Layouts with holes (cells at columns hole .. b-1) included: the EM channel must be the
     # mechanism's own Q for whatever layout it chose.
     from sklearn_ldp.mechanisms import HadamardResponse
-    from sklearn_ldp.mechanisms.oracle_em import oracle_channel
+    from sklearn_ldp.mechanisms.oracles.em import oracle_channel
     mechanism = HadamardResponse(n, epsilon)
     Q = mechanism.strategy_matrix()
     rng = np.random.default_rng(0)

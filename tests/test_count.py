@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ldp.estimators.count import CountMechanism
-from sklearn_ldp.mechanisms.count import (
+from sklearn_ldp.mechanisms.central.count import (
     PROPERTIES,
     check_counts,
     check_properties,
@@ -32,7 +32,7 @@ from sklearn_ldp.mechanisms.count import (
     uniform_mechanism,
     verify_dp,
 )
-from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
 from sklearn_ldp.selection.count import (
     design_count_mechanism,
     solve_count_lp,

@@ -18,9 +18,9 @@ from _laws import assert_private, assert_sampled_law
 
 from sklearn_ldp import CountMechanism
 from sklearn_ldp._validation import COLUMN_SUM_ATOL, check_ldp_strategy
-from sklearn_ldp.budget import PrivacyLedger, register_ledger, unregister_ledger
-from sklearn_ldp.mechanisms._tables import table_ratio_violation
-from sklearn_ldp.mechanisms.count import (
+from sklearn_ldp.deploy.budget import PrivacyLedger, register_ledger, unregister_ledger
+from sklearn_ldp.mechanisms._base.tables import table_ratio_violation
+from sklearn_ldp.mechanisms.central.count import (
     check_count_matrix,
     check_properties,
     count_law,

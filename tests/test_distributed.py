@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from sklearn_ldp import LDPEncoder
+from sklearn_ldp.deploy.io import aggregate_files, reports_frame, write_reports
 from sklearn_ldp.estimators.range import RangeQueryEstimator
 from sklearn_ldp.estimators.workload import WorkloadEstimator
-from sklearn_ldp.io import aggregate_files, reports_frame, write_reports
 from sklearn_ldp.reports import LDPReports
 from sklearn_ldp.selection import baseline_mechanism
 
@@ -17,7 +17,7 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("dask.distributed")
 pytest.importorskip("pyarrow")
 
-from sklearn_ldp.distributed import DaskReports, aggregate_dask, partition_statistic  # noqa: E402
+from sklearn_ldp.deploy.distributed import DaskReports, aggregate_dask, partition_statistic  # noqa: E402
 
 MECHANISMS = {
     "randomized_response": baseline_mechanism("randomized_response", (50,), 1.0),

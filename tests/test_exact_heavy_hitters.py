@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from _laws import assert_private, assert_sampled_law
 
-import sklearn_ldp.client as client_module
-from sklearn_ldp.client import Randomizer
-from sklearn_ldp.mechanisms._bits import PRECISION
-from sklearn_ldp.mechanisms.heavy_hitters import (
+import sklearn_ldp.deploy.client as client_module
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.mechanisms._base.bits import PRECISION
+from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
     PrefixHeavyHitters,
     SketchFrequencyOracle,
     check_prefix_numerator,

@@ -20,19 +20,19 @@ import numpy as np
 import pytest
 from _laws import assert_private, assert_sampled_law
 
-import sklearn_ldp.client as client_module
+import sklearn_ldp.deploy.client as client_module
 import sklearn_ldp.longitudinal as longitudinal_module
-from sklearn_ldp._limits import limits
+from sklearn_ldp.deploy.limits import limits
 from sklearn_ldp.longitudinal import LongitudinalEncoder, LongitudinalState
-from sklearn_ldp.mechanisms._exact import integer_ratio_at_most
-from sklearn_ldp.mechanisms._prf import (
+from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most
+from sklearn_ldp.mechanisms._base.prf import (
     new_secrets,
     prf_bernoulli_lanes,
     prf_uniform_below,
     prf_words,
     siphash24,
 )
-from sklearn_ldp.mechanisms.longitudinal import (
+from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     LONGITUDINAL_PROTOCOLS,
     DBitFlipPM,
     LongitudinalMechanism,

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from _laws import assert_private, assert_sampled_law
 
-import sklearn_ldp.client as client_module
-from sklearn_ldp.client import Randomizer
-from sklearn_ldp.mechanisms._exact import TABLE_PRECISION, keep_numerator
-from sklearn_ldp.mechanisms.marginal_em import InpEM
-from sklearn_ldp.mechanisms.marginals import (
+import sklearn_ldp.deploy.client as client_module
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.mechanisms._base.exact import TABLE_PRECISION, keep_numerator
+from sklearn_ldp.mechanisms.marginals.em import InpEM
+from sklearn_ldp.mechanisms.marginals.mechanisms import (
     InpHT,
     InpPS,
     InpRR,
@@ -145,8 +145,8 @@ def test_hostile_specs_are_refused_naming_the_field(kind, field, value):
 # ---------------------------------------------------------------- private selection
 @pytest.mark.parametrize("epsilon", [0.1, *EPSILONS])
 def test_exponential_mechanism_is_exactly_private_between_neighbouring_utilities(epsilon):
-    from sklearn_ldp.mechanisms._exact import laws_within
-    from sklearn_ldp.mechanisms.private_selection import GRID, exponential_law
+    from sklearn_ldp.mechanisms._base.exact import laws_within
+    from sklearn_ldp.mechanisms.central.private_selection import GRID, exponential_law
 
     rng = np.random.default_rng(1)
     sensitivity = 0.37
@@ -169,7 +169,10 @@ def test_exponential_mechanism_is_exactly_private_between_neighbouring_utilities
 
 
 def test_exponential_mechanism_samples_its_exact_law():
-    from sklearn_ldp.mechanisms.private_selection import exponential_law, exponential_mechanism
+    from sklearn_ldp.mechanisms.central.private_selection import (
+        exponential_law,
+        exponential_mechanism,
+    )
 
     utilities = [0.0, -1.0, -3.0, -0.5, -1e9]
     law = exponential_law(utilities, 2.0, 1.0)
@@ -180,7 +183,7 @@ def test_exponential_mechanism_samples_its_exact_law():
 
 
 def test_exponential_mechanism_refuses_hostile_input():
-    from sklearn_ldp.mechanisms.private_selection import (
+    from sklearn_ldp.mechanisms.central.private_selection import (
         check_exponential_base,
         exponential_base,
         exponential_law,
@@ -209,7 +212,7 @@ MULTI_SHAPE = (2, 3)
 
 
 def _multi(protocol, oracle, neighbourhood, epsilon):
-    from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 
     mechanism = MultiAttributeMechanism(MULTI_SHAPE, epsilon, protocol, oracle, neighbourhood)
     try:
@@ -252,13 +255,13 @@ def test_multi_attribute_server_and_client_reports_follow_the_exact_law(
 
 def _client_multi_rows(mechanism, reports):
     """The client's multi-attribute reports as :meth:`report_rows` rows."""
-    from sklearn_ldp.collect import stack_client_reports
+    from sklearn_ldp.deploy.collect import stack_client_reports
 
     return mechanism.report_rows(stack_client_reports(reports, mechanism.to_dict()))
 
 
 def test_multi_attribute_refuses_a_composition_above_the_budget(monkeypatch):
-    from sklearn_ldp.mechanisms import multi_attribute
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import mechanisms as multi_attribute
 
     # An oracle whose sampled ratio is a hair above e^(eps / d): SPL's product is refused.
     mechanism = _multi("spl", "oue", "record", 1.0)
@@ -272,7 +275,7 @@ def test_multi_attribute_refuses_a_composition_above_the_budget(monkeypatch):
                                               ("shape", [2, 1]), ("shape", "ab"),
                                               ("protocol", "all"), ("oracle", "olh")])
 def test_multi_attribute_hostile_specs_are_refused_naming_the_field(field, value):
-    from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 
     spec = MultiAttributeMechanism(MULTI_SHAPE, 1.0, "smp", "grr").to_dict()
     if field in ("protocol", "oracle"):
@@ -288,7 +291,7 @@ def test_multi_attribute_hostile_specs_are_refused_naming_the_field(field, value
 @pytest.mark.parametrize("epsilon", [math.log(3.0), 0.5, 1.0, 2.0, 4.0, 7.3])
 @pytest.mark.parametrize("oracle", ["grr", "oue"])
 def test_split_budget_composes_exactly_and_matches_the_client(oracle, epsilon):
-    from sklearn_ldp.mechanisms.multi_attribute import (
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import (
         MultiAttributeMechanism,
         check_composed_budget,
         oracle_worst_ratio,
@@ -311,7 +314,7 @@ def test_split_budget_composes_exactly_and_matches_the_client(oracle, epsilon):
                                                ((4, 9), "oue_z"), ((2, 6), "oue_r"),
                                                ((2, 3), "grr"), ((2, 3), "oue_z")])
 def test_rsfd_attribute_budget_is_the_clients_float(shape, oracle, epsilon):
-    from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 
     mechanism = MultiAttributeMechanism(shape, epsilon, "rsfd", oracle, "attribute")
     assert client_module._rsfd_attribute_epsilon(epsilon, list(shape), oracle) \

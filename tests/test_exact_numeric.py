@@ -18,9 +18,9 @@ import pytest
 from _laws import assert_private, assert_sampled_law
 from scipy.optimize import brentq
 
-from sklearn_ldp.client import Randomizer
-from sklearn_ldp.mechanisms._exact import integer_ratio_at_most, laws_within
-from sklearn_ldp.mechanisms.numeric import (
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most, laws_within
+from sklearn_ldp.mechanisms.numeric.mechanisms import (
     HYBRID_EPSILON_STAR,
     DuchiMechanism,
     HybridMechanism,
@@ -32,7 +32,7 @@ from sklearn_ldp.mechanisms.numeric import (
     numeric_mechanism,
     numeric_mechanism_from_dict,
 )
-from sklearn_ldp.mechanisms.scalar import OneBitRandomizer
+from sklearn_ldp.mechanisms.numeric.one_bit import OneBitRandomizer
 
 KINDS = ("duchi", "piecewise", "hybrid", "square_wave")
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -166,7 +166,7 @@ def test_sampled_mean_record_law_is_sampled_and_private():
 def test_sampled_mean_budget_composes_exactly():
     from fractions import Fraction
 
-    from sklearn_ldp.mechanisms.numeric import split_budget
+    from sklearn_ldp.mechanisms.numeric.mechanisms import split_budget
     for epsilon, k in [(1.0, 3), (0.3, 7), (2.5, 10), (4.9, 1)]:
         share = split_budget(epsilon, k)
         assert Fraction(share) * k <= Fraction(epsilon)
@@ -357,9 +357,9 @@ def test_laws_of_different_kinds_do_not_compare():
 def test_client_derives_the_servers_integers(epsilon):
     # The client (standard library only) repeats the server's derivations: the same
     # integers, the same floats, for every epsilon (it compares them with the spec's grid).
-    from sklearn_ldp import client
-    from sklearn_ldp.mechanisms import _window
-    from sklearn_ldp.mechanisms.numeric import (
+    from sklearn_ldp.deploy import client
+    from sklearn_ldp.mechanisms._base import window as _window
+    from sklearn_ldp.mechanisms.numeric.mechanisms import (
         _square_wave_bandwidth_decimal,
         hybrid_alpha_numerator,
         split_budget,

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from _laws import assert_private, assert_sampled_law
 
-import sklearn_ldp.client as client_module
-from sklearn_ldp.client import Randomizer
-from sklearn_ldp.collect import reports_from_client
+import sklearn_ldp.deploy.client as client_module
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.collect import reports_from_client
 from sklearn_ldp.mechanisms import RandomizedResponse, mechanism_from_dict
-from sklearn_ldp.mechanisms._exact import integer_ratio_at_most
-from sklearn_ldp.mechanisms._ratio import ratio_weights, sample_ratio_law
+from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most
+from sklearn_ldp.mechanisms._base.ratio import ratio_weights, sample_ratio_law
 
 pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
 
@@ -218,7 +218,7 @@ def test_sign_oracles_refuse_hostile_specifications(kind):
 
 # ---------------------------------------------------------------- Hadamard response
 def _hadamard_layouts(n):
-    from sklearn_ldp.mechanisms.hadamard import _candidate_layouts
+    from sklearn_ldp.mechanisms.oracles.hadamard import _candidate_layouts
     return [None, "paper"] + list(_candidate_layouts(n))
 
 

@@ -26,22 +26,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_ldp._validation import check_ldp_strategy, realised_epsilon
-from sklearn_ldp.client import Randomizer
+from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.mechanisms import FactorizationMechanism, mechanism_from_dict
-from sklearn_ldp.mechanisms._exact import largest_numerator_within
-from sklearn_ldp.mechanisms._tables import (
+from sklearn_ldp.mechanisms._base.exact import largest_numerator_within
+from sklearn_ldp.mechanisms._base.tables import (
     lift_units,
     quantize_table,
     round_table,
     table_ratio_violation,
 )
-from sklearn_ldp.mechanisms.count import (
+from sklearn_ldp.mechanisms.central.count import (
     count_law,
     count_table,
     explicit_fair_mechanism,
     geometric_mechanism,
 )
-from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
 from sklearn_ldp.optimize.ldp_factorization import optimize_strategy
 from sklearn_ldp.selection import baseline_mechanism
 
@@ -167,7 +167,7 @@ def test_count_tables_are_private_between_adjacent_counts(build, n, epsilon):
 
 
 def test_count_samples_follow_the_count_law():
-    from sklearn_ldp.mechanisms.count import sample_outputs
+    from sklearn_ldp.mechanisms.central.count import sample_outputs
     P = geometric_mechanism(10, 0.7)
     drawn = sample_outputs(P, np.full(30_000, 4), np.random.default_rng(1), epsilon=0.7)
     assert_sampled_law(count_law(P, 0.7, 4), drawn)

@@ -23,16 +23,8 @@ import pandas as pd
 import pytest
 
 from sklearn_ldp import LDPEncoder, workloads
-from sklearn_ldp._limits import (
-    DEFAULT_LIMITS,
-    UnverifiedFileWarning,
-    check_mechanism_spec_sizes,
-    get_limits,
-    limits,
-    set_limits,
-)
-from sklearn_ldp.budget import PrivacyLedger, resolve_ledger
-from sklearn_ldp.io import (
+from sklearn_ldp.deploy.budget import PrivacyLedger, resolve_ledger
+from sklearn_ldp.deploy.io import (
     ReportWriter,
     aggregate_files,
     iter_report_chunks,
@@ -40,8 +32,16 @@ from sklearn_ldp.io import (
     reports_frame,
     write_reports,
 )
+from sklearn_ldp.deploy.limits import (
+    DEFAULT_LIMITS,
+    UnverifiedFileWarning,
+    check_mechanism_spec_sizes,
+    get_limits,
+    limits,
+    set_limits,
+)
 from sklearn_ldp.mechanisms import RandomizedResponse, mechanism_from_dict, mechanism_from_json
-from sklearn_ldp.mechanisms.unary import OptimizedUnaryEncoding
+from sklearn_ldp.mechanisms.oracles.unary import OptimizedUnaryEncoding
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 
 pa = pytest.importorskip("pyarrow")
@@ -179,7 +179,7 @@ def test_verification_happens_before_any_chunk_is_yielded(tmp_path):
 KILLED_WRITER = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
-    from sklearn_ldp.io import ReportWriter
+    from sklearn_ldp.deploy.io import ReportWriter
     from sklearn_ldp.mechanisms import RandomizedResponse
 
     folder, plan = sys.argv[1], sys.argv[2:]

@@ -27,8 +27,10 @@ from _fuzzing import FUZZ, outcome
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sklearn_ldp import budget
-from sklearn_ldp._limits import (
+from sklearn_ldp.deploy import budget
+from sklearn_ldp.deploy.budget import PrivacyLedger
+from sklearn_ldp.deploy.io import ReportWriter, read_reports, write_reports
+from sklearn_ldp.deploy.limits import (
     FileLockedError,
     UnverifiedFileWarning,
     acquire_lock,
@@ -36,8 +38,6 @@ from sklearn_ldp._limits import (
     lock_path,
     writer_lock,
 )
-from sklearn_ldp.budget import PrivacyLedger
-from sklearn_ldp.io import ReportWriter, read_reports, write_reports
 from sklearn_ldp.mechanisms import RandomizedResponse
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 

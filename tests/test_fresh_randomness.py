@@ -21,7 +21,7 @@ import pytest
 from sklearn.base import clone
 
 from sklearn_ldp import LDPEncoder
-from sklearn_ldp.client import Randomizer
+from sklearn_ldp.deploy.client import Randomizer
 
 CATEGORIES = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]}
 RECORDS = pd.DataFrame({"age": ["<30", "30-50", ">50", "30-50"] * 100,

@@ -22,12 +22,16 @@ from _fuzzing import FUZZ, CaseTimeout, mutate, outcome, time_limit
 from hypothesis import given
 from hypothesis import strategies as st
 
-import sklearn_ldp.client as client_module
+import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp import LDPEncoder, workloads
-from sklearn_ldp.budget import PrivacyLedger
+from sklearn_ldp.deploy.budget import PrivacyLedger
+from sklearn_ldp.deploy.io import read_reports, write_reports
 from sklearn_ldp.domain import Domain
-from sklearn_ldp.io import read_reports, write_reports
-from sklearn_ldp.mechanisms.base import _REGISTRY, mechanism_from_dict, mechanism_from_json
+from sklearn_ldp.mechanisms._base.mechanism import (
+    _REGISTRY,
+    mechanism_from_dict,
+    mechanism_from_json,
+)
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 
 FUZZ_EXAMPLES = FUZZ.max_examples
@@ -211,7 +215,7 @@ def test_fuzz_aggregates(index, statistic):
 @FUZZ
 @given(values=st.lists(st.one_of(scalars, st.lists(scalars, max_size=3)), max_size=6))
 def test_fuzz_client_report_lists(values):
-    from sklearn_ldp.collect import reports_from_client
+    from sklearn_ldp.deploy.collect import reports_from_client
 
     for mechanism in _mechanisms():
         outcome(reports_from_client, values, mechanism)

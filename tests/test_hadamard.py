@@ -10,22 +10,22 @@ from scipy import stats
 from scipy.linalg import hadamard
 
 from sklearn_ldp import workloads
-from sklearn_ldp.mechanisms._fwht import fwht, hadamard_parity, hadamard_signs, is_power_of_two
-from sklearn_ldp.mechanisms.base import SPEC_VERSION, mechanism_from_json
-from sklearn_ldp.mechanisms.factorization import (
+from sklearn_ldp._fwht import fwht, hadamard_parity, hadamard_signs, is_power_of_two
+from sklearn_ldp.mechanisms._base.mechanism import SPEC_VERSION, mechanism_from_json
+from sklearn_ldp.mechanisms.factorization.mechanism import (
     FactorizationMechanism,
     optimal_reconstruction,
     per_user_variance,
     privacy_ratio,
 )
-from sklearn_ldp.mechanisms.hadamard import (
+from sklearn_ldp.mechanisms.oracles.hadamard import (
     HadamardResponse,
     check_layout,
     hadamard_layout,
     hadamard_shape,
     hadamard_strategy,
 )
-from sklearn_ldp.mechanisms.hadamard_coefficient import HadamardRandomizedResponse
+from sklearn_ldp.mechanisms.oracles.hadamard_coefficient import HadamardRandomizedResponse
 
 # (n, eps): powers of two and not, one block and several (n_blocks > 1 with block_size > 2
 # at (13, 2), (100, 3), (30, 2); block_size 2 with many blocks at (20, 4), (7, 10)). The

@@ -10,9 +10,11 @@ from scipy import stats
 from scipy.linalg import hadamard
 
 from sklearn_ldp import _gram, workloads
-from sklearn_ldp.mechanisms import base as mechanisms_base
-from sklearn_ldp.mechanisms import hadamard as hadamard_module
-from sklearn_ldp.mechanisms._hadamard_blocks import (
+from sklearn_ldp.mechanisms._base import mechanism as mechanisms_base
+from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
+from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
+from sklearn_ldp.mechanisms.oracles import hadamard as hadamard_module
+from sklearn_ldp.mechanisms.oracles._hadamard_blocks import (
     coset_correlation,
     gram_block_product,
     hyperplane_counts,
@@ -21,9 +23,7 @@ from sklearn_ldp.mechanisms._hadamard_blocks import (
     prefix_pair_counts,
     walsh_block_diagonals,
 )
-from sklearn_ldp.mechanisms.base import mechanism_from_json
-from sklearn_ldp.mechanisms.factorization import FactorizationMechanism
-from sklearn_ldp.mechanisms.hadamard import (
+from sklearn_ldp.mechanisms.oracles.hadamard import (
     HadamardResponse,
     _candidate_layouts,
     _partial_entries,

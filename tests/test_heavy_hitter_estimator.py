@@ -19,9 +19,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ldp import LDPEncoder, LDPReports, reports_from_client
-from sklearn_ldp.budget import PrivacyLedger, register_ledger
+from sklearn_ldp.deploy.budget import PrivacyLedger, register_ledger
 from sklearn_ldp.estimators.heavy_hitters import TABLE_COLUMNS, HeavyHitterEstimator
-from sklearn_ldp.mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
+from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
+    PrefixHeavyHitters,
+    SketchFrequencyOracle,
+)
 from sklearn_ldp.reports import HeavyHitterMechanism, load_mechanism
 
 
@@ -124,9 +127,9 @@ def test_encoder_charges_the_ledger_and_exports_the_protocol_spec():
 
 @pytest.mark.parametrize("strategy", ["pem", "cms", "hcms"])
 def test_stdlib_client_reports_decode(strategy):
-    # Devices run sklearn_ldp.client from client_spec(); their rows, stacked, are the
+    # Devices run sklearn_ldp.deploy.client from client_spec(); their rows, stacked, are the
     # encoder's report layout (a sketch's device also gets the bit length of the encoding).
-    from sklearn_ldp.client import Randomizer
+    from sklearn_ldp.deploy.client import Randomizer
 
     # Hash collisions of "maps" with "mail" add about a quarter to the CMS variance at
     # 64 x 256 (the standard error leaves them out): the seeds are fixed.

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from _stats import check_unbiased_and_variance
 
-from sklearn_ldp.mechanisms.heavy_hitters import (
+from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
     MAX_CANDIDATES,
     PrefixHeavyHitters,
     SketchFrequencyOracle,

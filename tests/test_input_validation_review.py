@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sklearn_ldp import LDPReports
-from sklearn_ldp.io import iter_report_chunks, read_reports, write_reports
+from sklearn_ldp.deploy.io import iter_report_chunks, read_reports, write_reports
 from sklearn_ldp.mechanisms import (
     GaussianMechanism,
     GaussianRejectionMechanism,

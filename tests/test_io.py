@@ -10,9 +10,7 @@ import pandas as pd
 import pytest
 
 from sklearn_ldp import LDPEncoder, UnverifiedFileWarning, workloads
-from sklearn_ldp.estimators.range import RangeQueryEstimator
-from sklearn_ldp.estimators.workload import WorkloadEstimator
-from sklearn_ldp.io import (
+from sklearn_ldp.deploy.io import (
     ReportWriter,
     aggregate_files,
     frame_to_reports,
@@ -22,6 +20,8 @@ from sklearn_ldp.io import (
     reports_frame,
     write_reports,
 )
+from sklearn_ldp.estimators.range import RangeQueryEstimator
+from sklearn_ldp.estimators.workload import WorkloadEstimator
 from sklearn_ldp.mechanisms import RandomizedResponse
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 from sklearn_ldp.selection import baseline_mechanism

@@ -125,10 +125,10 @@ def test_layer_imports_nothing_above_it(layer):
 
 
 def test_relative_imports_are_resolved():
-    path = PACKAGE_ROOT / "mechanisms" / "matrix.py"
+    path = PACKAGE_ROOT / "mechanisms" / "central" / "matrix.py"
     names = {name for _, name in imports_of(path)}
-    assert "sklearn_ldp.mechanisms.factorization" in names  # from .factorization import ...
-    assert "sklearn_ldp._validation" in names  # from .._validation import ...
+    assert "sklearn_ldp.mechanisms.factorization.mechanism" in names  # from ..factorization...
+    assert "sklearn_ldp._validation" in names  # from ..._validation import ...
     init = PACKAGE_ROOT / "optimize" / "__init__.py"
     assert "sklearn_ldp.optimize.eigen_design" in {name for _, name in imports_of(init)}
 
@@ -166,13 +166,15 @@ def test_deprecated_names_still_work_from_mechanisms():
 def test_deprecated_names_still_work_from_their_old_modules():
     from sklearn_ldp import encoder, optimize, selection
     from sklearn_ldp.estimators import _base
-    from sklearn_ldp.mechanisms import (
-        central_strategies,
+    from sklearn_ldp.mechanisms.bassily import gaussian
+    from sklearn_ldp.mechanisms.bassily import rejection as gaussian_rejection
+    from sklearn_ldp.mechanisms.central import (
         discrete_gaussian,
-        gaussian,
-        gaussian_rejection,
         matrix,
         private_selection,
+    )
+    from sklearn_ldp.mechanisms.central import (
+        strategies as central_strategies,
     )
     from sklearn_ldp.optimize import count_lp, hull
     from sklearn_ldp.selection import central, count

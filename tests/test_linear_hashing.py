@@ -12,11 +12,11 @@ import random
 import numpy as np
 import pytest
 
-import sklearn_ldp.client as client_module
-import sklearn_ldp.mechanisms.base as mechanisms_base
-import sklearn_ldp.mechanisms.local_hashing as local_hashing
-from sklearn_ldp.mechanisms.base import mechanism_from_dict, mechanism_from_json
-from sklearn_ldp.mechanisms.local_hashing import (
+import sklearn_ldp.deploy.client as client_module
+import sklearn_ldp.mechanisms._base.mechanism as mechanisms_base
+import sklearn_ldp.mechanisms.oracles.local_hashing as local_hashing
+from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_dict, mechanism_from_json
+from sklearn_ldp.mechanisms.oracles.local_hashing import (
     LINEAR_MIN_CELLS,
     BinaryLocalHashing,
     LocalHashing,
@@ -273,7 +273,7 @@ def test_hierarchical_olh_client_reports_decode_like_the_servers(legacy):
 
 
 def test_invalid_buckets_are_refused_by_row_or_dropped_and_counted():
-    from sklearn_ldp.collect import reports_from_client
+    from sklearn_ldp.deploy.collect import reports_from_client
 
     mechanism = OptimizedLocalHashing(3000, 1.0)
     reports = np.array([[1, 2], [5, 9], [7, 3]], dtype=np.uint64)

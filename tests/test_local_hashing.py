@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from _stats import check_unbiased, chi_square_p_value, variance_band
 
-import sklearn_ldp.mechanisms.local_hashing as local_hashing
+import sklearn_ldp.mechanisms.oracles.local_hashing as local_hashing
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms import RandomizedResponse
-from sklearn_ldp.mechanisms.base import mechanism_from_json
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.local_hashing import (
+from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
+from sklearn_ldp.mechanisms.oracles.local_hashing import (
     BinaryLocalHashing,
     LocalHashing,
     OptimizedLocalHashing,

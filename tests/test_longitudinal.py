@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from _stats import check_unbiased_and_variance
 
-from sklearn_ldp.mechanisms._prf import new_secrets
-from sklearn_ldp.mechanisms.longitudinal import (
+from sklearn_ldp.mechanisms._base.prf import new_secrets
+from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     LONGITUDINAL_PROTOCOLS,
     LongitudinalMechanism,
     MemoState,
@@ -140,7 +140,7 @@ def test_bad_input_is_refused():
 
 
 def test_dbitflip_exact_privacy():
-    from sklearn_ldp.mechanisms.longitudinal import DBitFlipPM
+    from sklearn_ldp.mechanisms.longitudinal.mechanisms import DBitFlipPM
     for epsilon in (0.5, 1.0, 3.0):
         mechanism = DBitFlipPM(5, epsilon, n_sampled=3)
         e = mechanism.e
@@ -157,7 +157,7 @@ def test_dbitflip_exact_privacy():
 
 @pytest.mark.parametrize("n_sampled", [1, 3])
 def test_dbitflip_rounds_are_unbiased_and_memoized(n_sampled):
-    from sklearn_ldp.mechanisms.longitudinal import DBitFlipPM
+    from sklearn_ldp.mechanisms.longitudinal.mechanisms import DBitFlipPM
     rng = np.random.default_rng(9)
     mechanism = DBitFlipPM(6, 2.0, n_sampled=n_sampled)
     values = rng.choice(6, size=3000, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
@@ -186,7 +186,7 @@ def test_dbitflip_rounds_are_unbiased_and_memoized(n_sampled):
 def test_unary_probabilities_are_dyadic_and_within_both_budgets_exactly(protocol):
     from fractions import Fraction
 
-    from sklearn_ldp.mechanisms._bits import decimal_exp
+    from sklearn_ldp.mechanisms._base.bits import decimal_exp
     for eps_perm, eps_1 in [(2.0, 1.0), (4.0, 0.5), (1.0, 0.2), (8.0, 3.0)]:
         try:
             mechanism = LongitudinalMechanism(16, eps_perm, eps_1, protocol)
@@ -245,7 +245,7 @@ def test_dbitflip_samples_every_bucket_subset_uniformly(k, d):
     # Floyd's algorithm on PRF words of the users' secrets.
     from _stats import chi_square_p_value
 
-    from sklearn_ldp.mechanisms.longitudinal import _derived_subsets
+    from sklearn_ldp.mechanisms.longitudinal.mechanisms import _derived_subsets
     rng = np.random.default_rng(k * 10 + d)
     subsets = _derived_subsets(new_secrets(60_000, rng), k, d)
     assert ((subsets >= 0) & (subsets < k)).all()
@@ -263,7 +263,7 @@ def test_dbitflip_samples_every_bucket_subset_uniformly(k, d):
 def test_one_bit_mean_exact_privacy(epsilon, n_segments):
     from fractions import Fraction
 
-    from sklearn_ldp.mechanisms._bits import PRECISION, decimal_exp, ratio_at_most
+    from sklearn_ldp.mechanisms._base.bits import PRECISION, decimal_exp, ratio_at_most
     mechanism = OneBitMeanPM(10.0, epsilon, n_segments)
     numerators = [int(a) for a in mechanism._numerators]
     one = 2**PRECISION

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_ldp.budget import (
+from sklearn_ldp.deploy.budget import (
     BudgetExceededError,
     PrivacyLedger,
     register_ledger,
@@ -26,7 +26,7 @@ from sklearn_ldp.budget import (
 )
 from sklearn_ldp.estimators.longitudinal import LongitudinalEstimator
 from sklearn_ldp.longitudinal import LongitudinalEncoder, LongitudinalReports, LongitudinalState
-from sklearn_ldp.mechanisms.longitudinal import LongitudinalMechanism
+from sklearn_ldp.mechanisms.longitudinal.mechanisms import LongitudinalMechanism
 
 CATS = ["mail", "maps", "news", "chat"]
 CATEGORICAL = ["l_grr", "l_sue", "l_oue", "l_osue", "l_soue", "dbitflip"]

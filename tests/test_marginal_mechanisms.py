@@ -8,9 +8,13 @@ import pytest
 from _stats import check_unbiased_and_variance, chi_square_p_value
 from scipy import stats
 
-from sklearn_ldp.mechanisms.base import mechanism_from_json
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.marginals import MARGINAL_STRATEGIES, InpHT, build_marginal_mechanism
+from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
+from sklearn_ldp.mechanisms.marginals.mechanisms import (
+    MARGINAL_STRATEGIES,
+    InpHT,
+    build_marginal_mechanism,
+)
 
 # Family-wise false-alarm level of each statistical test (fixed seeds make them
 # deterministic; the level says how unlucky a seed would have to be).

@@ -16,8 +16,10 @@ from sklearn_ldp.mechanisms import (
     sample_complexity,
     svd_lower_bound,
 )
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.randomized_response import randomized_response_histogram_variance
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
+from sklearn_ldp.mechanisms.oracles.randomized_response import (
+    randomized_response_histogram_variance,
+)
 from sklearn_ldp.selection import STRATEGIES, baseline_mechanism, build_mechanism
 
 EPSILONS = [0.5, 1.0, 2.0, 4.0]

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 from sklearn_ldp import LDPEncoder, WorkloadEstimator, expected_error_scorer, workloads
-from sklearn_ldp.budget import PrivacyLedger, register_ledger, unregister_ledger
+from sklearn_ldp.deploy.budget import PrivacyLedger, register_ledger, unregister_ledger
 from sklearn_ldp.model_selection import ExpectedErrorScorer
 
 DOMAIN = {"x": [f"v{i:02d}" for i in range(16)]}

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from _stats import check_unbiased_and_variance
 
-from sklearn_ldp.mechanisms.multi_attribute import (
+from sklearn_ldp.mechanisms.multi_attribute.mechanisms import (
     MultiAttributeMechanism,
     rsfd_amplified_epsilon,
 )

@@ -28,8 +28,8 @@ from sklearn_ldp import (
     PrivacyLedger,
     reports_from_client,
 )
-from sklearn_ldp.budget import register_ledger, unregister_ledger
-from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
+from sklearn_ldp.deploy.budget import register_ledger, unregister_ledger
+from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from sklearn_ldp.reports import ColumnsMechanism, load_mechanism
 
 CATEGORIES = {"smoker": ["no", "yes"], "region": ["north", "south", "east", "west", "centre"],

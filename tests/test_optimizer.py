@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 
 from sklearn_ldp import workloads
-from sklearn_ldp.mechanisms.factorization import FactorizationMechanism, average_case_objective
+from sklearn_ldp.mechanisms.factorization.mechanism import (
+    FactorizationMechanism,
+    average_case_objective,
+)
 from sklearn_ldp.optimize import optimize_strategy, project_bounded_simplex
 from sklearn_ldp.optimize.ldp_factorization import (
     SINGLE_THREAD_MAX_CELLS,

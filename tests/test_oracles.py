@@ -11,8 +11,8 @@ from sklearn_ldp.mechanisms import (
     RandomizedResponse,
     mechanism_from_json,
 )
-from sklearn_ldp.mechanisms import base as mechanisms_base
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
+from sklearn_ldp.mechanisms._base import mechanism as mechanisms_base
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
 from sklearn_ldp.postprocess import postprocess
 from sklearn_ldp.reports import AggregatedReports
 from sklearn_ldp.selection import baseline_mechanism
@@ -102,7 +102,7 @@ def test_simulated_statistic_has_the_exact_distribution(name):
 
 def test_simulation_blocks_cover_every_type(monkeypatch):
     """Randomized response spreads users in blocks of types: blocks of 3 give the same law."""
-    from sklearn_ldp.mechanisms import randomized_response
+    from sklearn_ldp.mechanisms.oracles import randomized_response
 
     monkeypatch.setattr(randomized_response, "SIMULATION_BLOCK", 3)
     mechanism = RandomizedResponse(8, 1.0)

@@ -1,4 +1,4 @@
-"""The influence of one malicious report (sklearn_ldp.mechanisms.poisoning), checked exactly.
+"""The influence of one malicious report (sklearn_ldp.mechanisms._base.poisoning), checked exactly.
 
 For every mechanism the computed extremes of ``w . estimate`` over the valid reports are
 compared with (1) a brute-force search over every valid report (or the corners of the
@@ -31,7 +31,7 @@ from sklearn_ldp.mechanisms import (
     SymmetricUnaryEncoding,
     hierarchical_strategy,
 )
-from sklearn_ldp.mechanisms.poisoning import (
+from sklearn_ldp.mechanisms._base.poisoning import (
     honest_liar_influence,
     max_malicious_influence,
     poisoning_row,
@@ -204,7 +204,7 @@ def test_local_hashing_influence_is_an_upper_bound(mechanism):
 
 
 def test_sampled_marginal_mechanisms_do_not_claim_an_influence():
-    from sklearn_ldp.mechanisms.marginals import build_marginal_mechanism
+    from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
 
     mechanism = build_marginal_mechanism("inp_ht", (2, 3), 1.0, 2)
     with pytest.raises(NotImplementedError, match="influence"):

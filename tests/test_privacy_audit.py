@@ -22,7 +22,7 @@ from _audit_cases import CASES, client_reports, event_keys, sampled_pairs, serve
 from _laws import assert_sampled_law, empirical_epsilon_lower_bound
 
 from sklearn_ldp.mechanisms import audit_privacy
-from sklearn_ldp.mechanisms.base import _REGISTRY, _import_all_mechanisms
+from sklearn_ldp.mechanisms._base.mechanism import _REGISTRY, _import_all_mechanisms
 
 EPSILONS = (0.1, 1.0, 4.0, 8.0)
 N_REPORTS = 20_000

@@ -22,16 +22,16 @@ from sklearn_ldp._validation import (
     check_ldp_strategy,
     realised_epsilon,
 )
-from sklearn_ldp.client import Randomizer
+from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.mechanisms import (
     FactorizationMechanism,
     MatrixMechanism,
     mechanism_from_dict,
     mechanism_from_json,
 )
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.matrix import l2_sensitivity
-from sklearn_ldp.mechanisms.randomized_response import randomized_response_strategy
+from sklearn_ldp.mechanisms.central.matrix import l2_sensitivity
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
+from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
 from sklearn_ldp.selection import baseline_mechanism
 
 # The strategy: 10^5 outputs, 2 inputs, claimed epsilon 0.1.

@@ -13,16 +13,16 @@ from sklearn_ldp import LDPEncoder, LDPReports, WorkloadEstimator, mechanism_fro
 from sklearn_ldp.binning import PublicBinsDiscretizer, interval_categories
 from sklearn_ldp.estimators.range import RangeQueryEstimator
 from sklearn_ldp.mechanisms import FactorizationMechanism
-from sklearn_ldp.mechanisms._hrr_simulation import simulate_signed_hrr
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.haar import HaarHRR
-from sklearn_ldp.mechanisms.range_bounds import (
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
+from sklearn_ldp.mechanisms.oracles._hrr_simulation import simulate_signed_hrr
+from sklearn_ldp.mechanisms.ranges.bounds import (
     haar_variance_bound,
     hierarchical_variance_bound,
     oracle_variance,
     recommend_branching,
 )
-from sklearn_ldp.mechanisms.range_tree import (
+from sklearn_ldp.mechanisms.ranges.haar import HaarHRR
+from sklearn_ldp.mechanisms.ranges.tree import (
     HierarchicalHistogram,
     level_sizes,
     range_matrix,

@@ -7,14 +7,14 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 
 from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads
-from sklearn_ldp.estimators import RangeQueryEstimator
-from sklearn_ldp.io import (
+from sklearn_ldp.deploy.io import (
     read_reports,
     report_columns,
     reports_frame,
     reports_from_frame,
     write_reports,
 )
+from sklearn_ldp.estimators import RangeQueryEstimator
 from sklearn_ldp.mechanisms import RandomizedResponse
 
 CATS = {"smoker": ["no", "yes"], "age": ["<30", "30-50", ">50"]}
@@ -83,7 +83,7 @@ def test_report_frames_round_trip_through_parquet(tmp_path):
     again = WorkloadEstimator().fit(loaded)
     pd.testing.assert_series_equal(again.answers_, expected.answers_)
     assert again.workload_.name == "prefix"  # the workload came back from attrs
-    # the report files of sklearn_ldp.io carry the mechanism themselves
+    # the report files of sklearn_ldp.deploy.io carry the mechanism themselves
     write_reports(reports_from_frame(frame), tmp_path / "reports.parquet")
     read = read_reports(tmp_path / "reports.parquet", domain=encoder.domain_,
                         workload=encoder.workload_)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads
-from sklearn_ldp.mechanisms.range_tree import HierarchicalHistogram, _tail_tables
+from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram, _tail_tables
 
 ORACLES = ("oue", "olh", "hrr")
 BRANCHINGS = (2, 3, 4, 16)

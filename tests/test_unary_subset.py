@@ -13,16 +13,16 @@ import pytest
 from _stats import check_unbiased, check_unbiased_and_variance, chi_square_p_value
 
 from sklearn_ldp import workloads
-from sklearn_ldp.mechanisms import _bits
-from sklearn_ldp.mechanisms import base as mechanisms_base
-from sklearn_ldp.mechanisms.base import mechanism_from_json
-from sklearn_ldp.mechanisms.factorization import privacy_ratio
-from sklearn_ldp.mechanisms.subset_selection import (
+from sklearn_ldp.mechanisms._base import bits as _bits
+from sklearn_ldp.mechanisms._base import mechanism as mechanisms_base
+from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
+from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
+from sklearn_ldp.mechanisms.oracles.subset_selection import (
     SubsetSelection,
     optimal_subset_size,
     subset_histogram_variance,
 )
-from sklearn_ldp.mechanisms.unary import (
+from sklearn_ldp.mechanisms.oracles.unary import (
     MAX_EXACT_RAPPOR_CELLS,
     OptimizedUnaryEncoding,
     SymmetricUnaryEncoding,

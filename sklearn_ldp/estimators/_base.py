@@ -7,9 +7,9 @@ import pandas as pd
 from sklearn.utils.validation import check_array
 
 from .._logging import get_logger
+from ..deploy.io import SPEC_KEY, reports_from_frame
 from ..encoder import LDPEncoder
-from ..io import SPEC_KEY, reports_from_frame
-from ..mechanisms.base import add_counts
+from ..mechanisms._base.mechanism import add_counts
 from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
 
 _logger = get_logger("estimators")
@@ -33,9 +33,9 @@ def reports_or_privatized(estimator, X, first_call, strategy_params=None, **enco
     ``feature_names_in_``; every call returns ``encoder_.transform(X)``.
 
     A DataFrame whose ``attrs`` carry a mechanism (``LDPEncoder`` with
-    ``set_output(transform="pandas")``, :func:`~sklearn_ldp.io.reports_frame`, also after
+    ``set_output(transform="pandas")``, :func:`~sklearn_ldp.deploy.io.reports_frame`, also after
     ``to_parquet`` / ``read_parquet``) holds reports: it is converted back by
-    :func:`~sklearn_ldp.io.reports_from_frame`, never privatized again.
+    :func:`~sklearn_ldp.deploy.io.reports_from_frame`, never privatized again.
     """
     if isinstance(X, LDPReports | AggregatedReports):
         return X
@@ -52,7 +52,7 @@ def reports_or_privatized(estimator, X, first_call, strategy_params=None, **enco
             f"{name}.fit expects LDPReports (the output of LDPEncoder.transform), a DataFrame "
             "of reports (LDPEncoder with set_output(transform='pandas'), whose attrs carry the "
             "mechanism; a frame of report columns without them: "
-            "sklearn_ldp.io.reports_from_frame(frame, mechanism)) or AggregatedReports "
+            "sklearn_ldp.deploy.io.reports_from_frame(frame, mechanism)) or AggregatedReports "
             "(LDPEncoder.simulate). To fit on raw records, set strategy= and epsilon= so that "
             "the estimator privatizes them itself (a simulation of the clients)."
         )

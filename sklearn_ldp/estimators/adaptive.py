@@ -4,7 +4,8 @@ The users are split into disjoint groups; round ``t`` asks the ``t``-th group on
 ``q_t`` (a vector over the domain cells with entries in ``[-r, r]``), which may be chosen
 after seeing the answers of the previous rounds. Each user of the group sends one bit about
 ``q_t[v_i]`` with the unbiased one-bit randomizer
-(:class:`~sklearn_ldp.mechanisms.scalar.OneBitRandomizer`), and the answer is the mean of the
+(:class:`~sklearn_ldp.mechanisms.numeric.one_bit.OneBitRandomizer`), and the answer is the mean of
+the
 decoded bits,
 
     y_t = (1 / |S_t|) sum_{i in S_t} b_i c r,        c = (e^eps + 1) / (e^eps - 1),
@@ -37,8 +38,8 @@ from sklearn.base import BaseEstimator
 from .. import workloads
 from .._glue import resolve_domain, validate_records
 from .._validation import FreshEntropyMixin, check_epsilon, check_nesting, check_positive_int
-from ..budget import charge_ledger, resolve_ledger
-from ..mechanisms.scalar import BOUND_RTOL, OneBitRandomizer, check_bound
+from ..deploy.budget import charge_ledger, resolve_ledger
+from ..mechanisms.numeric.one_bit import BOUND_RTOL, OneBitRandomizer, check_bound
 from ._base import forget_fitted
 
 
@@ -75,14 +76,14 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         use ``None``: fresh operating-system entropy, drawn again in every copy (pickle,
         fork, Dask worker), so that two copies never send the same noise.
     ledger : str, path or None, default=None
-        Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
+        Privacy budget ledger to charge (see :mod:`sklearn_ldp.deploy.budget`): the path of a
         ledger file or the name of a ledger registered with
-        :func:`~sklearn_ldp.budget.register_ledger`. The rounds' groups are disjoint, so
+        :func:`~sklearn_ldp.deploy.budget.register_ledger`. The rounds' groups are disjoint, so
         they compose in parallel: ``fit`` is one collection that spends ``epsilon`` of the
         users ``ledger_users`` whatever the number of rounds, and so does the first
         ``partial_fit``; later ``partial_fit`` rounds (fresh users of the same cohort, by
         their contract) are recorded with epsilon 0. Charged before any randomization: a
-        refused charge (:class:`~sklearn_ldp.budget.BudgetExceededError`) answers nothing.
+        refused charge (:class:`~sklearn_ldp.deploy.budget.BudgetExceededError`) answers nothing.
     ledger_users : str, default="all"
         Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
 

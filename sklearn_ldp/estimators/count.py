@@ -1,6 +1,6 @@
 """CountMechanism: release private counts of small groups (dissertation chapter 6), sklearn API.
 
-The math lives in :mod:`sklearn_ldp.mechanisms.count` (closed forms, properties, sampling,
+The math lives in :mod:`sklearn_ldp.mechanisms.central.count` (closed forms, properties, sampling,
 decoding), :mod:`sklearn_ldp.optimize.count_lp` (the linear programs) and
 :mod:`sklearn_ldp.selection.count` (the design: closed form or LP); this module is the
 scikit-learn glue: parameters, validation of count tables and grouped DataFrames, and pandas
@@ -15,8 +15,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .._validation import FreshEntropyMixin, check_nesting
-from ..budget import charge_ledger, resolve_ledger
-from ..mechanisms.count import (
+from ..deploy.budget import charge_ledger, resolve_ledger
+from ..mechanisms.central.count import (
     MECHANISMS,
     alpha_of,
     check_count_matrix,
@@ -90,14 +90,14 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         operating-system entropy, drawn again in every copy (pickle, fork, Dask worker), so
         that the noise cannot be replayed.
     ledger : str, path or None, default=None
-        Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
+        Privacy budget ledger to charge (see :mod:`sklearn_ldp.deploy.budget`): the path of a
         ledger file or the name of a ledger registered with
-        :func:`~sklearn_ldp.budget.register_ledger`. Every ``transform`` is a release: each
+        :func:`~sklearn_ldp.deploy.budget.register_ledger`. Every ``transform`` is a release: each
         user is in one group, whose count spends ``epsilon``, so a 1-D array of counts (or
         grouped records) charges ``epsilon`` and a 2-D table charges ``epsilon`` times its
         number of columns (a row is one group, every column another count about it). The
         charge precedes the sampling: a refused charge
-        (:class:`~sklearn_ldp.budget.BudgetExceededError`) releases nothing.
+        (:class:`~sklearn_ldp.deploy.budget.BudgetExceededError`) releases nothing.
     ledger_users : str, default="all"
         Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
     mechanism : str, default="deprecated"
@@ -126,7 +126,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         The thesis's rescaled L0 error (1 for the uniform mechanism).
     properties_ : dict
         ``valid``, ``DP`` and the seven properties of ``matrix_`` (from
-        :func:`~sklearn_ldp.mechanisms.count.check_properties`).
+        :func:`~sklearn_ldp.mechanisms.central.count.check_properties`).
     prior_ : ndarray of shape (n+1,)
         The normalized prior.
     alpha_ : float

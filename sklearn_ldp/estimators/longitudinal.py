@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nesting
 from ..longitudinal import LongitudinalReports
-from ..mechanisms.longitudinal import OneBitMeanPM
+from ..mechanisms.longitudinal.mechanisms import OneBitMeanPM
 from ._base import forget_fitted
 
 # Points of the grid that averages a counter's per-user variance over uniform values.

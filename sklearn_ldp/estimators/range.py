@@ -9,7 +9,7 @@ from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import FreshEntropyMixin, check_nesting
-from ..mechanisms.range_tree import HierarchicalHistogram
+from ..mechanisms.ranges.tree import HierarchicalHistogram
 from ..workloads import Intervals
 from ._base import (
     add_statistic,
@@ -66,7 +66,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     random_state : int, Generator or None, default=None
         Used only when privatizing raw records.
     ledger, ledger_users : str, path or None; str, default=None, "all"
-        Privacy budget ledger (see :mod:`sklearn_ldp.budget`) charged when the
+        Privacy budget ledger (see :mod:`sklearn_ldp.deploy.budget`) charged when the
         estimator privatizes raw records (a collection, charged by its internal
         encoder); fitting on reports charges nothing here.
 
@@ -167,7 +167,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
             The reports: LDPReports, AggregatedReports, or a DataFrame of report columns
             whose ``attrs`` carry the mechanism (``LDPEncoder`` with
             ``set_output(transform="pandas")``; see
-            :func:`~sklearn_ldp.io.reports_from_frame`); raw records with ``strategy`` set.
+            :func:`~sklearn_ldp.deploy.io.reports_from_frame`); raw records with ``strategy`` set.
         y : None
             Ignored.
 

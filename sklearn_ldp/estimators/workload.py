@@ -12,8 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 from .. import workloads
 from .._glue import resolve_domain, resolve_workload, validate_records
 from .._validation import FreshEntropyMixin, as_float_matrix, check_nesting
-from ..budget import charge_ledger, resolve_ledger
-from ..mechanisms.matrix import MatrixMechanism
+from ..deploy.budget import charge_ledger, resolve_ledger
+from ..mechanisms.central.matrix import MatrixMechanism
 from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postprocess
 from ..reports import AggregatedReports, LDPReports, statistic_of
 from ..selection.central import build_central_mechanism
@@ -181,7 +181,7 @@ default="none"
         strategy, whose delta it is): ``fit`` measures the strategy ``A`` of the raw
         records' counts with Gaussian noise calibrated to ``A``'s largest column norm and
         (epsilon, delta)-DP, and answers the workload by least squares
-        (:mod:`sklearn_ldp.mechanisms.matrix`). ``"identity"``, ``"workload"``,
+        (:mod:`sklearn_ldp.mechanisms.central.matrix`). ``"identity"``, ``"workload"``,
         ``"wavelet"`` and ``"eigen"`` are central-only and need it.
     strategy_params : dict, default=None
         Options of the strategy that have no flat keyword. Local: extra LDPEncoder
@@ -196,12 +196,12 @@ default="none"
         ``branching``, ``oracle`` and ``max_order`` are deprecated (a FutureWarning; still
         honoured): use the flat keywords below.
     ledger : str, path or None, default=None
-        Privacy budget ledger to charge (see :mod:`sklearn_ldp.budget`): the path of a
+        Privacy budget ledger to charge (see :mod:`sklearn_ldp.deploy.budget`): the path of a
         ledger file or the name of a ledger registered with
-        :func:`~sklearn_ldp.budget.register_ledger`. Central model: every ``fit`` is a
+        :func:`~sklearn_ldp.deploy.budget.register_ledger`. Central model: every ``fit`` is a
         release that spends ``(epsilon, delta)`` (private selection included) of the users
         ``ledger_users``, charged after the strategy is built and before the noisy
-        measurement; a refused charge (:class:`~sklearn_ldp.budget.BudgetExceededError`)
+        measurement; a refused charge (:class:`~sklearn_ldp.deploy.budget.BudgetExceededError`)
         releases nothing. Local model: fitting reports charges nothing (the encoder that
         produced them did); fitting raw records charges the collection through the internal
         encoder. ``score`` charges nothing (central: it reads the held-out records in the
@@ -373,7 +373,7 @@ default="none"
         ``X``: LDPReports, AggregatedReports, or a DataFrame of report columns whose
         ``attrs`` carry the mechanism (``LDPEncoder`` with ``set_output(transform="pandas")``,
         also after ``to_parquet`` / ``read_parquet``; see
-        :func:`~sklearn_ldp.io.reports_from_frame`); raw records with ``strategy`` set. In
+        :func:`~sklearn_ldp.deploy.io.reports_from_frame`); raw records with ``strategy`` set. In
         the central model (see ``delta``), measure the raw records in ``X`` instead.
 
         Parameters

@@ -11,39 +11,39 @@ import those from their submodule.
 import importlib
 import warnings
 
-from ._exact import PrivacyAudit, audit_privacy
-from .base import Mechanism, mechanism_from_dict, mechanism_from_json
-from .central_strategies import fourier_basis_strategy, tree_strategy, wavelet_strategy
-from .factorization import (
+from ._base.exact import PrivacyAudit, audit_privacy
+from ._base.mechanism import Mechanism, mechanism_from_dict, mechanism_from_json
+from .bassily.gaussian import GaussianMechanism
+from .bassily.rejection import GaussianRejectionMechanism
+from .central.matrix import MatrixMechanism, lower_bound
+from .central.strategies import fourier_basis_strategy, tree_strategy, wavelet_strategy
+from .factorization.mechanism import (
     FactorizationMechanism,
     optimal_reconstruction,
     per_user_variance,
     sample_complexity,
     svd_lower_bound,
 )
-from .fourier import fourier_strategy
-from .gaussian import GaussianMechanism
-from .gaussian_rejection import GaussianRejectionMechanism
-from .haar import HaarHRR
-from .hadamard import HadamardResponse, hadamard_strategy
-from .hadamard_coefficient import HadamardRandomizedResponse
-from .hierarchical import hierarchical_strategy
-from .local_hashing import BinaryLocalHashing, OptimizedLocalHashing
-from .marginal_em import InpEM
-from .marginals import InpHT, InpPS, InpRR, MargHT, MarginalMechanism, MargPS, MargRR
-from .matrix import MatrixMechanism, lower_bound
-from .randomized_response import RandomizedResponse, randomized_response_strategy
-from .range_bounds import (
+from .marginals.em import InpEM
+from .marginals.fourier import fourier_strategy
+from .marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MarginalMechanism, MargPS, MargRR
+from .numeric.one_bit import OneBitRandomizer
+from .oracles.hadamard import HadamardResponse, hadamard_strategy
+from .oracles.hadamard_coefficient import HadamardRandomizedResponse
+from .oracles.local_hashing import BinaryLocalHashing, OptimizedLocalHashing
+from .oracles.randomized_response import RandomizedResponse, randomized_response_strategy
+from .oracles.subset_selection import SubsetSelection
+from .oracles.unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding, rappor_strategy
+from .ranges.bounds import (
     flat_variance,
     haar_variance_bound,
     hierarchical_variance_bound,
     oracle_variance,
     recommend_branching,
 )
-from .range_tree import HierarchicalHistogram
-from .scalar import OneBitRandomizer
-from .subset_selection import SubsetSelection
-from .unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding, rappor_strategy
+from .ranges.haar import HaarHRR
+from .ranges.hierarchical import hierarchical_strategy
+from .ranges.tree import HierarchicalHistogram
 
 # What users need: the mechanism classes, loading a specification, the analysis to run before
 # collecting, and the strategy matrices (issue 16, item 7). The rest is internal math, reached
@@ -113,13 +113,13 @@ _PRIVATE_HOME = {
     **dict.fromkeys(("check_properties", "choose_mechanism", "enforce_dp", "expected_loss",
                      "explicit_fair_mechanism", "geometric_mechanism", "l0_error",
                      "privacy_loss", "randomized_response_count", "symmetrize",
-                     "uniform_mechanism", "verify_dp"), "count"),
-    **dict.fromkeys(("check_strategy", "privacy_ratio"), "factorization"),
-    **dict.fromkeys(("exponential_mechanism", "select_strategy"), "private_selection"),
-    "sample_discrete_gaussian": "discrete_gaussian",
-    **dict.fromkeys(("noise_multiplier", "total_squared_error"), "matrix"),
-    "tree_consistency": "range_tree",
-    **dict.fromkeys(("build_marginal_mechanism", "MARGINAL_STRATEGIES"), "marginals"),
+                     "uniform_mechanism", "verify_dp"), "central.count"),
+    **dict.fromkeys(("check_strategy", "privacy_ratio"), "factorization.mechanism"),
+    **dict.fromkeys(("exponential_mechanism", "select_strategy"), "central.private_selection"),
+    "sample_discrete_gaussian": "central.discrete_gaussian",
+    **dict.fromkeys(("noise_multiplier", "total_squared_error"), "central.matrix"),
+    "tree_consistency": "ranges.tree",
+    **dict.fromkeys(("build_marginal_mechanism", "MARGINAL_STRATEGIES"), "marginals.mechanisms"),
 }
 
 

@@ -13,7 +13,7 @@ the objective and every constraint are linear (Ghosh et al.'s "BasicDP"):
   inequalities are replaced by an equivalent ``O(k^2)`` set: per row, bounds ``lo_i <= P[i, :]
   <= hi_i`` with ``lo_i >= alpha hi_i``;
 * any subset of the structural properties RH, RM, CH, CM, F, WH, S (see
-  :data:`sklearn_ldp.mechanisms.count.PROPERTY_DESCRIPTIONS`). When RM is imposed RH is
+  :data:`sklearn_ldp.mechanisms.central.count.PROPERTY_DESCRIPTIONS`). When RM is imposed RH is
   implied and dropped (likewise CM and CH), and so is the half of the DP inequalities that RM
   already implies, which keeps the LP small.
 
@@ -71,7 +71,7 @@ def _effective_properties(properties):
     """Drop properties implied by others (RM implies RH, CM implies CH) to shrink the LP.
 
     ``properties`` are canonical names (validated, in the order of
-    :data:`sklearn_ldp.mechanisms.count.PROPERTIES`); their order is kept.
+    :data:`sklearn_ldp.mechanisms.central.count.PROPERTIES`); their order is kept.
     """
     kept = set(properties)
     if "RM" in kept:

@@ -8,7 +8,8 @@ is 1) and the noise has variance 1 per measurement: the total squared error of a
 
 which is invariant to scaling ``A``; multiply by the squared noise multiplier of the Gaussian
 calibration (``sigma / sensitivity``) to get counts squared (see
-:mod:`sklearn_ldp.mechanisms.matrix`). Only ``W^T W`` matters, so every function takes either
+:mod:`sklearn_ldp.mechanisms.central.matrix`). Only ``W^T W`` matters, so every function takes
+either
 the workload (a matrix, or a structured :class:`~sklearn_ldp.workloads.Workload`, used
 through its Gram operator and never as a ``p x n`` matrix) or its Gram matrix (dense or an
 operator).

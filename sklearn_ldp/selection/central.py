@@ -2,11 +2,11 @@ r"""Build the central-model matrix mechanism for a workload by strategy name.
 
 The selection layer of the central model (it knows both :mod:`sklearn_ldp.mechanisms` and
 :mod:`sklearn_ldp.optimize`): the registry of central strategy names and their options, the
-strategy matrix of a name (closed forms from :mod:`sklearn_ldp.mechanisms.central_strategies`,
+strategy matrix of a name (closed forms from :mod:`sklearn_ldp.mechanisms.central.strategies`,
 or Eigen-Design from :mod:`sklearn_ldp.optimize.eigen_design`) and ``"auto"``, which picks the
 candidate of least analytic error or, at a price in budget, selects one privately
-(:func:`~sklearn_ldp.mechanisms.private_selection.select_strategy`). The mechanism itself is
-:class:`~sklearn_ldp.mechanisms.matrix.MatrixMechanism`.
+(:func:`~sklearn_ldp.mechanisms.central.private_selection.select_strategy`). The mechanism itself is
+:class:`~sklearn_ldp.mechanisms.central.matrix.MatrixMechanism`.
 
 The workload is a structured :class:`~sklearn_ldp.workloads.Workload` (or, for backward
 compatibility, a dense query matrix). Only its Gram ``W^T W`` enters the strategies and their
@@ -33,14 +33,14 @@ from .._strategy_error import (
     workload_gram,
 )
 from .._validation import as_float_matrix, check_delta, check_epsilon
-from ..mechanisms.central_strategies import (
+from ..mechanisms.central.matrix import MatrixMechanism, noise_multiplier
+from ..mechanisms.central.private_selection import select_strategy
+from ..mechanisms.central.strategies import (
     _shape_of,
     fourier_basis_strategy,
     tree_strategy,
     wavelet_strategy,
 )
-from ..mechanisms.matrix import MatrixMechanism, noise_multiplier
-from ..mechanisms.private_selection import select_strategy
 from ..optimize import eigen_design as _eigen
 
 __all__ = [

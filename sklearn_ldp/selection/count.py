@@ -1,12 +1,12 @@
 """Design a count mechanism: a closed form where the thesis proves it optimal, else an LP.
 
 The selection layer of count mechanisms (dissertation chapter 6): it validates the design
-parameters, builds the cost matrix (:mod:`sklearn_ldp.mechanisms.count`), solves the linear
+parameters, builds the cost matrix (:mod:`sklearn_ldp.mechanisms.central.count`), solves the linear
 program (:func:`sklearn_ldp.optimize.count_lp.solve_mechanism_lp`) and repairs its solution.
 
 Optima are often not unique: compare objective values, not matrices. The
 solution is repaired into an exactly private matrix with
-:func:`~sklearn_ldp.mechanisms.count.enforce_dp` (a mixture with the uniform mechanism of
+:func:`~sklearn_ldp.mechanisms.central.count.enforce_dp` (a mixture with the uniform mechanism of
 weight about the solver tolerance, reported as ``repair_weight``; mixing with the uniform
 mechanism keeps every property).
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_epsilon, check_positive_int
-from ..mechanisms.count import (
+from ..mechanisms.central.count import (
     alpha_of,
     check_aggregation,
     check_d,
@@ -56,7 +56,7 @@ class CountLPResult:
         The mechanism, repaired to be exactly private (and symmetrized if asked).
     objective : float
         Objective of ``matrix`` recomputed from its entries
-        (:func:`~sklearn_ldp.mechanisms.count.expected_loss`).
+        (:func:`~sklearn_ldp.mechanisms.central.count.expected_loss`).
     solver_objective : float
         The optimum the solver reported (before repair and symmetrization).
     properties : tuple of str
@@ -203,7 +203,7 @@ class CountDesign:
     objective : float
         The requested loss of ``matrix`` under the prior and aggregation.
     properties : dict
-        :func:`~sklearn_ldp.mechanisms.count.check_properties` of ``matrix`` (with "DP").
+        :func:`~sklearn_ldp.mechanisms.central.count.check_properties` of ``matrix`` (with "DP").
     reason : str
         Why this mechanism (the thesis's rule for ``"auto"``).
     lp : CountLPResult or None
@@ -227,7 +227,7 @@ def design_count_mechanism(group_size, epsilon, loss="L0", d=1, aggregation="sum
     group_size, epsilon, loss, d, aggregation, prior, properties, solver, symmetric
         As in :func:`solve_count_lp`.
     mechanism : {"auto", "LP", "GM", "EM", "UM", "RR"}, default="auto"
-        ``"auto"`` applies :func:`~sklearn_ldp.mechanisms.count.choose_mechanism`; a closed
+        ``"auto"`` applies :func:`~sklearn_ldp.mechanisms.central.count.choose_mechanism`; a closed
         form is checked against the required properties (ValueError naming those it lacks).
 
     Returns

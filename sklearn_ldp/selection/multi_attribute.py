@@ -2,7 +2,7 @@
 
 When the workload is every attribute's histogram (the one-way marginals of ``d >= 2``
 categorical columns), ``strategy="auto"`` also scores the protocols of
-:mod:`sklearn_ldp.mechanisms.multi_attribute`: SPL (``eps / d`` per attribute), SMP (one
+:mod:`sklearn_ldp.mechanisms.multi_attribute.mechanisms`: SPL (``eps / d`` per attribute), SMP (one
 sampled attribute with the whole ``eps``) and RS+FD (one sampled attribute plus fake reports
 of the others), each with every frequency oracle it takes, and the per-column oracles of a
 record reported column by column (each column through its own frequency oracle at its share
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ..mechanisms.multi_attribute import MultiAttributeMechanism
+from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..workloads import Identity, Kron, Stack, Total, histogram
 
 # Every (protocol, oracle) pair that is a candidate, named "protocol/oracle".
@@ -187,7 +187,7 @@ def select_attribute_protocol(shape, epsilon, per_column=None, per_column_epsilo
 
     See Also
     --------
-    sklearn_ldp.mechanisms.multi_attribute.MultiAttributeMechanism.histogram_variance :
+    sklearn_ldp.mechanisms.multi_attribute.mechanisms.MultiAttributeMechanism.histogram_variance :
         The error of a protocol.
     per_column_variance : The error of the per-column oracles.
 

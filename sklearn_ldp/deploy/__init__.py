@@ -1,0 +1,2 @@
+"""Deployment: the device client, report files, collection, distributed aggregation,
+the budget ledger and the size limits."""

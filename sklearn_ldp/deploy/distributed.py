@@ -1,0 +1,270 @@
+"""Aggregate reports held in a Dask array or DataFrame: per partition, then a tree of sums.
+
+Every mechanism's statistic is additive over disjoint sets of reports, so a cluster needs
+no special algorithm: each partition is aggregated where it lives with the mechanism's own
+``aggregate`` (which validates the reports), and the small statistics are summed pairwise up
+a tree (``split_every`` at a time) with :func:`~sklearn_ldp.reports.sum_statistics`, the
+overflow-checked sum of :meth:`AggregatedReports.merge
+<sklearn_ldp.reports.AggregatedReports.merge>` (a total past ``2**62`` reports is a
+ValueError, never an int64 wraparound). The integer statistics (every mechanism except the
+Gaussian randomizers) are int64 counts, whose sums do not depend on the order: the result
+equals the single-machine aggregate **bit for bit**. (The Gaussian mechanisms' float sums
+agree up to rounding.) The final statistic is validated like every
+:class:`~sklearn_ldp.reports.AggregatedReports` (:func:`~sklearn_ldp.reports.check_statistic`).
+
+:class:`DaskReports` wraps a Dask collection so that any estimator's ``fit`` /
+``partial_fit`` accepts it directly; it is an :class:`~sklearn_ldp.reports.AggregatedReports`
+whose statistic is computed (once) when an estimator first needs it.
+
+Dask is an optional dependency (``pip install sklearn_ldp[distributed]``), imported only here
+and only when used. A Spark recipe with the same per-partition statistics is in
+``docs/deployment.md``.
+"""
+
+import numpy as np
+
+from ..mechanisms import Mechanism
+from ..reports import AggregatedReports, check_statistic, empty_reports, sum_statistics
+from .io import check_column_names, frame_to_reports, report_columns
+
+__all__ = ["DaskReports", "aggregate_dask", "partition_statistic"]
+
+SPLIT_EVERY = 8
+
+
+def _import_dask():
+    try:
+        import dask
+    except ImportError:
+        raise ImportError("distributed aggregation needs dask: pip install "
+                          "'dask[distributed,dataframe]' (or sklearn_ldp[distributed]).") from None
+    return dask
+
+
+def partition_statistic(partition, mechanism, where="partition"):
+    """The statistic of one partition: a report array or a pandas DataFrame (file schema).
+
+    DataFrames are converted and checked with :func:`~sklearn_ldp.deploy.io.frame_to_reports`
+    (errors name ``where``, the row and the column); arrays are checked by the mechanism.
+    This is also the function a Spark ``mapInPandas`` job runs on each partition.
+
+    Parameters
+    ----------
+    partition : ndarray or pandas.DataFrame
+        The reports of one partition: an array as ``mechanism.randomize`` returns them, or
+        a DataFrame with the columns :func:`~sklearn_ldp.deploy.io.report_columns`.
+    mechanism : Mechanism
+        The mechanism the clients ran.
+    where : str, default="partition"
+        What the partition is, for the error messages.
+
+    Returns
+    -------
+    ndarray
+        ``mechanism.aggregate`` of the partition's reports: its additive statistic.
+
+    Raises
+    ------
+    ValueError
+        If the partition holds wrong columns or invalid reports (naming ``where``).
+
+    See Also
+    --------
+    aggregate_dask : Aggregate every partition and sum the statistics.
+    sklearn_ldp.deploy.io.frame_to_reports : The check of a DataFrame partition.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> partition_statistic(pd.DataFrame({"report": [0, 2, 2]}),
+    ...                     RandomizedResponse(3, 1.0)).tolist()
+    [1, 0, 2, 3]
+    """
+    if hasattr(partition, "columns"):
+        partition = frame_to_reports(partition, mechanism, where)
+    try:
+        return mechanism.aggregate(partition)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _partition_task(partition, mechanism, number):
+    return partition_statistic(partition, mechanism, f"partition {number}")
+
+
+def _sum_statistics(mechanism, *statistics):
+    """One node of the tree of sums: the same overflow-checked sum as a merge."""
+    return sum_statistics(statistics, mechanism)
+
+
+def _partitions(collection, mechanism):
+    """One delayed object per row block of a Dask array or partition of a Dask DataFrame."""
+    _import_dask()
+    if hasattr(collection, "columns") and hasattr(collection, "to_delayed"):
+        # A Dask DataFrame of pandas partitions: its columns are known without computing.
+        check_column_names(list(collection.columns), report_columns(mechanism),
+                           "the Dask DataFrame", mechanism)
+        return list(collection.to_delayed())
+    if hasattr(collection, "chunks") and hasattr(collection, "to_delayed"):  # a Dask array
+        empty = empty_reports(mechanism)
+        if collection.ndim != empty.ndim or collection.shape[1:] != empty.shape[1:]:
+            raise ValueError(f"the reports of {mechanism!r} are arrays of shape "
+                             f"(n_reports, {', '.join(map(str, empty.shape[1:]))}), got a Dask "
+                             f"array of shape {collection.shape}.")
+        if collection.ndim == 2 and len(collection.chunks[1]) > 1:
+            collection = collection.rechunk({1: -1})  # whole reports in every block
+        return list(collection.to_delayed().ravel())
+    raise ValueError(f"expected a Dask array or DataFrame of reports, got "
+                     f"{type(collection).__name__}.")
+
+
+def _lazy_statistic(collection, mechanism, split_every=SPLIT_EVERY):
+    """A ``dask.delayed`` statistic: partitions aggregated, then summed up a tree."""
+    dask = _import_dask()
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}.")
+    shared = dask.delayed(mechanism)  # one graph key: shipped once, not once per task
+    task = dask.delayed(_partition_task)
+    level = [task(part, shared, number)
+             for number, part in enumerate(_partitions(collection, mechanism))]
+    if not level:
+        return dask.delayed(mechanism.aggregate(empty_reports(mechanism)))
+    add = dask.delayed(_sum_statistics)
+    while len(level) > 1:
+        level = [add(shared, *level[start:start + split_every])
+                 for start in range(0, len(level), split_every)]
+    return level[0]
+
+
+def aggregate_dask(collection, mechanism, domain=None, workload=None, split_every=SPLIT_EVERY):
+    """Aggregate reports held in a Dask array or DataFrame now; returns AggregatedReports.
+
+    Runs on the current Dask scheduler (a ``dask.distributed.Client`` if one is active).
+
+    Parameters
+    ----------
+    collection : dask.array.Array or dask.dataframe.DataFrame
+        Arrays hold the mechanism's report array split by rows; DataFrames have the columns
+        of :func:`~sklearn_ldp.deploy.io.report_columns` (e.g. ``dd.read_parquet`` of files written
+        by :func:`~sklearn_ldp.deploy.io.write_reports`).
+    mechanism : Mechanism
+        The mechanism the clients ran; every partition is checked against it.
+    domain : Domain, optional
+        Attached to the result (for labelled answers).
+    workload : Workload, optional
+        Attached to the result.
+    split_every : int, default=8
+        Fan-in of the tree of sums.
+
+    Returns
+    -------
+    AggregatedReports
+        The statistic of all the reports, equal to the single-machine aggregate.
+
+    Raises
+    ------
+    ValueError
+        If the collection has the wrong columns or shape, a partition holds invalid
+        reports, ``split_every`` is below 2, or the total passes ``2**62`` reports.
+    ImportError
+        If dask is not installed.
+
+    See Also
+    --------
+    DaskReports : The same, computed lazily when an estimator needs it.
+    partition_statistic : The statistic of one partition.
+    sklearn_ldp.deploy.io.aggregate_files : Aggregate report files on one machine.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> mechanism = RandomizedResponse(3, 1.0)
+    >>> reports = da.from_array(np.array([0, 2, 2, 1, 0], dtype=np.uint8), chunks=2)
+    >>> aggregate_dask(reports, mechanism).statistic.tolist()
+    [2, 1, 2, 5]
+    """
+    statistic = _lazy_statistic(collection, mechanism, split_every).compute()
+    return AggregatedReports(statistic, mechanism, domain, workload)
+
+
+class DaskReports(AggregatedReports):
+    """Reports held in a Dask array or DataFrame, aggregated when first needed.
+
+    An :class:`~sklearn_ldp.reports.AggregatedReports` whose ``statistic`` is computed on the
+    cluster (once, then kept) the first time an estimator or ``len`` asks for it, so every
+    estimator's ``fit`` and ``partial_fit`` accept it directly.
+
+    Parameters
+    ----------
+    collection : dask.array.Array or dask.dataframe.DataFrame
+        As in :func:`aggregate_dask`.
+    mechanism : Mechanism
+        The mechanism the clients ran.
+    domain : Domain, optional
+        The public domain the user types index into (for labelled answers).
+    workload : Workload, optional
+        The workload the strategy was built for; estimators use it when given none.
+    split_every : int, default=8
+        Fan-in of the tree of sums.
+
+    Attributes
+    ----------
+    statistic : ndarray
+        The aggregate of all the reports, computed on first access.
+
+    See Also
+    --------
+    aggregate_dask : Aggregate now.
+    sklearn_ldp.AggregatedReports : The base class.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from sklearn_ldp.estimators.workload import WorkloadEstimator
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> mechanism = RandomizedResponse(3, 1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> array = da.from_array(mechanism.randomize(rng.integers(0, 3, 1000), rng), chunks=300)
+    >>> WorkloadEstimator().fit(DaskReports(array, mechanism)).n_users_
+    1000
+    """
+
+    def __init__(self, collection, mechanism, domain=None, workload=None,
+                 split_every=SPLIT_EVERY):
+        # A valid placeholder (the empty aggregate), which the statistic setter discards; a
+        # non-mechanism gets AggregatedReports' own error.
+        placeholder = (mechanism.aggregate(empty_reports(mechanism))
+                       if isinstance(mechanism, Mechanism) else np.zeros(0))
+        super().__init__(placeholder, mechanism, domain, workload)
+        self.collection = collection
+        self.split_every = split_every
+        self._lazy = _lazy_statistic(collection, mechanism, split_every)  # checks now
+        self._statistic = None
+
+    @property
+    def statistic(self):
+        """The aggregate of the reports (ndarray), computed on the cluster on first access."""
+        if self._statistic is None:
+            self._statistic = check_statistic(self._lazy.compute(), self.mechanism)
+        return self._statistic
+
+    @statistic.setter
+    def statistic(self, value):
+        # Only AggregatedReports.__init__ assigns (a placeholder): the value is computed lazily.
+        self._statistic = None
+
+    def compute(self):
+        """An AggregatedReports holding the computed statistic.
+
+        Returns
+        -------
+        AggregatedReports
+            The statistic (computed now if it was not yet), mechanism, domain and workload.
+        """
+        return AggregatedReports(self.statistic, self.mechanism, self.domain, self.workload)
+
+    def __repr__(self):
+        state = "computed" if self._statistic is not None else "not computed yet"
+        return f"DaskReports({state}, mechanism={self.mechanism!r})"

@@ -1,0 +1,1 @@
+"""What every mechanism shares: the contract, exact sampling, bits, hashing, laws."""

@@ -1,0 +1,1 @@
+"""Bassily's protocols for linear queries (AISTATS 2019): Gaussian randomizers."""

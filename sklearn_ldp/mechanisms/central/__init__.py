@@ -1,0 +1,1 @@
+"""The central model: matrix mechanism, its strategies, count data, discrete Gaussian."""

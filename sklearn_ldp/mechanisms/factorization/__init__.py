@@ -1,0 +1,1 @@
+"""The LDP workload factorization mechanism: a strategy matrix, sampled exactly."""

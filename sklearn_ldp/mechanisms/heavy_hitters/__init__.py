@@ -1,0 +1,1 @@
+"""Heavy hitters over domains too large to list: prefix trees and sketches."""

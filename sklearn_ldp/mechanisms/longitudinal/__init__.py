@@ -1,0 +1,1 @@
+"""Collection repeated over time: memoized and instantaneous randomization."""

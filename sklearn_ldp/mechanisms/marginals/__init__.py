@@ -1,0 +1,1 @@
+"""k-way marginals of several attributes (Kulkarni's thesis, chapter 4)."""

@@ -1,0 +1,1 @@
+"""Frequencies of several categorical attributes per user."""

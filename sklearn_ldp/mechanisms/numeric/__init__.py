@@ -1,0 +1,1 @@
+"""Bounded numeric values: mean and distribution estimation on a public grid."""

@@ -1,0 +1,1 @@
+"""Frequency oracles: one categorical value per user, a histogram estimate."""

@@ -1,0 +1,1 @@
+"""Range queries: hierarchical histograms, the Haar transform, their error bounds."""
