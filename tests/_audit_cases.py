@@ -31,7 +31,11 @@ from sklearn_ldp.mechanisms import (
 )
 from sklearn_ldp.mechanisms.base import Mechanism
 from sklearn_ldp.mechanisms.count import count_law, geometric_mechanism, sample_outputs
-from sklearn_ldp.mechanisms.heavy_hitters import PrefixHeavyHitters, SketchFrequencyOracle
+from sklearn_ldp.mechanisms.heavy_hitters import (
+    PrefixHeavyHitters,
+    SketchFrequencyOracle,
+    encode_values,
+)
 from sklearn_ldp.mechanisms.longitudinal import (
     DBitFlipPM,
     LongitudinalMechanism,
@@ -48,6 +52,7 @@ from sklearn_ldp.mechanisms.numeric import (
     SampledMeanMechanism,
     SquareWaveMechanism,
 )
+from sklearn_ldp.reports import ColumnsMechanism, column_part
 
 
 class CountRelease(NamedTuple):
@@ -88,9 +93,21 @@ class Case(NamedTuple):
     values: list  # adversarial inputs; the first two and the last two are sampled
     client: bool = True  # the standard-library client has this kind
     enumerable_reports: bool = True  # sampled reports lie in a finite listed set
-    # Reports are not rows of the law's outputs as randomize returns them (heavy hitters'
-    # public seeds, several arrays per report): their sampling is tested in this module.
+    # Reports are not rows of the law's outputs (PEM / TreeHist: the law is given the public
+    # seed, and reports carry fresh seeds): their sampling against the law is tested in this
+    # module. The black box still runs on them (event_keys).
     sampling_tested_in: str = None
+
+
+def mixed_record(epsilon):
+    """A small ``"columns"`` record (LDPEncoder's mixed frames): a number by Piecewise on a
+    16-point grid (half the budget), a category by randomized response (a quarter) and two
+    categories by SMP (a quarter); the shares add up to ``epsilon`` exactly."""
+    return ColumnsMechanism([
+        column_part(["x"], PiecewiseMechanism(epsilon / 2, BOUNDS, grid_size=16)),
+        column_part(["c"], RandomizedResponse(3, epsilon / 4)),
+        column_part(["a", "b"], MultiAttributeMechanism((2, 2), epsilon / 4, protocol="smp")),
+    ])
 
 
 CELLS = [0, 7, 1, 6]  # the smallest and largest category first
@@ -128,23 +145,21 @@ CASES = {
     # Heavy hitters on 5-bit values (laws given the public seed 0) and a 2 x 4 sketch.
     "prefix_heavy_hitters": Case(
         lambda eps: PrefixHeavyHitters(5, eps, protocol="pem", n_candidates=2,
-                                       extension_bits=2), [0, 31, 1, 30], client=False,
+                                       extension_bits=2), [0, 31, 1, 30],
         sampling_tested_in="tests/test_exact_heavy_hitters.py"),
     "treehist": Case(
         lambda eps: PrefixHeavyHitters(5, eps, protocol="treehist", n_candidates=2),
-        [0, 31, 1, 30], client=False, sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+        [0, 31, 1, 30], sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+    # Sketch reports are rows of the law's outputs (report_rows) for the public hash seed.
     "sketch": Case(lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hash_seed=77),
-                   [0, 31, 1, 30], client=False,
-                   sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+                   [0, 31, 1, 30]),
     "sketch_hadamard": Case(
         lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hadamard=True,
-                                          hash_seed=77), [0, 31, 1, 30], client=False,
-        sampling_tested_in="tests/test_exact_heavy_hitters.py"),
-    # Several attributes (3 x 2 categories): a record per user.
+                                          hash_seed=77), [0, 31, 1, 30]),
+    # Several attributes (3 x 2 categories): a record per user (rows of report_rows).
     **{f"multi_attribute_{protocol}_{oracle}": Case(
         lambda eps, p=protocol, o=oracle: MultiAttributeMechanism([3, 2], eps, p, o),
-        [[0, 0], [2, 1], [1, 0], [2, 0]], client=False,
-        sampling_tested_in="tests/test_exact_marginals.py")
+        [[0, 0], [2, 1], [1, 0], [2, 0]])
        for protocol, oracle in (("spl", "grr"), ("spl", "oue"), ("smp", "grr"),
                                 ("smp", "oue"), ("rsfd", "grr"), ("rsfd", "oue_z"),
                                 ("rsfd", "oue_r"))},
@@ -167,6 +182,10 @@ CASES = {
                          [[5.0, 0.0], [5.0000001, 10.0], [0.0, 0.0], [10.0, 10.0]]),
     "one_bit": Case(lambda eps: OneBitRandomizer(eps, 10.0), [5.0, 5.0000001, -10.0, 10.0],
                     client=False),
+    # LDPEncoder's mixed records, as a whole (the product of the parts' laws): records that
+    # differ in every column, neighbouring floats, the bounds, extreme categories.
+    "columns": Case(mixed_record, [[5.0, 0, 0, 0], [5.0000001, 2, 1, 1], [0.0, 0, 1, 0],
+                                   [10.0, 2, 0, 1]]),
 }
 
 
@@ -176,13 +195,21 @@ def sampled_pairs(case):
 
 
 def server_reports(mechanism, value, n, rng):
-    """``n`` reports of one input drawn by the server's ``randomize``."""
-    values = np.repeat(np.asarray([value]), n, axis=0)
-    return _as_rows(mechanism.randomize(values, rng))
+    """``n`` reports of one input drawn by the server's ``randomize``, one row each."""
+    if isinstance(mechanism, SketchFrequencyOracle):
+        values = encode_values(np.full(n, value, dtype=np.uint64), 64)
+    elif isinstance(mechanism, PrefixHeavyHitters):
+        values = encode_values(np.full(n, value, dtype=np.uint64), mechanism.bit_length)
+    else:
+        values = np.repeat(np.asarray([value]), n, axis=0)
+    return _as_rows(mechanism.randomize(values, rng), mechanism)
 
 
-def _as_rows(reports):
-    """Reports as one array, one row each (sampled means come as (attributes, values))."""
+def _as_rows(reports, mechanism):
+    """Reports as one array, one row each, as the exact law lists them (sampled means come
+    as (attributes, values); multi-attribute reports and sketches have ``report_rows``)."""
+    if isinstance(mechanism, (MultiAttributeMechanism, SketchFrequencyOracle)):
+        return mechanism.report_rows(reports)
     if isinstance(reports, tuple):
         return np.hstack([np.asarray(part, dtype=float).reshape(len(part), -1)
                           for part in reports])
@@ -195,10 +222,14 @@ def client_reports(mechanism, value, n, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the seeded-client warning: seeded on purpose
         randomizer = Randomizer.from_json(json.dumps(mechanism.to_dict()), seed=seed)
+        if isinstance(mechanism, ColumnsMechanism):  # a record is a dict column -> value
+            value = dict(zip(mechanism.columns, value, strict=True))
+        elif isinstance(mechanism, SketchFrequencyOracle):  # a value and its bit length
+            value = [value, 64]
         sent = [json.loads(json.dumps(randomizer.privatize(value))) for _ in range(n)]
     if isinstance(mechanism, Mechanism):
         return reports_from_client(sent, mechanism).reports
-    return _as_rows(stack_client_reports(sent, mechanism))
+    return _as_rows(stack_client_reports(sent, mechanism), mechanism)
 
 
 def event_keys(mechanism, value):
@@ -206,16 +237,31 @@ def event_keys(mechanism, value):
     report).
 
     Local hashing: whether the report's bucket is the hash of ``value`` under its public seed
-    (every report carries a fresh seed, so raw reports never repeat). Real-valued reports:
-    64 equal bins of their range.
+    (every report carries a fresh seed, so raw reports never repeat). PEM / TreeHist
+    (reports ``[round, seed, y]``, a fresh seed each): the round, and whether ``y`` is the
+    hash of ``value``'s prefix of that round under the report's seed -- the output the two
+    inputs differ on most. Real-valued reports: 64 equal bins of their range. Sketches,
+    multi-attribute reports and ``"columns"`` records of the small cases have few enough
+    outputs to be events themselves.
     """
     if isinstance(mechanism, (OptimizedLocalHashing, BinaryLocalHashing)):
         return lambda reports: (mechanism.hash_values(
             reports[:, 0], np.full(reports.shape[0], value)) == reports[:, 1]).astype(int)
+    if isinstance(mechanism, PrefixHeavyHitters):
+        return lambda reports: _prefix_keys(mechanism, value, reports)
     if isinstance(mechanism, (PiecewiseMechanism, HybridMechanism, SquareWaveMechanism,
                               DuchiMechanism, SampledMeanMechanism)):
         return lambda reports: _bins(np.asarray(reports, dtype=float))
     return None
+
+
+def _prefix_keys(finder, value, reports):
+    """``2 round + [y == own hash of value]`` for PEM / TreeHist reports."""
+    reports = np.asarray(reports, dtype=np.uint64)
+    words = encode_values(np.full(reports.shape[0], value, dtype=np.uint64), finder.bit_length)
+    rounds = reports[:, 0].astype(np.int64)
+    own = finder.own_hashes(words, rounds, reports[:, 1])
+    return 2 * rounds + (np.asarray(own, dtype=np.uint64) == reports[:, 2])
 
 
 def _bins(reports):

@@ -13,11 +13,12 @@ import warnings
 
 import numpy as np
 import pytest
+from _audit_cases import mixed_record
 from _laws import assert_private, assert_sampled_law
 
 from sklearn_ldp.client import Randomizer
 from sklearn_ldp.collect import reports_from_client
-from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse, audit_privacy
+from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, audit_privacy
 from sklearn_ldp.mechanisms._exact import MAX_LAW_OUTPUTS
 from sklearn_ldp.mechanisms.multi_attribute import MultiAttributeMechanism
 from sklearn_ldp.mechanisms.numeric import (
@@ -30,17 +31,6 @@ from sklearn_ldp.reports import ColumnsMechanism, column_part
 
 N_SERVER = 20_000
 N_CLIENT = 4_000
-
-
-def _mixed(epsilon):
-    """A number (Piecewise, half the budget), a categorical column (randomized response,
-    a quarter) and two categorical columns by SMP (a quarter): the shares add up to
-    ``epsilon`` exactly."""
-    return ColumnsMechanism([
-        column_part(["x"], PiecewiseMechanism(epsilon / 2, (0.0, 10.0), grid_size=16)),
-        column_part(["c"], RandomizedResponse(3, epsilon / 4)),
-        column_part(["a", "b"], MultiAttributeMechanism((2, 2), epsilon / 4, protocol="smp")),
-    ])
 
 
 def _numbers(epsilon):
@@ -72,7 +62,7 @@ HALF_UP = float(np.nextafter(0.5, 1.0))
 NUMBER_RECORDS = [[-1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 2.0], [0.5, 0.5, 0.5, 1.0],
                   [HALF_UP, HALF_UP, HALF_UP, 1.0]]
 CATEGORY_RECORDS = [[0, 0, 0], [1, 1, 2], [0, 1, 1], [1, 0, 0]]
-BUILDERS = {"mixed": (_mixed, MIXED_RECORDS), "numbers": (_numbers, NUMBER_RECORDS),
+BUILDERS = {"mixed": (mixed_record, MIXED_RECORDS), "numbers": (_numbers, NUMBER_RECORDS),
             "categories": (_categories, CATEGORY_RECORDS)}
 
 
@@ -109,7 +99,7 @@ def test_the_record_is_audited_as_a_whole(name):
 
 
 def test_product_law_lists_every_combination_with_the_product_weights():
-    mechanism = _mixed(1.0)
+    mechanism = mixed_record(1.0)
     law = mechanism.exact_law(MIXED_RECORDS[0])
     parts = [part.exact_law(np.asarray(MIXED_RECORDS[0], dtype=float)[positions])
              for part, positions in zip(mechanism.parts, mechanism._positions, strict=True)]
@@ -145,7 +135,7 @@ def test_client_reports_follow_the_servers_product_law(name):
 
 
 def test_exact_law_refuses_a_record_of_the_wrong_length():
-    mechanism = _mixed(1.0)
+    mechanism = mixed_record(1.0)
     for bad in ([5.0, 0, 0], [5.0, 0, 0, 0, 0], [[5.0, 0, 0, 0]]):
         with pytest.raises(ValueError, match="one value per column"):
             mechanism.exact_law(bad)
@@ -170,7 +160,7 @@ def test_exact_law_refuses_a_product_too_large_to_enumerate():
     (lambda spec: spec["params"]["parts"][0].update(columns=[]), "columns"),
 ])
 def test_hostile_specs_are_refused_naming_the_field(edit, field):
-    spec = json.loads(_mixed(1.0).to_json())
+    spec = json.loads(mixed_record(1.0).to_json())
     edit(spec)
     with pytest.raises(ValueError, match=field):
         ColumnsMechanism.from_dict(spec)
