@@ -113,6 +113,7 @@ def mixed_record(epsilon):
 CELLS = [0, 7, 1, 6]  # the smallest and largest category first
 NUMBERS = [5.0, 5.0000001, 0.0, 10.0]
 BOUNDS = (0.0, 10.0)
+SKETCH_VALUES = [0, 2**64 - 1, 1, 2**64 - 2]
 
 CASES = {
     "randomized_response": Case(lambda eps: RandomizedResponse(8, eps), CELLS),
@@ -151,11 +152,13 @@ CASES = {
         lambda eps: PrefixHeavyHitters(5, eps, protocol="treehist", n_candidates=2),
         [0, 31, 1, 30], sampling_tested_in="tests/test_exact_heavy_hitters.py"),
     # Sketch reports are rows of the law's outputs (report_rows) for the public hash seed.
+    # The smallest and largest 64-bit values and their neighbours (with hash seed 77, 1 and
+    # 30 share both buckets: identical laws, nothing for a distinguisher to find).
     "sketch": Case(lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hash_seed=77),
-                   [0, 31, 1, 30]),
+                   SKETCH_VALUES),
     "sketch_hadamard": Case(
         lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hadamard=True,
-                                          hash_seed=77), [0, 31, 1, 30]),
+                                          hash_seed=77), SKETCH_VALUES),
     # Several attributes (3 x 2 categories): a record per user (rows of report_rows).
     **{f"multi_attribute_{protocol}_{oracle}": Case(
         lambda eps, p=protocol, o=oracle: MultiAttributeMechanism([3, 2], eps, p, o),
@@ -240,15 +243,20 @@ def event_keys(mechanism, value):
     (every report carries a fresh seed, so raw reports never repeat). PEM / TreeHist
     (reports ``[round, seed, y]``, a fresh seed each): the round, and whether ``y`` is the
     hash of ``value``'s prefix of that round under the report's seed -- the output the two
-    inputs differ on most. Real-valued reports: 64 equal bins of their range. Sketches,
-    multi-attribute reports and ``"columns"`` records of the small cases have few enough
-    outputs to be events themselves.
+    inputs differ on most. Real-valued reports: 64 equal bins of their range; ``"columns"``
+    records, 4 per report column. Sketches and multi-attribute reports of the small cases
+    have few enough outputs to be events themselves.
     """
     if isinstance(mechanism, (OptimizedLocalHashing, BinaryLocalHashing)):
         return lambda reports: (mechanism.hash_values(
             reports[:, 0], np.full(reports.shape[0], value)) == reports[:, 1]).astype(int)
     if isinstance(mechanism, PrefixHeavyHitters):
         return lambda reports: _prefix_keys(mechanism, value, reports)
+    if isinstance(mechanism, ColumnsMechanism):
+        # 4 bins per report column: the categorical codes of the small case stay apart, the
+        # number's 16 grid points become 4 events, so the record's few hundred outputs
+        # become few enough events for the held-out half to bound.
+        return lambda reports: _bins(np.asarray(reports, dtype=float), n_bins=4)
     if isinstance(mechanism, (PiecewiseMechanism, HybridMechanism, SquareWaveMechanism,
                               DuchiMechanism, SampledMeanMechanism)):
         return lambda reports: _bins(np.asarray(reports, dtype=float))
@@ -264,10 +272,11 @@ def _prefix_keys(finder, value, reports):
     return 2 * rounds + (np.asarray(own, dtype=np.uint64) == reports[:, 2])
 
 
-def _bins(reports):
-    """64 equal bins per report column, over the range of the mechanism's reports."""
+def _bins(reports, n_bins=64):
+    """``n_bins`` equal bins per report column, over the range of the mechanism's
+    reports."""
     rows = reports.reshape(reports.shape[0], -1)
     low, high = rows.min(axis=0), rows.max(axis=0)
     width = np.where(high > low, high - low, 1.0)
-    codes = np.minimum((rows - low) / width * 64, 63).astype(np.int64)
-    return np.ravel_multi_index(tuple(codes.T), (64,) * rows.shape[1])
+    codes = np.minimum((rows - low) / width * n_bins, n_bins - 1).astype(np.int64)
+    return np.ravel_multi_index(tuple(codes.T), (n_bins,) * rows.shape[1])
