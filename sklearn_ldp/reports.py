@@ -72,6 +72,7 @@ from .deploy.limits import (
 )
 from .domain import Domain
 from .mechanisms import Mechanism, RandomizedResponse, mechanism_from_dict
+from .mechanisms._base.exact import product_law
 from .mechanisms._base.mechanism import ReportCheck
 from .mechanisms.heavy_hitters import mechanisms as _hh
 from .mechanisms.multi_attribute.mechanisms import MAX_ATTRIBUTES, MultiAttributeMechanism
@@ -1167,6 +1168,11 @@ class _Part:
     def spec(self):
         return {"columns": list(self.columns), "spec": self.mechanism.to_dict()}
 
+    def exact_law(self, values):
+        """The exact law of the part's report of one user's ``values`` (its columns of the
+        record), outputs as the part writes its report columns (one-column parts)."""
+        return self.mechanism.exact_law(values[0])
+
     def names(self):
         """Report column names (one per report column)."""
         if self.width == 1:
@@ -1272,6 +1278,9 @@ class _SampledMeanPart(_Part):
         k = self.mechanism.n_sampled
         return ([f"report_sampled_attribute_{j}" for j in range(k)]
                 + [f"report_sampled_value_{j}" for j in range(k)])
+
+    def exact_law(self, values):
+        return self.mechanism.exact_law(values)  # rows [attributes..., reports...]
 
     def randomize(self, records, rng):
         attributes, values = self.mechanism.randomize(records, rng)
@@ -1428,6 +1437,10 @@ class _MultiAttributePart(_Part):
                                                              for j in range(width)]
         return names
 
+    def exact_law(self, values):
+        # Rows of report_rows: the layout of this part's report columns (padded for SMP).
+        return self.mechanism.exact_law(np.asarray(values).astype(np.int64))
+
     def randomize(self, records, rng):
         native = self.mechanism.randomize(records.astype(np.int64), rng)
         n = records.shape[0]
@@ -1540,6 +1553,11 @@ class _OraclePart(_Part):
     @property
     def strategy(self):
         return self.mechanism.kind
+
+    def exact_law(self, values):
+        # The code as randomize reads it; local-hashing oracles give their law conditional
+        # on a small set of public seeds (their exact_law's default).
+        return self.mechanism.exact_law(int(np.asarray(values[:1]).astype(np.int64)[0]))
 
     def randomize(self, records, rng):
         reports = np.asarray(self.mechanism.randomize(records[:, 0].astype(np.int64), rng))
@@ -1883,6 +1901,55 @@ class ColumnsMechanism(Mechanism):
                                          strict=True):
             out[:, rows] = part.randomize(records[:, positions], rng)
         return out
+
+    def exact_law(self, record):
+        """The exact law of one user's report row: the product of the parts' exact laws.
+
+        The parts draw independently, so the probability of a row is the product of its
+        parts' probabilities; rows list every combination of the parts' outputs (the first
+        part's output varying slowest), encoded as :meth:`randomize` writes a report row.
+        The ratio of two records' laws is the product of the parts' ratios, so
+        ``audit_privacy(mechanism, records)`` checks the record as a whole against
+        :attr:`epsilon` (the sum of the parts' budgets), exactly. Small instances only: the
+        outputs multiply across parts.
+
+        Parameters
+        ----------
+        record : array-like of shape (n_columns,)
+            One user's values of :attr:`columns`, as a row of :meth:`randomize`'s records.
+
+        Returns
+        -------
+        ExactLaw
+            Report rows (dtype :attr:`report_dtype`), integer weights and their total.
+
+        Raises
+        ------
+        ValueError
+            If the record does not hold one value per column, or the product has more than
+            ``MAX_LAW_OUTPUTS`` outputs.
+
+        Examples
+        --------
+        >>> from sklearn_ldp.mechanisms import RandomizedResponse
+        >>> from sklearn_ldp.mechanisms.numeric import DuchiMechanism
+        >>> mechanism = ColumnsMechanism([
+        ...     column_part(["x"], DuchiMechanism(0.5, (0.0, 10.0))),
+        ...     column_part(["c"], RandomizedResponse(3, 0.5))])
+        >>> law = mechanism.exact_law([10.0, 2])
+        >>> law.outputs.tolist()
+        [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
+        >>> from sklearn_ldp.mechanisms import audit_privacy
+        >>> audit_privacy(mechanism, [[0.0, 0], [10.0, 2]]).private
+        True
+        """
+        record = np.asarray(record)
+        if record.shape != (self.n_inputs,):
+            raise ValueError(f"a record holds one value per column {list(self.columns)!r}, "
+                             f"got shape {record.shape}.")
+        laws = [part.exact_law(record[positions])
+                for part, positions in zip(self.parts, self._positions, strict=True)]
+        return product_law(laws, self.report_dtype, COLUMNS_KIND)
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):

@@ -34,6 +34,7 @@ from sklearn_ldp.mechanisms.central.count import count_law, geometric_mechanism,
 from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
     PrefixHeavyHitters,
     SketchFrequencyOracle,
+    encode_values,
 )
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     DBitFlipPM,
@@ -51,6 +52,7 @@ from sklearn_ldp.mechanisms.numeric.mechanisms import (
     SampledMeanMechanism,
     SquareWaveMechanism,
 )
+from sklearn_ldp.reports import ColumnsMechanism, column_part
 
 
 class CountRelease(NamedTuple):
@@ -91,14 +93,27 @@ class Case(NamedTuple):
     values: list  # adversarial inputs; the first two and the last two are sampled
     client: bool = True  # the standard-library client has this kind
     enumerable_reports: bool = True  # sampled reports lie in a finite listed set
-    # Reports are not rows of the law's outputs as randomize returns them (heavy hitters'
-    # public seeds, several arrays per report): their sampling is tested in this module.
+    # Reports are not rows of the law's outputs (PEM / TreeHist: the law is given the public
+    # seed, and reports carry fresh seeds): their sampling against the law is tested in this
+    # module. The black box still runs on them (event_keys).
     sampling_tested_in: str = None
+
+
+def mixed_record(epsilon):
+    """A small ``"columns"`` record (LDPEncoder's mixed frames): a number by Piecewise on a
+    16-point grid (half the budget), a category by randomized response (a quarter) and two
+    categories by SMP (a quarter); the shares add up to ``epsilon`` exactly."""
+    return ColumnsMechanism([
+        column_part(["x"], PiecewiseMechanism(epsilon / 2, BOUNDS, grid_size=16)),
+        column_part(["c"], RandomizedResponse(3, epsilon / 4)),
+        column_part(["a", "b"], MultiAttributeMechanism((2, 2), epsilon / 4, protocol="smp")),
+    ])
 
 
 CELLS = [0, 7, 1, 6]  # the smallest and largest category first
 NUMBERS = [5.0, 5.0000001, 0.0, 10.0]
 BOUNDS = (0.0, 10.0)
+SKETCH_VALUES = [0, 2**64 - 1, 1, 2**64 - 2]
 
 CASES = {
     "randomized_response": Case(lambda eps: RandomizedResponse(8, eps), CELLS),
@@ -131,23 +146,23 @@ CASES = {
     # Heavy hitters on 5-bit values (laws given the public seed 0) and a 2 x 4 sketch.
     "prefix_heavy_hitters": Case(
         lambda eps: PrefixHeavyHitters(5, eps, protocol="pem", n_candidates=2,
-                                       extension_bits=2), [0, 31, 1, 30], client=False,
+                                       extension_bits=2), [0, 31, 1, 30],
         sampling_tested_in="tests/test_exact_heavy_hitters.py"),
     "treehist": Case(
         lambda eps: PrefixHeavyHitters(5, eps, protocol="treehist", n_candidates=2),
-        [0, 31, 1, 30], client=False, sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+        [0, 31, 1, 30], sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+    # Sketch reports are rows of the law's outputs (report_rows) for the public hash seed.
+    # The smallest and largest 64-bit values and their neighbours (with hash seed 77, 1 and
+    # 30 share both buckets: identical laws, nothing for a distinguisher to find).
     "sketch": Case(lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hash_seed=77),
-                   [0, 31, 1, 30], client=False,
-                   sampling_tested_in="tests/test_exact_heavy_hitters.py"),
+                   SKETCH_VALUES),
     "sketch_hadamard": Case(
         lambda eps: SketchFrequencyOracle(eps, n_hashes=2, width=4, hadamard=True,
-                                          hash_seed=77), [0, 31, 1, 30], client=False,
-        sampling_tested_in="tests/test_exact_heavy_hitters.py"),
-    # Several attributes (3 x 2 categories): a record per user.
+                                          hash_seed=77), SKETCH_VALUES),
+    # Several attributes (3 x 2 categories): a record per user (rows of report_rows).
     **{f"multi_attribute_{protocol}_{oracle}": Case(
         lambda eps, p=protocol, o=oracle: MultiAttributeMechanism([3, 2], eps, p, o),
-        [[0, 0], [2, 1], [1, 0], [2, 0]], client=False,
-        sampling_tested_in="tests/test_exact_marginals.py")
+        [[0, 0], [2, 1], [1, 0], [2, 0]])
        for protocol, oracle in (("spl", "grr"), ("spl", "oue"), ("smp", "grr"),
                                 ("smp", "oue"), ("rsfd", "grr"), ("rsfd", "oue_z"),
                                 ("rsfd", "oue_r"))},
@@ -170,6 +185,10 @@ CASES = {
                          [[5.0, 0.0], [5.0000001, 10.0], [0.0, 0.0], [10.0, 10.0]]),
     "one_bit": Case(lambda eps: OneBitRandomizer(eps, 10.0), [5.0, 5.0000001, -10.0, 10.0],
                     client=False),
+    # LDPEncoder's mixed records, as a whole (the product of the parts' laws): records that
+    # differ in every column, neighbouring floats, the bounds, extreme categories.
+    "columns": Case(mixed_record, [[5.0, 0, 0, 0], [5.0000001, 2, 1, 1], [0.0, 0, 1, 0],
+                                   [10.0, 2, 0, 1]]),
 }
 
 
@@ -179,13 +198,21 @@ def sampled_pairs(case):
 
 
 def server_reports(mechanism, value, n, rng):
-    """``n`` reports of one input drawn by the server's ``randomize``."""
-    values = np.repeat(np.asarray([value]), n, axis=0)
-    return _as_rows(mechanism.randomize(values, rng))
+    """``n`` reports of one input drawn by the server's ``randomize``, one row each."""
+    if isinstance(mechanism, SketchFrequencyOracle):
+        values = encode_values(np.full(n, value, dtype=np.uint64), 64)
+    elif isinstance(mechanism, PrefixHeavyHitters):
+        values = encode_values(np.full(n, value, dtype=np.uint64), mechanism.bit_length)
+    else:
+        values = np.repeat(np.asarray([value]), n, axis=0)
+    return _as_rows(mechanism.randomize(values, rng), mechanism)
 
 
-def _as_rows(reports):
-    """Reports as one array, one row each (sampled means come as (attributes, values))."""
+def _as_rows(reports, mechanism):
+    """Reports as one array, one row each, as the exact law lists them (sampled means come
+    as (attributes, values); multi-attribute reports and sketches have ``report_rows``)."""
+    if isinstance(mechanism, (MultiAttributeMechanism, SketchFrequencyOracle)):
+        return mechanism.report_rows(reports)
     if isinstance(reports, tuple):
         return np.hstack([np.asarray(part, dtype=float).reshape(len(part), -1)
                           for part in reports])
@@ -198,10 +225,14 @@ def client_reports(mechanism, value, n, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the seeded-client warning: seeded on purpose
         randomizer = Randomizer.from_json(json.dumps(mechanism.to_dict()), seed=seed)
+        if isinstance(mechanism, ColumnsMechanism):  # a record is a dict column -> value
+            value = dict(zip(mechanism.columns, value, strict=True))
+        elif isinstance(mechanism, SketchFrequencyOracle):  # a value and its bit length
+            value = [value, 64]
         sent = [json.loads(json.dumps(randomizer.privatize(value))) for _ in range(n)]
     if isinstance(mechanism, Mechanism):
         return reports_from_client(sent, mechanism).reports
-    return _as_rows(stack_client_reports(sent, mechanism))
+    return _as_rows(stack_client_reports(sent, mechanism), mechanism)
 
 
 def event_keys(mechanism, value):
@@ -209,22 +240,43 @@ def event_keys(mechanism, value):
     report).
 
     Local hashing: whether the report's bucket is the hash of ``value`` under its public seed
-    (every report carries a fresh seed, so raw reports never repeat). Real-valued reports:
-    64 equal bins of their range.
+    (every report carries a fresh seed, so raw reports never repeat). PEM / TreeHist
+    (reports ``[round, seed, y]``, a fresh seed each): the round, and whether ``y`` is the
+    hash of ``value``'s prefix of that round under the report's seed -- the output the two
+    inputs differ on most. Real-valued reports: 64 equal bins of their range; ``"columns"``
+    records, 4 per report column. Sketches and multi-attribute reports of the small cases
+    have few enough outputs to be events themselves.
     """
     if isinstance(mechanism, (OptimizedLocalHashing, BinaryLocalHashing)):
         return lambda reports: (mechanism.hash_values(
             reports[:, 0], np.full(reports.shape[0], value)) == reports[:, 1]).astype(int)
+    if isinstance(mechanism, PrefixHeavyHitters):
+        return lambda reports: _prefix_keys(mechanism, value, reports)
+    if isinstance(mechanism, ColumnsMechanism):
+        # 4 bins per report column: the categorical codes of the small case stay apart, the
+        # number's 16 grid points become 4 events, so the record's few hundred outputs
+        # become few enough events for the held-out half to bound.
+        return lambda reports: _bins(np.asarray(reports, dtype=float), n_bins=4)
     if isinstance(mechanism, (PiecewiseMechanism, HybridMechanism, SquareWaveMechanism,
                               DuchiMechanism, SampledMeanMechanism)):
         return lambda reports: _bins(np.asarray(reports, dtype=float))
     return None
 
 
-def _bins(reports):
-    """64 equal bins per report column, over the range of the mechanism's reports."""
+def _prefix_keys(finder, value, reports):
+    """``2 round + [y == own hash of value]`` for PEM / TreeHist reports."""
+    reports = np.asarray(reports, dtype=np.uint64)
+    words = encode_values(np.full(reports.shape[0], value, dtype=np.uint64), finder.bit_length)
+    rounds = reports[:, 0].astype(np.int64)
+    own = finder.own_hashes(words, rounds, reports[:, 1])
+    return 2 * rounds + (np.asarray(own, dtype=np.uint64) == reports[:, 2])
+
+
+def _bins(reports, n_bins=64):
+    """``n_bins`` equal bins per report column, over the range of the mechanism's
+    reports."""
     rows = reports.reshape(reports.shape[0], -1)
     low, high = rows.min(axis=0), rows.max(axis=0)
     width = np.where(high > low, high - low, 1.0)
-    codes = np.minimum((rows - low) / width * 64, 63).astype(np.int64)
-    return np.ravel_multi_index(tuple(codes.T), (64,) * rows.shape[1])
+    codes = np.minimum((rows - low) / width * n_bins, n_bins - 1).astype(np.int64)
+    return np.ravel_multi_index(tuple(codes.T), (n_bins,) * rows.shape[1])

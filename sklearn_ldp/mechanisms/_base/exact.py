@@ -368,6 +368,48 @@ def uniform_mixture(laws, outputs):
     return ExactLaw(outputs, weights, len(laws) * common)
 
 
+def product_law(laws, dtype, name):
+    """The law of independent reports, one drawn from each of ``laws``: rows of their
+    outputs side by side (each law's outputs as rows of their own width), weights the
+    products of the parts' weights over the product of the totals (exact integers).
+
+    The order is canonical: the first law's output varies slowest (``itertools.product``
+    order), so it is the same for every input when each part's order is.
+
+    Parameters
+    ----------
+    laws : sequence of ExactLaw
+        The parts' laws, in report order.
+    dtype : numpy dtype
+        The dtype of the report rows (each part's outputs are converted to it, as the
+        mechanism writes its report row).
+    name : str
+        The mechanism, named when the product has more than ``MAX_LAW_OUTPUTS`` outputs.
+
+    Returns
+    -------
+    ExactLaw
+
+    Examples
+    --------
+    >>> law = product_law([ExactLaw(np.arange(2), [3, 1], 4), ExactLaw(np.arange(2), [1, 1], 2)],
+    ...                   np.int64, "example")
+    >>> law.outputs.tolist(), law.weights, law.total
+    ([[0, 0], [0, 1], [1, 0], [1, 1]], [3, 3, 1, 1], 8)
+    """
+    sizes = [len(law.weights) for law in laws]
+    check_law_size(math.prod(sizes), name)
+    # Row r of the product takes output index[i][r] of law i (C order: the last law varies
+    # fastest); a numpy outer product of object arrays keeps the weights exact integers.
+    index = np.unravel_index(np.arange(math.prod(sizes)), sizes)
+    outputs = np.hstack([np.asarray(law.outputs).reshape(size, -1).astype(dtype)[rows]
+                         for law, size, rows in zip(laws, sizes, index, strict=True)])
+    weights = functools.reduce(np.multiply.outer, [np.array([int(w) for w in law.weights],
+                                                            dtype=object) for law in laws])
+    return ExactLaw(outputs, np.ravel(weights).tolist(),
+                    math.prod(int(law.total) for law in laws))
+
+
 def realized_epsilon_of_laws(laws):
     """The largest ``log`` probability ratio over every pair of the given laws (a float).
 

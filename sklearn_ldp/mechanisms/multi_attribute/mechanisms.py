@@ -55,7 +55,6 @@ References
    data: multidimensional frequency estimates with local differential privacy", CIKM 2021.
 """
 
-import itertools
 import math
 import numbers
 from fractions import Fraction
@@ -68,6 +67,7 @@ from .._base.exact import (
     ExactLaw,
     check_law_size,
     integer_ratio_at_most,
+    product_law,
     uniform_mixture,
     worst_pair_ratio,
 )
@@ -214,24 +214,6 @@ def split_budget(epsilon, n_parts, build):
         share = math.nextafter(share, 0.0)
     raise ValueError(f"no budget share near epsilon / {n_parts} composes within "
                      f"epsilon={epsilon!r}.")
-
-
-def _product_law(laws, columns):
-    """The law of independent reports (one per law), as rows of their concatenated outputs
-    (each law's outputs as ``columns[i]`` int64 columns)."""
-    check_law_size(math.prod(len(law.weights) for law in laws), "multi_attribute")
-    rows, weights = [], []
-    tables = [np.asarray(law.outputs).astype(np.int64).reshape(len(law.weights), width)
-              for law, width in zip(laws, columns, strict=True)]
-    for combination in itertools.product(*(range(len(law.weights)) for law in laws)):
-        weight = 1
-        for law, o in zip(laws, combination, strict=True):
-            weight *= int(law.weights[o])
-        weights.append(weight)
-        rows.append(np.concatenate([table[o] for table, o in zip(tables, combination,
-                                                                  strict=True)]))
-    return ExactLaw(np.array(rows, dtype=np.int64), weights,
-                    math.prod(int(law.total) for law in laws))
 
 
 def _check_shape(shape):
@@ -500,7 +482,7 @@ class MultiAttributeMechanism:
                                                                  strict=True)]
         columns = [self._columns(i) for i in range(self.n_attributes)]
         if self.protocol == "spl":
-            return _product_law(laws, columns)
+            return product_law(laws, np.int64, self.kind)
         if self.protocol == "smp":
             width = max(columns)
             outputs = []
@@ -512,8 +494,8 @@ class MultiAttributeMechanism:
                 outputs.append(rows)
             return uniform_mixture(laws, np.concatenate(outputs))
         fakes = [self._fake_law(i) for i in range(self.n_attributes)]
-        secret = [_product_law([laws[i] if i == j else fakes[i]
-                                for i in range(self.n_attributes)], columns)
+        secret = [product_law([laws[i] if i == j else fakes[i]
+                               for i in range(self.n_attributes)], np.int64, self.kind)
                   for j in range(self.n_attributes)]
         total = uniform_mixture(secret, secret[0].outputs)
         size = len(secret[0].weights)
