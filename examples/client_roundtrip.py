@@ -8,8 +8,9 @@ the server decodes their reports.
    ``encoder.mechanism_.to_json()`` and the categories to the devices.
 2. Each simulated device loads the folder ``sklearn_ldp/deploy/client/`` *by its path* (as a team
    would copy that one folder onto a device; it imports nothing but the standard library and
-   its own modules), rebuilds the randomizer and privatizes its own record. The seed is for this simulation only: real
-   devices leave it out and draw from the operating system's entropy.
+   its own modules), rebuilds the randomizer and privatizes its own record. The seed is for
+   this simulation only: real devices leave it out and draw from the operating system's
+   entropy.
 3. The server stacks the JSON reports with ``reports_from_client`` and fits a
    ``WorkloadEstimator``; we print the estimates against the truth (known only because the
    data are synthetic), with the analytic standard error.

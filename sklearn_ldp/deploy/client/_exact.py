@@ -67,6 +67,9 @@ def _within_both_ways(a, b, epsilon):
     return _within(a, b, epsilon) and _within(b, a, epsilon)
 
 
+# Repeats sklearn_ldp.mechanisms._base.exact.largest_numerator_within (standard library only, so
+# that a device can copy this folder alone: not imported from the server; the tests check that
+# both give the same integers).
 def _largest_within(denominator, epsilon):
     """The server's ``_exact.largest_numerator_within``: the largest ``a`` with
     ``a / denominator <= e^epsilon``."""

@@ -4,6 +4,7 @@ Every kind's builder validates the server's JSON with these checks before it der
 probability, so a malformed or edited specification is refused with a message naming the field.
 """
 
+import dataclasses
 import math
 from collections.abc import Mapping
 
@@ -88,6 +89,7 @@ MAX_CELLS = 2**24  # sklearn_ldp.deploy.limits: the default max_cells
 MAX_ATTRIBUTES = 1024  # multi_attribute.MAX_ATTRIBUTES (and the "columns" kind's cap)
 
 
+@dataclasses.dataclass
 class _ValueKind:
     """A randomizer of one kind that privatizes values (not flat cells).
 
@@ -96,14 +98,12 @@ class _ValueKind:
     :class:`_StateFile` as ``memo`` and must check it with ``check_state``.
     """
 
-    def __init__(self, n_inputs, privatize, stateful=False, bind=None, check_state=None,
-                 encode=None):
-        self.n_inputs = n_inputs
-        self.privatize = privatize
-        self.stateful = stateful
-        self.bind = bind
-        self.check_state = check_state
-        self.encode = encode
+    n_inputs: object
+    privatize: object
+    stateful: bool = False
+    bind: object = None
+    check_state: object = None
+    encode: object = None
 
 
 def _check_number(value, name, kind):
@@ -161,3 +161,11 @@ def _check_value(value, bounds, name):
         raise ValueError(f"{name} must lie in the declared bounds [{low}, {high}], got "
                          f"{value!r}.")
     return number
+
+
+def _check_choice(value, choices, name, kind):
+    """``value`` if it is one of ``choices`` (a specification field naming a protocol)."""
+    if value not in choices:
+        raise ValueError(f"{name} of the {kind!r} specification must be one of {choices}, got "
+                         f"{value!r}.")
+    return value

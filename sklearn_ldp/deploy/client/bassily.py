@@ -2,6 +2,11 @@
 
 ``sigma`` is recomputed with stdlib ``erf``/``erfc`` instead of scipy's ``ndtr``; the noise is
 ``random.normalvariate`` (floating-point Gaussian noise, the usual approximation).
+
+The calibration (``_analytic_sigma``, ``_gaussian_delta``) and the rejection sampler's
+``kappa`` and ``sigma`` repeat ``sklearn_ldp.mechanisms.bassily.gaussian`` and ``.rejection``
+on purpose: the client uses the standard library only, so that a device can copy this folder
+alone; the tests check that both sides compute the same ``sigma``.
 """
 
 import math

@@ -22,6 +22,8 @@ from .records import _Categories
 ORACLE_PART_KINDS = tuple(ORACLE_KINDS)
 
 
+# Repeats the part checks of sklearn_ldp.reports.ColumnsMechanism.from_dict (standard library
+# only, so that a device can copy this folder alone: not imported from the server).
 def _columns(spec):
     """The ``"columns"`` kind (``reports.ColumnsMechanism``): one row per record, the parts'
     reports side by side."""

@@ -16,7 +16,7 @@ from ._exact import (
     _uniform_words,
     _within_both_ways,
 )
-from ._spec import MAX_CELLS, _check_budget, _check_fields, _check_value, _ValueKind
+from ._spec import MAX_CELLS, _check_budget, _check_choice, _check_fields, _check_value, _ValueKind
 from .heavy_hitters import _sketch_flip_numerator
 from .memo import _check_secret_state, _prf, _prf_below, _prf_bit, _prf_lanes
 
@@ -108,10 +108,7 @@ def _longitudinal(spec):
     if not epsilon_1 < epsilon_perm:
         raise ValueError(f"epsilon_1 of the 'longitudinal' specification must be below "
                          f"epsilon_perm, got {epsilon_1!r} >= {epsilon_perm!r}.")
-    protocol = spec["protocol"]
-    if protocol not in LONGITUDINAL_PROTOCOLS:
-        raise ValueError(f"protocol of the 'longitudinal' specification must be one of "
-                         f"{sorted(LONGITUDINAL_PROTOCOLS)}, got {protocol!r}.")
+    protocol = _check_choice(spec["protocol"], sorted(LONGITUDINAL_PROTOCOLS), "protocol", kind)
     permanent, instant = LONGITUDINAL_PROTOCOLS[protocol]
     unary = permanent != "grr"
     numerators = _longitudinal_numerators(spec, k, permanent, instant, epsilon_perm,

@@ -2,6 +2,11 @@
 
 The secret lives in a JSON state file, written atomically under a lock, bound to the spec by
 the SHA-256 of its canonical JSON and sealed by a SHA-256 of its content.
+
+SipHash-2-4 repeats ``sklearn_ldp.mechanisms._base.prf`` bit for bit, and the atomic write
+(temporary file, fsync, rename, fsync of the folder) repeats ``fsync_directory`` of
+``sklearn_ldp.deploy.limits``: the client uses the standard library only, so that a device
+can copy this folder alone.
 """
 
 import hashlib

@@ -62,6 +62,9 @@ def _bisect_root(function, low, high):
     return (low + high) / 2
 
 
+# Repeats the server's RS+FD attribute-budget bisection (mechanisms/multi_attribute) so that both
+# sides find the same float (standard library only, so that a device can copy this folder alone:
+# not imported from the server).
 def _rsfd_attribute_epsilon(epsilon, shape, oracle):
     """The inner budget of RS+FD with ``neighbourhood="attribute"``: the server's float (it
     bisects the same function the same way)."""

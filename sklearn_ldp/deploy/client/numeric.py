@@ -14,6 +14,7 @@ from ._spec import (
     MAX_ATTRIBUTES,
     _check_bounds,
     _check_budget,
+    _check_choice,
     _check_fields,
     _check_value,
     _ValueKind,
@@ -28,6 +29,9 @@ TWO_POINT_BITS = 28  # _window.TWO_POINT_BITS: a + b of Duchi's two-point law
 HYBRID_EPSILON_STAR = 0.6093524930273103
 
 
+# _window_weights, _two_point_weights and _window_length repeat
+# sklearn_ldp.mechanisms._base.window (standard library only, so that a device can copy this
+# folder alone: not imported from the server); the spec's grid is checked against them.
 def _window_weights(epsilon):
     """``_window.window_weights``: ``(a, b)`` with ``a / b <= e^eps`` exactly."""
     extra = max(0, -math.frexp(epsilon)[1] + 1)
@@ -292,10 +296,7 @@ def _sampled_mean(spec):
     if not isinstance(params, Mapping) or set(params) != {"base", "n_sampled", "grid_size"}:
         raise ValueError(f"params of the 'sampled_mean' specification must be {{'base', "
                          f"'n_sampled', 'grid_size'}}, got {params!r}.")
-    base = params["base"]
-    if base not in MEAN_KINDS:
-        raise ValueError(f"params['base'] of the 'sampled_mean' specification must be one of "
-                         f"{MEAN_KINDS}, got {base!r}.")
+    base = _check_choice(params["base"], MEAN_KINDS, "params['base']", kind)
     d = len(bounds)
     k = params["n_sampled"]
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= d:

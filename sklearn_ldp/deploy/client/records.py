@@ -9,6 +9,9 @@ def _is_missing(value):
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+# Repeats the checks of the server's Domain and LDPEncoder categories (standard library only, so
+# that a device can copy this folder alone: not imported from the server): a device refuses what
+# the server would refuse.
 class _Categories:
     """Column -> category code lookups, encoding a record like ``Domain.encode``."""
 
