@@ -55,7 +55,7 @@ def _common(spec, allowed=()):
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise ValueError(f"the {kind!r} specification has parameters {unknown} that this client "
-                         f"does not know (it knows {sorted(allowed)}); update client.py.")
+                         f"does not know (it knows {sorted(allowed)}); update the client.")
     return n_inputs, epsilon, dict(params)
 
 
@@ -136,7 +136,7 @@ def _check_fields(spec, kind, required, optional=()):
     unknown = sorted(set(spec) - set(required) - set(optional) - {"version", "mechanism"})
     if unknown:
         raise ValueError(f"the {kind!r} specification has fields {unknown} that this client "
-                         "does not know; update client.py.")
+                         "does not know; update the client.")
 
 
 def _check_bounds(pair, name, kind):

@@ -230,7 +230,7 @@ def _numeric_spec(spec):
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise ValueError(f"the {kind!r} specification has parameters {unknown} that this client "
-                         "does not know; update client.py.")
+                         "does not know; update the client.")
     return kind, epsilon, bounds, dict(params)
 
 
