@@ -1,5 +1,6 @@
 """The marginal kinds (``inp_rr``, ``inp_ps``, ``inp_em``, ``inp_ht``, ``marg_rr``,
-``marg_ps``, ``marg_ht``) and the budget split and sign flip they share with other families.
+``marg_ps``, ``marg_ht``), their Hadamard sign flip, and the budget split that InpEM shares
+with SPL (``multi_attribute``).
 """
 
 import itertools
