@@ -6,10 +6,11 @@ the server decodes their reports.
 
 1. The server builds an ``LDPEncoder`` over the public domain (no data needed) and ships
    ``encoder.mechanism_.to_json()`` and the categories to the devices.
-2. Each simulated device loads ``sklearn_ldp/deploy/client.py`` *by file path* (as a team would copy
-   that one file onto a device; it imports nothing but the standard library), rebuilds the
-   randomizer and privatizes its own record. The seed is for this simulation only: real
-   devices leave it out and draw from the operating system's entropy.
+2. Each simulated device loads the folder ``sklearn_ldp/deploy/client/`` *by its path* (as a team
+   would copy that one folder onto a device; it imports nothing but the standard library and
+   its own modules), rebuilds the randomizer and privatizes its own record. The seed is for
+   this simulation only: real devices leave it out and draw from the operating system's
+   entropy.
 3. The server stacks the JSON reports with ``reports_from_client`` and fits a
    ``WorkloadEstimator``; we print the estimates against the truth (known only because the
    data are synthetic), with the analytic standard error.
@@ -19,6 +20,7 @@ Run:  python examples/client_roundtrip.py      (a few seconds)
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +37,11 @@ encoder = LDPEncoder(categories=categories, strategy="oue", epsilon=1.0, workloa
 shipped = json.dumps({"mechanism": encoder.mechanism_.to_json(), "categories": categories})
 
 # ---------------------------------------------------------------- 2. devices
-path = Path(sklearn_ldp.__file__).with_name("client.py")
-module_spec = importlib.util.spec_from_file_location("ldp_client", path)
+folder = Path(sklearn_ldp.__file__).parent / "deploy" / "client"
+module_spec = importlib.util.spec_from_file_location(
+    "ldp_client", folder / "__init__.py", submodule_search_locations=[str(folder)])
 client = importlib.util.module_from_spec(module_spec)
+sys.modules["ldp_client"] = client  # its modules import each other relatively
 module_spec.loader.exec_module(client)
 
 rng = np.random.default_rng(7)

@@ -4,8 +4,10 @@ Every statistical check uses fixed seeds; chi-square and Kolmogorov-Smirnov test
 ``ALPHA``, and moment checks allow ``Z`` standard errors derived from the exact variance.
 """
 
+import ast
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,8 @@ from scipy import stats
 
 import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.client import _exact as client_exact
+from sklearn_ldp.deploy.client import oracles as client_oracles
 from sklearn_ldp.deploy.collect import report_template, reports_from_client
 from sklearn_ldp.domain import Domain
 from sklearn_ldp.mechanisms import (
@@ -45,7 +49,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):U
 
 ALPHA = 1e-3
 Z = 5.0
-CLIENT_PATH = Path(client_module.__file__)
+CLIENT_DIR = Path(client_module.__file__).parent  # the package a device copies
 
 # Every LDP kind the client covers, on small domains (id -> server mechanism).
 MECHANISMS = {
@@ -105,30 +109,41 @@ def assert_fits(observed, probabilities):
 
 
 # ---------------------------------------------------------------- standard library only
-def test_client_imports_only_the_standard_library():
-    """Loaded by path with every non-stdlib import blocked, it privatizes records."""
+def test_client_imports_only_the_standard_library(tmp_path):
+    """The folder, copied alone under another name and loaded with every non-stdlib import
+    blocked (no numpy, no sklearn_ldp), rebuilds randomizers of several kinds and privatizes."""
+    device = tmp_path / "device_client"
+    shutil.copytree(CLIENT_DIR, device, ignore=shutil.ignore_patterns("__pycache__"))
     specs = [MECHANISMS[name]().to_json() for name in
-             ("oue", "olh", "subset_selection", "hierarchical-hrr", "gaussian_pure")]
+             ("oue", "olh", "subset_selection", "hierarchical-hrr", "gaussian_pure", "haar")]
+    specs.append(MARGINAL_MECHANISMS["inp_ht"]().to_json())
     script = f"""
-import importlib.abc, importlib.util, json, sys
+import importlib.abc, json, sys
 
 class BlockNonStandard(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] not in sys.stdlib_module_names:
+        top = name.split(".")[0]
+        if top not in sys.stdlib_module_names and top != "device_client":
             raise ImportError("blocked: " + name)
 
 sys.meta_path.insert(0, BlockNonStandard())
+sys.path[:] = [{str(tmp_path)!r}] + [p for p in sys.path if "site-packages" not in p]
 before = set(sys.modules)
-spec = importlib.util.spec_from_file_location("ldp_client", {str(CLIENT_PATH)!r})
-client = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(client)
+import device_client as client
+assert client.__file__.startswith({str(device)!r}), client.__file__
 try:
     import numpy
     raise SystemExit("numpy could be imported")
 except ImportError:
     pass
+try:
+    import sklearn_ldp
+    raise SystemExit("sklearn_ldp could be imported")
+except ImportError:
+    pass
 outside = sorted(m for m in set(sys.modules) - before
-                 if m.split(".")[0] not in sys.stdlib_module_names and m != "ldp_client")
+                 if m.split(".")[0] not in sys.stdlib_module_names
+                 and m.split(".")[0] != "device_client")
 assert not outside, outside
 categories = {{"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]}}
 reports = []
@@ -149,6 +164,27 @@ print(json.dumps(reports))
     for text, report in zip(specs, reports, strict=True):
         from sklearn_ldp.mechanisms import mechanism_from_json
         assert len(reports_from_client([report], mechanism_from_json(text))) == 1
+
+
+def test_client_package_imports_only_the_standard_library_and_itself():
+    """Every import in the folder, lazy ones included: stdlib modules or the folder's own
+    modules (relative), never numpy, scipy, pandas or the rest of sklearn_ldp."""
+    own = {path.stem for path in CLIENT_DIR.glob("*.py")}
+    for path in sorted(CLIENT_DIR.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 1, (path.name, node.module)
+                targets = [node.module] if node.module else [a.name for a in node.names]
+                assert set(targets) <= own, (path.name, targets)
+                continue
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] in sys.stdlib_module_names, (path.name, name)
 
 
 def test_default_entropy_is_the_operating_system():
@@ -174,20 +210,20 @@ def test_every_registered_ldp_kind_has_a_client():
 @pytest.mark.parametrize("epsilon", [0.05, 0.5, 1.0, math.log(3.0), 2.0, 5.0, 12.0])
 def test_dyadic_probabilities_equal_the_servers_and_are_exactly_private(epsilon):
     for server in (SymmetricUnaryEncoding(8, epsilon), OptimizedUnaryEncoding(8, epsilon)):
-        p_num, q_num = client_module._unary_numerators(server.kind, epsilon)
+        p_num, q_num = client_oracles._unary_numerators(server.kind, epsilon)
         assert (p_num, q_num) == (server.p_numerator, server.q_numerator)
         one = 2**52
         assert ratio_at_most(p_num * (one - q_num), q_num * (one - p_num), decimal_exp(epsilon))
     for n, k in ((6, 2), (20, 5), (9, 8)):
         server = SubsetSelection(n, epsilon, subset_size=k)
-        p_num = client_module._subset_numerator(n, k, epsilon)
+        p_num = client_oracles._subset_numerator(n, k, epsilon)
         assert p_num == server.p_numerator
         assert ratio_at_most(p_num * (n - k), (2**52 - p_num) * k, decimal_exp(epsilon))
 
 
 def test_uniform_words_are_52_bit_and_uniform():
     import random
-    words = client_module._uniform_words(random.Random(0), 4000)
+    words = client_exact._uniform_words(random.Random(0), 4000)
     assert max(words) < 2**52
     top = np.bincount(np.array(words, dtype=np.int64) >> 48, minlength=16)
     assert_fits(top, np.full(16, 1 / 16))
@@ -198,7 +234,7 @@ def test_uniform_words_are_52_bit_and_uniform():
 def test_hadamard_shape_matches_the_server(n, k):
     # Includes eps = k ln 2, where e^eps is (nearly) a power of two.
     for epsilon in (k * math.log(2.0), math.log(2.0**k), 0.3 * k):
-        assert client_module.hadamard_shape(n, epsilon) == hadamard_shape(n, epsilon)
+        assert client_oracles.hadamard_shape(n, epsilon) == hadamard_shape(n, epsilon)
 
 
 # Hadamard response layouts: full blocks with a hole (the cells in the upper columns), with
@@ -243,7 +279,7 @@ def test_hadamard_client_reads_specifications_without_a_layout():
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 3.0, math.log(7.4), math.log(2.5), 40.0])
 def test_olh_buckets_match_the_server(epsilon):
-    assert client_module._olh_buckets(epsilon) == OptimizedLocalHashing(10, epsilon).n_buckets
+    assert client_oracles._olh_buckets(epsilon) == OptimizedLocalHashing(10, epsilon).n_buckets
 
 
 @pytest.mark.parametrize("name", ["olh", "blh"])

@@ -24,6 +24,11 @@ from test_fuzz import scalars
 
 import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.client import heavy_hitters as client_heavy_hitters
+from sklearn_ldp.deploy.client import longitudinal as client_longitudinal
+from sklearn_ldp.deploy.client import memo as client_memo
+from sklearn_ldp.deploy.client import multi_attribute as client_multi_attribute
+from sklearn_ldp.deploy.client import numeric as client_numeric
 from sklearn_ldp.deploy.collect import reports_from_client, stack_client_reports
 from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse
 from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
@@ -228,15 +233,15 @@ def test_numbers_outside_the_bounds_are_refused_not_clipped():
 def test_the_client_constants_equal_the_servers():
     from sklearn_ldp.mechanisms.multi_attribute.mechanisms import rsfd_attribute_epsilon
     from sklearn_ldp.mechanisms.numeric.mechanisms import HYBRID_EPSILON_STAR
-    assert client_module.HYBRID_EPSILON_STAR == pytest.approx(HYBRID_EPSILON_STAR, abs=1e-13)
+    assert client_numeric.HYBRID_EPSILON_STAR == pytest.approx(HYBRID_EPSILON_STAR, abs=1e-13)
     for shape, oracle in (([3, 4], "grr"), ([5, 5, 5], "grr"), ([4, 9], "oue_z"),
                           ([2, 6], "oue_r")):
-        assert client_module._rsfd_attribute_epsilon(1.5, shape, oracle) == pytest.approx(
+        assert client_multi_attribute._rsfd_attribute_epsilon(1.5, shape, oracle) == pytest.approx(
             rsfd_attribute_epsilon(1.5, shape, oracle), rel=1e-13)
     for hadamard in (False, True):
         for epsilon in (0.3, 1.0, 2.0, 7.5):
             sketch = SketchFrequencyOracle(epsilon, n_hashes=4, width=16, hadamard=hadamard)
-            assert client_module._sketch_flip_numerator(epsilon, hadamard) \
+            assert client_heavy_hitters._sketch_flip_numerator(epsilon, hadamard) \
                 == sketch._flip_numerator
 
 
@@ -434,7 +439,7 @@ def test_prefix_hashes_are_the_servers_bit_for_bit(protocol, bit_length):
     for length in finder.lengths:
         prefixes = words & _prefix_mask(length, finder.W)
         server = _hash_own(_seed_rows(seeds, finder.n_rows, length, finder.W), prefixes)
-        x = [client_module._bit_string(int(v), bit_length) for v in values]
+        x = [client_heavy_hitters._bit_string(int(v), bit_length) for v in values]
         top = finder.W * 64
         mask = ((1 << length) - 1) << (top - length)
         ours = [own_hash(int(s), xi & mask, length) for s, xi in zip(seeds, x, strict=True)]
@@ -472,7 +477,7 @@ def test_strings_are_encoded_as_the_server_and_bad_values_refused():
     randomizer = client(finder, 14)
     for text in ("abc", "é", "", "a\u20ac"):
         words = encode_values(np.array([text], dtype=object), 32)
-        assert client_module._bit_string(text, 32) == int(words[0, 0])
+        assert client_heavy_hitters._bit_string(text, 32) == int(words[0, 0])
     for bad, message in (("\ud800", "valid"), ("abcde", "bytes"), (2**32, "2\\^32"),
                          (-1, "not in"), (b"\xff", "UTF-8"), (1.5, "integer or a string"),
                          ("a\0", "NUL"),
@@ -494,7 +499,7 @@ def test_sketch_reports_have_the_servers_law_and_count_the_planted_value(hadamar
     words = encode_values(values, 40)
     for j in range(8):
         server = sketch.hash(words, np.full(50, j))
-        assert [position(client_module._bit_string(int(v), 40), 1, j) for v in values] \
+        assert [position(client_heavy_hitters._bit_string(int(v), 40), 1, j) for v in values] \
             == server.tolist()
     rng = random.Random(15)
     n = 8000
@@ -578,8 +583,8 @@ def test_the_shipped_numerators_are_used_exactly_and_checked(tmp_path):
         mechanism = LongitudinalMechanism(10, 2.0, 1.0, protocol)
         spec = mechanism.to_dict()
         assert spec["numerators"] == mechanism.numerators()
-        permanent, instant = client_module.LONGITUDINAL_PROTOCOLS[protocol]
-        assert client_module._longitudinal_numerators(spec, 10, permanent, instant, 2.0,
+        permanent, instant = client_longitudinal.LONGITUDINAL_PROTOCOLS[protocol]
+        assert client_longitudinal._longitudinal_numerators(spec, 10, permanent, instant, 2.0,
                                                       1.0) == mechanism.numerators()
         client_module.Randomizer(spec, state=tmp_path / f"{protocol}.json")  # as shipped
         name = "keep_instant" if protocol == "l_grr" else "q_instant"
@@ -598,7 +603,7 @@ def test_memoization_reuses_the_permanent_response_across_rounds(tmp_path):
     mechanism = LongitudinalMechanism(5, 1.0, 0.5, "l_grr")
     path = tmp_path / "device.json"
     # A seed whose permanent response is not the value (probability 1 - p1, about 0.6).
-    derive = client_module._longitudinal(mechanism.to_dict()).derive
+    derive = client_longitudinal._longitudinal(mechanism.to_dict()).derive
     for seed in range(50):
         path.unlink(missing_ok=True)
         randomizer = client(mechanism, seed, state=path)
@@ -628,7 +633,7 @@ def test_dbitflip_reports_repeat_and_have_the_servers_law(tmp_path):
     first = randomizer.privatize(3)
     assert all(randomizer.privatize(3) == first for _ in range(200))
     secret = bytes.fromhex(json.loads(path.read_text())["state"]["secret"])
-    assert client_module._dbitflip_pm(mechanism.to_dict()).derive(3, secret) == first
+    assert client_longitudinal._dbitflip_pm(mechanism.to_dict()).derive(3, secret) == first
     # Fresh users: buckets uniform pairs, bits with e/(e+1) on the own bucket.
     n = 6000
     reports = stack_client_reports(_fresh_reports(randomizer, 3, n), mechanism)
@@ -682,7 +687,7 @@ def test_one_bit_mean_reports_have_the_servers_law_and_repeat(tmp_path):
             randomizer.privatize(bad)
     # The realized numerators are the server's.
     for epsilon in (0.2, 1.0, 3.3):
-        assert client_module._sketch_flip_numerator(epsilon, True) \
+        assert client_heavy_hitters._sketch_flip_numerator(epsilon, True) \
             == int(OneBitMeanPM(5.0, epsilon)._numerators[0])
 
 
@@ -728,7 +733,7 @@ def test_state_files_of_another_spec_edited_or_truncated_are_refused(tmp_path):
     content = json.loads(good)
     content["state"]["secret"] = "ab" * 15  # 120 bits
     del content["sha256"]
-    content["sha256"] = client_module._sha256(client_module._canonical(content))
+    content["sha256"] = client_memo._sha256(client_memo._canonical(content))
     path.write_text(json.dumps(content))
     with pytest.raises(ValueError, match="invalid state.*'secret' must be 32"):
         client(mechanism, 18, state=path).privatize(2)
@@ -781,7 +786,7 @@ def test_fuzz_new_kind_specs(data, tmp_path_factory):
         key = data.draw(st.sampled_from(sorted(spec["params"]) + ["extra"]))
         spec["params"][key] = data.draw(st.one_of(scalars, st.lists(scalars, max_size=3)))
     state = None
-    if spec.get("mechanism") in client_module.STATEFUL_KINDS:
+    if spec.get("mechanism") in client_longitudinal.STATEFUL_KINDS:
         state = tmp_path_factory.mktemp("fuzz") / "state.json"
     randomizer = outcome(Randomizer, spec, state=state)
     if randomizer is not None:

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from _laws import assert_private, assert_sampled_law
 
-import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.client import heavy_hitters as client_heavy_hitters
 from sklearn_ldp.mechanisms._base.bits import PRECISION
 from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
     PrefixHeavyHitters,
@@ -142,7 +142,7 @@ def _client_rows(hadamard, reports):
 def test_sketch_numerator_is_the_clients_and_within_the_budget(hadamard, epsilon):
     sketch = _sketch(hadamard, epsilon)
     flip = sketch._flip_numerator
-    assert client_module._sketch_flip_numerator(epsilon, hadamard) == flip
+    assert client_heavy_hitters._sketch_flip_numerator(epsilon, hadamard) == flip
     check_sketch_numerator(flip, epsilon, hadamard)
     with pytest.raises(ValueError, match="flip numerator"):
         check_sketch_numerator(flip - 1, epsilon, hadamard)

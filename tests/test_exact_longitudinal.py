@@ -22,6 +22,8 @@ from _laws import assert_private, assert_sampled_law
 
 import sklearn_ldp.deploy.client as client_module
 import sklearn_ldp.longitudinal as longitudinal_module
+from sklearn_ldp.deploy.client import longitudinal as client_longitudinal
+from sklearn_ldp.deploy.client import memo as client_memo
 from sklearn_ldp.deploy.limits import limits
 from sklearn_ldp.longitudinal import LongitudinalEncoder, LongitudinalState
 from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most
@@ -62,7 +64,7 @@ class _Secret:
 # ---------------------------------------------------------------- the PRF
 def test_siphash_matches_the_papers_test_vector_on_server_and_client():
     key, message = bytes(range(16)), bytes(range(15))
-    assert client_module._siphash24(key, message) == 0xA129CA6149BE45E5
+    assert client_memo._siphash24(key, message) == 0xA129CA6149BE45E5
     k0, k1 = (np.uint64(int.from_bytes(key[i:i + 8], "little")) for i in (0, 8))
     m0 = np.uint64(int.from_bytes(message[:8], "little"))
     m1 = np.uint64(int.from_bytes(message[8:], "little") | (15 << 56))
@@ -79,18 +81,18 @@ def test_prf_words_and_samplers_are_the_clients_bit_for_bit():
     counters = rng.integers(0, 2**20, 300)
     words = prf_words(secrets, "ue-plane", values, counters)
     for row, value, counter, word in zip(secrets, values, counters, words, strict=True):
-        assert client_module._prf(_key(row), "ue-plane", int(value), int(counter)) == int(word)
+        assert client_memo._prf(_key(row), "ue-plane", int(value), int(counter)) == int(word)
     for high in (1, 2, 7, 1000, 2**33 + 1):
         below = prf_uniform_below(secrets, "grr-othr", values, high)
         assert below.min() >= 0 and below.max() < high
-        assert [client_module._prf_below(_key(row), "grr-othr", int(v), high)
+        assert [client_memo._prf_below(_key(row), "grr-othr", int(v), high)
                 for row, v in zip(secrets, values, strict=True)] == below.tolist()
     for n_bits, numerator in ((5, 2**51), (64, 12345678901), (70, 2**52 - 1), (9, 0),
                               (9, 2**52)):
         lanes = prf_bernoulli_lanes(secrets, "ue-plane", values, n_bits, numerator)
         for row, value, words in zip(secrets, values, lanes, strict=True):
             expected = sum(int(w) << (64 * g) for g, w in enumerate(words))
-            assert client_module._prf_lanes(_key(row), "ue-plane", int(value), n_bits,
+            assert client_memo._prf_lanes(_key(row), "ue-plane", int(value), n_bits,
                                             numerator) == expected
 
 
@@ -182,14 +184,14 @@ def test_dbitflip_exact_law_is_sampled_private_and_the_clients():
         state = mechanism.new_state(n, rng)
         buckets, bits = mechanism.randomize(np.full(n, value), state)
         assert_sampled_law(mechanism.exact_law(value), np.hstack([buckets, bits]))
-    derive = client_module._dbitflip_pm(mechanism.to_dict()).derive
+    derive = client_longitudinal._dbitflip_pm(mechanism.to_dict()).derive
     secrets = new_secrets(300, rng)
     values = rng.integers(5, size=300)
     state = MemoState(mechanism, 300, secrets=secrets)
     buckets, bits = mechanism.randomize(values, state)
     for row, value, b, x in zip(secrets, values, buckets, bits, strict=True):
         assert derive(int(value), _key(row)) == b.tolist() + x.tolist()
-    assert client_module._dbitflip_numerators(1.6) == (mechanism._own, mechanism._other)
+    assert client_longitudinal._dbitflip_numerators(1.6) == (mechanism._own, mechanism._other)
 
 
 def test_one_bit_mean_exact_law_is_sampled_private_and_the_clients():
@@ -204,7 +206,7 @@ def test_one_bit_mean_exact_law_is_sampled_private_and_the_clients():
         state = mechanism.new_state(n, rng)
         assert_sampled_law(mechanism.exact_law(value),
                            mechanism.randomize(np.full(n, value), state))
-    derive = client_module._one_bit_mean_pm(mechanism.to_dict()).derive
+    derive = client_longitudinal._one_bit_mean_pm(mechanism.to_dict()).derive
     secrets = new_secrets(300, rng)
     counters = rng.uniform(0, 24, 300)
     counters[:3] = [0.0, 24.0, np.nextafter(24.0, 0)]
@@ -273,11 +275,11 @@ def test_a_restored_device_file_gives_one_permanent_response_40_times(tmp_path):
     path.unlink()
     client_module.Randomizer(mechanism.to_dict(), state=path).privatize(2)
     backup = path.read_bytes()
-    derive = client_module._longitudinal(mechanism.to_dict()).derive
+    derive = client_longitudinal._longitudinal(mechanism.to_dict()).derive
     permanents = set()
     for _ in range(40):
         path.write_bytes(backup)
-        secret = client_module._StateFile(path, mechanism.to_dict()).secret(None)
+        secret = client_memo._StateFile(path, mechanism.to_dict()).secret(None)
         permanents.add(derive(2, secret))
     assert len(permanents) == 1
 
@@ -468,13 +470,13 @@ def test_hostile_client_state_files_and_specs_are_refused(tmp_path):
     for secret in ("ab" * 15, "AB" * 16, "zz" * 16, 12, None):
         edited = dict(content, state={"secret": secret})
         del edited["sha256"]
-        edited["sha256"] = client_module._sha256(client_module._canonical(edited))
+        edited["sha256"] = client_memo._sha256(client_memo._canonical(edited))
         path.write_text(json.dumps(edited))
         with pytest.raises(ValueError, match="s.json.*'secret' must be 32"):
             client_module.Randomizer(spec, state=path).privatize(1)
     edited = dict(content, state={"secret": "ab" * 16, "permanent": {}})
     del edited["sha256"]
-    edited["sha256"] = client_module._sha256(client_module._canonical(edited))
+    edited["sha256"] = client_memo._sha256(client_memo._canonical(edited))
     path.write_text(json.dumps(edited))
     with pytest.raises(ValueError, match="exactly a 'secret'"):
         client_module.Randomizer(spec, state=path).privatize(1)

@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 from _laws import assert_private, assert_sampled_law
 
-import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.client import _exact as client_exact
+from sklearn_ldp.deploy.client import marginals as client_marginals
+from sklearn_ldp.deploy.client import multi_attribute as client_multi_attribute
+from sklearn_ldp.deploy.client import oracles as client_oracles
 from sklearn_ldp.mechanisms._base.exact import TABLE_PRECISION, keep_numerator
 from sklearn_ldp.mechanisms.marginals.em import InpEM
 from sklearn_ldp.mechanisms.marginals.mechanisms import (
@@ -66,7 +69,7 @@ def _client_reports(mechanism, cell, n_reports, seed):
                                      50.0])
 def test_sign_numerator_is_the_clients_and_within_the_budget(epsilon):
     numerator, p, debias = sign_numerator(epsilon)
-    assert numerator == client_module._keep_numerator(epsilon, 2)
+    assert numerator == client_exact._keep_numerator(epsilon, 2)
     assert p == numerator / 2**TABLE_PRECISION
     assert debias == pytest.approx(1 / (2 * p - 1), rel=1e-15)
     check_sign_numerator(numerator, epsilon)
@@ -79,7 +82,7 @@ def test_sign_numerator_is_the_clients_and_within_the_budget(epsilon):
 @pytest.mark.parametrize("n_outputs", [2, 3, 7, 16, 1000])
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 4.0, 8.0])
 def test_keep_numerator_is_the_clients(n_outputs, epsilon):
-    assert keep_numerator(epsilon, n_outputs) == client_module._keep_numerator(epsilon,
+    assert keep_numerator(epsilon, n_outputs) == client_exact._keep_numerator(epsilon,
                                                                                n_outputs)
 
 
@@ -299,7 +302,7 @@ def test_split_budget_composes_exactly_and_matches_the_client(oracle, epsilon):
 
     for shape in ((2, 3), (2, 3, 2), (5, 2, 3, 4, 2, 3, 2)):
         mechanism = MultiAttributeMechanism(shape, epsilon, "spl", oracle)
-        share, _ = client_module._split_budget(epsilon, list(shape), oracle != "grr")
+        share, _ = client_marginals._split_budget(epsilon, list(shape), oracle != "grr")
         assert share == mechanism.inner_epsilon  # the same float, hence the same integers
         if oracle == "oue" or hasattr(mechanism.oracles[0], "exact_law"):
             check_composed_budget([oracle_worst_ratio(o) for o in mechanism.oracles],
@@ -317,14 +320,14 @@ def test_rsfd_attribute_budget_is_the_clients_float(shape, oracle, epsilon):
     from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 
     mechanism = MultiAttributeMechanism(shape, epsilon, "rsfd", oracle, "attribute")
-    assert client_module._rsfd_attribute_epsilon(epsilon, list(shape), oracle) \
+    assert client_multi_attribute._rsfd_attribute_epsilon(epsilon, list(shape), oracle) \
         == mechanism.inner_epsilon  # the same float, hence the same sampled integers
     spec = mechanism.to_dict()
     Randomizer(spec, seed=0)  # the client's exact check passes
-    oracles = [client_module._make_randomized_response(k, mechanism.inner_epsilon)
+    oracles = [client_oracles._make_randomized_response(k, mechanism.inner_epsilon)
                for k in shape]
     if oracle == "grr" and not hasattr(oracles[0], "weights"):
         return  # floating-point randomized response (before the exact oracles): no integers
     with pytest.raises(ValueError, match="RS\\+FD"):  # the same integers, a smaller claim
-        client_module._check_rsfd_attribute(epsilon * 0.9, list(shape), oracle,
+        client_multi_attribute._check_rsfd_attribute(epsilon * 0.9, list(shape), oracle,
                                             mechanism.inner_epsilon, oracles)

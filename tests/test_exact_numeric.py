@@ -357,7 +357,7 @@ def test_laws_of_different_kinds_do_not_compare():
 def test_client_derives_the_servers_integers(epsilon):
     # The client (standard library only) repeats the server's derivations: the same
     # integers, the same floats, for every epsilon (it compares them with the spec's grid).
-    from sklearn_ldp.deploy import client
+    from sklearn_ldp.deploy.client import numeric as client
     from sklearn_ldp.mechanisms._base import window as _window
     from sklearn_ldp.mechanisms.numeric.mechanisms import (
         _square_wave_bandwidth_decimal,

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from _laws import assert_private, assert_sampled_law
 
-import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.client import _exact as client_exact
+from sklearn_ldp.deploy.client import oracles as client_oracles
 from sklearn_ldp.deploy.collect import reports_from_client
 from sklearn_ldp.mechanisms import RandomizedResponse, mechanism_from_dict
 from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most
@@ -62,7 +63,7 @@ def test_ratio_weights_are_private_and_the_servers_in_the_client(epsilon, shape)
     assert d & (d - 1) == 0 and d < a
     assert integer_ratio_at_most(a, d, epsilon)
     assert shape[0] * a + shape[1] * d <= 2**62
-    assert (a, d) == client_module._ratio_weights(epsilon, *shape, "test")
+    assert (a, d) == client_exact._ratio_weights(epsilon, *shape, "test")
     if epsilon <= 8.0:  # the realised ratio is e^eps up to 2^-30, relative
         assert a / d > math.exp(epsilon) * (1 - 2**-30)
 
@@ -71,7 +72,7 @@ def test_ratio_weights_refuse_an_epsilon_below_the_precision():
     with pytest.raises(ValueError, match="too small"):
         ratio_weights(1e-20, 1, 3, "test")
     with pytest.raises(ValueError, match="too small"):
-        client_module._ratio_weights(1e-20, 1, 3, "test")
+        client_exact._ratio_weights(1e-20, 1, 3, "test")
 
 
 def test_two_weight_sampler_follows_its_law():
@@ -100,7 +101,7 @@ def test_randomized_response_samples_its_law(epsilon):
 @pytest.mark.parametrize("n", [2, 5, 64, 2**20])
 def test_randomized_response_client_has_the_servers_integers(n, epsilon):
     mechanism = RandomizedResponse(n, epsilon)
-    assert client_module._make_randomized_response(n, epsilon).weights == mechanism.weights
+    assert client_oracles._make_randomized_response(n, epsilon).weights == mechanism.weights
     a, d = mechanism.weights
     assert mechanism.p == a / (a + (n - 1) * d) and mechanism.q == d / (a + (n - 1) * d)
 
@@ -290,10 +291,10 @@ def test_bit_vector_oracles_sample_their_law(kind, params):
 def test_bit_vector_oracles_client_has_the_servers_integers(n, epsilon):
     for kind in ("rappor", "oue"):
         mechanism = mechanism_from_dict(_spec(kind, n, epsilon))
-        assert client_module._unary_numerators(kind, epsilon) == (
+        assert client_oracles._unary_numerators(kind, epsilon) == (
             mechanism.p_numerator, mechanism.q_numerator)
     mechanism = mechanism_from_dict(_spec("subset_selection", n, epsilon))
-    assert client_module._subset_numerator(n, mechanism.subset_size, epsilon) == (
+    assert client_oracles._subset_numerator(n, mechanism.subset_size, epsilon) == (
         mechanism.p_numerator)
 
 

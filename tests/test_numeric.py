@@ -389,7 +389,7 @@ def test_square_wave_bandwidth_is_accurate_for_small_epsilon():
     # below 0.1 keeps full precision. Reference: the closed form in 60-digit decimals.
     import decimal
 
-    from sklearn_ldp.deploy.client import _square_wave_bandwidth
+    from sklearn_ldp.deploy.client.numeric import _square_wave_bandwidth
     from sklearn_ldp.mechanisms.numeric.mechanisms import (
         SquareWaveMechanism,
         _square_wave_bandwidth_decimal,

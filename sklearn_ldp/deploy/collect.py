@@ -1,8 +1,8 @@
 """Server side of the standard-library client: reports received from devices -> LDPReports.
 
-A device privatizes its record with ``sklearn_ldp/deploy/client.py`` and sends one report in plain
-JSON types (see ``docs/client.md``): an integer, a list of integers (packed bits, ``[seed,
-bucket]``, ``[level, ...]``), a list of floats, or ``null`` (the "bottom" of
+A device privatizes its record with the client package ``sklearn_ldp/deploy/client/`` and
+sends one report in plain JSON types (see ``docs/client.md``): an integer, a list of integers
+(packed bits, ``[seed, bucket]``, ``[level, ...]``), a list of floats, or ``null`` (the "bottom" of
 ``gaussian_pure``). :func:`reports_from_client` stacks the reports of many devices into
 exactly the array the mechanism's own ``randomize`` returns (same dtype and row shape), checks
 them, and wraps them in :class:`~sklearn_ldp.reports.LDPReports` for any estimator.
