@@ -13,7 +13,7 @@ Quick start::
 """
 
 from . import binning, budget, distributed, io, longitudinal, mechanisms, workloads
-from ._limits import UnverifiedFileWarning, get_limits, limits, set_limits
+from ._limits import FileLockedError, UnverifiedFileWarning, get_limits, limits, set_limits
 from .budget import BudgetExceededError, PrivacyLedger
 from .collect import reports_from_client, stack_client_reports
 from .domain import Domain
@@ -45,6 +45,7 @@ __all__ = [
     "CountMechanism",
     "DistributionEstimator",
     "Domain",
+    "FileLockedError",
     "HeavyHitterEstimator",
     "LDPEncoder",
     "LDPReports",

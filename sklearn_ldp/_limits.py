@@ -400,7 +400,13 @@ class FileLockedError(BlockingIOError):
     :meth:`sklearn_ldp.AggregatedReports.save` and a file :class:`sklearn_ldp.PrivacyLedger`
     instead of letting two writers replace each other's file; nothing was written. The
     message names the file and its lock file. A subclass of ``BlockingIOError`` (an
-    ``OSError``): the file system, not the caller's input, is busy.
+    ``OSError``): the file system, not the caller's input, is busy. Public as
+    ``sklearn_ldp.FileLockedError``.
+
+    See Also
+    --------
+    sklearn_ldp.io.ReportWriter : The streaming writer that takes the lock.
+    sklearn_ldp.UnverifiedFileWarning : The other file-level signal of the package.
 
     Examples
     --------
