@@ -53,7 +53,7 @@ _SHIFTS = {r: (_U64(r), _U64(64 - r)) for r in (13, 16, 17, 21, 32)}
 # The last block of a 24-byte message: no trailing bytes, the length (24) in the top byte.
 _LENGTH_24 = _U64(24 << 56)
 # Elements hashed at once (see siphash24).
-_CHUNK = 2**15
+_CHUNK = 2**14
 
 
 def tag(label):
@@ -128,8 +128,29 @@ def siphash24(key0, key1, blocks):
     k1 = np.asarray(key1, dtype=_U64)
     blocks = [np.asarray(block, dtype=_U64) for block in blocks]
     shape = np.broadcast_shapes(k0.shape, k1.shape, *(block.shape for block in blocks))
-    k0, k1 = (np.broadcast_to(part, shape).reshape(-1) for part in (k0, k1))
-    return siphash24_finish(_initial_state(k0, k1), blocks).reshape(shape)
+    k0, k1, *blocks = (np.broadcast_to(part, shape).reshape(-1)
+                       for part in (k0, k1, *blocks))
+    out = np.empty(k0.shape[0], dtype=_U64)
+    # Chunks that stay in the processor's cache; the state starts from the key slices
+    # directly (no (4, n) state array: measured 0.125 s per 10^6 words against 0.16 s).
+    for start in range(0, out.shape[0], _CHUNK):
+        part = slice(start, start + _CHUNK)
+        a, b = k0[part], k1[part]
+        v0, v1, v2, v3 = a ^ _INIT[0], b ^ _INIT[1], a ^ _INIT[2], b ^ _INIT[3]
+        scratch = np.empty_like(v0)
+        _compress(v0, v1, v2, v3, [block[part] for block in blocks], scratch)
+        _finalize(v0, v1, v2, v3, scratch, out[part])
+    return out.reshape(shape)
+
+
+def _finalize(v0, v1, v2, v3, scratch, out):
+    """SipHash-2-4's finalization of ``v0..v3`` into ``out``."""
+    v2 ^= _U64(0xFF)
+    for _ in range(4):
+        _sip_round(v0, v1, v2, v3, scratch)
+    v0 ^= v1
+    v2 ^= v3
+    np.bitwise_xor(v0, v2, out=out)
 
 
 def _initial_state(k0, k1):
@@ -211,12 +232,7 @@ def siphash24_finish(state, blocks):
         v0, v1, v2, v3 = (row.copy() for row in state[:, part])
         scratch = np.empty_like(v0)
         _compress(v0, v1, v2, v3, [block[part] for block in blocks], scratch)
-        v2 ^= _U64(0xFF)
-        for _ in range(4):
-            _sip_round(v0, v1, v2, v3, scratch)
-        v0 ^= v1
-        v2 ^= v3
-        np.bitwise_xor(v0, v2, out=out[part])
+        _finalize(v0, v1, v2, v3, scratch, out[part])
     return out
 
 
@@ -312,10 +328,12 @@ def prf_uniform_below(secrets, label, values, high):
     limit = _U64((2**64) % high)
     out = np.empty(values.shape[0], dtype=np.int64)
     pending = np.arange(values.shape[0])
-    state = prf_absorb(secrets, label, values)  # the counters share the (tag, value) rounds
     counter = 0
     while pending.size:
-        words = prf_finish(state[:, pending] if counter else state, counter)
+        # Whole hashes: a second counter is rare (below high / 2^64), so caching the
+        # (tag, value) state would cost more than it saves (measured 0.20 s vs 0.17 s).
+        words = prf_words(secrets[pending] if counter else secrets, label,
+                          values[pending] if counter else values, counter)
         accepted = words >= limit
         out[pending[accepted]] = (words[accepted] % _U64(high)).astype(np.int64)
         pending = pending[~accepted]
