@@ -38,8 +38,9 @@ first commit of ``sklearn_ldp/mechanisms/_prf.py``, when permanent responses wer
 the round's generator and stored), each in its own subprocess (``git archive`` of that commit
 into a temporary folder, imported by path), one after the other on the same values; ratio =
 this tree's CPU seconds over the before tree's. Measured (2 cores shared, load average
-10-12, d = 64): round 1 is 4.3-7.0x slower than before memoization at 10^6 and 10^7 users
-(later rounds 1.1-1.7x); the 2x target is not met. A round 1 needs about 2 SipHash-2-4
+10-12, d = 64): round 1 is 2.8-4.4x slower than before memoization at 10^6 users (final
+code) and 3.5-7.0x at 10^7 (an earlier run, before the last single-word fix), later rounds
+1.0-1.7x; the 2x target is not met. A round 1 needs about 2 SipHash-2-4
 words per user for L-GRR, dBitFlipPM and 1BitMean (~0.13 s per 10^6 words in numpy) where
 the tree before drew from PCG64 in a few nanoseconds, and about 7 words per 64 lanes for the
 unary kinds; see the report of the h-memo branch for the figures.
