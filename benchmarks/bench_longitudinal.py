@@ -31,9 +31,24 @@ The peer's unary clients return one float64 vector of d entries per user (8 GB a
 users (default 2 x 10^5), and their times are scaled by N / peer-users (marked
 "extrapolated"); its L-GRR runs on all the users. MSE / N does not depend on N.
 
+``--memo-speed`` instead times memoization's cost: each kind (L-GRR, L-SUE, L-OUE, L-OSUE,
+L-SOUE, dBitFlipPM, 1BitMean) at each ``--memo-users`` (default 10^6 and 10^7), first round
+and later rounds, in this tree and in the tree of ``--before`` (default: the parent of the
+first commit of ``sklearn_ldp/mechanisms/_base/prf.py``, when permanent responses were drawn from
+the round's generator and stored), each in its own subprocess (``git archive`` of that commit
+into a temporary folder, imported by path), one after the other on the same values; ratio =
+this tree's CPU seconds over the before tree's. Measured (2 cores shared, load average
+10-12, d = 64): round 1 is 2.8-4.4x slower than before memoization at 10^6 users (final
+code) and 3.5-7.0x at 10^7 (an earlier run, before the last single-word fix), later rounds
+1.0-1.7x; the 2x target is not met. A round 1 needs about 2 SipHash-2-4
+words per user for L-GRR, dBitFlipPM and 1BitMean (~0.13 s per 10^6 words in numpy) where
+the tree before drew from PCG64 in a few nanoseconds, and about 7 words per 64 lanes for the
+unary kinds; see the report of the h-memo branch for the figures.
+
 Examples
 --------
     python benchmarks/bench_longitudinal.py
+    python benchmarks/bench_longitudinal.py --memo-speed --cells 64
     python benchmarks/bench_longitudinal.py --users 100000 --no-peers
     python benchmarks/bench_longitudinal.py --no-peers      # ours and the front door, 10^6
 """
@@ -168,6 +183,96 @@ print(json.dumps({"rounds": out}))
 '''
 
 
+MEMO_KINDS = PROTOCOLS + ("dbitflip", "1bitmean")
+
+# One kind, one size, one tree: imported from sys.argv[3] (this tree or the before tree's
+# folder); prints the CPU and wall seconds of each round. Both APIs: before memoization
+# MemoState(mechanism) and new_state(n, rng); after, MemoState(mechanism, n, rng=rng).
+MEMO_SOURCE = r'''
+import inspect, json, sys, time
+sys.path.insert(0, sys.argv[3])
+import numpy as np
+from sklearn_ldp.mechanisms import longitudinal as L
+data = np.load(sys.argv[1])
+params = json.loads(sys.argv[2])
+rounds, name, k = data["rounds"], params["kind"], params["cells"]
+rng = np.random.default_rng(params["seed"])
+n = rounds.shape[1]
+if name == "dbitflip":
+    mechanism = L.DBitFlipPM(k, params["eps_perm"], n_sampled=1)
+elif name == "1bitmean":
+    mechanism = L.OneBitMeanPM(k - 1, params["eps_perm"])
+    rounds = rounds.astype(float)
+else:
+    mechanism = L.LongitudinalMechanism(k, params["eps_perm"], params["eps_1"], name)
+if hasattr(mechanism, "new_state"):
+    state = mechanism.new_state(n, rng)
+elif len(inspect.signature(L.MemoState).parameters) > 1:
+    state = L.MemoState(mechanism, n, rng=rng)
+else:
+    state = L.MemoState(mechanism)
+out = []
+for values in rounds:
+    c0, w0 = time.process_time(), time.perf_counter()
+    reports = mechanism.randomize(values, state, rng)
+    out.append({"cpu": time.process_time() - c0, "wall": time.perf_counter() - w0})
+    del reports
+print(json.dumps({"rounds": out, "file": L.__file__}))
+'''
+
+
+def before_commit():
+    """The parent of the first commit of ``sklearn_ldp/mechanisms/_base/prf.py``."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    first = subprocess.run(["git", "log", "--format=%H", "--reverse", "--",
+                            "sklearn_ldp/mechanisms/_base/prf.py"], cwd=root, check=True,
+                           capture_output=True, text=True).stdout.split()[0]
+    return first + "~1"
+
+
+def memo_speed(args):
+    """Before / after memoization, CPU seconds per round, one subprocess per measurement."""
+    import subprocess
+    import tempfile
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    commit = args.before or before_commit()
+    with tempfile.TemporaryDirectory() as folder:
+        archive = subprocess.run(["git", "archive", commit], cwd=root, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        label = subprocess.run(["git", "rev-parse", "--short", commit], cwd=root,
+                               check=True, capture_output=True, text=True).stdout.strip()
+        print(f"before = {commit} ({label}), after = this tree; d = {args.cells}, "
+              f"{args.rounds} rounds, churn {args.churn}; CPU s per round (later rounds: "
+              "mean); ratio = after / before.\n")
+        rows = []
+        for users in args.memo_users:
+            rounds = make_rounds(users, args.cells, args.rounds, args.churn, 0)
+            for kind in args.memo_kinds:
+                params = {"kind": kind, "cells": args.cells, "eps_perm": args.eps_perm,
+                          "eps_1": args.eps_1, "seed": 1}
+                times = {}
+                for tree, path in (("before", folder), ("after", root)):
+                    result = run_peer(MEMO_SOURCE.replace("sys.argv[3]", repr(path)),
+                                      {"rounds": rounds}, params, python=sys.executable)
+                    if "error" in result:
+                        raise RuntimeError(f"{kind} {users} {tree}: {result['error']}")
+                    times[tree] = [r["cpu"] for r in result["rounds"]]
+                first = [times[tree][0] for tree in ("before", "after")]
+                later = [np.mean(times[tree][1:]) for tree in ("before", "after")]
+                rows.append([f"{users:.0e}", kind, f"{first[0]:.2f}", f"{first[1]:.2f}",
+                             f"{first[1] / first[0]:.2f}", f"{later[0]:.2f}",
+                             f"{later[1]:.2f}", f"{later[1] / later[0]:.2f}"])
+                print_table(["users", "kind", "round 1 before", "round 1 after", "ratio",
+                             "later before", "later after", "ratio"], rows[-1:])
+        print()
+        print_table(["users", "kind", "round 1 before", "round 1 after", "ratio",
+                     "later before", "later after", "ratio"], rows)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=10**6)
@@ -182,8 +287,16 @@ def main():
     parser.add_argument("--peer-users", type=int, default=200_000)
     parser.add_argument("--peer-cache", default=None,
                         help="JSON file keeping the peer's results between runs")
+    parser.add_argument("--memo-speed", action="store_true",
+                        help="time memoization against the tree before it (see above)")
+    parser.add_argument("--before", default=None, help="the commit before memoization")
+    parser.add_argument("--memo-users", type=int, nargs="+", default=[10**6, 10**7])
+    parser.add_argument("--memo-kinds", nargs="+", default=list(MEMO_KINDS))
     args = parser.parse_args()
     print(machine_note())
+    if args.memo_speed:
+        memo_speed(args)
+        return
     rounds = make_rounds(args.users, args.cells, args.rounds, args.churn, 0)
     print(f"N = {args.users}, d = {args.cells} (Zipf 1.1), {args.rounds} rounds, "
           f"{100 * args.churn:g}% of the users change value before each later round; "

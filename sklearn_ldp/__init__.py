@@ -16,7 +16,7 @@ from . import binning, longitudinal, mechanisms, workloads
 from .deploy import budget, distributed, io
 from .deploy.budget import BudgetExceededError, PrivacyLedger
 from .deploy.collect import reports_from_client, stack_client_reports
-from .deploy.limits import UnverifiedFileWarning, get_limits, limits, set_limits
+from .deploy.limits import FileLockedError, UnverifiedFileWarning, get_limits, limits, set_limits
 from .domain import Domain
 from .encoder import LDPEncoder
 from .estimators import (
@@ -46,6 +46,7 @@ __all__ = [
     "CountMechanism",
     "DistributionEstimator",
     "Domain",
+    "FileLockedError",
     "HeavyHitterEstimator",
     "LDPEncoder",
     "LDPReports",

@@ -63,7 +63,9 @@ import numpy as np
 import pandas as pd
 
 from .deploy.limits import (
+    MAX_FLAT_CELLS,
     MAX_REPORTS,
+    PRODUCT_FREE_KINDS,
     UnverifiedFileWarning,
     atomic_write,
     check_size,
@@ -325,21 +327,34 @@ def _verify_members(contents, version, name, allow_unverified):
         raise checksum_mismatch(name)
 
 
-def _domain_from_header(categories, name):
-    """The Domain of the header's categories, its number of cells checked first."""
+def _domain_from_header(categories, name, mechanism=None):
+    """The Domain of the header's categories, its number of cells checked first.
+
+    The product of the category counts is capped by ``max_cells`` (before any Domain is
+    built) only where the reports' ``mechanism`` allocates one entry per cell of the joint
+    domain: the kinds of ``PRODUCT_FREE_KINDS`` (SPL / SMP / RS+FD columns, InpHT, the
+    marginal-set kinds) are written over domains far past it and must read back. Each
+    column's own count stays capped (:class:`~sklearn_ldp.domain.Domain`), and the header's
+    lists are bounded by the file's size anyway. Without a mechanism the cap applies.
+    """
     if categories is None:
         return None
     if not isinstance(categories, dict) or not categories:
         raise ValueError(f"{name}: the header field 'categories' must be a non-empty object "
                          "(column -> list of categories).")
+    product_free = getattr(mechanism, "kind", None) in PRODUCT_FREE_KINDS
     cells = 1
     for column, values in categories.items():
         if not isinstance(values, list):
             raise ValueError(f"{name}: the categories of column {column!r} must be a list, "
                              f"got {type(values).__name__}.")
         cells *= max(len(values), 1)
-        check_size(cells, "the cells of the domain (product of category counts)",
-                   "max_cells", name)
+        if not product_free:
+            check_size(cells, "the cells of the domain (product of category counts)",
+                       "max_cells", name)
+        elif cells > MAX_FLAT_CELLS:
+            raise ValueError(f"{name}: the cells of the domain (product of category counts) "
+                             f"= {cells} exceed 2^62 (flat cell indices are int64).")
     try:
         return Domain({column: [_category_from_json(v) for v in values]
                        for column, values in categories.items()})
@@ -429,7 +444,7 @@ def _load_npz(path, kind, array_name, allow_unverified=False):
         mechanism = load_mechanism(spec)
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise ValueError(f"{name}: cannot rebuild the mechanism: {exc}") from None
-    domain = _domain_from_header(header.get("categories"), name)
+    domain = _domain_from_header(header.get("categories"), name, mechanism)
     workload = _workload_from_header(header, contents, domain, name)
     if array_name not in contents:
         raise ValueError(f"{name}: the file has no array {array_name!r}.")
@@ -1932,7 +1947,7 @@ class ColumnsMechanism(Mechanism):
         Examples
         --------
         >>> from sklearn_ldp.mechanisms import RandomizedResponse
-        >>> from sklearn_ldp.mechanisms.numeric import DuchiMechanism
+        >>> from sklearn_ldp.mechanisms.numeric.mechanisms import DuchiMechanism
         >>> mechanism = ColumnsMechanism([
         ...     column_part(["x"], DuchiMechanism(0.5, (0.0, 10.0))),
         ...     column_part(["c"], RandomizedResponse(3, 0.5))])

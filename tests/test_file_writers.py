@@ -505,3 +505,19 @@ def test_fuzz_loaders_with_the_opt_in_end_in_a_load_or_a_clear_error(tmp_path_fa
         path.write_bytes(text)
     for allow in (False, True):
         outcome(_load, kind, path, allow)
+
+
+def test_file_locked_error_is_public_and_is_what_a_second_writer_gets(tmp_path):
+    # Users catch it from the package itself (not from the private _limits module).
+    import sklearn_ldp
+    from sklearn_ldp import FileLockedError as PublicFileLockedError
+
+    assert "FileLockedError" in sklearn_ldp.__all__
+    assert PublicFileLockedError is FileLockedError
+    assert issubclass(PublicFileLockedError, OSError)
+    path = tmp_path / "reports.csv"
+    with ReportWriter(path, MECHANISM) as writer:
+        writer.write(np.array([0, 1]))
+        with pytest.raises(PublicFileLockedError, match=r"reports\.csv: another writer holds"):
+            ReportWriter(path, MECHANISM)
+    assert read_reports(path).reports.tolist() == [0, 1]

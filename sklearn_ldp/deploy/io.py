@@ -344,7 +344,8 @@ def reports_from_frame(frame, mechanism=None, domain=None, workload=None):
         raise ValueError(f"the DataFrame holds reports of {carried!r} ({where}), not of "
                          f"{mechanism!r}.")
     if domain is None and frame.attrs.get(DOMAIN_ATTR) is not None:
-        domain = _domain_from_header(json.loads(frame.attrs[DOMAIN_ATTR]), where)
+        domain = _domain_from_header(json.loads(frame.attrs[DOMAIN_ATTR]), where,
+                                     mechanism)
     if workload is None and frame.attrs.get(WORKLOAD_ATTR) is not None:
         workload_spec = json.loads(frame.attrs[WORKLOAD_ATTR])
         _workload_spec_cells(workload_spec, where)

@@ -279,6 +279,14 @@ def checksum_mismatch(where, detail=""):
 
 # ---------------------------------------------------------------------- mechanism specs
 _MARGINAL_KINDS = ("inp_rr", "inp_ps", "inp_ht", "inp_em", "marg_rr", "marg_ps", "marg_ht")
+# Kinds that never allocate one entry per cell of the joint domain (measured: a 10^9-cell
+# domain collects and aggregates; inp_rr / inp_ps build a full-domain oracle and do not):
+# their joint domain is bounded only by int64 flat cell indices, not by max_cells. The
+# tables they do build are capped (max_matrix_entries, see _marginal_sizes).
+PRODUCT_FREE_KINDS = ("inp_ht", "inp_em", "marg_rr", "marg_ps", "marg_ht", "columns",
+                      "multi_attribute")
+# The largest joint domain of those kinds: flat cell indices are int64.
+MAX_FLAT_CELLS = 2**62
 
 
 def _matrix_size(matrix, field, kind):
@@ -305,6 +313,8 @@ def _marginal_sizes(shape, max_order, kind):
     ``e_k`` of the (padded) category counts, computed exactly with Python integers.
     """
     where = f"the {kind!r} specification"
+    product_free = kind in PRODUCT_FREE_KINDS
+    cap = MAX_FLAT_CELLS if product_free else get_limits()["max_cells"]
     if not isinstance(shape, list) or not shape:
         raise ValueError(f"{where}: params.shape must be a non-empty list of category counts.")
     cells = 1
@@ -315,7 +325,10 @@ def _marginal_sizes(shape, max_order, kind):
         if size < 2:
             return  # refused by the mechanism, before anything is allocated
         cells *= size
-        if cells > get_limits()["max_cells"]:
+        if cells > cap:
+            if product_free:
+                raise ValueError(f"{where}: the product of params.shape (so far) = {cells} "
+                                 "exceeds 2^62 (flat cell indices are int64).")
             check_size(cells, "the product of params.shape (so far)", "max_cells", where)
     if isinstance(max_order, bool) or not isinstance(max_order, int) \
             or not 1 <= max_order <= len(shape):
@@ -362,7 +375,14 @@ def check_mechanism_spec_sizes(spec):
         return
     if "n_inputs" not in spec:
         raise ValueError(f"{where} has no field 'n_inputs'.")
-    n_inputs = check_size(spec["n_inputs"], "n_inputs", "max_cells", where)
+    if kind in PRODUCT_FREE_KINDS:  # never allocated: only int64 indices bound it
+        n_inputs = spec["n_inputs"]
+        if isinstance(n_inputs, int) and not isinstance(n_inputs, bool) \
+                and n_inputs > MAX_FLAT_CELLS:
+            raise ValueError(f"{where}: n_inputs = {n_inputs} exceeds 2^62 (flat cell indices "
+                             "are int64).")
+    else:
+        n_inputs = check_size(spec["n_inputs"], "n_inputs", "max_cells", where)
     if kind in ("gaussian", "gaussian_pure"):
         workload = params.get("workload")
         if workload is None:  # the identity: n x n
@@ -401,7 +421,13 @@ class FileLockedError(BlockingIOError):
     :meth:`sklearn_ldp.AggregatedReports.save` and a file :class:`sklearn_ldp.PrivacyLedger`
     instead of letting two writers replace each other's file; nothing was written. The
     message names the file and its lock file. A subclass of ``BlockingIOError`` (an
-    ``OSError``): the file system, not the caller's input, is busy.
+    ``OSError``): the file system, not the caller's input, is busy. Public as
+    ``sklearn_ldp.FileLockedError``.
+
+    See Also
+    --------
+    sklearn_ldp.deploy.io.ReportWriter : The streaming writer that takes the lock.
+    sklearn_ldp.UnverifiedFileWarning : The other file-level signal of the package.
 
     Examples
     --------

@@ -240,7 +240,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.strategy_ = design.mechanism
         self.reason_ = design.reason
         self.objective_ = design.objective
-        self.l0_error_ = l0_error(design.matrix)
+        self.l0_error_ = l0_error(check_count_matrix(design.matrix, self.epsilon))
         self.properties_ = design.properties
         self.prior_ = check_prior(self.prior, n)
         self.alpha_ = alpha_of(self.epsilon)
@@ -277,15 +277,27 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     def _error_table(self):
         """``expected_error_``: the exact squared error of ``predict`` for each true count,
         reduced to its worst case and its prior-weighted mean."""
-        n = self.matrix_.shape[0] - 1
+        matrix = self._sampled_matrix()
+        n = matrix.shape[0] - 1
         # predict of every possible release, then E[(estimate - j)^2 | j] by one product.
-        estimates = np.asarray(decode(self.matrix_, np.arange(n + 1), self.prior_,
-                                      self.decode), dtype=float)
+        estimates = np.asarray(decode(matrix, np.arange(n + 1), self.prior_, self.decode),
+                               dtype=float)
         squared = (estimates[:, np.newaxis] - np.arange(n + 1)[np.newaxis, :]) ** 2
-        per_count = np.sum(self.matrix_ * squared, axis=0)
+        per_count = np.sum(matrix * squared, axis=0)
         return pd.DataFrame({"worst_case": [float(per_count.max())],
                              "average_case": [float(per_count @ self.prior_)]},
                             index=pd.Index(["estimated_count"], name="answer"))
+
+    def _sampled_matrix(self):
+        """The law ``transform`` samples: ``W / 2^52`` of the exact integer table of
+        ``matrix_`` (exact in float64, about 1e-11 off the designed float matrix).
+
+        Decoding and scoring use it, not ``matrix_``, so that ``predict`` is the posterior
+        of the law actually released and ``score`` its exact expected loss. It is recomputed
+        from ``matrix_`` on each call (a public attribute, which a pickle or a user may
+        replace): a matrix weaker than ``epsilon`` is refused here as in ``transform``.
+        """
+        return check_count_matrix(self.matrix_, self.epsilon, name="CountMechanism's matrix_")
 
     @property
     def mechanism_(self):
@@ -400,7 +412,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         # matrix_ is a public attribute (and a pickle can carry any): it is checked against
         # epsilon again, before the charge, so that a refused matrix releases and charges
         # nothing; the matrix returned is the realised law of its exact integer table.
-        matrix = check_count_matrix(self.matrix_, self.epsilon, name="CountMechanism's matrix_")
+        matrix = self._sampled_matrix()
         if self._is_grouped(X):
             counts = self._group_counts(X)
             self._charge_release(counts.to_numpy())
@@ -444,14 +456,17 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
                 f"{self.group_column!r} column."
             )
         noisy = self._validate_counts(X, reset=False, name="noisy counts")
-        estimate = decode(self.matrix_, noisy, self.prior_, self.decode)
+        # The posterior of the law sampled (the integer table / 2^52), not of the designed
+        # float matrix.
+        estimate = decode(self._sampled_matrix(), noisy, self.prior_, self.decode)
         return _like(X, estimate, "estimated_count")
 
     def score(self, X, y=None):
         """Negative expected loss of the released counts on held-out *true* counts.
 
         For each held-out count ``j`` the expected cost of its release,
-        ``sum_i matrix_[i, j] C[i, j]``, is computed exactly (no sampling noise), then
+        ``sum_i P[i, j] C[i, j]`` with ``P`` the law sampled (the integer table of
+        ``matrix_`` over ``2^52``), is computed exactly (no sampling noise), then
         averaged over the entries (``aggregation="sum"``) or maximized (``"max"``). Greater is
         better, as scikit-learn expects. It reads true counts: use it where the curator holds
         them (the central model of this mechanism).
@@ -476,8 +491,9 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             counts = self._validate_counts(X, reset=False)
         if counts.size == 0:
             raise ValueError("score needs at least one held-out count.")
-        n = self.matrix_.shape[0] - 1
-        per_count = np.sum(cost_matrix(n, self.loss, self.d) * self.matrix_, axis=0)
+        matrix = self._sampled_matrix()
+        n = matrix.shape[0] - 1
+        per_count = np.sum(cost_matrix(n, self.loss, self.d) * matrix, axis=0)
         losses = per_count[counts]
         return -float(losses.max() if self.aggregation == "max" else losses.mean())
 
