@@ -143,6 +143,8 @@ def lattice_coordinates(A, exponent):
     if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)):
         raise ValueError(f"the lattice exponent must be an integer, got {exponent!r}.")
     exponent = int(exponent)
+    if abs(exponent) > 1100:  # beyond any double's exponent range: nothing fits
+        raise ValueError(f"the lattice exponent {exponent} is outside [-1100, 1100].")
     with np.errstate(over="ignore"):
         X = np.ldexp(A, exponent)
     if (not np.all(np.isfinite(X)) or np.abs(X).max() >= _MAX_LATTICE_COORDINATE
@@ -244,7 +246,11 @@ def check_gaussian_lattice(A, epsilon, delta, lattice, kind="gaussian"):
             raise ValueError(f"lattice[{key!r}] of the {kind!r} specification must be an "
                              f"integer, got {value!r}.")
     m = lattice["exponent"]
-    sensitivity2 = centre_sensitivity2(*lattice_coordinates(A, m))
+    try:
+        sensitivity2 = centre_sensitivity2(*lattice_coordinates(A, m))
+    except (ValueError, OverflowError, TypeError) as exc:
+        raise ValueError(f"lattice['exponent'] of the {kind!r} specification is {m!r}: "
+                         f"{exc}") from None
     if lattice["sensitivity2"] != sensitivity2:
         raise ValueError(f"lattice['sensitivity2'] of the {kind!r} specification is "
                          f"{lattice['sensitivity2']!r}, but the workload on the lattice 2^-{m} "
