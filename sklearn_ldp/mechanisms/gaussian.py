@@ -275,6 +275,13 @@ def check_gaussian_lattice(A, epsilon, delta, lattice, kind="gaussian"):
     return m, sensitivity2, sigma2
 
 
+def _lattice_box(low, high, exponent):
+    """``(low, high)`` rounded outward to the lattice ``2^-exponent Z``: the box's corners
+    are then valid reports (exact: power-of-two scalings and floor/ceil)."""
+    return (np.ldexp(np.floor(np.ldexp(low, exponent)), -exponent),
+            np.ldexp(np.ceil(np.ldexp(high, exponent)), -exponent))
+
+
 def on_lattice(block, exponent):
     """Whether each entry of ``block`` is an integer multiple of ``2^-exponent`` (NaN: False).
 
@@ -797,7 +804,8 @@ class GaussianMechanism(_VectorReportMechanism):
             The smallest and largest accepted value of each coordinate of a report.
         """
         spread = self.sigma * self._tail + 2.0 * self.step
-        return self.A.min(axis=1) - spread, self.A.max(axis=1) + spread
+        return _lattice_box(self.A.min(axis=1) - spread, self.A.max(axis=1) + spread,
+                            self.lattice_exponent)
 
     @property
     def _solver(self):

@@ -79,6 +79,7 @@ from .gaussian import (
     GAUSSIAN_SPEC_VERSION,
     LATTICE_SIGMA_BITS,
     RANDOMIZE_CHUNK,
+    _lattice_box,
     _MinimumNorm,
     _VectorReportMechanism,
     tail_multiplier,
@@ -556,7 +557,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
             The smallest and largest accepted value of each coordinate of a kept report.
         """
         bound = np.full(self.n_queries, self.sigma * self._tail + self.step)
-        return -bound, bound
+        return _lattice_box(-bound, bound, self.lattice_exponent)
 
     @property
     def _solver(self):
