@@ -386,7 +386,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
     workload : array of shape (d, n), Workload or None, default=None
         The matrix ``A`` (default: the identity).
     calibration : {"optimal", "paper"}, default="optimal"
-        How sigma is chosen; privacy does not depend on it (``P(bottom) = 1/2`` exactly).
+        How sigma is chosen; privacy does not depend on it (the integer envelope alone makes it eps-LDP).
         ``"optimal"``: least variance for the largest column; ``"paper"``: the paper's
         construction with ``delta_0 = tanh(eps/2)`` (several times more variance).
     columns : {"auto", "raw", "equalized"}, default="auto"
@@ -400,7 +400,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         Standard deviation of each coordinate of a draw ``v``.
     kappa, alpha, beta : ndarray of shape (n_inputs,)
         Exact moments of one report per type, relative to the column ``a_u``:
-        ``E[r] = kappa a``, ``E[r r^T] = alpha I + beta a a^T`` (``P(keep) = 1/2``).
+        ``E[r] = kappa a``, ``E[r r^T] = alpha I + beta a a^T`` (``P(keep) = p_keep``, near 1/2).
     effective_norms : ndarray of shape (n_inputs,)
         Norm of the vector each type plugs into the sampler.
 
