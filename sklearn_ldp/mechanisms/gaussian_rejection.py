@@ -386,7 +386,8 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
     workload : array of shape (d, n), Workload or None, default=None
         The matrix ``A`` (default: the identity).
     calibration : {"optimal", "paper"}, default="optimal"
-        How sigma is chosen; privacy does not depend on it (the integer envelope alone makes it eps-LDP).
+        How sigma is chosen; privacy does not depend on it (the integer envelope alone
+        makes it eps-LDP).
         ``"optimal"``: least variance for the largest column; ``"paper"``: the paper's
         construction with ``delta_0 = tanh(eps/2)`` (several times more variance).
     columns : {"auto", "raw", "equalized"}, default="auto"
