@@ -7,6 +7,11 @@ linearly with users x d), to aggregate + estimate, and to draw the aggregate exa
 ``simulate_statistic`` (independent of the number of users), plus the squared error of one
 simulated estimate over its analytic expectation.
 
+Both randomizers sample exactly on a public lattice (discrete Gaussian, spec version 2); the
+second table is the price of the exact (eps, delta) check: the per-user variance of the exact
+``gaussian`` kind over the analytic (continuous) Gaussian's, at eps in {0.5, 1, 2},
+delta = 1e-6, on the identity (d = n = cells) and the prefix workload over 64 cells.
+
 Example
 -------
     python benchmarks/bench_bassily.py --users 100000 --cells 1024
@@ -54,6 +59,14 @@ def main(argv=None):
     print(f"# N={args.users}, d=n={args.cells}, eps={args.epsilon}, identity workload")
     print_table(["mechanism", "privatize s", "agg+est s", "simulate ms", "SSE/analytic (1 draw)"],
                 rows)
+    cost = []
+    for name, n, workload in (("identity", args.cells, None),
+                              ("prefix", 64, np.tril(np.ones((64, 64))))):
+        ratios = [GaussianMechanism(n, eps, delta=1e-6, workload=workload).variance_cost
+                  for eps in (0.5, 1.0, 2.0)]
+        cost.append([name] + [f"{ratio:.3f}" for ratio in ratios])
+    print("# exact / analytic Gaussian per-user variance, delta = 1e-6")
+    print_table(["workload", "eps=0.5", "eps=1", "eps=2"], cost)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from sklearn_ldp.mechanisms.bassily.gaussian import (
 from sklearn_ldp.mechanisms.bassily.rejection import (
     MAX_REJECTION_EPSILON,
     GaussianRejectionMechanism,
+    loss_window,
     optimal_rejection_sigma,
     paper_rejection_sigma,
     rejection_moments,
@@ -70,14 +71,20 @@ def test_balle_wang_delta_is_the_hockey_stick_divergence(sigma, epsilon):
     assert gaussian_delta(sigma, sensitivity, epsilon) == pytest.approx(divergence, rel=1e-7)
 
 
-def test_gaussian_mechanism_sigma_uses_sensitivity_two_r():
+def test_gaussian_mechanism_sigma_is_the_exact_lattice_calibration():
+    # Format change (spec version 2): sigma is sqrt(sigma2) h of the exact discrete Gaussian
+    # on the lattice h = 2^-m, calibrated by the exact zCDP check on the centres' sensitivity
+    # (at most 2 r, plus the rounding step); the analytic sigma is the reference.
     mechanism = GaussianMechanism(6, 0.8, delta=1e-6, workload=WIDE)
     r = np.sqrt((WIDE**2).sum(axis=0)).max()
     assert mechanism.radius == pytest.approx(r)
-    assert mechanism.sigma == pytest.approx(analytic_gaussian_sigma(2 * r, 0.8, 1e-6))
-    classic = GaussianMechanism(6, 0.8, delta=1e-6, workload=WIDE, calibration="classic")
-    assert classic.sigma == pytest.approx(2 * r * math.sqrt(2 * math.log(2e6)) / 0.8)
-    assert mechanism.sigma <= classic.sigma
+    h = 2.0**-mechanism.lattice_exponent
+    assert mechanism.sigma == math.sqrt(mechanism.sigma2) * h
+    assert mechanism.sensitivity2 <= (2 * r / h + 2 * math.sqrt(4)) ** 2
+    assert 2**24 <= mechanism.sigma2 < 2**27
+    assert mechanism.analytic_sigma == pytest.approx(analytic_gaussian_sigma(2 * r, 0.8, 1e-6))
+    classic = classic_gaussian_sigma(2 * r, 0.8, 1e-6)
+    assert mechanism.sigma <= 1.5 * classic
 
 
 # ---------------------------------------------------------------------- Gaussian mechanism
@@ -114,18 +121,18 @@ def test_gaussian_row_space_and_null_space():
 
 
 def test_gaussian_json_round_trip_and_errors():
-    mechanism = GaussianMechanism(6, 1.0, delta=1e-5, workload=WIDE, calibration="classic")
+    mechanism = GaussianMechanism(6, 1.0, delta=1e-5, workload=WIDE)
     copy = mechanism_from_json(mechanism.to_json())
     assert copy == mechanism and copy.sigma == mechanism.sigma
-    assert copy != GaussianMechanism(6, 1.0, delta=1e-5, workload=WIDE)
+    assert copy != GaussianMechanism(6, 1.0, delta=1e-4, workload=WIDE)
     assert GaussianMechanism.from_json(mechanism.to_json()).A.tolist() == WIDE.tolist()
     with pytest.raises(ValueError, match="needs delta"):
         GaussianMechanism(6, 1.0, workload=WIDE)
     for delta in (0.0, 1.0, -0.1, 2.0, float("nan")):
         with pytest.raises(ValueError, match="delta"):
             GaussianMechanism(6, 1.0, delta=delta, workload=WIDE)
-    with pytest.raises(ValueError, match="calibration"):
-        GaussianMechanism(6, 1.0, delta=1e-5, workload=WIDE, calibration="tight")
+    with pytest.raises(TypeError, match="calibration"):  # the exact check calibrates
+        GaussianMechanism(6, 1.0, delta=1e-5, workload=WIDE, calibration="classic")
     with pytest.raises(ValueError, match="columns"):
         GaussianMechanism(5, 1.0, delta=1e-5, workload=WIDE)
     with pytest.raises(ValueError, match="all zeros"):
@@ -251,13 +258,14 @@ def test_projection_reduces_error_when_users_are_few():
 def _keep_moments_by_quadrature(norm, sigma, epsilon):
     """(P(keep), E[t h], E[t^2 h]) by 1-D integration over t = <v, a/|a|> / sigma."""
     s = norm / sigma
+    loss_low, loss_high = loss_window(epsilon)  # the exact envelope's window (version 2)
 
     def keep(t):
         loss = s * t - s * s / 2
-        return 0.5 * math.exp(loss) if abs(loss) <= epsilon / 2 else 0.5
+        return 0.5 * math.exp(loss) if loss_low <= loss <= loss_high else 0.5
 
-    pieces = [(-np.inf, s / 2 - epsilon / (2 * s)), (s / 2 - epsilon / (2 * s),
-              s / 2 + epsilon / (2 * s)), (s / 2 + epsilon / (2 * s), np.inf)]
+    pieces = [(-np.inf, s / 2 + loss_low / s), (s / 2 + loss_low / s, s / 2 + loss_high / s),
+              (s / 2 + loss_high / s, np.inf)]
     pdf = stats.norm.pdf
     return [sum(integrate.quad(lambda t, k=k: t**k * keep(t) * pdf(t), a, b, epsabs=1e-13)[0]
                 for a, b in pieces) for k in range(3)]
@@ -283,13 +291,17 @@ def test_pure_privacy_exact_ratios(epsilon, calibration):
     bottom = np.array([1 - _keep_moments_by_quadrature(m, mechanism.sigma, epsilon)[0]
                        if m > 0 else 0.5 for m in mechanism.effective_norms])
     assert len(bottom) == 7 and bottom.max() / bottom.min() <= math.exp(epsilon) * (1 + 1e-9)
-    np.testing.assert_allclose(bottom, 0.5, atol=1e-9)  # exactly 1/2 for every input
+    # Version 2: P(bottom) is no longer 1/2 (asymmetric window), but it lies in the envelope.
+    one = 2.0**52
+    assert np.all(bottom >= 1 - mechanism.keep_high / one - 1e-12)
+    assert np.all(bottom <= 1 - mechanism.keep_low / one + 1e-12)
     # A kept report has density phi_0(v) * keep(u, v): compare all pairs of types at many v.
     rng = np.random.default_rng(5)
     draws = mechanism.sigma * rng.standard_normal((2000, 4)) * rng.uniform(0.01, 3, (2000, 1))
     keep = np.array([mechanism.keep_probability(np.full(2000, u), draws) for u in range(7)])
-    assert keep.max() <= math.exp(epsilon / 2) / 2 * (1 + 1e-12)
-    assert keep.min() >= math.exp(-epsilon / 2) / 2 * (1 - 1e-12)
+    numerators = np.array([mechanism.keep_numerators(np.full(2000, u), draws)
+                           for u in range(7)])
+    assert numerators.max() <= mechanism.keep_high and numerators.min() >= mechanism.keep_low
     assert np.max(keep.max(axis=0) / keep.min(axis=0)) <= math.exp(epsilon) * (1 + 1e-12)
     # the check is not vacuous: an in-window draw against an out-of-window one gives
     # e^{eps/2}, an opposite pair with both in the window up to e^{eps - s^2}
@@ -318,12 +330,13 @@ def test_pure_privacy_empirical_audit():
         for lo, hi in zip(edges[:-1], edges[1:], strict=True):
             # along a_u the coordinate is sign * t; integrate h(t') phi(t') over the bin
             a, b = sorted((sign * lo, sign * hi))
-            lo_w, hi_w = s / 2 - epsilon / (2 * s), s / 2 + epsilon / (2 * s)
+            loss_low, loss_high = loss_window(epsilon)
+            lo_w, hi_w = s / 2 + loss_low / s, s / 2 + loss_high / s
             inside = max(0.0, special.ndtr(min(b, hi_w) - s) - special.ndtr(max(a, lo_w) - s))
             total = special.ndtr(b) - special.ndtr(a)
             window = max(0.0, special.ndtr(min(b, hi_w)) - special.ndtr(max(a, lo_w)))
             exact.append(0.5 * inside + 0.5 * (total - window))
-        exact = np.append(exact, 0.5)
+        exact = np.append(exact, 1.0 - mechanism.p_keep[u])
         assert exact.sum() == pytest.approx(1.0)
         assert chi_square_p_value(histograms[-1], n_users * exact) > 1e-6
     first, second = np.array(histograms, dtype=float)
@@ -351,7 +364,7 @@ def test_pure_estimate_unbiased_with_exact_variance(columns):
 
 
 def test_pure_statistic_moments_simulated_and_randomized_agree():
-    """T, K of both routes: E[T] = A diag(kappa) x, Cov T exact, K ~ Binomial(N, 1/2)."""
+    """T, K of both routes: E[T] = A diag(kappa) x, Cov T exact, K a sum of binomials."""
     mechanism = GaussianRejectionMechanism(6, 0.7, workload=WIDE, columns="raw")
     rng = np.random.default_rng(9)
     n_users = COUNTS.sum()
@@ -364,7 +377,9 @@ def test_pure_statistic_moments_simulated_and_randomized_agree():
         np.array([mechanism.aggregate(mechanism.randomize(users, rng)) for _ in range(1500)]),
     ):
         check_unbiased_and_variance(statistics[:, :4], mean, np.diag(covariance))
-        check_unbiased_and_variance(statistics[:, 4:5], [n_users / 2], [n_users / 4])
+        p = mechanism.p_keep
+        check_unbiased_and_variance(statistics[:, 4:5], [p @ COUNTS],
+                                    [(p * (1 - p)) @ COUNTS])
         assert np.all(statistics[:, 5] == n_users)
         # one off-diagonal covariance, through the variance of a sum of two coordinates
         check_unbiased_and_variance(statistics[:, :1] + statistics[:, 1:2], [mean[0] + mean[1]],
@@ -384,9 +399,10 @@ def test_pure_calibrations():
     paper = GaussianRejectionMechanism(6, epsilon, workload=WIDE, calibration="paper")
     delta0 = math.tanh(epsilon / 2)
     assert (1 + delta0) / (1 - delta0) == pytest.approx(math.exp(epsilon))
-    s = paper.radius / paper.sigma  # the window probability binds at the largest column
+    sigma = paper_rejection_sigma(paper.radius, epsilon)
+    s = paper.radius / sigma  # the window probability binds at the largest column
     assert window_probability(s, epsilon) == pytest.approx(1 - delta0, rel=1e-10)
-    assert paper.sigma == pytest.approx(paper_rejection_sigma(paper.radius, epsilon))
+    assert paper.sigma == pytest.approx(sigma, rel=1e-7)  # realised on the lattice
 
     def unit_variance(sigma):
         _, kappa, alpha, _ = rejection_moments(np.array([1.0]), sigma, epsilon)

@@ -119,20 +119,24 @@ def test_the_gaussian_bound_is_the_union_bound_of_the_normal_tail():
     A = np.array([[1.0, 2.0, 0.0], [0.0, -3.0, 1.0]])
     mechanism = GaussianMechanism(3, 1.0, delta=1e-6, workload=A)
     low, high = mechanism.report_bounds()
-    spread = mechanism.sigma * tail_multiplier(2)
-    np.testing.assert_allclose(low, A.min(axis=1) - spread)
-    np.testing.assert_allclose(high, A.max(axis=1) + spread)
+    # Spec version 2 (lattice): the discrete Gaussian's tail is the normal's shifted by a
+    # step, and the centre is within a step of a_u / h; reports must be lattice points.
+    step = 2.0**-mechanism.lattice_exponent
+    spread = mechanism.sigma * tail_multiplier(2) + 2 * step
+    np.testing.assert_allclose(low, A.min(axis=1) - spread, rtol=0, atol=step)  # on the lattice
+    np.testing.assert_allclose(high, A.max(axis=1) + spread, rtol=0, atol=step)
     # Just inside passes, just outside is refused, and so are NaN and infinity.
-    inside = np.array([[high[0], low[1]]])
+    inside = np.array([[np.floor(high[0] / step) * step, np.ceil(low[1] / step) * step]])
     assert mechanism.report_validity(inside).valid.all()
     for value in (high[0] * (1 + 1e-9), np.nan, np.inf):
         with pytest.raises(ValueError, match=r"report 0 of the 'gaussian' mechanism .*must be "
                                              r"finite vectors"):
             mechanism.check_reports(np.array([[value, 0.0]]))
-    # pure: kept draws are N(0, sigma^2 I) tilted by at most e^{eps/2} / 2.
+    # pure: kept draws are N_Z(0, sigma2) h tilted by at most keep_high / 2^52 (version 2).
     pure = GaussianRejectionMechanism(3, 1.0)
-    z = tail_multiplier(3, density_factor=0.5 * np.exp(0.5))
-    assert pure.report_bounds()[1] == pytest.approx(np.full(3, pure.sigma * z))
+    z = tail_multiplier(3, density_factor=pure.keep_high / 2**52)
+    assert pure.report_bounds()[1] == pytest.approx(np.full(3, pure.sigma * z + pure.step),
+                                                    abs=pure.step)
 
 
 def test_one_gaussian_report_moves_the_estimate_a_bounded_amount():
@@ -149,7 +153,8 @@ def test_one_gaussian_report_moves_the_estimate_a_bounded_amount():
 
 def test_gaussian_pure_keeps_bottom_rows_and_refuses_partial_ones():
     mechanism = GaussianRejectionMechanism(3, 1.0)
-    reports = np.array([[np.nan] * 3, [0.1, -0.2, 0.3], [np.nan, 0.0, 0.0]])
+    # lattice points (spec version 2: reports are multiples of 2^-m)
+    reports = np.array([[np.nan] * 3, [0.125, -0.25, 0.5], [np.nan, 0.0, 0.0]])
     check = mechanism.report_validity(reports)
     np.testing.assert_array_equal(check.valid, [True, True, False])
     with pytest.raises(ValueError, match=r"report 2 .*some NaN or infinite"):

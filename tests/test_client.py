@@ -304,9 +304,10 @@ def test_gaussian_calibration_equals_the_servers(name):
                                        calibration="paper")
     _, privatize = client_module.RANDOMIZERS["gaussian_pure"](paper.to_dict())
     assert privatize.sigma == pytest.approx(paper.sigma, rel=1e-9)
-    classic = GaussianMechanism(3, 0.5, delta=1e-5, calibration="classic")
-    _, privatize = client_module.RANDOMIZERS["gaussian"](classic.to_dict())
-    assert privatize.sigma == classic.sigma
+    # Spec version 2: the client re-checks the server's lattice integers (no "classic").
+    exact = GaussianMechanism(3, 0.5, delta=1e-5)
+    _, privatize = client_module.RANDOMIZERS["gaussian"](exact.to_dict())
+    assert privatize.sigma == exact.sigma and privatize.lattice == exact.lattice_spec()
 
 
 # ---------------------------------------------------------------- same distribution

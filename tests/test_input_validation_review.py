@@ -5,7 +5,6 @@ library's message (range(), pandas' 'chunksize', numpy's matmul, a KeyError). Ea
 a ValueError naming the parameter and the offending value; the valid calls still work.
 """
 
-import math
 import os
 
 import numpy as np
@@ -186,9 +185,11 @@ def test_keep_probability_of_valid_indices_stays_in_its_privacy_window(rejection
     indices = rng.integers(0, 4, 500)
     draws = rejection.sigma * rng.standard_normal((500, rejection.n_queries))
     keep = rejection.keep_probability(indices, draws)
-    half_epsilon = rejection.epsilon / 2
-    assert keep.min() >= math.exp(-half_epsilon) / 2 * (1 - 1e-12)
-    assert keep.max() <= math.exp(half_epsilon) / 2 * (1 + 1e-12)
+    # Spec version 2: the window is the exact envelope [lo, hi] / 2^52 (hi / lo <= e^eps).
+    assert keep.min() >= rejection.keep_low / 2**52 * (1 - 1e-12)
+    assert keep.max() <= rejection.keep_high / 2**52 * (1 + 1e-12)
+    numerators = rejection.keep_numerators(indices, draws)
+    assert rejection.keep_low <= numerators.min() <= numerators.max() <= rejection.keep_high
 
 
 @pytest.mark.parametrize("make", [lambda: GaussianMechanism(4, 1.0, delta=1e-6),

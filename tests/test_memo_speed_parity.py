@@ -1,7 +1,8 @@
 """The faster PRF paths (a user's ``(tag, value)`` rounds absorbed once, dense bit lanes)
 give exactly the words of the standard-library client, so memoized responses did not change.
 
-The client (``sklearn_ldp/deploy/client/memo.py``) computes each word with a whole SipHash-2-4 of the
+The client (``sklearn_ldp/deploy/client/memo.py``) computes each word with a whole SipHash-2-4
+of the
 24-byte message, one lane at a time; the server now absorbs the message prefix once per user
 and decides lanes densely per group. Both must agree bit for bit, at every group width
 (full 64-lane groups, narrow last groups packing several digits per word) and at the

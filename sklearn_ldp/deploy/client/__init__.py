@@ -51,11 +51,13 @@ Exactness. A report has exactly the distribution of one row of the server's
   other buckets are ``randrange`` draws (rejection, exactly uniform). SPL and InpEM split
   ``eps`` into the server's shares (``_split_budget``: the product of the sampled ratios
   is within ``e^eps``, decided on integers);
-* the Gaussian kinds recompute ``sigma`` with stdlib ``erf``/``erfc`` instead of scipy's
-  ``ndtr`` (agreement about ``1e-12`` relative) and draw Gaussians with
-  ``random.normalvariate``: floating-point Gaussian noise is the usual approximation of a
-  continuous distribution (its low-order bits are not exactly distributed as the ideal
-  mechanism's).
+* the Gaussian kinds (spec version 2) report points of the public lattice ``2^-m Z^d``: the
+  exact discrete Gaussian (CKS20, ``randrange`` only) on integer lattice coordinates; the
+  ``gaussian`` kind rounds ``a_u 2^m`` by an exact 52-bit Bernoulli and re-runs the server's
+  exact zCDP check (60-digit Decimal) on the spec's lattice integers; ``gaussian_pure`` keeps
+  a draw by an exact 52-bit Bernoulli of its keep numerator clamped into the envelope
+  ``[lo, hi]``, re-derived and checked on integers (its ``sigma``, from stdlib ``erf``,
+  agrees with the server's to about ``1e-12`` and only shapes the keep probability).
 
 * the math-layer kinds (numbers: ``duchi``, ``piecewise``, ``hybrid``, ``square_wave``,
   ``sampled_mean``; ``multi_attribute``; LDPEncoder's ``"columns"`` records; heavy hitters:

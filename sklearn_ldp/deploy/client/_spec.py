@@ -20,6 +20,8 @@ KIND_SPEC_VERSIONS = {
     **dict.fromkeys(("duchi", "piecewise", "hybrid", "square_wave", "sampled_mean"),
                     NUMERIC_SPEC_VERSION),
     "longitudinal": 2,
+    # Bassily's Gaussian kinds: lattice points and their exact integers since version 2.
+    **dict.fromkeys(("gaussian", "gaussian_pure"), 2),
 }
 
 

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import special
 
 from ..._validation import check_delta, check_epsilon, check_positive_int
+from .._base.exact import TABLE_PRECISION, bernoulli_below
 from .._base.mechanism import (
     MAX_REPORTS,
     Mechanism,
@@ -55,6 +56,11 @@ from .._base.mechanism import (
     check_workload_matrix,
     chunks,
     register,
+)
+from ..central.discrete_gaussian import (
+    sample_discrete_gaussian,
+    smallest_sigma2_within,
+    zcdp_delta_within,
 )
 from ..factorization.mechanism import PseudoInverse, workload_in_row_space
 
@@ -81,6 +87,212 @@ def tail_multiplier(dimension, probability=REPORT_TAIL_PROBABILITY, density_fact
     (7.131, 8.027)
     """
     return float(-special.ndtri(probability / (2.0 * dimension * density_factor)))
+
+
+# ---------------------------------------------------------------------- the public lattice
+# Version 2 of both Gaussian kinds: reports are points of the public lattice h Z^d,
+# ``h = 2^-lattice_exponent``, drawn exactly; the specification names the lattice's integers.
+GAUSSIAN_SPEC_VERSION = 2
+
+# The noise is at least 2^12 lattice steps (sigma2 >= 2^24 in lattice units): the lattice is
+# far finer than the noise, and at most about 2^13 steps, so the exact discrete Gaussian
+# sampler stays in its vectorized int64 path (it needs sigma below about 13000 steps).
+LATTICE_SIGMA_BITS = 12
+MIN_LATTICE_SIGMA2 = 2 ** (2 * LATTICE_SIGMA_BITS)
+
+# Lattice coordinates of the workload stay below this (every report k h with |k| < 2^53 is an
+# exact double, with room for the noise).
+_MAX_LATTICE_COORDINATE = 2.0**50
+
+
+def lattice_coordinates(A, exponent):
+    """Integer lattice coordinates of the workload's entries for the step ``h = 2^-exponent``.
+
+    ``A / h = A 2^exponent`` is exact in float64 (a power-of-two scaling, checked by the round
+    trip), so ``x = floor + f`` with ``floor`` an integer and ``f`` in ``[0, 1)`` exact too.
+    A user rounds ``x`` up with probability ``numerator / 2^52`` and down otherwise,
+    ``numerator = rint(f 2^52)`` (exact when ``|x| >= 1``, the usual case; otherwise within
+    ``2^-53`` of ``f``), so the centre's mean is ``floor + numerator / 2^52`` exactly: the
+    estimator uses that realised column (:func:`realized_columns`).
+
+    Parameters
+    ----------
+    A : ndarray of float of shape (d, n)
+        The workload.
+    exponent : int
+        The lattice exponent ``m`` (``h = 2^-m``).
+
+    Returns
+    -------
+    floor : ndarray of int64 of shape (d, n)
+    numerators : ndarray of int64 of shape (d, n)
+        Each in ``[0, 2^52]``.
+
+    Raises
+    ------
+    ValueError
+        If ``A 2^exponent`` is not exact or its entries reach ``2^50`` (the exponent does
+        not fit the workload).
+
+    Examples
+    --------
+    >>> floor, numerators = lattice_coordinates(np.array([[0.75, -1.25]]), 1)
+    >>> floor.tolist(), (numerators / 2**52).tolist()
+    ([[1, -3]], [[0.5, 0.5]])
+    """
+    if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)):
+        raise ValueError(f"the lattice exponent must be an integer, got {exponent!r}.")
+    exponent = int(exponent)
+    if abs(exponent) > 1100:  # beyond any double's exponent range: nothing fits
+        raise ValueError(f"the lattice exponent {exponent} is outside [-1100, 1100].")
+    with np.errstate(over="ignore"):
+        X = np.ldexp(A, exponent)
+    if (not np.all(np.isfinite(X)) or np.abs(X).max() >= _MAX_LATTICE_COORDINATE
+            or not np.array_equal(np.ldexp(X, -exponent), A)):
+        raise ValueError(f"the lattice exponent {exponent} does not fit the workload: its "
+                         f"entries times 2^{exponent} must be exact doubles below 2^50.")
+    floor = np.floor(X)
+    numerators = np.rint(np.ldexp(X - floor, TABLE_PRECISION)).astype(np.int64)
+    return floor.astype(np.int64), numerators
+
+
+def realized_columns(floor, numerators, exponent):
+    """The mean report ``h (floor + numerator / 2^52)`` of each workload entry (float64).
+
+    Examples
+    --------
+    >>> realized_columns(np.array([[1]]), np.array([[2**51]]), 1).tolist()
+    [[0.75]]
+    """
+    return np.ldexp(floor + np.ldexp(numerators.astype(float), -TABLE_PRECISION), -exponent)
+
+
+def centre_sensitivity2(floor, numerators):
+    """An exact integer bound on ``||c - c'||^2`` over any two rounded centres (any inputs).
+
+    A coordinate of a centre is ``floor`` or ``floor + 1`` (the latter only when the
+    numerator is positive, the former only when it is below ``2^52``). Two bounds hold, and
+    the smaller is returned: ``(2 R)^2`` with ``R^2 = max_u sum_i max(lo_ui^2, hi_ui^2)``
+    (the triangle inequality), and ``sum_i (max_u hi_ui - min_u lo_ui)^2`` (per coordinate).
+
+    Examples
+    --------
+    >>> centre_sensitivity2(np.array([[3, 0], [0, 3]]), np.zeros((2, 2), dtype=np.int64))
+    18
+    """
+    lowest = floor + (numerators == 2**TABLE_PRECISION)
+    highest = floor + (numerators > 0)
+    largest = np.maximum(np.abs(lowest), np.abs(highest))
+    ranges = highest.max(axis=1) - lowest.min(axis=1)
+    if largest.max() < 2**20 and floor.shape[0] < 2**22:  # int64 sums cannot overflow
+        radius2 = int((largest * largest).sum(axis=0).max())
+        box = int((ranges * ranges).sum())
+    else:  # Python integers: exact whatever the sizes
+        big = largest.astype(object)
+        radius2 = int(max((big * big).sum(axis=0)))
+        box = int(sum(int(r) ** 2 for r in ranges))
+    return min(4 * radius2, box)
+
+
+def gaussian_lattice(A, epsilon, delta, sigma_estimate):
+    """``(exponent, sensitivity2, sigma2)`` of the exact Gaussian randomizer on ``A``.
+
+    For an exponent ``m`` the centres' squared sensitivity ``Delta^2`` (lattice units,
+    :func:`centre_sensitivity2`) is exact and ``sigma2(m)`` is the smallest integer that
+    :func:`~.discrete_gaussian.zcdp_delta_within` accepts. The exponent is the one with
+    ``sigma2(m) >= 2^24`` and ``sigma2(m - 1) < 2^24`` (a local rule, so anyone can check a
+    given exponent; the float ``sigma_estimate`` only gives the search its start).
+
+    Examples
+    --------
+    >>> exponent, sensitivity2, sigma2 = gaussian_lattice(np.eye(2), 1.0, 1e-6, 10.0)
+    >>> 2**24 <= sigma2 < 2**27, sensitivity2 == 2 * 4**exponent
+    (True, True)
+    """
+    cache = {}
+
+    def calibrated(m):
+        if m not in cache:
+            sensitivity2 = centre_sensitivity2(*lattice_coordinates(A, m))
+            cache[m] = (sensitivity2, smallest_sigma2_within(sensitivity2, epsilon, delta))
+        return cache[m]
+
+    m = LATTICE_SIGMA_BITS + 1 - math.frexp(sigma_estimate)[1]
+    while calibrated(m)[1] < MIN_LATTICE_SIGMA2:
+        m += 1
+    while calibrated(m - 1)[1] >= MIN_LATTICE_SIGMA2:
+        m -= 1
+    return (m, *calibrated(m))
+
+
+def check_gaussian_lattice(A, epsilon, delta, lattice, kind="gaussian"):
+    """Refuse a ``lattice`` (specification field) other than the one the rule gives, or whose
+    integers fail the exact (epsilon, delta) check; return ``(exponent, sensitivity2,
+    sigma2)``.
+
+    Examples
+    --------
+    >>> lattice = dict(zip(("exponent", "sensitivity2", "sigma2"),
+    ...                    gaussian_lattice(np.eye(2), 1.0, 1e-6, 10.0)))
+    >>> check_gaussian_lattice(np.eye(2), 1.0, 1e-6, lattice)[0] == lattice["exponent"]
+    True
+    """
+    if not isinstance(lattice, dict) or set(lattice) != {"exponent", "sensitivity2", "sigma2"}:
+        raise ValueError(f"the lattice of the {kind!r} specification must be an object with "
+                         f"the integers 'exponent', 'sensitivity2' and 'sigma2', got "
+                         f"{lattice!r}.")
+    for key, value in lattice.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"lattice[{key!r}] of the {kind!r} specification must be an "
+                             f"integer, got {value!r}.")
+    m = lattice["exponent"]
+    try:
+        sensitivity2 = centre_sensitivity2(*lattice_coordinates(A, m))
+    except (ValueError, OverflowError, TypeError) as exc:
+        raise ValueError(f"lattice['exponent'] of the {kind!r} specification is {m!r}: "
+                         f"{exc}") from None
+    if lattice["sensitivity2"] != sensitivity2:
+        raise ValueError(f"lattice['sensitivity2'] of the {kind!r} specification is "
+                         f"{lattice['sensitivity2']!r}, but the workload on the lattice 2^-{m} "
+                         f"gives {sensitivity2}: an edited lattice is refused.")
+    sigma2 = lattice["sigma2"]
+    if sigma2 < 1 or not zcdp_delta_within(sensitivity2, sigma2, epsilon, delta):
+        raise ValueError(f"lattice['sigma2'] of the {kind!r} specification is {sigma2!r}: "
+                         f"the discrete Gaussian with it is not ({epsilon}, {delta})-LDP for "
+                         f"the squared sensitivity {sensitivity2} (exact check).")
+    smallest = smallest_sigma2_within(sensitivity2, epsilon, delta)
+    if sigma2 != smallest:
+        raise ValueError(f"lattice['sigma2'] of the {kind!r} specification is {sigma2!r}, but "
+                         f"its epsilon, delta and workload give {smallest}: an edited lattice "
+                         "is refused.")
+    # The exponent's rule, checked locally: sigma2 >= 2^24 here, < 2^24 one step coarser.
+    coarser = smallest_sigma2_within(centre_sensitivity2(*lattice_coordinates(A, m - 1)),
+                                     epsilon, delta)
+    if sigma2 < MIN_LATTICE_SIGMA2 or coarser >= MIN_LATTICE_SIGMA2:
+        raise ValueError(f"lattice['exponent'] of the {kind!r} specification is {m!r}, but the "
+                         f"rule (sigma2 >= 2^24 on it, < 2^24 on 2^-(m - 1)) gives sigma2 = "
+                         f"{sigma2} and {coarser}: an edited lattice is refused.")
+    return m, sensitivity2, sigma2
+
+
+def _lattice_box(low, high, exponent):
+    """``(low, high)`` rounded outward to the lattice ``2^-exponent Z``: the box's corners
+    are then valid reports (exact: power-of-two scalings and floor/ceil)."""
+    return (np.ldexp(np.floor(np.ldexp(low, exponent)), -exponent),
+            np.ldexp(np.ceil(np.ldexp(high, exponent)), -exponent))
+
+
+def on_lattice(block, exponent):
+    """Whether each entry of ``block`` is an integer multiple of ``2^-exponent`` (NaN: False).
+
+    Examples
+    --------
+    >>> on_lattice(np.array([0.25, 0.3, np.nan]), 2).tolist()
+    [True, False, False]
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = np.ldexp(block, exponent)
+        return np.isfinite(scaled) & (scaled == np.floor(scaled))
 
 
 # ---------------------------------------------------------------------- calibration
@@ -256,11 +468,13 @@ class _VectorReportMechanism(Mechanism):
         for rows in chunks(reports.shape[0]):
             block = reports[rows]
             # NaN compares False, so a NaN entry is never "inside": only whole NaN rows pass.
-            inside = np.all((block >= low) & (block <= high), axis=1)
+            inside = np.all((block >= low) & (block <= high)
+                            & on_lattice(block, self.lattice_exponent), axis=1)
             if bottom_allowed:
                 inside |= np.all(np.isnan(block), axis=1)
             valid[rows] = inside
-        rule = (f"finite vectors of length {self.n_queries} with every coordinate i in "
+        rule = (f"finite vectors of length {self.n_queries} with every coordinate i a "
+                f"multiple of 2^-{self.lattice_exponent} in "
                 f"[low_i, high_i] of report_bounds() ([{low[0]:.6g}, {high[0]:.6g}] for i = 0; "
                 f"honest noise leaves this box with probability below "
                 f"{REPORT_TAIL_PROBABILITY:g})")
@@ -387,13 +601,37 @@ class _VectorReportMechanism(Mechanism):
 # ---------------------------------------------------------------------- (eps, delta): Gaussian
 @register
 class GaussianMechanism(_VectorReportMechanism):
-    """Bassily's Gaussian randomizer: report ``a_u + N(0, sigma^2 I_d)``, (eps, delta)-LDP.
+    """Bassily's Gaussian randomizer on a public lattice, exactly (eps, delta)-LDP.
 
     For a workload of ``d`` linear queries ``A`` (``d x n``), a user of cell ``u`` sends the
-    column ``a_u`` (the answers of the queries on their record) plus Gaussian noise; the
-    server sums the reports and returns the minimum-norm ``x_hat = A^+ sum``, unbiased for
-    every query in the row space of ``A``. The noise does not depend on ``n``, only on the
-    largest column norm ``r`` of ``A`` (the sensitivity is ``2 r``).
+    column ``a_u`` (the answers of the queries on their record) plus noise; the server sums
+    the reports and returns the minimum-norm ``x_hat = A^+ sum``, unbiased for every query in
+    the row space of ``A``.
+
+    Exact sampling (issue 26). Reports are points ``k h`` of the public lattice ``h Z^d``,
+    ``h = 2^-m`` (exact doubles): the user rounds ``a_u / h`` (exact in float64) to an
+    integer centre ``c`` at random, up with probability ``numerator / 2^52`` (an exact
+    dyadic Bernoulli, so ``E[c] = a_u / h`` up to ``2^-53``), then adds the exact discrete
+    Gaussian ``N_Z(0, sigma2)^d`` (CKS20, integer arithmetic only). No float decides which
+    reports an input can reach.
+
+    Privacy. Any two centres differ by at most ``Delta`` in L2, bounded exactly on the
+    integers (:func:`centre_sensitivity2`, at most ``(2 R)^2`` lattice units); the discrete
+    Gaussian is then ``Delta^2 / (2 sigma2)``-zCDP for each pair of centres (CKS20), hence
+    (eps, delta)-DP by CKS20's conversion evaluated in 60-digit Decimal with safe-side
+    rounding (:func:`~.discrete_gaussian.zcdp_delta_within`); the rounding makes the report a
+    mixture over centres, and the hockey-stick divergence is jointly convex, so the bound
+    holds for the mixture. ``sigma2`` is the smallest integer that passes; the lattice
+    exponent keeps ``sigma2`` in ``[2^24, 2^26]`` (the noise is 4096 to 8192 lattice steps).
+    The constructor, ``from_dict`` and the client re-run the check on the specification's
+    integers.
+
+    Cost of exactness. The zCDP conversion and the triangle-inequality sensitivity are not
+    tight: the per-user variance is ``sigma2 h^2`` instead of the analytic Gaussian's
+    ``sigma^2`` (Balle & Wang, sensitivity ``2 r``), a ratio :attr:`variance_cost` of 1.16,
+    1.15 and 1.14 on the identity at ``eps`` = 0.5, 1, 2 (``delta = 1e-6``); on the prefix
+    workload over 64 cells it is 0.28 (the exact box bound on the sensitivity is far below
+    ``2 r`` there). ``benchmarks/bench_bassily.py`` and ``docs/bassily.md``.
 
     Parameters
     ----------
@@ -406,16 +644,19 @@ class GaussianMechanism(_VectorReportMechanism):
     workload : array of shape (d, n), Workload or None, default=None
         The matrix ``A`` whose columns users send (default: the identity, i.e. the
         histogram). Stored as nested lists in ``params`` for JSON.
-    calibration : {"analytic", "classic"}, default="analytic"
-        ``"analytic"``: smallest exact sigma (Balle & Wang); ``"classic"``: the paper's
-        ``2 r sqrt(2 ln(2/delta)) / eps``.
 
     Attributes
     ----------
     sigma : float
-        Noise standard deviation per coordinate.
+        Noise scale per coordinate, ``sqrt(sigma2) h``.
     radius : float
-        ``r``, the largest column norm; the sensitivity is ``2 r``.
+        ``r``, the largest column norm.
+    lattice_exponent, sensitivity2, sigma2 : int
+        The lattice ``h = 2^-lattice_exponent``, the exact squared sensitivity of the centres
+        and the discrete Gaussian's ``sigma^2``, both in lattice units.
+    realized_A : ndarray of shape (d, n)
+        The mean report of each type (``A`` up to ``2^-53`` lattice steps); the estimator
+        uses it.
 
     See Also
     --------
@@ -427,9 +668,8 @@ class GaussianMechanism(_VectorReportMechanism):
     ----------
     .. [1] R. Bassily, "Linear queries estimation with local differential privacy", AISTATS
        2019 (PMLR 89), Algorithms 1-2.
-    .. [2] B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential
-       privacy: analytical calibration and optimal denoising", ICML 2018 (the analytic
-       calibration, Theorem 8).
+    .. [2] C. Canonne, G. Kamath and T. Steinke, "The discrete Gaussian for differential
+       privacy", NeurIPS 2020 (the sampler, zCDP and its conversion, Corollary 13).
 
     Examples
     --------
@@ -447,16 +687,23 @@ class GaussianMechanism(_VectorReportMechanism):
     >>> users = np.repeat([0, 1, 2], [5000, 3000, 2000])
     >>> statistic = mechanism.aggregate(mechanism.randomize(users, np.random.default_rng(0)))
     >>> (mechanism.A @ mechanism.estimate(statistic)).round(-1)
-    array([8660., 5460.])
+    array([8250., 4500.])
     >>> round(mechanism.sigma, 3), float(np.sqrt(10000 * mechanism.query_variance(
     ...     mechanism.A)[0, 0]).round(1))
-    (11.949, 1194.9)
+    (6.408, 640.8)
+
+    Reports are lattice points; the specification carries the lattice's integers:
+
+    >>> mechanism.lattice_spec()
+    {'exponent': 10, 'sensitivity2': 2097152, 'sigma2': 43052114}
+    >>> bool(np.all(reports * 2**10 == np.round(reports * 2**10)))
+    True
     """
 
     kind = "gaussian"
-    CALIBRATIONS = ("analytic", "classic")
+    spec_version = GAUSSIAN_SPEC_VERSION
 
-    def __init__(self, n_inputs, epsilon, delta=None, workload=None, calibration="analytic"):
+    def __init__(self, n_inputs, epsilon, delta=None, workload=None):
         self.epsilon = check_epsilon(epsilon)
         if delta is None:
             raise ValueError(
@@ -465,51 +712,114 @@ class GaussianMechanism(_VectorReportMechanism):
                 "'gaussian_pure' (rejection sampling) mechanism."
             )
         self.delta = check_delta(delta)
-        if calibration not in self.CALIBRATIONS:
-            raise ValueError(f"calibration must be one of {self.CALIBRATIONS}, got "
-                             f"{calibration!r}.")
-        self.calibration = calibration
         self._setup_workload(n_inputs, workload)
         self.name = "gaussian"
-        sensitivity = 2.0 * self.radius
-        if calibration == "analytic":
-            self.sigma = analytic_gaussian_sigma(sensitivity, self.epsilon, self.delta)
-        else:
-            self.sigma = classic_gaussian_sigma(sensitivity, self.epsilon, self.delta)
+        # The analytic (continuous) sigma only starts the search of the lattice.
+        self.analytic_sigma = analytic_gaussian_sigma(2.0 * self.radius, self.epsilon,
+                                                      self.delta)
+        self.lattice_exponent, self.sensitivity2, self.sigma2 = gaussian_lattice(
+            self.A, self.epsilon, self.delta, self.analytic_sigma)
+        self._set_lattice()
+
+    def _set_lattice(self):
+        self.step = math.ldexp(1.0, -self.lattice_exponent)
+        self.sigma = math.sqrt(self.sigma2) * self.step
+        floor, numerators = lattice_coordinates(self.A, self.lattice_exponent)
+        self._floor_t = np.ascontiguousarray(floor.T)  # rows: types
+        self._numerators_t = np.ascontiguousarray(numerators.T)
+        self.realized_A = realized_columns(floor, numerators, self.lattice_exponent)
+        self.realized_A.setflags(write=False)
+        # Variance of the rounding bit of each entry (h^2 units), for the variance formulas.
+        p = numerators / 2.0**TABLE_PRECISION
+        self._rounding_variance = p * (1.0 - p)
         self._solver_cache = None
         self._tail = tail_multiplier(self.n_queries)
+
+    @property
+    def variance_cost(self):
+        """``sigma^2`` of the exact randomizer over the analytic Gaussian's (Balle & Wang,
+        sensitivity ``2 r``): the price of the exact check."""
+        return self.sigma**2 / self.analytic_sigma**2
 
     _statistic_extra = 1
 
     def _scalar_params(self):
-        return {"delta": self.delta, "calibration": self.calibration}
+        return {"delta": self.delta}
+
+    def lattice_spec(self):
+        """The integers of the sampled law (the specification's ``lattice``).
+
+        Returns
+        -------
+        dict
+            ``exponent`` (``h = 2^-exponent``), ``sensitivity2`` and ``sigma2``.
+        """
+        return {"exponent": self.lattice_exponent, "sensitivity2": self.sensitivity2,
+                "sigma2": self.sigma2}
+
+    def to_dict(self):
+        """The specification (version 2): the kind's fields and its ``lattice`` integers.
+
+        Returns
+        -------
+        dict
+        """
+        return {**super().to_dict(), "version": GAUSSIAN_SPEC_VERSION,
+                "lattice": self.lattice_spec()}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`; the ``lattice`` must be the one the epsilon, delta
+        and workload give and pass the exact check (an edited one is a ValueError naming the
+        field).
+
+        Parameters
+        ----------
+        spec : dict
+
+        Returns
+        -------
+        GaussianMechanism
+        """
+        mechanism = cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
+        check_gaussian_lattice(mechanism.A, mechanism.epsilon, mechanism.delta,
+                               spec.get("lattice"), cls.kind)
+        if spec["lattice"] != mechanism.lattice_spec():
+            raise ValueError(f"the lattice {spec['lattice']!r} of the 'gaussian' specification "
+                             f"differs from {mechanism.lattice_spec()!r}.")
+        return mechanism
 
     def report_bounds(self):
-        """Per coordinate ``i``: ``[min_u A[i, u] - sigma z, max_u A[i, u] + sigma z]``.
+        """Per coordinate ``i``: ``[min_u A[i, u] - sigma z - 2h, max_u A[i, u] + sigma z +
+        2h]``.
 
-        A report is ``a_u + g``, ``g ~ N(0, sigma^2 I)``: whatever ``u``, every coordinate
-        lies in this range unless some ``|g_i| > sigma z``, which has probability below
-        ``REPORT_TAIL_PROBABILITY`` (``z`` from :func:`tail_multiplier` with the ``d``
-        coordinates).
+        A report is ``h (c + g)`` with ``c`` within one step of ``a_u / h`` and ``g`` discrete
+        Gaussian, whose tail is at most the continuous one shifted by one step (CKS20): every
+        coordinate lies in this range unless some ``|g_i| h > sigma z``, probability below
+        ``REPORT_TAIL_PROBABILITY`` (``z`` from :func:`tail_multiplier`).
 
         Returns
         -------
         low, high : ndarray of shape (d,)
             The smallest and largest accepted value of each coordinate of a report.
         """
-        spread = self.sigma * self._tail
-        return self.A.min(axis=1) - spread, self.A.max(axis=1) + spread
+        spread = self.sigma * self._tail + 2.0 * self.step
+        return _lattice_box(self.A.min(axis=1) - spread, self.A.max(axis=1) + spread,
+                            self.lattice_exponent)
 
     @property
     def _solver(self):
-        # Built on first server-side use: clients only need A and sigma.
+        # Built on first server-side use: clients only need the lattice integers.
         if self._solver_cache is None:
-            self._solver_cache = _MinimumNorm(self.A)
+            self._solver_cache = _MinimumNorm(self.realized_A)
         return self._solver_cache
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """One report per user: ``a_u + N(0, sigma^2 I)`` as an ``(N, d)`` float64 array.
+        """One report per user: ``h (c + g)``, a lattice point, as an ``(N, d)`` float64 array.
+
+        ``c`` is ``a_u / h`` rounded at random by exact dyadic Bernoulli bits, ``g`` the exact
+        discrete Gaussian ``N_Z(0, sigma2)^d`` (integer arithmetic on random words only).
 
         Parameters
         ----------
@@ -521,15 +831,16 @@ class GaussianMechanism(_VectorReportMechanism):
         Returns
         -------
         reports : ndarray of float64 of shape (n_users, d)
-            One noisy column of the workload per user.
+            One noisy column of the workload per user, on the lattice ``2^-m Z``.
         """
         indices = check_type_indices(indices, self.n_inputs)
-        reports = rng.standard_normal((indices.shape[0], self.n_queries))
-        columns = self.A.T
+        reports = np.empty((indices.shape[0], self.n_queries))
         for rows in chunks(indices.shape[0], RANDOMIZE_CHUNK):
-            block = reports[rows]
-            block *= self.sigma
-            block += columns[indices[rows]]
+            users = indices[rows]
+            centres = self._floor_t[users] + bernoulli_below(rng, self._numerators_t[users])
+            centres += sample_discrete_gaussian(self.sigma2, centres.size,
+                                                rng).reshape(centres.shape)
+            reports[rows] = np.ldexp(centres.astype(float), -self.lattice_exponent)
         return reports
 
     # ------------------------------------------------------------------ server side
@@ -599,7 +910,10 @@ class GaussianMechanism(_VectorReportMechanism):
         return np.append(total, float(reports.shape[0]))
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of the statistic: ``A x + N(0, N sigma^2 I)`` (the sum of N Gaussians).
+        """Draw of the statistic without one report per user: the rounded centres exactly
+        (binomial counts of rounding up per type and coordinate), the sum of the ``N``
+        discrete Gaussians as a normal of variance ``N sigma2`` rounded to the lattice (their
+        difference in law is far below anything measurable at ``sigma2 >= 2^24``).
 
         Parameters
         ----------
@@ -611,12 +925,14 @@ class GaussianMechanism(_VectorReportMechanism):
         Returns
         -------
         statistic : ndarray of float64 of shape (d + 1,)
-            Distributed exactly as ``aggregate(randomize(users))``.
+            Distributed as ``aggregate(randomize(users))``.
         """
         counts = check_type_counts(type_counts, self.n_inputs)
         n_users = int(counts.sum())
-        noise = math.sqrt(n_users) * self.sigma * rng.standard_normal(self.n_queries)
-        return np.append(self.A @ counts + noise, float(n_users))
+        ups = rng.binomial(counts[:, None], self._numerators_t / 2.0**TABLE_PRECISION)
+        centres = (self._floor_t * counts[:, None] + ups).sum(axis=0).astype(float)
+        noise = np.rint(math.sqrt(n_users * self.sigma2) * rng.standard_normal(self.n_queries))
+        return np.append(np.ldexp(centres + noise, -self.lattice_exponent), float(n_users))
 
     def estimate(self, statistic):
         """``x_hat = A^+ sum``: unbiased for every workload in the row space of ``A``.
@@ -642,8 +958,10 @@ class GaussianMechanism(_VectorReportMechanism):
 
     # ------------------------------------------------------------------ analysis
     def per_user_variance(self, gram):
-        """``z_u = sigma^2 tr(G A^+ A^{+T})``, the same for every type (``gram``: operator,
-        workload or array, densified: ``n`` is small here).
+        """``z_u = sigma^2 tr(G A^+ A^{+T}) + h^2 sum_i p_ui (1 - p_ui) (A^{+T} G A^+)_ii``:
+        the noise, and the rounding bits (``p_ui`` the probability of rounding up; about
+        ``10^-8`` of the total) (``gram``: operator, workload or array, densified: ``n`` is
+        small here). ``A`` is :attr:`realized_A`.
 
         Parameters
         ----------
@@ -655,15 +973,16 @@ class GaussianMechanism(_VectorReportMechanism):
         -------
         variance : ndarray of shape (n_inputs,)
             ``z_u``, the total variance of the workload's answers that one user of type
-            ``u`` contributes (the same for every ``u``).
+            ``u`` contributes.
         """
         gram = self._dense_gram(gram)
         pinv = self._solver.pinv
-        total = self.sigma**2 * float(np.sum((gram @ pinv) * pinv))
-        return np.full(self.n_inputs, total)
+        per_coordinate = np.sum((gram @ pinv) * pinv, axis=0)  # (A^+T G A^+)_ii
+        return (self.sigma**2 * float(per_coordinate.sum())
+                + self.step**2 * (per_coordinate @ self._rounding_variance))
 
     def query_variance(self, workload_matrix):
-        """``z[i, u] = sigma^2 ||w_i A^+||^2`` for every type ``u``.
+        """``z[i, u] = sigma^2 ||c_i||^2 + h^2 sum_j c_ij^2 p_ju (1 - p_ju)``, ``c = W A^+``.
 
         Parameters
         ----------
@@ -682,8 +1001,9 @@ class GaussianMechanism(_VectorReportMechanism):
             If ``workload_matrix`` does not have ``n_inputs`` columns.
         """
         W = check_workload_matrix(workload_matrix, self.n_inputs)
-        per_query = self.sigma**2 * np.sum((W @ self._solver.pinv) ** 2, axis=1)
-        return np.repeat(per_query[:, None], self.n_inputs, axis=1)
+        squared = (W @ self._solver.pinv) ** 2
+        return (self.sigma**2 * squared.sum(axis=1)[:, None]
+                + self.step**2 * (squared @ self._rounding_variance))
 
 
 # Names that moved out of this module (the rejection sampler to its own module, the hull

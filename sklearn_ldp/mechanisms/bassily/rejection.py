@@ -5,21 +5,27 @@ The workload, its columns ``a_u`` and ``r = max_u ||a_u||_2`` are as in :mod:`.g
 
 Pure LDP: :class:`GaussianRejectionMechanism` (Algorithms 3-4)
 --------------------------------------------------------------
-A user draws ``v ~ N(0, sigma^2 I)`` (independent of the input), computes the privacy loss
-``L = ln(phi_a(v) / phi_0(v)) = (2 <a, v> - ||a||^2) / (2 sigma^2)`` and keeps ``v`` with
-probability ``h_a(v) = e^L / 2`` when ``|L| <= eps / 2``, else with probability ``1/2``;
-otherwise the report is the symbol "bottom", encoded as a row of NaN.
+A user draws ``v = h k``, ``k`` the exact discrete Gaussian ``N_Z(0, sigma2)^d`` on the
+public lattice ``h = 2^-m`` (independent of the input; ``sigma = sqrt(sigma2) h``, 4096 to
+8192 lattice steps), computes the privacy loss ``L = (2 <a, v> - ||a||^2) / (2 sigma^2)`` and
+keeps ``v`` with probability ``n / 2^52``: ``n`` is ``e^L / 2`` inside the window
+``[L_lo, L_hi]`` (:func:`loss_window`), ``1/2`` outside, rounded down to ``2^-52`` and clamped
+into the envelope ``[lo, hi]`` (:func:`keep_envelope`); the keep bit is an exact Bernoulli.
+Otherwise the report is the symbol "bottom", encoded as a row of NaN. (Spec version 2; the
+earlier version drew float normals and kept them by a float test.)
 
-* Privacy of a kept report: its density is ``phi_0(v) h_a(v)`` with ``h_a`` in
-  ``[e^{-eps/2} / 2, e^{eps/2} / 2]``, so the ratio between two inputs is at most ``e^eps``.
-  This needs ``e^{eps/2} / 2 <= 1``, i.e. ``eps <= 2 ln 2``; larger eps is refused.
-* Privacy of "bottom": ``P(keep | a) = (P_a(G) + 1 - P_0(G)) / 2`` with ``G`` the window
-  ``|L| <= eps/2``. The paper bounds it by ``(1 +- delta_0) / 2``. In fact the loss is
-  ``N(rho, 2 rho)`` under ``phi_a`` and ``N(-rho, 2 rho)`` under ``phi_0`` (``rho = ||a||^2 /
-  (2 sigma^2)``) and the window is symmetric, so ``P_a(G) = P_0(G)`` and **P(keep | a) = 1/2
-  exactly, for every input and every sigma** (checked by 1-D integration in the tests). The
-  mechanism is therefore exactly eps-LDP for any sigma; sigma only trades noise against the
-  fraction of decisions that fall outside the window and carry no information.
+* Privacy, on integers, whatever the floats computed: a kept report ``v`` has probability
+  ``N_Z(k) n_a(v) / 2^52``, so two inputs' ratio is ``n_a / n_b <= hi / lo``; "bottom" has
+  probability in ``[(2^52 - hi), (2^52 - lo)] / 2^52`` for every input, so its ratio is at
+  most ``(2^52 - lo) / (2^52 - hi)``. Both are checked exactly against ``e^eps``
+  (:func:`check_keep_envelope`) by the constructor, ``from_dict`` and the client. The
+  continuous argument of the earlier version (``P(keep | a) = 1/2`` exactly, by the symmetry
+  of a centred window) is not relied on: it fails on a lattice with clamped floats, and the
+  centred window ``[e^{-eps/2} / 2, e^{eps/2} / 2]`` fails the bottom check. ``hi`` is the
+  randomized-response numerator and ``lo = 2^52 - hi``, the widest envelope passing both (the
+  window still has width ``eps``, shifted: ``[-0.620, 0.380]`` at ``eps = 1``); ``eps <= 2 ln
+  2`` is still required. ``P(keep | a)`` now depends on ``a`` slightly (0.489 for a unit
+  column at ``eps = 1``).
 * Calibration (decision: the notes leave delta_0 open). ``calibration="paper"`` follows the paper's
   construction with ``delta_0 = tanh(eps / 2)``, the largest value with
   ``(1 + delta_0) / (1 - delta_0) <= e^eps``: sigma is the smallest value for which
@@ -29,9 +35,14 @@ otherwise the report is the symbol "bottom", encoded as a row of NaN.
   ``calibration="optimal"`` (default) picks the sigma that minimizes the per-user variance
   ``alpha / kappa^2 = r^2 / (2 E[t h(t)]^2)`` of the largest column instead, which is allowed
   because privacy does not depend on sigma (see above). Decision: "optimal" is the default
-  because it is much more accurate: per-user variance of a unit column 491 ("paper") vs 58
-  ("optimal") at eps = 1, 698 vs 30 at eps = 2 ln 2, 536 vs 232 at eps = 0.5 (for
-  comparison the analytic Gaussian with delta = 1e-6 has 71 at eps = 1).
+  because it is much more accurate: per-user variance of a unit column 653 ("paper") vs 67.7
+  ("optimal") at eps = 1 (491 vs 58 with the earlier centred window).
+
+Closeness to the lattice. The moments below are continuous integrals; the sampled law is on
+the lattice, and the keep function jumps at the window's edges, so lattice sums differ by
+``O(h / sigma)`` there: ``P(keep)`` by about ``1.5e-6`` at ``eps = 1`` for a unit column
+(enumerated in ``tests/test_exact_gaussian.py``), a relative bias of that order in the
+estimate, beyond what simulations of fewer than about ``10^12`` users can detect.
 
 Exact unbiasedness (an improvement over the paper, whose mean of kept reports is only
 approximately ``a``). Write ``v = sigma t a/||a|| + v_perp`` with ``t ~ N(0, 1)``
@@ -66,6 +77,7 @@ import numpy as np
 from scipy import special
 
 from ..._validation import check_epsilon
+from .._base.exact import TABLE_PRECISION, bernoulli_below, integer_ratio_at_most, keep_numerator
 from .._base.mechanism import (
     check_type_counts,
     check_type_indices,
@@ -73,7 +85,16 @@ from .._base.mechanism import (
     chunks,
     register,
 )
-from .gaussian import RANDOMIZE_CHUNK, _MinimumNorm, _VectorReportMechanism, tail_multiplier
+from ..central.discrete_gaussian import sample_discrete_gaussian
+from .gaussian import (
+    GAUSSIAN_SPEC_VERSION,
+    LATTICE_SIGMA_BITS,
+    RANDOMIZE_CHUNK,
+    _lattice_box,
+    _MinimumNorm,
+    _VectorReportMechanism,
+    tail_multiplier,
+)
 
 # Largest epsilon for which the rejection-sampling window [e^{-eps/2}/2, e^{eps/2}/2] is a
 # range of probabilities.
@@ -82,10 +103,95 @@ MAX_REJECTION_EPSILON = 2.0 * math.log(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
+_ONE = 2**TABLE_PRECISION
+
+
+# ---------------------------------------------------------------------- the exact envelope
+def keep_envelope(epsilon):
+    """Integers ``(lo, hi)``: every keep probability is ``n / 2^52`` with ``lo <= n <= hi``.
+
+    Kept draws: ``P(v | a) / P(v | b) <= hi / lo``. Bottom: ``P(bottom | a)`` lies in
+    ``[(2^52 - hi) / 2^52, (2^52 - lo) / 2^52]`` whatever the input, so the ratio is at most
+    ``(2^52 - lo) / (2^52 - hi)``. Both must be at most ``e^eps``; with ``hi`` the
+    randomized-response numerator (the largest ``hi`` with ``hi / (2^52 - hi) <= e^eps``)
+    and ``lo = 2^52 - hi`` both ratios are that one, decided exactly, and the window has the
+    largest width (``ln(hi / lo)`` close to ``eps``) that both checks allow.
+
+    Examples
+    --------
+    >>> lo, hi = keep_envelope(1.0)
+    >>> lo + hi == 2**52, round(hi / 2**52, 4)
+    (True, 0.7311)
+    """
+    high = keep_numerator(epsilon, 2)
+    return _ONE - high, high
+
+
+def check_keep_envelope(low, high, epsilon, kind="gaussian_pure"):
+    """Refuse an envelope whose exact checks fail: ``lo <= 2^51 <= hi``, ``hi / lo <=
+    e^eps`` and ``(2^52 - lo) / (2^52 - hi) <= e^eps`` (on integers).
+
+    Examples
+    --------
+    >>> check_keep_envelope(*keep_envelope(1.0), 1.0)
+    >>> try:
+    ...     check_keep_envelope(2**50, 3 * 2**50, 1.0)
+    ... except ValueError as error:
+    ...     print(str(error)[:42])
+    lattice['keep_high'] / lattice['keep_low']
+    """
+    for name, value in (("keep_low", low), ("keep_high", high)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+                0 < value < _ONE):
+            raise ValueError(f"lattice[{name!r}] of the {kind!r} specification must be an "
+                             f"integer in (0, 2^52), got {value!r}.")
+    if not low <= _ONE // 2 <= high:
+        raise ValueError(f"lattice['keep_low'], lattice['keep_high'] of the {kind!r} "
+                         f"specification are {low}, {high}: they must bracket 2^51 (the keep "
+                         "probability 1/2 outside the window).")
+    if not integer_ratio_at_most(high, low, epsilon):
+        raise ValueError(f"lattice['keep_high'] / lattice['keep_low'] of the {kind!r} "
+                         f"specification is {high}/{low}, above e^{epsilon}: the kept reports "
+                         f"would not be {epsilon}-LDP.")
+    if not integer_ratio_at_most(_ONE - low, _ONE - high, epsilon):
+        raise ValueError(f"(2^52 - lattice['keep_low']) / (2^52 - lattice['keep_high']) of the "
+                         f"{kind!r} specification is {_ONE - low}/{_ONE - high}, above "
+                         f"e^{epsilon}: bottom would not be {epsilon}-LDP.")
+
+
+def loss_window(epsilon):
+    """``(L_lo, L_hi) = (ln(2 lo / 2^52), ln(2 hi / 2^52))``: where ``e^L / 2`` lies in the
+    envelope (floats; they only shape the keep probability, which is clamped anyway).
+
+    Examples
+    --------
+    >>> low, high = loss_window(1.0)
+    >>> round(low, 4), round(high, 4), round(high - low, 6)
+    (-0.6201, 0.3799, 1.0)
+    """
+    low, high = keep_envelope(epsilon)
+    return math.log(2.0 * low / _ONE), math.log(2.0 * high / _ONE)
+
+
+def rejection_lattice(sigma):
+    """``(exponent, sigma2)``: the lattice ``2^-exponent`` with ``sigma`` between 2^12 and
+    2^13 steps, and ``sigma2 = round((sigma / h)^2)`` (the discrete Gaussian's integer).
+
+    Examples
+    --------
+    >>> rejection_lattice(1.0)
+    (12, 16777216)
+    """
+    exponent = LATTICE_SIGMA_BITS + 1 - math.frexp(sigma)[1]
+    return exponent, round(math.ldexp(sigma, exponent) ** 2)
+
+
 # ---------------------------------------------------------------------- pure eps: rejection
 def _window(s, epsilon):
-    """Bounds ``(t_lo, t_hi)`` of the window ``|s t - s^2/2| <= eps/2`` in ``t`` (``s > 0``)."""
-    return s / 2 - epsilon / (2 * s), s / 2 + epsilon / (2 * s)
+    """Bounds ``(t_lo, t_hi)`` in ``t`` of the window ``L_lo <= s t - s^2/2 <= L_hi``
+    (:func:`loss_window`; ``s > 0``)."""
+    loss_low, loss_high = loss_window(epsilon)
+    return s / 2 + loss_low / s, s / 2 + loss_high / s
 
 
 def _normal_pdf(t):
@@ -111,15 +217,15 @@ def window_probability(s, epsilon):
 def rejection_moments(norms, sigma, epsilon):
     """Exact ``(p_keep, kappa, alpha, beta)`` of the rejection sampler for columns of given norm.
 
-    For a column ``a`` with ``||a|| = norms[u]``: ``P(keep) = 1/2``; ``E[v 1(keep)] = kappa a``;
+    For a column ``a`` with ``||a|| = norms[u]``: ``P(keep)``; ``E[v 1(keep)] = kappa a``;
     ``E[v v^T 1(keep)] = alpha I + beta a a^T`` (see the module docstring). Columns of norm 0
     are kept with probability 1/2 and then ``v ~ N(0, sigma^2 I)``: ``kappa = beta = 0``.
 
     Examples
     --------
     >>> p_keep, kappa, alpha, beta = rejection_moments(np.array([1.0]), 2.0, 1.0)
-    >>> float(p_keep[0]), round(float(kappa[0]), 4)
-    (0.5, 0.0969)
+    >>> round(float(p_keep[0]), 4), round(float(kappa[0]), 4)
+    (0.4721, 0.0898)
     """
     norms = np.asarray(norms, dtype=float)
     positive = norms > 0
@@ -229,7 +335,7 @@ def optimal_rejection_sigma(radius, epsilon):
     Examples
     --------
     >>> round(optimal_rejection_sigma(1.0, 1.0) / paper_rejection_sigma(1.0, 1.0), 2)
-    2.77
+    2.74
     """
 
     def gain(log_s):
@@ -280,7 +386,8 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
     workload : array of shape (d, n), Workload or None, default=None
         The matrix ``A`` (default: the identity).
     calibration : {"optimal", "paper"}, default="optimal"
-        How sigma is chosen; privacy does not depend on it (``P(bottom) = 1/2`` exactly).
+        How sigma is chosen; privacy does not depend on it (the integer envelope alone
+        makes it eps-LDP).
         ``"optimal"``: least variance for the largest column; ``"paper"``: the paper's
         construction with ``delta_0 = tanh(eps/2)`` (several times more variance).
     columns : {"auto", "raw", "equalized"}, default="auto"
@@ -294,7 +401,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         Standard deviation of each coordinate of a draw ``v``.
     kappa, alpha, beta : ndarray of shape (n_inputs,)
         Exact moments of one report per type, relative to the column ``a_u``:
-        ``E[r] = kappa a``, ``E[r r^T] = alpha I + beta a a^T`` (``P(keep) = 1/2``).
+        ``E[r] = kappa a``, ``E[r r^T] = alpha I + beta a a^T`` (``P(keep) = p_keep``, near 1/2).
     effective_norms : ndarray of shape (n_inputs,)
         Norm of the vector each type plugs into the sampler.
 
@@ -329,7 +436,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
     ...     GaussianRejectionMechanism(4, 1.0),
     ...     GaussianRejectionMechanism(4, 1.0, calibration="paper"),
     ...     GaussianMechanism(4, 1.0, delta=1e-6))]
-    [234.6, 1984.5, 285.6]
+    [267.8, 2653.0, 328.5]
     """
 
     kind = "gaussian_pure"
@@ -363,11 +470,21 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         self.columns = columns
         if calibration == "paper":
             self.delta0 = math.tanh(self.epsilon / 2)
-            self.sigma = paper_rejection_sigma(self.radius, self.epsilon, self.delta0)
+            sigma = paper_rejection_sigma(self.radius, self.epsilon, self.delta0)
         else:
             self.delta0 = None
-            self.sigma = optimal_rejection_sigma(self.radius, self.epsilon)
-        if columns == "equalized":
+            sigma = optimal_rejection_sigma(self.radius, self.epsilon)
+        # The draws live on the lattice 2^-m Z^d (exact discrete Gaussian); the moments below
+        # use the realised sigma = sqrt(sigma2) h.
+        self.lattice_exponent, self.sigma2 = rejection_lattice(sigma)
+        self.keep_low, self.keep_high = keep_envelope(self.epsilon)
+        check_keep_envelope(self.keep_low, self.keep_high, self.epsilon)
+        self._set_moments()
+
+    def _set_moments(self):
+        self.step = math.ldexp(1.0, -self.lattice_exponent)
+        self.sigma = math.sqrt(self.sigma2) * self.step
+        if self.columns == "equalized":
             self.effective_norms = equalized_norms(self.column_norms, self.sigma, self.epsilon)
         else:
             self.effective_norms = self.column_norms.copy()
@@ -379,9 +496,60 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         self.beta = beta * ratio**2
         self._effective = np.ascontiguousarray((self.A * ratio[None, :]).T)  # rows: plugged in
         self._solver_cache = None
-        # A kept draw has density phi_0(v) h(v) with h <= e^{eps/2} / 2 whatever the input.
-        self._tail = tail_multiplier(self.n_queries,
-                                     density_factor=0.5 * math.exp(self.epsilon / 2))
+        # A kept draw has density at most that of N_Z(0, sigma2) times hi / 2^52.
+        self._tail = tail_multiplier(self.n_queries, density_factor=self.keep_high / _ONE)
+
+    spec_version = GAUSSIAN_SPEC_VERSION
+
+    def lattice_spec(self):
+        """The integers of the sampled law (the specification's ``lattice``).
+
+        Returns
+        -------
+        dict
+            ``exponent`` (``h = 2^-exponent``), ``sigma2`` (the discrete Gaussian, lattice
+            units), ``keep_low`` and ``keep_high`` (the envelope, over ``2^52``).
+        """
+        return {"exponent": self.lattice_exponent, "sigma2": self.sigma2,
+                "keep_low": self.keep_low, "keep_high": self.keep_high}
+
+    def to_dict(self):
+        """The specification (version 2): the kind's fields and its ``lattice`` integers.
+
+        Returns
+        -------
+        dict
+        """
+        return {**super().to_dict(), "version": GAUSSIAN_SPEC_VERSION,
+                "lattice": self.lattice_spec()}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`: the ``lattice`` must pass the exact envelope checks
+        and be the one the epsilon and params give (an edited one is a ValueError naming the
+        field).
+
+        Parameters
+        ----------
+        spec : dict
+
+        Returns
+        -------
+        GaussianRejectionMechanism
+        """
+        mechanism = cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
+        lattice = spec.get("lattice")
+        expected = mechanism.lattice_spec()
+        if not isinstance(lattice, dict) or set(lattice) != set(expected):
+            raise ValueError(f"the lattice of the 'gaussian_pure' specification must be an "
+                             f"object with the integers {sorted(expected)}, got {lattice!r}.")
+        check_keep_envelope(lattice["keep_low"], lattice["keep_high"], mechanism.epsilon)
+        for key in sorted(expected):
+            if lattice[key] != expected[key] or isinstance(lattice[key], bool):
+                raise ValueError(f"lattice[{key!r}] of the 'gaussian_pure' specification is "
+                                 f"{lattice[key]!r}, but its epsilon and params give "
+                                 f"{expected[key]!r}: an edited lattice is refused.")
+        return mechanism
 
     _statistic_extra = 2
 
@@ -389,18 +557,19 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         return {"calibration": self.calibration, "columns": self.columns}
 
     def report_bounds(self):
-        """``[-sigma z, sigma z]`` per coordinate: a kept report is a draw ``v`` of
-        ``N(0, sigma^2 I)`` (whatever the input) kept with probability at most
-        ``e^{eps/2} / 2``, so some ``|v_i| > sigma z`` with probability below
-        ``REPORT_TAIL_PROBABILITY`` (``z`` from :func:`~.gaussian.tail_multiplier`).
+        """``[-sigma z - h, sigma z + h]`` per coordinate: a kept report is a draw ``v`` of
+        ``N_Z(0, sigma2) h`` (whatever the input; its tail is at most the continuous one
+        shifted by a step, CKS20) kept with probability at most ``hi / 2^52``, so some
+        ``|v_i| > sigma z + h`` with probability below ``REPORT_TAIL_PROBABILITY`` (``z``
+        from :func:`~.gaussian.tail_multiplier`).
 
         Returns
         -------
         low, high : ndarray of shape (d,)
             The smallest and largest accepted value of each coordinate of a kept report.
         """
-        bound = np.full(self.n_queries, self.sigma * self._tail)
-        return -bound, bound
+        bound = np.full(self.n_queries, self.sigma * self._tail + self.step)
+        return _lattice_box(-bound, bound, self.lattice_exponent)
 
     @property
     def _solver(self):
@@ -411,8 +580,9 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
     def keep_probability(self, indices, draws):
         """Probability that users of types ``indices`` keep their draws ``v`` (rows).
 
-        ``exp(L) / 2`` inside the window ``|L| <= eps/2``, ``1/2`` outside; always within
-        ``[e^{-eps/2} / 2, e^{eps/2} / 2]``.
+        ``exp(L) / 2`` inside the window ``[L_lo, L_hi]`` (:func:`loss_window`), ``1/2``
+        outside, as a float; :meth:`keep_numerators` turns it into the exact integers that
+        are sampled.
 
         Parameters
         ----------
@@ -449,12 +619,47 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         loss = (2.0 * np.einsum("ij,ij->i", columns, draws)
                 - self.effective_norms[indices] ** 2)
         loss /= 2.0 * self.sigma**2
-        inside = np.abs(loss) <= self.epsilon / 2
-        return np.where(inside, 0.5 * np.exp(np.clip(loss, -self.epsilon, self.epsilon)), 0.5)
+        low, high = loss_window(self.epsilon)
+        inside = (loss >= low) & (loss <= high)
+        return np.where(inside, 0.5 * np.exp(np.clip(loss, low, high)), 0.5)
+
+    def keep_numerators(self, indices, draws):
+        """The integers ``n`` of the keep probabilities ``n / 2^52`` actually sampled.
+
+        The float :meth:`keep_probability` rounded down to ``2^-52`` and clamped into the
+        envelope ``[keep_low, keep_high]``, whose exact checks make the mechanism eps-LDP
+        whatever the floats computed.
+
+        Parameters
+        ----------
+        indices : ndarray of int of shape (n_users,)
+            The users' types: cells in ``[0, n)``.
+        draws : ndarray of float of shape (n_users, d)
+            Each user's draw ``v`` (a lattice point).
+
+        Returns
+        -------
+        numerators : ndarray of int64 of shape (n_users,)
+            Each in ``[keep_low, keep_high]``.
+
+        Examples
+        --------
+        >>> mechanism = GaussianRejectionMechanism(2, 1.0)
+        >>> n = mechanism.keep_numerators(np.array([0, 1]), np.zeros((2, 2)))
+        >>> bool(np.all((mechanism.keep_low <= n) & (n <= mechanism.keep_high)))
+        True
+        """
+        probability = self.keep_probability(indices, draws)
+        numerators = np.floor(np.ldexp(probability, TABLE_PRECISION)).astype(np.int64)
+        return np.clip(numerators, self.keep_low, self.keep_high)
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
         """Kept draws as rows of an ``(N, d)`` float64 array; dropped users are NaN rows.
+
+        A draw is ``h k``, ``k`` the exact discrete Gaussian ``N_Z(0, sigma2)^d`` (integer
+        arithmetic only, independent of the input); it is kept by an exact Bernoulli of the
+        integer :meth:`keep_numerators` over ``2^52``.
 
         Parameters
         ----------
@@ -466,15 +671,18 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         Returns
         -------
         reports : ndarray of float64 of shape (n_users, d)
-            One row per user: the kept draw, or NaN everywhere ("bottom").
+            One row per user: the kept draw (a lattice point), or NaN everywhere ("bottom").
         """
         indices = check_type_indices(indices, self.n_inputs)
-        reports = rng.standard_normal((indices.shape[0], self.n_queries))
-        reports *= self.sigma
+        reports = np.empty((indices.shape[0], self.n_queries))
         for rows in chunks(indices.shape[0], RANDOMIZE_CHUNK):
-            keep = rng.random(rows.stop - rows.start) < self.keep_probability(
-                indices[rows], reports[rows])
-            reports[rows][~keep] = np.nan
+            draws = sample_discrete_gaussian(self.sigma2, (rows.stop - rows.start)
+                                             * self.n_queries, rng)
+            block = np.ldexp(draws.reshape(-1, self.n_queries).astype(float),
+                             -self.lattice_exponent)
+            keep = bernoulli_below(rng, self.keep_numerators(indices[rows], block))
+            block[~keep] = np.nan
+            reports[rows] = block
         return reports
 
     # ------------------------------------------------------------------ server side

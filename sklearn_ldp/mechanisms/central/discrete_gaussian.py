@@ -10,6 +10,7 @@ zCDP and CKS20's conversion. The central matrix mechanism's ``noise="discrete"``
 Pure numpy; no scikit-learn here.
 """
 
+import decimal
 import math
 import numbers
 import random
@@ -21,8 +22,11 @@ from ..._validation import check_delta, check_epsilon
 __all__ = [
     "discrete_gaussian_sigma2",
     "discrete_gaussian_tail_bound",
+    "smallest_sigma2_within",
     "sample_discrete_gaussian",
     "zcdp_delta",
+    "zcdp_delta_within",
+    "zcdp_log_delta_bound",
 ]
 
 # The discrete sampler works in int64 while its integers stay below this (headroom for
@@ -235,3 +239,100 @@ def sample_discrete_gaussian(sigma2, size, rng):
         out[pending[accept]] = y[accept]
         pending = pending[~accept]
     return out
+
+
+# ---------------------------------------------------------------------- exact (eps, delta) check
+# Digits of the Decimal arithmetic of the exact zCDP check; the margin absorbs its rounding
+# (a few units in the 60th digit of numbers below 10^12) with room to spare.
+_ZCDP_CONTEXT = decimal.Context(prec=60)
+_ZCDP_MARGIN = decimal.Decimal("1e-30")
+_ZCDP_BISECTION_STEPS = 80
+
+
+def zcdp_log_delta_bound(sensitivity2, sigma2, epsilon):
+    """An upper bound on ``ln delta`` of (eps, delta)-DP for ``rho = sensitivity2 / (2 sigma2)``
+    zCDP, computed in 60-digit Decimal arithmetic (deterministic on every platform).
+
+    CKS20 (Corollary 13): for every ``a > 1``, ``delta <= exp((a - 1)(a rho - eps)) / (a - 1)
+    (1 - 1/a)^a``. Any ``a`` gives a valid bound, so ``a`` is a fixed Decimal found by a
+    Decimal bisection on the exponent's derivative (no float decides it); the bound is then
+    evaluated at that ``a`` and raised by a margin far above the rounding of 60 digits.
+
+    Parameters
+    ----------
+    sensitivity2 : int
+        Squared L2 sensitivity of the integer query (``>= 1``).
+    sigma2 : int
+        ``sigma^2`` of the discrete Gaussian noise per coordinate (``>= 1``).
+    epsilon : float
+        Target epsilon (taken exactly).
+
+    Returns
+    -------
+    log_delta : decimal.Decimal
+        ``ln`` of a delta that the mechanism provably meets.
+
+    Examples
+    --------
+    >>> bound = zcdp_log_delta_bound(1, 10, 1.0)
+    >>> round(math.exp(float(bound)), 6) >= zcdp_delta(0.05, 1.0) - 1e-12
+    True
+    """
+    ctx = _ZCDP_CONTEXT
+    D = decimal.Decimal
+    rho = ctx.divide(D(int(sensitivity2)), D(2 * int(sigma2)))
+    eps = D(float(epsilon))
+    one = D(1)
+
+    def slope(a):  # derivative of the exponent: (2a - 1) rho - eps + ln(1 - 1/a)
+        return ctx.add(ctx.subtract(ctx.multiply(ctx.subtract(2 * a, one), rho), eps),
+                       ctx.ln(ctx.subtract(one, ctx.divide(one, a))))
+
+    low = one + D("1e-12")
+    high = ctx.add(ctx.divide(ctx.add(eps, one), 2 * rho), D(2))
+    for _ in range(_ZCDP_BISECTION_STEPS):
+        middle = ctx.divide(ctx.add(low, high), D(2))
+        if slope(middle) < 0:
+            low = middle
+        else:
+            high = middle
+    a = high
+    terms = (ctx.multiply(ctx.subtract(a, one), ctx.subtract(ctx.multiply(a, rho), eps)),
+             ctx.multiply(a, ctx.ln(ctx.subtract(one, ctx.divide(one, a)))),
+             -ctx.ln(ctx.subtract(a, one)))
+    total = ctx.add(ctx.add(terms[0], terms[1]), terms[2])
+    scale = ctx.add(one, sum((abs(t) for t in terms), D(0)))
+    return ctx.add(total, ctx.multiply(_ZCDP_MARGIN, scale))
+
+
+def zcdp_delta_within(sensitivity2, sigma2, epsilon, delta):
+    """Whether discrete Gaussian noise ``sigma2`` on an integer query of squared sensitivity
+    ``sensitivity2`` is (epsilon, delta)-DP, decided rigorously (safe-side rounding).
+
+    Examples
+    --------
+    >>> zcdp_delta_within(1, 17, 1.0, 1e-5), zcdp_delta_within(1, 16, 1.0, 1e-5)
+    (True, False)
+    """
+    ctx = _ZCDP_CONTEXT
+    log_delta = ctx.subtract(ctx.ln(decimal.Decimal(float(delta))), _ZCDP_MARGIN)
+    return zcdp_log_delta_bound(sensitivity2, sigma2, epsilon) <= log_delta
+
+
+def smallest_sigma2_within(sensitivity2, epsilon, delta):
+    """The smallest integer ``sigma2`` that :func:`zcdp_delta_within` accepts.
+
+    The float calibration :func:`discrete_gaussian_sigma2` gives the start; the exact check
+    then moves it (the check is monotone in ``sigma2``: a larger ``sigma2`` lowers ``rho``).
+
+    Examples
+    --------
+    >>> smallest_sigma2_within(1, 1.0, 1e-5)
+    17
+    """
+    sigma2 = discrete_gaussian_sigma2(sensitivity2, epsilon, delta)
+    while not zcdp_delta_within(sensitivity2, sigma2, epsilon, delta):
+        sigma2 += 1
+    while sigma2 > 1 and zcdp_delta_within(sensitivity2, sigma2 - 1, epsilon, delta):
+        sigma2 -= 1
+    return sigma2
