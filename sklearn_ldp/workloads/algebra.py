@@ -43,6 +43,17 @@ def _as_terms(terms, field, name):
     return result
 
 
+def _children_spec(parts):
+    """The specs of the factors or blocks ``parts``, and their arrays under keys ``"i.key"``
+    (part ``i``), as :func:`~sklearn_ldp.workloads.spec.workload_from_spec` reads them."""
+    children, arrays = [], {}
+    for i, part in enumerate(parts):
+        spec, part_arrays = part.to_spec()
+        children.append(spec)
+        arrays.update({f"{i}.{key}": value for key, value in part_arrays.items()})
+    return children, arrays
+
+
 class Kron(_Structured):
     """Kronecker product of per-attribute factor workloads (first factor slowest).
 
@@ -137,11 +148,7 @@ class Kron(_Structured):
         return _product_strings(parts, " & ")
 
     def _spec(self):
-        children, arrays = [], {}
-        for i, factor in enumerate(self.factors):
-            spec, child_arrays = factor.to_spec()
-            children.append(spec)
-            arrays.update({f"{i}.{key}": value for key, value in child_arrays.items()})
+        children, arrays = _children_spec(self.factors)
         return {"kind": "kron", "factors": children}, arrays
 
 
@@ -232,11 +239,7 @@ class Stack(_Structured):
         return [label for b in self.blocks for label in b.labels]
 
     def _spec(self):
-        children, arrays = [], {}
-        for i, block in enumerate(self.blocks):
-            spec, child_arrays = block.to_spec()
-            children.append(spec)
-            arrays.update({f"{i}.{key}": value for key, value in child_arrays.items()})
+        children, arrays = _children_spec(self.blocks)
         return {"kind": "stack", "blocks": children, "weights": self.weights.tolist()}, arrays
 
 

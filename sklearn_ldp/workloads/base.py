@@ -5,6 +5,9 @@ Every workload family of this package derives from :class:`Workload` and impleme
 products (``_matvec`` / ``_rmatvec``), Gram, statistics, labels and spec.
 """
 
+import re
+import textwrap
+
 import numpy as np
 import pandas as pd
 import scipy.sparse
@@ -28,6 +31,60 @@ EAGER_LABEL_CHECK = 2**16
 # Answers, per-query statistics and interval lists are float64/int64 arrays with one entry per
 # query (and per column of a block): refuse beyond this many entries (1 GiB).
 MAX_QUERY_ENTRIES = 2**27
+
+
+def _shared_sections(**sections):
+    """Decorator: write shared docstring text at the placeholder lines ``{name}``.
+
+    Text several docstrings share is written once; each placeholder line is replaced by its
+    text, indented as the placeholder, so that numpydoc, Sphinx and ``inspect.getdoc`` read one
+    ordinary docstring. A text may be a function of one string, given in the placeholder as
+    ``{name:value}``.
+    """
+    def decorate(documented):
+        doc = documented.__doc__
+        for name, text in sections.items():
+            def fill(match, text=text):
+                filled = text(match.group(2)) if callable(text) else text
+                return textwrap.indent(filled, match.group(1))
+
+            doc = re.sub(rf"^([ \t]*)\{{{name}(?::(\w+))?\}}$", fill, doc, count=1,
+                         flags=re.MULTILINE)
+        documented.__doc__ = doc
+        return documented
+
+    return decorate
+
+
+# The Parameters section every builder opens with (the domain it is built over).
+_documents_domain = _shared_sections(domain_parameter="""Parameters
+----------
+domain : Domain, mapping or int
+    The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
+    or an int number of cells.""")
+
+# The parameters of an explicit query matrix (Workload and MatrixWorkload).
+_documents_matrix = _shared_sections(matrix_parameters="""Parameters
+----------
+matrix : array-like or scipy sparse matrix of shape (p, n)
+    One row per query, one column per domain cell (flat-index order). A 1-D array is one
+    query. Must be finite. Sparse input stays sparse.
+labels : sequence of str, optional
+    One unique label per query. Default ``"q0", ..., "q{p-1}"``.
+domain : Domain, mapping or int, optional
+    The domain the queries range over; ``n`` must equal its number of cells.""")
+
+
+# The parameters of the workloads over the flat order of n_cells cells, with the default name.
+_documents_cells = _shared_sections(cells_parameters=lambda name: f"""Parameters
+----------
+n_cells : int
+    The number of domain cells.
+domain : Domain, mapping or int, optional
+    The domain (its size must be ``n_cells``).
+name : str, default="{name}"
+    A short name of the workload family.""")
+
 def _check_query_entries(n_queries, n_columns, what, name):
     if n_queries * n_columns > MAX_QUERY_ENTRIES:
         raise ValueError(
@@ -62,21 +119,14 @@ class QueryStats:
 def _broadcast_stats(n_queries, sq_norm, total, low, high):
     return QueryStats(*(np.full(n_queries, float(v)) for v in (sq_norm, total, low, high)))
 
+@_documents_matrix
 class Workload:
     """A labelled set of linear counting queries: a ``p x n`` linear operator.
 
     ``Workload(matrix, ...)`` wraps an explicit query matrix (dense or scipy sparse); the
     builders of this module return structured subclasses that never form the matrix.
 
-    Parameters
-    ----------
-    matrix : array-like or scipy sparse matrix of shape (p, n)
-        One row per query, one column per domain cell (flat-index order). A 1-D array is one
-        query. Must be finite. Sparse input stays sparse.
-    labels : sequence of str, optional
-        One unique label per query. Default ``"q0", ..., "q{p-1}"``.
-    domain : Domain, mapping or int, optional
-        The domain the queries range over; ``n`` must equal its number of cells.
+    {matrix_parameters}
     name : str, default="custom"
         A short name of the workload family (e.g. ``"marginals"``).
 
@@ -533,18 +583,11 @@ class Workload:
         )
 
 
+@_documents_matrix
 class MatrixWorkload(Workload):
     """An explicit query matrix (dense or sparse): the same as ``Workload(matrix, ...)``.
 
-    Parameters
-    ----------
-    matrix : array-like or scipy sparse matrix of shape (p, n)
-        One row per query, one column per domain cell (flat-index order). A 1-D array is one
-        query. Must be finite. Sparse input stays sparse.
-    labels : sequence of str, optional
-        One unique label per query. Default ``"q0", ..., "q{p-1}"``.
-    domain : Domain, mapping or int, optional
-        The domain the queries range over; ``n`` must equal its number of cells.
+    {matrix_parameters}
     name : str, default="custom"
         A short name of the workload family.
 
@@ -564,6 +607,13 @@ class MatrixWorkload(Workload):
 # ---------------------------------------------------------------------- structured classes
 class _Structured(Workload):
     """Base of the structured workloads (no stored matrix)."""
+
+    # The spec kind of a closed form that its size alone rebuilds ("histogram", "prefix"...);
+    # the kinds that carry more (factors, blocks, bounds, masks) write their own _spec.
+    _kind = None
+
+    def _spec(self):
+        return {"kind": self._kind, "n": self.n_cells}, {}
 
     def _make_gram(self):
         return _gram.WorkloadGram(self)

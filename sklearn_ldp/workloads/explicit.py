@@ -10,18 +10,15 @@ from .._validation import (
 )
 from ..deploy.limits import check_size
 from ..domain import as_domain
-from .base import Workload
+from .base import Workload, _documents_domain
 
 
 @refuse_deep_nesting
+@_documents_domain
 def from_predicates(domain, predicates):
     """Counting queries defined by predicates over the domain cells.
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
     predicates : dict or list
         ``{label: predicate}`` or a list of predicates (labelled by the expression string, or
         ``"q{i}"`` for callables). A predicate is a pandas expression string evaluated with

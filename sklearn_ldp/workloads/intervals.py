@@ -17,7 +17,14 @@ from .._validation import (
 )
 from ..deploy.limits import check_size, get_limits
 from ..domain import _object_array, _shorten, as_domain
-from .base import QueryStats, _broadcast_stats, _check_query_entries, _Structured
+from .base import (
+    QueryStats,
+    _broadcast_stats,
+    _check_query_entries,
+    _documents_cells,
+    _documents_domain,
+    _Structured,
+)
 
 
 def _single_column_values(domain):
@@ -27,17 +34,13 @@ def _single_column_values(domain):
     return None
 
 
+@_documents_cells
 class Identity(_Structured):
     """The histogram: one count per cell (``I``, ``n x n``).
 
-    Parameters
-    ----------
-    n_cells : int
-        The number of domain cells.
-    domain : Domain, mapping or int, optional
-        The domain (its size must be ``n_cells``); the labels are its cell labels.
-    name : str, default="histogram"
-        A short name of the workload family.
+    The labels are the domain's cell labels.
+
+    {cells_parameters:histogram}
 
     See Also
     --------
@@ -51,6 +54,8 @@ class Identity(_Structured):
     >>> W.labels.tolist()
     ['x=0', 'x=1', 'x=2']
     """
+
+    _kind = "histogram"
 
     def __init__(self, n_cells, domain=None, name="histogram"):
         self._setup(n_cells, n_cells, domain, name)
@@ -80,21 +85,12 @@ class Identity(_Structured):
             return [f"x={i}" for i in range(self.n_cells)]
         return self.domain.cell_labels()
 
-    def _spec(self):
-        return {"kind": "histogram", "n": self.n_cells}, {}
 
-
+@_documents_cells
 class Total(_Structured):
     """One query: the number of users (a row of ones).
 
-    Parameters
-    ----------
-    n_cells : int
-        The number of domain cells.
-    domain : Domain, mapping or int, optional
-        The domain (its size must be ``n_cells``).
-    name : str, default="total"
-        A short name of the workload family.
+    {cells_parameters:total}
 
     See Also
     --------
@@ -105,6 +101,8 @@ class Total(_Structured):
     >>> Total(3) @ [1, 2, 3]
     array([6.])
     """
+
+    _kind = "total"
 
     def __init__(self, n_cells, domain=None, name="total"):
         self._setup(1, n_cells, domain, name)
@@ -130,22 +128,14 @@ class Total(_Structured):
     def _make_labels(self):
         return ["total"]
 
-    def _spec(self):
-        return {"kind": "total", "n": self.n_cells}, {}
 
-
+@_documents_cells
 class Prefix(_Structured):
     """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` (lower-triangular ones).
 
-    Parameters
-    ----------
-    n_cells : int
-        The number of domain cells.
-    domain : Domain, mapping or int, optional
-        The domain (its size must be ``n_cells``); a one-column domain labels the queries with
-        its categories.
-    name : str, default="prefix"
-        A short name of the workload family.
+    A one-column domain labels the queries with its categories.
+
+    {cells_parameters:prefix}
 
     See Also
     --------
@@ -158,6 +148,8 @@ class Prefix(_Structured):
            [1., 1., 0.],
            [1., 1., 1.]])
     """
+
+    _kind = "prefix"
 
     def __init__(self, n_cells, domain=None, name="prefix"):
         self._setup(n_cells, n_cells, domain, name)
@@ -189,9 +181,6 @@ class Prefix(_Structured):
         if self.domain is None:
             return [f"x <= {i}" for i in range(self.n_cells)]
         return [f"cells[0..{i}]" for i in range(self.n_cells)]
-
-    def _spec(self):
-        return {"kind": "prefix", "n": self.n_cells}, {}
 
 
 def _interval_bounds(values, field, name):
@@ -325,18 +314,12 @@ class Intervals(_IntervalFamily):
         return {"kind": "ranges", "n": self.n_cells}, {"lo": self._lo, "hi": self._hi}
 
 
+@_documents_cells
 class AllRange(_IntervalFamily):
     """All ``n (n + 1) / 2`` intervals ``[i, j]``, ordered by ``i`` then ``j``; never listed
     unless asked (its Gram ``(min(i, j) + 1) (n - max(i, j))`` is a closed form).
 
-    Parameters
-    ----------
-    n_cells : int
-        The number of domain cells.
-    domain : Domain, mapping or int, optional
-        The domain (its size must be ``n_cells``).
-    name : str, default="all_range"
-        A short name of the workload family.
+    {cells_parameters:all_range}
 
     See Also
     --------
@@ -351,6 +334,8 @@ class AllRange(_IntervalFamily):
     >>> W @ [1, 2, 3]
     array([1., 3., 6., 2., 5., 3.])
     """
+
+    _kind = "all_range"
 
     def __init__(self, n_cells, domain=None, name="all_range"):
         n = check_positive_int(n_cells, "n_cells")
@@ -382,9 +367,6 @@ class AllRange(_IntervalFamily):
         cells = np.arange(self.n_cells, dtype=float)
         return (cells + 1.0) * (self.n_cells - cells)
 
-    def _spec(self):
-        return {"kind": "all_range", "n": self.n_cells}, {}
-
 
 # ---------------------------------------------------------------------- helpers
 def _strings(values):
@@ -415,14 +397,11 @@ def _flat_range_labels(domain, lo, hi):
 
 # ---------------------------------------------------------------------- builders
 @refuse_deep_nesting
+@_documents_domain
 def histogram(domain):
     """The identity workload: one count per cell.
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
 
     Returns
     -------
@@ -446,14 +425,11 @@ def histogram(domain):
 
 
 @refuse_deep_nesting
+@_documents_domain
 def total(domain):
     """One query: the number of users (a row of ones).
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
 
     Returns
     -------
@@ -475,14 +451,11 @@ def total(domain):
 
 
 @refuse_deep_nesting
+@_documents_domain
 def prefix(domain):
     """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` of the flat order.
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
 
     Returns
     -------
@@ -508,14 +481,11 @@ def prefix(domain):
 
 
 @refuse_deep_nesting
+@_documents_domain
 def all_range(domain):
     """All range queries ``[i, j]``, ``0 <= i <= j < n``, over the flat order.
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
 
     Returns
     -------
@@ -543,14 +513,11 @@ def all_range(domain):
     domain = as_domain(domain)
     return AllRange(domain.size, domain=domain)
 @refuse_deep_nesting
+@_documents_domain
 def ranges(domain, intervals):
     """Chosen range queries: closed intervals over the flat order.
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
     intervals : sequence of (lo, hi)
         Closed intervals. For a single-column domain, ``lo`` and ``hi`` are category values;
         otherwise integer flat indices. ``lo`` must not come after ``hi``.

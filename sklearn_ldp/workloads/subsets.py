@@ -17,6 +17,7 @@ from .._validation import (
 from ..deploy.limits import check_size, get_limits
 from ..domain import Domain, as_domain
 from .algebra import Kron, Stack
+from .base import _documents_domain
 from .intervals import AllRange, Identity, Total
 
 
@@ -101,14 +102,11 @@ def _kron_workload(domain, subsets, factor, name):
 
 # ---------------------------------------------------------------------- builders
 @refuse_deep_nesting
+@_documents_domain
 def marginals(domain, k=None, attributes=None):
     """Marginal counts over attribute subsets.
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
     k : int, optional
         All subsets of ``k`` columns (``itertools.combinations`` order); ``k=0`` is the total.
     attributes : sequence of (tuple of str or str), optional
@@ -148,14 +146,11 @@ def marginals(domain, k=None, attributes=None):
 
 
 @refuse_deep_nesting
+@_documents_domain
 def range_marginals(domain, k=None, attributes=None):
     """Range marginals: all ranges of each attribute in a subset, crossed.
 
-    Parameters
-    ----------
-    domain : Domain, mapping or int
-        The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
-        or an int number of cells.
+    {domain_parameter}
     k : int, optional
         All subsets of ``k`` columns. Default 1 when ``attributes`` is not given.
     attributes : sequence of (tuple of str or str), optional
