@@ -235,7 +235,7 @@ class Gram:
         Parameters
         ----------
         width : int
-            The number of consecutive cells per block.
+            The block width, as in :meth:`block_sums`.
 
         Returns
         -------
@@ -420,6 +420,15 @@ class MinMaxGram(Gram):
         return f"MinMaxGram({self.name}, n={self.n})"
 
 
+def kron_vectors(vectors):
+    """The Kronecker product of 1-D arrays, first slowest (``[1.0]`` for none): the diagonal
+    or row sums of a Kronecker product from those of its factors."""
+    result = np.ones(1)
+    for vector in vectors:
+        result = np.kron(result, vector)
+    return result
+
+
 class KronGram(Gram):
     """``G_1 (x) G_2 (x) ... (x) G_d`` (marginal-type workloads; first factor slowest)."""
 
@@ -439,16 +448,10 @@ class KronGram(Gram):
         return result.reshape(self.n, k)
 
     def diagonal(self):
-        result = np.ones(1)
-        for factor in self.factors:
-            result = np.kron(result, factor.diagonal())
-        return result
+        return kron_vectors(factor.diagonal() for factor in self.factors)
 
     def row_sums(self):
-        result = np.ones(1)
-        for factor in self.factors:
-            result = np.kron(result, factor.row_sums())
-        return result
+        return kron_vectors(factor.row_sums() for factor in self.factors)
 
     def total(self):
         return float(np.prod([factor.total() for factor in self.factors]))

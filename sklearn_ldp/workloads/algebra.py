@@ -73,6 +73,7 @@ class Kron(_Structured):
     --------
     kron : The builder of this workload.
     marginals : Kronecker products of identities and totals.
+    Stack : The union of workloads, the other combination.
 
     Examples
     --------
@@ -115,10 +116,7 @@ class Kron(_Structured):
         return _gram.KronGram([f.gram() for f in self.factors])
 
     def column_sq_norms(self):
-        result = np.ones(1)
-        for factor in self.factors:
-            result = np.kron(result, factor.column_sq_norms())
-        return result
+        return _gram.kron_vectors(factor.column_sq_norms() for factor in self.factors)
 
     def _query_stats(self):
         stats = [f.query_stats() for f in self.factors]

@@ -15,12 +15,7 @@ import scipy.sparse.linalg
 
 from .. import _gram
 from .._gram import check_dense_entries
-from .._validation import (
-    MAX_DENSE_ENTRIES,
-    as_float_matrix,
-    describe,
-    refuse_deep_nesting,
-)
+from .._validation import MAX_DENSE_ENTRIES, as_float_matrix, describe, refuse_deep_nesting
 from ..deploy.limits import check_size
 from ..domain import _shorten, as_domain
 
@@ -62,6 +57,12 @@ _documents_domain = _shared_sections(domain_parameter="""Parameters
 domain : Domain, mapping or int
     The domain: a :class:`~sklearn_ldp.domain.Domain`, a mapping column -> categories,
     or an int number of cells.""")
+
+
+def _builder(function):
+    """Decorator of the builders that take a domain first: the shared ``domain`` parameter in
+    the docstring, and a clear error for arguments nested too deeply to read."""
+    return refuse_deep_nesting(_documents_domain(function))
 
 # The parameters of an explicit query matrix (Workload and MatrixWorkload).
 _documents_matrix = _shared_sections(matrix_parameters="""Parameters

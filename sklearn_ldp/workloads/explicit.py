@@ -10,11 +10,10 @@ from .._validation import (
 )
 from ..deploy.limits import check_size
 from ..domain import as_domain
-from .base import Workload, _documents_domain
+from .base import Workload, _builder
 
 
-@refuse_deep_nesting
-@_documents_domain
+@_builder
 def from_predicates(domain, predicates):
     """Counting queries defined by predicates over the domain cells.
 

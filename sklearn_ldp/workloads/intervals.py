@@ -13,16 +13,15 @@ from .. import _gram
 from .._validation import (
     check_positive_int,
     describe,
-    refuse_deep_nesting,
 )
 from ..deploy.limits import check_size, get_limits
 from ..domain import _object_array, _shorten, as_domain
 from .base import (
     QueryStats,
     _broadcast_stats,
+    _builder,
     _check_query_entries,
     _documents_cells,
-    _documents_domain,
     _Structured,
 )
 
@@ -325,6 +324,7 @@ class AllRange(_IntervalFamily):
     --------
     all_range : The builder of this workload from a domain.
     Intervals : Chosen intervals only.
+    Prefix : The intervals that start at the first cell.
 
     Examples
     --------
@@ -395,9 +395,14 @@ def _flat_range_labels(domain, lo, hi):
     return [f"cells[{a}..{b}]" for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
 
 
+def _over_domain(workload_class, domain):
+    """``workload_class`` over every cell of ``domain`` (a Domain, mapping or int)."""
+    domain = as_domain(domain)
+    return workload_class(domain.size, domain=domain)
+
+
 # ---------------------------------------------------------------------- builders
-@refuse_deep_nesting
-@_documents_domain
+@_builder
 def histogram(domain):
     """The identity workload: one count per cell.
 
@@ -420,12 +425,10 @@ def histogram(domain):
     >>> histogram(2**20).shape
     (1048576, 1048576)
     """
-    domain = as_domain(domain)
-    return Identity(domain.size, domain=domain)
+    return _over_domain(Identity, domain)
 
 
-@refuse_deep_nesting
-@_documents_domain
+@_builder
 def total(domain):
     """One query: the number of users (a row of ones).
 
@@ -446,12 +449,10 @@ def total(domain):
     >>> total(3) @ [1, 2, 3]
     array([6.])
     """
-    domain = as_domain(domain)
-    return Total(domain.size, domain=domain)
+    return _over_domain(Total, domain)
 
 
-@refuse_deep_nesting
-@_documents_domain
+@_builder
 def prefix(domain):
     """Prefix sums (a CDF): row ``i`` counts cells ``0..i`` of the flat order.
 
@@ -476,12 +477,10 @@ def prefix(domain):
     >>> W @ [1, 2, 3]
     array([1., 3., 6.])
     """
-    domain = as_domain(domain)
-    return Prefix(domain.size, domain=domain)
+    return _over_domain(Prefix, domain)
 
 
-@refuse_deep_nesting
-@_documents_domain
+@_builder
 def all_range(domain):
     """All range queries ``[i, j]``, ``0 <= i <= j < n``, over the flat order.
 
@@ -510,10 +509,8 @@ def all_range(domain):
     >>> all_range(2**20).n_queries
     549756338176
     """
-    domain = as_domain(domain)
-    return AllRange(domain.size, domain=domain)
-@refuse_deep_nesting
-@_documents_domain
+    return _over_domain(AllRange, domain)
+@_builder
 def ranges(domain, intervals):
     """Chosen range queries: closed intervals over the flat order.
 

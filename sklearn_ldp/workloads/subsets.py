@@ -11,13 +11,12 @@ import numpy as np
 
 from .._validation import (
     describe,
-    refuse_deep_nesting,
     short_repr,
 )
 from ..deploy.limits import check_size, get_limits
 from ..domain import Domain, as_domain
 from .algebra import Kron, Stack
-from .base import _documents_domain
+from .base import _builder
 from .intervals import AllRange, Identity, Total
 
 
@@ -101,8 +100,7 @@ def _kron_workload(domain, subsets, factor, name):
 
 
 # ---------------------------------------------------------------------- builders
-@refuse_deep_nesting
-@_documents_domain
+@_builder
 def marginals(domain, k=None, attributes=None):
     """Marginal counts over attribute subsets.
 
@@ -145,8 +143,7 @@ def marginals(domain, k=None, attributes=None):
     return _kron_workload(domain, subsets, factor, "marginals")
 
 
-@refuse_deep_nesting
-@_documents_domain
+@_builder
 def range_marginals(domain, k=None, attributes=None):
     """Range marginals: all ranges of each attribute in a subset, crossed.
 
