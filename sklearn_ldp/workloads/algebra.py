@@ -8,10 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import _gram
-from .._validation import (
-    describe,
-    refuse_deep_nesting,
-)
+from .._validation import describe, refuse_deep_nesting
 from ..deploy.limits import check_size, get_limits
 from ..domain import _product_strings
 from .base import EAGER_LABEL_CHECK, QueryStats, _Structured, as_workload

@@ -4,10 +4,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 
-from .._validation import (
-    describe,
-    refuse_deep_nesting,
-)
+from .._validation import describe, refuse_deep_nesting
 from ..deploy.limits import check_size
 from ..domain import as_domain
 from .base import Workload, _builder

@@ -7,10 +7,7 @@ import numbers
 import numpy as np
 
 from .._fwht import fwht, is_power_of_two
-from .._validation import (
-    check_positive_int,
-    refuse_deep_nesting,
-)
+from .._validation import check_positive_int, refuse_deep_nesting
 from ..domain import Domain, _shorten, as_domain
 from .base import _broadcast_stats, _check_query_entries, _Structured
 

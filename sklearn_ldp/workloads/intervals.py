@@ -10,10 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _gram
-from .._validation import (
-    check_positive_int,
-    describe,
-)
+from .._validation import check_positive_int, describe
 from ..deploy.limits import check_size, get_limits
 from ..domain import _object_array, _shorten, as_domain
 from .base import (

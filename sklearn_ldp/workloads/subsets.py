@@ -9,10 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._validation import (
-    describe,
-    short_repr,
-)
+from .._validation import describe, short_repr
 from ..deploy.limits import check_size, get_limits
 from ..domain import Domain, as_domain
 from .algebra import Kron, Stack
