@@ -79,6 +79,10 @@ class Gram:
     (array([4., 6., 6., 4.]), 50.0)
     """
 
+    # Whether block sums come from the structure at every width (subclasses whose answer
+    # depends on the width override supports_blocks instead).
+    _blocks_from_structure = False
+
     def __init__(self, n):
         self.n = int(n)
 
@@ -231,14 +235,14 @@ class Gram:
         Parameters
         ----------
         width : int
-            The number of consecutive cells per block.
+            The block width, as in :meth:`block_sums`.
 
         Returns
         -------
         bool
             True if they are computed without the dense matrix.
         """
-        return False
+        return self._blocks_from_structure
 
     def aslinearoperator(self):
         """A :class:`scipy.sparse.linalg.LinearOperator` (symmetric).
@@ -258,6 +262,8 @@ class Gram:
 
 class DenseGram(Gram):
     """A Gram held as an explicit (small) matrix."""
+
+    _blocks_from_structure = True  # the matrix is stored: O(n^2) per width, no new n x n array
 
     def __init__(self, matrix):
         matrix = np.asarray(matrix, dtype=float)
@@ -287,9 +293,6 @@ class DenseGram(Gram):
         per_block = padded.reshape(self.n, n_blocks, width).sum(axis=2)
         return per_block[np.arange(self.n), np.arange(self.n) // width]
 
-    def supports_blocks(self, width):
-        return True  # the matrix is stored: O(n^2) per width, no new n x n array
-
 
 def _block_sizes(n, width):
     """Cells in each of the ``ceil(n / width)`` blocks (the last one may be short)."""
@@ -299,18 +302,25 @@ def _block_sizes(n, width):
     return sizes
 
 
-class IdentityGram(Gram):
-    """``scale * I`` (the histogram, possibly weighted)."""
+class _ScaledPatternGram(Gram):
+    """``scale`` times a fixed 0/1 pattern whose diagonal is all ones (identity, all ones):
+    block sums are closed forms of the block sizes."""
+
+    _blocks_from_structure = True
 
     def __init__(self, n, scale=1.0):
         super().__init__(n)
         self.scale = float(scale)
 
-    def _matvec(self, X):
-        return self.scale * X
-
     def diagonal(self):
         return np.full(self.n, self.scale)
+
+
+class IdentityGram(_ScaledPatternGram):
+    """``scale * I`` (the histogram, possibly weighted)."""
+
+    def _matvec(self, X):
+        return self.scale * X
 
     def row_sums(self):
         return self.diagonal()
@@ -327,22 +337,12 @@ class IdentityGram(Gram):
     def block_row_sums(self, width):
         return np.full(self.n, self.scale)
 
-    def supports_blocks(self, width):
-        return True
 
-
-class OnesGram(Gram):
+class OnesGram(_ScaledPatternGram):
     """``scale * 1 1^T`` (the single query "total")."""
-
-    def __init__(self, n, scale=1.0):
-        super().__init__(n)
-        self.scale = float(scale)
 
     def _matvec(self, X):
         return np.broadcast_to(self.scale * X.sum(axis=0), X.shape).copy()
-
-    def diagonal(self):
-        return np.full(self.n, self.scale)
 
     def row_sums(self):
         return np.full(self.n, self.scale * self.n)
@@ -358,9 +358,6 @@ class OnesGram(Gram):
         sizes = _block_sizes(self.n, width)
         return self.scale * sizes[np.arange(self.n) // width]
 
-    def supports_blocks(self, width):
-        return True
-
 
 class MinMaxGram(Gram):
     """``G[i, j] = f(min(i, j)) g(max(i, j))``: prefix and all-range workloads.
@@ -371,6 +368,8 @@ class MinMaxGram(Gram):
     cancel), and over two blocks with ``B`` before ``C`` it is
     ``(sum_B f) (sum_C g)``.
     """
+
+    _blocks_from_structure = True
 
     def __init__(self, f, g, name):
         f = np.asarray(f, dtype=float)
@@ -417,11 +416,17 @@ class MinMaxGram(Gram):
         upper = np.cumsum(g[:, ::-1], axis=1)[:, ::-1] - g
         return (g * lower + f * upper).ravel()[: self.n]
 
-    def supports_blocks(self, width):
-        return True
-
     def __repr__(self):
         return f"MinMaxGram({self.name}, n={self.n})"
+
+
+def kron_vectors(vectors):
+    """The Kronecker product of 1-D arrays, first slowest (``[1.0]`` for none): the diagonal
+    or row sums of a Kronecker product from those of its factors."""
+    result = np.ones(1)
+    for vector in vectors:
+        result = np.kron(result, vector)
+    return result
 
 
 class KronGram(Gram):
@@ -443,16 +448,10 @@ class KronGram(Gram):
         return result.reshape(self.n, k)
 
     def diagonal(self):
-        result = np.ones(1)
-        for factor in self.factors:
-            result = np.kron(result, factor.diagonal())
-        return result
+        return kron_vectors(factor.diagonal() for factor in self.factors)
 
     def row_sums(self):
-        result = np.ones(1)
-        for factor in self.factors:
-            result = np.kron(result, factor.row_sums())
-        return result
+        return kron_vectors(factor.row_sums() for factor in self.factors)
 
     def total(self):
         return float(np.prod([factor.total() for factor in self.factors]))
@@ -586,6 +585,8 @@ class IntervalGram(Gram):
     them, which a difference array over the blocks counts: ``O(n + p)`` per width.
     """
 
+    _blocks_from_structure = True
+
     def __init__(self, n, lo, hi):
         super().__init__(n)
         self.lo = np.asarray(lo, dtype=np.int64).ravel()
@@ -647,9 +648,6 @@ class IntervalGram(Gram):
         result += self._spread(in_first, self.lo, np.minimum(self.hi, (first + 1) * width - 1))
         result += self._spread(in_last[split], (last * width)[split], self.hi[split])
         return result
-
-    def supports_blocks(self, width):
-        return True
 
     def __repr__(self):
         return f"IntervalGram(n={self.n}, intervals={self.lo.shape[0]})"

@@ -992,7 +992,7 @@ class Domain:
         Raises
         ------
         ValueError
-            If the domain has more than ``2**22`` cells.
+            If the domain has more than ``2**22`` cells (too many to label one by one).
 
         Examples
         --------

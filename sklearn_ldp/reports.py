@@ -87,7 +87,8 @@ from .mechanisms.numeric.mechanisms import (
 )
 from .mechanisms.oracles.subset_selection import SubsetSelection
 from .mechanisms.oracles.support import SupportOracle
-from .workloads import Workload, histogram, workload_from_spec
+from .workloads import Workload, histogram
+from .workloads.spec import workload_from_spec
 
 # Version of the layout of the files written by `save` (not of the mechanism specification).
 # Version 3 added the member "sha256"; 2 stored the workload's structure; 1 its dense matrix.

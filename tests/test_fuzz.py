@@ -33,6 +33,7 @@ from sklearn_ldp.mechanisms._base.mechanism import (
     mechanism_from_json,
 )
 from sklearn_ldp.reports import AggregatedReports, LDPReports
+from sklearn_ldp.workloads.spec import workload_from_spec
 
 FUZZ_EXAMPLES = FUZZ.max_examples
 
@@ -165,7 +166,7 @@ def test_fuzz_range_workloads(bounds):
 @given(spec=json_values, arrays=st.dictionaries(st.text(max_size=5), st.lists(
     st.integers(-5, 50), max_size=5).map(np.array), max_size=3))
 def test_fuzz_workload_specs(spec, arrays):
-    outcome(workloads.workload_from_spec, spec, arrays)
+    outcome(workload_from_spec, spec, arrays)
 
 
 # ---------------------------------------------------------------- reports and aggregates

@@ -18,7 +18,8 @@ from sklearn_ldp.mechanisms import (
     OneBitRandomizer,
     RandomizedResponse,
 )
-from sklearn_ldp.workloads import Parity, parity, workload_from_spec
+from sklearn_ldp.workloads import Parity, parity
+from sklearn_ldp.workloads.spec import workload_from_spec
 
 BAD_CHUNK_SIZES = [0, -1, -(2**20), 2.0, "10", True, None]
 

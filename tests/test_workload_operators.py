@@ -27,8 +27,8 @@ from sklearn_ldp.workloads import (
     range_marginals,
     ranges,
     stack,
-    workload_from_spec,
 )
+from sklearn_ldp.workloads.spec import workload_from_spec
 
 DOMAIN = {"a": ["x", "y", "z"], "b": [0, 1], "c": ["p", "q", "r", "s"]}
 
@@ -238,12 +238,6 @@ def test_stack_weights_and_checks():
 def test_too_many_labels_is_a_clear_error():
     with pytest.raises(ValueError, match="too many to label"):
         all_range(2**13).labels  # noqa: B018
-
-
-def test_matrix_attribute_is_deprecated():
-    with pytest.warns(DeprecationWarning, match="toarray"):
-        dense = prefix(3).matrix
-    np.testing.assert_array_equal(dense, np.tril(np.ones((3, 3))))
 
 
 def test_builder_classes():

@@ -42,8 +42,6 @@ def test_workload_matrix_is_protected():
     assert W.toarray()[0, 0] == 1.0
     W.toarray()[0, 0] = 2.0  # toarray() is a copy: the workload cannot be changed through it
     assert W.toarray()[0, 0] == 1.0
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError):
-        W.matrix[0, 0] = 2.0  # the deprecated attribute stays read-only
 
 
 def test_workload_gram_cached_readonly():

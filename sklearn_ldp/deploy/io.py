@@ -104,7 +104,7 @@ from ..reports import (
     empty_reports,
     load_mechanism_json,
 )
-from ..workloads import workload_from_spec
+from ..workloads.spec import workload_from_spec
 from .limits import (
     UnverifiedFileWarning,
     acquire_lock,

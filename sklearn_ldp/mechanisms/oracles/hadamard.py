@@ -197,7 +197,6 @@ from scipy.linalg import hadamard
 from ..._fwht import fwht, hadamard_parity
 from ..._gram import DenseGram
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
-from ...workloads import _renamed_keyword
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import (
     DENSE_GRAM_CELLS,
@@ -997,7 +996,6 @@ class HadamardResponse(OutputIndexMechanism):
                         weights, sum(weights))
 
     # ------------------------------------------------------------------ server side
-    @_renamed_keyword("counts", "statistic")
     def estimate(self, statistic):
         """The optimal decoder's unbiased estimate ``V* y`` of the users per cell, in
         ``O(K log b)``: one FWHT per block, then ``(Z / g) Pi`` (module docstring).
@@ -1005,8 +1003,7 @@ class HadamardResponse(OutputIndexMechanism):
         Parameters
         ----------
         statistic : array-like of int, shape (n_outputs,)
-            The number of reports of each output (``aggregate(reports)``). The keyword
-            ``counts`` is its deprecated spelling (FutureWarning).
+            The number of reports of each output (``aggregate(reports)``).
 
         Returns
         -------
@@ -1229,7 +1226,6 @@ class HadamardResponse(OutputIndexMechanism):
         gram = check_gram(gram, self.n_inputs)
         return self._from_norms(*self._norms(gram, rows)) - gram.diagonal()
 
-    @_renamed_keyword("counts", "statistic")
     def sum_of_squared_answers(self, statistic, gram):
         """``sum_o y_o ||W V* e_o||^2``: the squared answers of each report's own
         decoded contribution, summed (as the dense factorization mechanism computes it).
@@ -1237,8 +1233,7 @@ class HadamardResponse(OutputIndexMechanism):
         Parameters
         ----------
         statistic : array-like of int, shape (n_outputs,)
-            Output counts ``y`` (``aggregate(reports)``). The keyword ``counts`` is its
-            deprecated spelling (FutureWarning).
+            Output counts ``y`` (``aggregate(reports)``).
         gram : Gram operator, workload or array-like of shape (n_inputs, n_inputs)
             The workload's Gram matrix.
 
