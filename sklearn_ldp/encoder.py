@@ -13,9 +13,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from ._glue import (
+    MAX_ERROR_TABLE_QUERIES,
+    check_table_size,
+    marginal_error_table,
+    resolve_domain,
+    resolve_workload,
+    validate_records,
+)
 from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
 from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
-from ._glue import marginal_error_table, resolve_domain, resolve_workload, validate_records
 from ._validation import (
     FreshEntropyMixin,
     check_dense_size,
@@ -321,7 +328,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         ``worst_case`` and ``average_case`` per-user total variance on the workload (summed
         over its queries; the keys and type of ``WorkloadEstimator.expected_total_error_``).
         ``None`` for the marginal strategies.
-    expected_error_ : pandas.DataFrame or dict
+    expected_error_ : pandas.DataFrame
         Marginal strategies: a DataFrame with one row per marginal (tuples of column names,
         every order up to ``max_order``), predicted before collection for uniform data and in
         forms that do not depend on the number of users ``N``: ``per_user_variance`` (``N``
@@ -332,10 +339,9 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         (the mean of each numeric column, each category of each categorical column; none
         for ``"square_wave"`` columns, whose EM estimate has no closed-form error), columns
         ``worst_case`` and ``average_case``, per user: divide by ``N`` for a mean's variance,
-        multiply by ``N`` for a count's. Other strategies: deprecated, the dict
-        ``expected_total_error_`` (with a FutureWarning); it becomes a DataFrame with one row
-        per workload query, columns ``worst_case`` and ``average_case``, as in every
-        estimator, in the next release.
+        multiply by ``N`` for a count's. Other strategies: one row per workload query, columns
+        ``worst_case`` and ``average_case`` per user, as ``WorkloadEstimator.predict_error``
+        (computed on first access).
     n_iter_, history_ : int, list
         Optimizer iterations and per-iteration record (optimized strategies only).
     bounds_ : dict
@@ -605,7 +611,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             self.mechanism_.check_supports(self.workload_)
             # Computed once by the selection (a tree over 2^20 cells takes about a second).
             self.expected_total_error_ = dict(report["expected_error"])
-            self._expected_error = dict(self.expected_total_error_)
+            self._expected_error = None  # per query, on first access
         self.n_iter_ = report.get("n_iter", 0)  # 0: no optimizer ran for this strategy
         self.history_ = report.get("history", [])
         if "n_iter" in report:
@@ -1229,24 +1235,26 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        pandas.DataFrame or dict
-            The marginal strategies' table, or (deprecated, with a FutureWarning) the dict
-            of totals now named ``expected_total_error_``.
+        pandas.DataFrame
+            One row per answer (per workload query for the workload strategies, computed on
+            first access), columns ``worst_case`` and ``average_case``.
         """
         state = vars(self)
         if "_expected_error" not in state:
             if "expected_error_" in state:  # an encoder pickled before the property existed
                 return state["expected_error_"]
             raise AttributeError("'LDPEncoder' object has no attribute 'expected_error_'")
-        value = state["_expected_error"]
-        if isinstance(value, dict):
-            warnings.warn(
-                "LDPEncoder.expected_error_ as a dict of totals is deprecated: read the same "
-                "totals from expected_total_error_ (the name WorkloadEstimator uses). In the "
-                "next release expected_error_ becomes a pandas.DataFrame with one row per "
-                "workload query and the columns worst_case and average_case, as in every "
-                "estimator.", FutureWarning, stacklevel=2)
-        return value
+        if state["_expected_error"] is None:
+            # Per query, as WorkloadEstimator.predict_error; expected_total_error_ holds the
+            # totals, computed by the selection.
+            check_table_size(self.workload_, MAX_ERROR_TABLE_QUERIES, "expected_error_",
+                             "expected_total_error_ (the sums over all queries)")
+            worst, average = self.mechanism_.query_variance_summary(self.workload_)
+            self._expected_error = pd.DataFrame(
+                {"worst_case": np.asarray(worst, dtype=float),
+                 "average_case": np.asarray(average, dtype=float)},
+                index=self.workload_.labels)
+        return self._expected_error
 
     def _check_handling(self):
         """Validate handle_unknown / handle_missing and their categories (before the domain)."""
@@ -1670,17 +1678,3 @@ def _as_frame(X):
         array = array[:, np.newaxis]
     return pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])])
 
-
-def __getattr__(name):
-    """``reports_or_privatized`` moved to :mod:`sklearn_ldp.estimators._base` (deprecated here)."""
-    if name != "reports_or_privatized":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from .estimators import _base
-
-    warnings.warn(
-        "sklearn_ldp.encoder.reports_or_privatized is deprecated: it is the estimators' glue, "
-        "now in sklearn_ldp.estimators._base.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return _base.reports_or_privatized

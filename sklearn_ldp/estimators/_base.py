@@ -1,6 +1,5 @@
 """Glue shared by the estimators (scikit-learn side; the encoder and the reports below it)."""
 
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -155,35 +154,6 @@ def add_statistic(estimator, statistic):
     if np.issubdtype(np.asarray(statistic).dtype, np.integer):
         return add_counts(estimator.statistic_, statistic, estimator.mechanism_.name)
     return estimator.statistic_ + statistic
-
-
-def deprecated_counts_property():
-    """The fitted ``counts_`` of the estimators, renamed ``statistic_`` (issue 16, item 7):
-    a read-only property that returns ``statistic_`` with a FutureWarning, for one release.
-
-    Unfitted, it raises AttributeError *without* warning, so that ``hasattr(est, "counts_")``
-    stays silent and False. It is a class attribute, not an instance one: scikit-learn's
-    ``check_is_fitted(est)`` (which lists ``vars(est)``) never sees it, so it cannot make an
-    unfitted estimator look fitted.
-    """
-
-    def counts_(self):
-        """Deprecated alias of ``statistic_`` (removed in the next release).
-
-        Returns
-        -------
-        ndarray
-            ``statistic_``, the mechanism's aggregate of all reports fitted.
-        """
-        if "statistic_" not in vars(self):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'counts_' "
-                                 "(renamed statistic_; not fitted yet).")
-        warnings.warn(f"{type(self).__name__}.counts_ is deprecated and will be removed in "
-                      "the next release; use statistic_ (the same array: the mechanism's "
-                      "aggregate of the reports).", FutureWarning, stacklevel=2)
-        return self.statistic_
-
-    return property(counts_)
 
 
 def record_invalid(estimator, reports):

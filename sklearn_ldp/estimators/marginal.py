@@ -39,7 +39,6 @@ from ._base import (
     add_statistic,
     check_batch,
     checked_statistic,
-    deprecated_counts_property,
     forget_fitted,
     record_invalid,
     reports_or_privatized,
@@ -57,8 +56,6 @@ DEFAULT_POSTPROCESS = "consistent"
 # ("unbiased_estimate": clipped or projected tables, or InpEM's EM tables).
 ERROR_OF_OUTPUT = "output"
 ERROR_OF_UNBIASED = "unbiased_estimate"
-# Sentinel of the deprecated ``consistency`` parameter (scikit-learn's convention).
-_DEPRECATED = "deprecated"
 
 
 def _attribute_names(mechanism, domain):
@@ -160,27 +157,19 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         Privacy budget ledger (see :mod:`sklearn_ldp.deploy.budget`) charged when the
         estimator privatizes raw records (a collection, charged by its internal
         encoder); fitting on reports charges nothing here.
-    consistency : bool, optional
-        Deprecated since 0.2, removed in 0.3: use ``postprocess``. ``True`` means
-        ``postprocess="consistent"`` and ``False`` means ``postprocess="none"`` (the old
-        default); when it is set it overrides the default ``postprocess`` (a
-        DeprecationWarning at fit), and conflicting with an explicit other ``postprocess``
-        raises a ValueError.
 
     Attributes
     ----------
     mechanism_, domain_ : the objects the reports came with.
     statistic_ : ndarray
-        The mechanism's additive statistic of all reports fitted (``counts_``: its deprecated
-        alias, with a FutureWarning, removed in the next release).
+        The mechanism's additive statistic of all reports fitted.
     n_users_ : int
     attributes_ : list
         The collected attributes (the domain's column names, else their positions).
     max_order_ : int
         Largest order of the marginals the collection answers.
     postprocess_ : str
-        The post-processing applied: ``postprocess``, or the one the deprecated
-        ``consistency`` maps to.
+        The post-processing applied (``postprocess``).
     marginals_ : dict
         Tuple of attribute names (in column order) -> estimated table of fractions (ndarray,
         one axis per attribute), for every marginal of order <= ``max_order_``: what
@@ -263,7 +252,6 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     """
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
-    counts_ = deprecated_counts_property()
 
     def __init__(
         self,
@@ -277,7 +265,6 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         random_state=None,
         ledger=None,
         ledger_users="all",
-        consistency=_DEPRECATED,
     ):
         self.postprocess = postprocess
         self.em_tol = em_tol
@@ -289,7 +276,6 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
         self.ledger_users = ledger_users
-        self.consistency = consistency
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):
@@ -364,30 +350,11 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         return self
 
     def _resolve_postprocess(self):
-        """The post-processing to apply: ``postprocess``, or what ``consistency`` maps to."""
+        """The post-processing to apply: ``postprocess``, checked."""
         method = self.postprocess
         if not isinstance(method, str) or method not in POSTPROCESS:
             raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {method!r}.")
-        if isinstance(self.consistency, str) and self.consistency == _DEPRECATED:
-            return method
-        if not isinstance(self.consistency, bool | np.bool_):
-            raise ValueError(f"consistency (deprecated) must be True or False, got "
-                             f"{self.consistency!r}; use postprocess= instead.")
-        mapped = "consistent" if self.consistency else "none"
-        warnings.warn(
-            f"MarginalEstimator's consistency parameter is deprecated since 0.2 and will be "
-            f"removed in 0.3; use postprocess={mapped!r} instead of "
-            f"consistency={bool(self.consistency)!r}.",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        # The default postprocess cannot be told from an explicit one: the deprecated
-        # parameter, when set, wins over it; an explicit different choice is a contradiction.
-        if method not in (DEFAULT_POSTPROCESS, mapped):
-            raise ValueError(f"consistency={bool(self.consistency)!r} (deprecated) means "
-                             f"postprocess={mapped!r}, which contradicts "
-                             f"postprocess={method!r}; set only postprocess.")
-        return mapped
+        return method
 
     def _check_params(self):
         """Check the parameters (scikit-learn validates in fit); return the post-processing."""

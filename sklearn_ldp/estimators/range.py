@@ -15,7 +15,6 @@ from ._base import (
     add_statistic,
     check_batch,
     checked_statistic,
-    deprecated_counts_property,
     forget_fitted,
     record_invalid,
     reports_or_privatized,
@@ -77,8 +76,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     domain_ : Domain or None
         The domain the reports came with.
     statistic_ : ndarray
-        The mechanism's additive statistic of all reports fitted (``counts_``: its deprecated
-        alias, with a FutureWarning, removed in the next release).
+        The mechanism's additive statistic of all reports fitted.
     n_users_ : int
         Number of reports fitted.
     data_vector_ : ndarray
@@ -127,7 +125,6 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     """
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
-    counts_ = deprecated_counts_property()
 
     def __init__(
         self,
