@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_array
 from .._logging import get_logger
 from ..deploy.io import SPEC_KEY, reports_from_frame
 from ..encoder import LDPEncoder
-from ..mechanisms._base.mechanism import add_counts
+from ..mechanisms._base.counts import add_counts
 from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
 
 _logger = get_logger("estimators")

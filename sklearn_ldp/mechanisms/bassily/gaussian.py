@@ -45,8 +45,8 @@ import numpy as np
 from scipy import special
 
 from ..._validation import check_delta, check_epsilon, check_positive_int
+from .._base.counts import MAX_REPORTS
 from .._base.mechanism import (
-    MAX_REPORTS,
     Mechanism,
     ReportCheck,
     ReportInfluence,
