@@ -31,7 +31,9 @@ MAX_LINES = 1200
 # The bottom: shared helpers, importing nothing above them.
 BASE = ("sklearn_ldp._validation", "sklearn_ldp._logging", "sklearn_ldp._fwht",
         "sklearn_ldp._gram", "sklearn_ldp._strategy_error", "sklearn_ldp.deploy.limits")
-SKLEARN_LAYER = ("sklearn_ldp._glue", "sklearn_ldp.encoder", "sklearn_ldp.estimators",
+ENCODER = ("sklearn_ldp.encoder", "sklearn_ldp._encoder_columns",
+           "sklearn_ldp._encoder_heavy_hitters")
+SKLEARN_LAYER = ("sklearn_ldp._glue", *ENCODER, "sklearn_ldp.estimators",
                  "sklearn_ldp.model_selection", "sklearn_ldp.binning",
                  "sklearn_ldp.longitudinal")
 # Deployment above the sklearn layer; the sklearn layer uses only the file formats (io), the
@@ -57,10 +59,11 @@ RULES = [
      (*ABOVE_MATH[1:], "sklearn", "pandas")),
     (("sklearn_ldp.postprocess", "sklearn_ldp.reports"),
      ("sklearn_ldp.selection", *SKLEARN_LAYER, *DEPLOY_ABOVE_LIMITS, "sklearn")),
-    (("sklearn_ldp._glue",), ("sklearn_ldp.encoder", "sklearn_ldp.estimators",
+    (("sklearn_ldp._glue",), (*ENCODER, "sklearn_ldp.estimators",
                               "sklearn_ldp.model_selection", *DEPLOY_ABOVE)),
-    (("sklearn_ldp.encoder",), ("sklearn_ldp.estimators", "sklearn_ldp.model_selection",
-                                *DEPLOY_ABOVE)),
+    (ENCODER, ("sklearn_ldp.estimators", "sklearn_ldp.model_selection", *DEPLOY_ABOVE)),
+    # The encoder's parts are mixins of LDPEncoder, below it.
+    (ENCODER[1:], ENCODER[:1]),
     (("sklearn_ldp.estimators",), ("sklearn_ldp.model_selection", *DEPLOY_ABOVE)),
     (("sklearn_ldp.deploy.client",), ("sklearn_ldp", "numpy", "scipy", "pandas", "sklearn")),
 ]
