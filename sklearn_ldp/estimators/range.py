@@ -1,4 +1,10 @@
-"""RangeQueryEstimator: ranges, prefixes, CDF and quantiles from LDP reports (thesis ch. 5)."""
+"""RangeQueryEstimator: ranges, prefixes, CDF and quantiles from LDP reports (thesis ch. 5).
+
+The math is that of the range mechanisms, :mod:`sklearn_ldp.mechanisms.ranges`
+(:mod:`~sklearn_ldp.mechanisms.ranges.tree` for the hierarchical histogram and its
+consistency, :mod:`~sklearn_ldp.mechanisms.ranges.haar` for HaarHRR,
+:mod:`~sklearn_ldp.mechanisms.ranges.bounds` for the variance bounds and the branching
+factor); this module answers and labels the queries."""
 
 import numbers
 

@@ -1,4 +1,13 @@
-"""WorkloadEstimator: answer any linear counting queries from LDP reports (the server side)."""
+"""WorkloadEstimator: answer any linear counting queries from LDP reports (the server side).
+
+Local model: the reports' mechanism (any family of :mod:`sklearn_ldp.mechanisms`: the
+frequency oracles of :mod:`~sklearn_ldp.mechanisms.oracles`, the range mechanisms of
+:mod:`~sklearn_ldp.mechanisms.ranges`, the dense strategies of
+:mod:`~sklearn_ldp.mechanisms.factorization`, the randomizers of
+:mod:`~sklearn_ldp.mechanisms.bassily`) estimates the data vector; strategies are built by
+:mod:`sklearn_ldp.selection`. Central model: :mod:`sklearn_ldp.mechanisms.central.matrix`
+(the matrix mechanism) with the strategies of :mod:`sklearn_ldp.selection.central`. This
+module answers the workload's queries, post-processes and labels them."""
 
 import warnings
 
