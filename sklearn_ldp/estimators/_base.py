@@ -156,6 +156,34 @@ def add_statistic(estimator, statistic):
     return estimator.statistic_ + statistic
 
 
+def add_batch(estimator, reports, first_call, on_first=None):
+    """The batch step every ``partial_fit`` shares: check ``reports`` and add them to the fit.
+
+    Refuses an empty batch and (after the first) a batch of another mechanism, domain or
+    workload; computes the checked statistic before any state changes, so that a refused
+    batch leaves the fit as it was. The first batch sets ``mechanism_`` and ``domain_``, then
+    calls ``on_first(reports)`` (the estimator's own first-batch attributes, which may refuse
+    the batch) before the batches start; every batch adds to ``statistic_``, ``n_users_`` and
+    ``n_invalid_reports_``.
+    """
+    if len(reports) == 0:
+        raise ValueError("no reports to fit: X has 0 rows.")
+    if not first_call:
+        check_batch(estimator, reports)
+    statistic, n_reports = checked_statistic(estimator, reports)
+    if first_call:
+        estimator.mechanism_ = reports.mechanism
+        estimator.domain_ = reports.domain
+        if on_first is not None:
+            on_first(reports)
+        start_batches(estimator, reports)
+        estimator.statistic_, estimator.n_users_ = statistic, n_reports
+    else:
+        estimator.statistic_ = add_statistic(estimator, statistic)
+        estimator.n_users_ += n_reports
+    record_invalid(estimator, reports)
+
+
 def record_invalid(estimator, reports):
     """Add the invalid reports dropped when ``reports`` were collected
     (``reports_from_client(..., invalid="drop")`` sets ``n_invalid``) to

@@ -36,13 +36,9 @@ from ..postprocess import (
 )
 from ..reports import check_same_mechanism, statistic_of
 from ._base import (
-    add_statistic,
-    check_batch,
-    checked_statistic,
+    add_batch,
     forget_fitted,
-    record_invalid,
     reports_or_privatized,
-    start_batches,
 )
 
 OUTPUTS = ("fraction", "count")
@@ -321,30 +317,18 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         method = self._check_params()
         first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
-        if len(reports) == 0:
-            raise ValueError("no reports to fit: X has 0 rows.")
-        if first_call:
-            if not isinstance(reports.mechanism, MarginalMechanism):
-                raise ValueError(
-                    f"MarginalEstimator decodes reports of a marginal strategy (inp_rr, inp_ps, "
-                    f"inp_ht, marg_rr, marg_ps, marg_ht, inp_em); these come from "
-                    f"{reports.mechanism!r}. Use WorkloadEstimator for other strategies."
-                )
-        else:
-            check_batch(self, reports)
-        # Checked before any state changes: a refused batch leaves the fit as it was.
-        statistic, n_reports = checked_statistic(self, reports)
-        if first_call:
-            self.mechanism_ = reports.mechanism
-            self.domain_ = reports.domain
+        if first_call and len(reports) and not isinstance(reports.mechanism, MarginalMechanism):
+            raise ValueError(
+                f"MarginalEstimator decodes reports of a marginal strategy (inp_rr, inp_ps, "
+                f"inp_ht, marg_rr, marg_ps, marg_ht, inp_em); these come from "
+                f"{reports.mechanism!r}. Use WorkloadEstimator for other strategies."
+            )
+
+        def on_first(reports):
             self.attributes_ = _attribute_names(self.mechanism_, self.domain_)
             self.max_order_ = int(self.mechanism_.params["max_order"])
-            start_batches(self, reports)
-            self.statistic_, self.n_users_ = statistic, n_reports
-        else:
-            self.statistic_ = add_statistic(self, statistic)
-            self.n_users_ += n_reports
-        record_invalid(self, reports)
+
+        add_batch(self, reports, first_call, on_first)
         self.postprocess_ = method
         self._reconstruct()
         return self

@@ -18,13 +18,9 @@ from .._validation import FreshEntropyMixin, check_nesting
 from ..mechanisms.ranges.tree import HierarchicalHistogram
 from ..workloads import Intervals
 from ._base import (
-    add_statistic,
-    check_batch,
-    checked_statistic,
+    add_batch,
     forget_fitted,
-    record_invalid,
     reports_or_privatized,
-    start_batches,
 )
 
 MONOTONE = ("none", "isotonic", "cumulative")
@@ -205,22 +201,11 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
             raise ValueError(f"consistency must be True or False, got {self.consistency!r}.")
         first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
-        if len(reports) == 0:
-            raise ValueError("no reports to fit: X has 0 rows.")
-        if not first_call:
-            check_batch(self, reports)
-        # Checked before any state changes: a refused batch leaves the fit as it was.
-        statistic, n_reports = checked_statistic(self, reports)
-        if first_call:
-            self.mechanism_ = reports.mechanism
-            self.domain_ = reports.domain
+
+        def on_first(reports):
             self.labels_ = self._cell_labels()
-            start_batches(self, reports)
-            self.statistic_, self.n_users_ = statistic, n_reports
-        else:
-            self.statistic_ = add_statistic(self, statistic)
-            self.n_users_ += n_reports
-        record_invalid(self, reports)
+
+        add_batch(self, reports, first_call, on_first)
         self._reconstruct()
         return self
 

@@ -34,13 +34,9 @@ from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postproc
 from ..reports import AggregatedReports, LDPReports, statistic_of
 from ..selection.central import build_central_mechanism
 from ._base import (
-    add_statistic,
-    check_batch,
-    checked_statistic,
+    add_batch,
     forget_fitted,
-    record_invalid,
     reports_or_privatized,
-    start_batches,
 )
 
 # What expected_error_ describes (``expected_error_kind_``): the answers returned, or the
@@ -482,24 +478,12 @@ default="none"
         _check_postprocess(self)
         first_call = not hasattr(self, "statistic_")
         reports = _as_reports(self, X, first_call)
-        if len(reports) == 0:
-            raise ValueError("no reports to fit: X has 0 rows.")
-        if not first_call:
-            check_batch(self, reports)
-        # Checked before any state changes: a refused batch leaves the fit as it was.
-        statistic, n_reports = checked_statistic(self, reports)
-        if first_call:
-            self.mechanism_ = reports.mechanism
-            self.domain_ = reports.domain
+
+        def on_first(reports):
             self.workload_ = self._workload_for(reports)
             self.mechanism_.check_supports(self.workload_)
-            start_batches(self, reports)
-            counts = statistic  # the mechanism's additive statistic, summed over all reports
-        else:
-            counts = add_statistic(self, statistic)
-        self.statistic_ = counts
-        self.n_users_ = n_reports if first_call else self.n_users_ + n_reports
-        record_invalid(self, reports)
+
+        add_batch(self, reports, first_call, on_first)
         self._reconstruct()
         return self
 
