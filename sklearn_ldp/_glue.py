@@ -24,6 +24,20 @@ WORKLOAD_BY_NAME = {
 }
 
 
+# answers_ and expected_error_ hold one row per query: past these many queries they are
+# refused (with the alternatives named) instead of exhausting memory.
+MAX_ANSWER_QUERIES = 2**24
+MAX_ERROR_TABLE_QUERIES = 2**22
+
+
+def check_table_size(workload, limit, attribute, alternative):
+    """Refuse a table of one row per query past ``limit`` rows, naming ``alternative``."""
+    if workload.n_queries > limit:
+        raise ValueError(
+            f"{attribute} would hold one row per query of the {workload.name!r} workload: "
+            f"{workload.n_queries} rows (limit {limit}). Use {alternative}.")
+
+
 def resolve_domain(categories, X):
     """The public Domain: from ``categories``, or (with a warning) read from ``X``.
 

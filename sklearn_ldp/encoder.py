@@ -1,7 +1,11 @@
-"""LDPEncoder: the client side of local differential privacy as a scikit-learn transformer."""
+"""LDPEncoder: the client side of local differential privacy as a scikit-learn transformer.
+
+Its parts for records of several columns and for heavy-hitter columns are the mixins of
+:mod:`sklearn_ldp._encoder_columns` and :mod:`sklearn_ldp._encoder_heavy_hitters`; the
+strategies it builds come from :mod:`sklearn_ldp.selection`.
+"""
 
 import json
-import math
 import numbers
 import warnings
 from collections.abc import Mapping
@@ -13,9 +17,19 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from ._glue import WORKLOAD_BY_NAME as WORKLOAD_BY_NAME  # re-exported (moved to _glue)
-from ._glue import all_attribute_sets as all_attribute_sets  # re-exported (moved to _glue)
-from ._glue import marginal_error_table, resolve_domain, resolve_workload, validate_records
+from ._encoder_columns import (
+    ColumnsEncoderMixin,
+    as_frame,
+)
+from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
+from ._glue import (
+    MAX_ERROR_TABLE_QUERIES,
+    check_table_size,
+    marginal_error_table,
+    resolve_domain,
+    resolve_workload,
+    validate_records,
+)
 from ._validation import (
     FreshEntropyMixin,
     check_dense_size,
@@ -31,58 +45,27 @@ from .deploy.io import report_columns, reports_frame
 from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
-from .mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
-from .mechanisms.multi_attribute.mechanisms import (
-    NEIGHBOURHOODS,
-    PROTOCOLS,
-    MultiAttributeMechanism,
-)
-from .mechanisms.multi_attribute.mechanisms import ORACLES as PROTOCOL_ORACLES
-from .mechanisms.numeric.mechanisms import (
-    MEAN_MECHANISMS,
-    NUMERIC_MECHANISMS,
-    SampledMeanMechanism,
-    check_bounds,
-    numeric_mechanism,
-)
 from .mechanisms.ranges.tree import LEVEL_ORACLES
 from .reports import (
-    HEAVY_HITTER_STRATEGIES,
-    MAX_INTEGER_BITS,
-    MAX_STRING_BYTES,
     AggregatedReports,
     ColumnsMechanism,
     HeavyHitterMechanism,
     LDPReports,
-    column_part,
 )
 from .selection import (
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
-    ORACLES,
-    baseline_mechanism,
     build_mechanism,
     check_optimized_size,
     check_strategy_name,
     marginal_order,
 )
-from .selection.multi_attribute import is_one_way_marginals, select_attribute_protocol
 
 # Strategies stored as dense matrices (the others are structured).
 DENSE_STRATEGIES = FACTORIZATION_BASELINES + ("optimized",)
 # What transform does with a value outside the categories, and with a missing value.
 HANDLE_UNKNOWN = ("error", "other")
 HANDLE_MISSING = ("error", "category")
-# Records of several columns (docs/numeric.md): numeric strategies (``bounds``), the
-# multi-attribute protocols over categorical columns, and the default of each kind of column
-# in a record reported column by column.
-NUMERIC_STRATEGIES = NUMERIC_MECHANISMS
-MEAN_STRATEGIES = tuple(MEAN_MECHANISMS)
-MULTI_ATTRIBUTE_STRATEGIES = PROTOCOLS
-DEFAULT_NUMERIC_STRATEGY = "hybrid"
-# Frequency oracles a categorical column of a mixed record can take (its reports share a
-# row with real-valued ones: local hashing's 64-bit seeds are refused there).
-COLUMN_ORACLES = ORACLES
 _NO_IGNORE = (
     "handle_unknown='ignore' is not offered: OneHotEncoder encodes an unknown value as a row of "
     "zeros, but every LDP user must send a report of some cell, and dropping the user's report "
@@ -99,7 +82,8 @@ DOMAIN_ADVICE = (
     "it for heavy hitters: categories={'url': 'strings'} or {'user_id': 32}.")
 
 
-class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
+class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin,
+                 TransformerMixin, BaseEstimator):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
     ``fit`` is data-independent: it reads the public domain and the workload and builds (or
@@ -321,7 +305,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         ``worst_case`` and ``average_case`` per-user total variance on the workload (summed
         over its queries; the keys and type of ``WorkloadEstimator.expected_total_error_``).
         ``None`` for the marginal strategies.
-    expected_error_ : pandas.DataFrame or dict
+    expected_error_ : pandas.DataFrame
         Marginal strategies: a DataFrame with one row per marginal (tuples of column names,
         every order up to ``max_order``), predicted before collection for uniform data and in
         forms that do not depend on the number of users ``N``: ``per_user_variance`` (``N``
@@ -332,10 +316,9 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         (the mean of each numeric column, each category of each categorical column; none
         for ``"square_wave"`` columns, whose EM estimate has no closed-form error), columns
         ``worst_case`` and ``average_case``, per user: divide by ``N`` for a mean's variance,
-        multiply by ``N`` for a count's. Other strategies: deprecated, the dict
-        ``expected_total_error_`` (with a FutureWarning); it becomes a DataFrame with one row
-        per workload query, columns ``worst_case`` and ``average_case``, as in every
-        estimator, in the next release.
+        multiply by ``N`` for a count's. Other strategies: one row per workload query, columns
+        ``worst_case`` and ``average_case`` per user, as ``WorkloadEstimator.predict_error``
+        (computed on first access).
     n_iter_, history_ : int, list
         Optimizer iterations and per-iteration record (optimized strategies only).
     bounds_ : dict
@@ -605,7 +588,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             self.mechanism_.check_supports(self.workload_)
             # Computed once by the selection (a tree over 2^20 cells takes about a second).
             self.expected_total_error_ = dict(report["expected_error"])
-            self._expected_error = dict(self.expected_total_error_)
+            self._expected_error = None  # per query, on first access
         self.n_iter_ = report.get("n_iter", 0)  # 0: no optimizer ran for this strategy
         self.history_ = report.get("history", [])
         if "n_iter" in report:
@@ -651,576 +634,6 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"init must be 'random', 'baseline', 'best' or a strategy matrix "
                              f"(a 2-D array of finite probabilities), got {describe(self.init)}.")
 
-    # ------------------------------------------------------------------ heavy hitters
-    def _heavy_hitter_mode(self):
-        """Whether the encoder reports one column of a domain too large to list (a strategy
-        of HEAVY_HITTER_STRATEGIES, or a column declared as "strings" or a bit length)."""
-        if isinstance(self.strategy, str) and self.strategy in HEAVY_HITTER_STRATEGIES:
-            return True
-        return isinstance(self.categories, Mapping) and any(
-            _is_value_declaration(value) for value in self.categories.values())
-
-    def _heavy_hitter_column(self):
-        """``(column, value_type, bit_length)`` of the declared column, or a ValueError."""
-        categories = self.categories
-        if not isinstance(categories, Mapping):
-            raise ValueError(
-                f"strategy={self.strategy!r} finds heavy hitters of one column whose values "
-                "are declared, not listed: pass categories={'url': 'strings'} (UTF-8 strings "
-                "of at most max_string_bytes bytes) or categories={'user_id': 32} (integers "
-                f"of 32 bits); got categories={categories!r}.")
-        for column, value in categories.items():
-            if not _is_value_declaration(value):
-                raise ValueError(
-                    f"categories[{column!r}] = {str(value)[:60]!r}: heavy hitters report one "
-                    "column declared as 'strings' or a bit length (e.g. 32); a list of "
-                    "categories goes with a frequency oracle (strategy='oue', ...).")
-        if len(categories) != 1:
-            raise ValueError(f"heavy hitters report one column of categories, got the columns "
-                             f"{list(categories)!r}: use one LDPEncoder per column (each "
-                             "with its share of the budget).")
-        (column, value), = categories.items()
-        if not isinstance(column, str):
-            raise ValueError(f"the column name must be a str, got {column!r}.")
-        if isinstance(value, str):
-            if value != "strings":
-                raise ValueError(f"categories[{column!r}] = {value!r}: a column's categories "
-                                 "are a list (e.g. ['no', 'yes']); a domain too large to list "
-                                 "is declared as 'strings' (UTF-8 strings) or a bit length (an "
-                                 "int), for the heavy-hitter strategies.")
-            size = self.max_string_bytes
-            if isinstance(size, bool) or not isinstance(size, numbers.Integral) \
-                    or not 1 <= size <= MAX_STRING_BYTES:
-                raise ValueError(f"max_string_bytes must be an integer in [1, "
-                                 f"{MAX_STRING_BYTES}] (column {column!r}), got {size!r}.")
-            return column, "strings", 8 * int(size)
-        if not 1 <= value <= MAX_INTEGER_BITS:
-            raise ValueError(f"categories[{column!r}] = {value!r}: the bit length of an "
-                             f"integer column must be in [1, {MAX_INTEGER_BITS}].")
-        return column, "integers", int(value)
-
-    def _fit_heavy_hitters(self, X, epsilon):
-        """``fit`` for heavy hitters: one :class:`HeavyHitterMechanism`."""
-        column, value_type, bit_length = self._heavy_hitter_column()  # the declaration first
-        strategy = self.strategy
-        if not isinstance(strategy, str) or strategy not in HEAVY_HITTER_STRATEGIES + ("auto",):
-            raise ValueError(f"a column declared as 'strings' or a bit length is reported by "
-                             f"one of the heavy-hitter strategies {HEAVY_HITTER_STRATEGIES} (or "
-                             f"'auto': 'pem'), got strategy={strategy!r}.")
-        strategy = "pem" if strategy == "auto" else strategy
-        if self.handle_unknown != "error" or self.unknown_category is not None:
-            raise ValueError(f"handle_unknown={self.handle_unknown!r}: the column {column!r} "
-                             "has no list of categories, so no value is unknown; leave "
-                             "handle_unknown='error' and unknown_category=None.")
-        self._check_handling()
-        if self.bounds is not None:
-            raise ValueError("bounds declares numeric columns, which heavy hitters do not "
-                             "report; leave bounds=None.")
-        n_users = self.n_users
-        if n_users is not None:
-            n_users = check_positive_int(n_users, "n_users")
-        if self.extension_bits is not None:
-            # 2^16 candidates per round at most (MAX_CANDIDATES): more bits cannot be valid,
-            # and 2^extension_bits is built before that check.
-            check_positive_int(self.extension_bits, "extension_bits", maximum=16)
-        rng = np.random.default_rng(self._random_state())
-        if strategy in ("pem", "treehist"):
-            for name in ("sketch_width", "n_hashes"):
-                if getattr(self, name) is not None:
-                    raise ValueError(f"{name}={getattr(self, name)!r} is a parameter of the "
-                                     f"sketches ('cms', 'hcms'), not of {strategy!r}.")
-            if strategy == "treehist" and self.extension_bits is not None:
-                raise ValueError(f"extension_bits={self.extension_bits!r}: TreeHist adds one "
-                                 "bit per round; leave extension_bits=None.")
-            oracle = PrefixHeavyHitters(bit_length, epsilon, strategy, self.n_candidates,
-                                        self.extension_bits, n_users)
-        else:
-            if self.extension_bits is not None:
-                raise ValueError(f"extension_bits={self.extension_bits!r} is a parameter of "
-                                 f"'pem', not of {strategy!r}.")
-            # A fresh public hash seed per collection (the estimates are unbiased over it).
-            try:
-                oracle = SketchFrequencyOracle(epsilon, self.n_hashes, self.sketch_width,
-                                               strategy == "hcms", int(rng.integers(2**63)),
-                                               n_users)
-            except ValueError as exc:  # the sketch names them width and n_hashes
-                raise ValueError(f"sketch_width={short_repr(self.sketch_width)}, n_hashes="
-                                 f"{short_repr(self.n_hashes)}: {exc}") from None
-        mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length)
-        self._missing_value = None
-        if self.handle_missing == "category":
-            value = self.missing_category
-            if isinstance(value, dict):
-                extra = [c for c in value if c != column]
-                if extra or column not in value:
-                    raise ValueError(f"missing_category must name the column {column!r} "
-                                     f"(only), got {value!r}.")
-                value = value[column]
-            mechanism.encode([value], f"{column} (missing_category)")  # valid, or refused
-            self._missing_value = value
-        if X is not None:
-            self._heavy_hitter_values(X, column, reset=True)
-        else:
-            self.n_features_in_ = 1
-            self.feature_names_in_ = np.asarray([column], dtype=object)
-        self.mechanism_ = mechanism
-        self.domain_ = None
-        self.workload_ = None
-        self.strategy_ = strategy
-        self.bounds_, self.column_budget_ = {}, None
-        self.epsilon_ = float(mechanism.epsilon)
-        self.candidates_ = pd.Series(dtype=float, name="worst_case_per_user_variance")
-        self.selection_ = pd.DataFrame(
-            columns=["worst_case", "average_case", "seconds", "status", "reason"])
-        self.selection_.index.name = "strategy"
-        worst, average = mechanism.per_user_variance()
-        # Per user (times N: a count's variance; over N: a frequency's).
-        self._expected_error = pd.DataFrame(
-            {"worst_case": [worst], "average_case": [average]},
-            index=pd.Index([f"count of one {column} value"], name="answer"))
-        self.expected_total_error_ = None
-        self.n_iter_, self.history_ = 0, []
-        self._set_generator(rng)
-        return self
-
-    def _heavy_hitter_values(self, X, column, reset=False):
-        """The values of the heavy-hitter column of ``X`` (a DataFrame holding it, a Series,
-        a 1-D array or a one-column 2-D array), missing values replaced as configured."""
-        if isinstance(X, pd.DataFrame):
-            if column not in X.columns:
-                raise ValueError(f"The data is missing the column {column!r} (it has "
-                                 f"{list(X.columns)[:10]!r}).")
-            values = X[column]
-        elif isinstance(X, pd.Series):
-            values = X
-        else:
-            array = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
-            if array.ndim == 2 and array.shape[1] == 1:
-                array = array[:, 0]
-            if array.ndim != 1:
-                raise ValueError(f"heavy hitters read one column ({column!r}): pass a "
-                                 f"DataFrame, a Series or a 1-D array, got shape "
-                                 f"{array.shape}.")
-            values = pd.Series(array, dtype=object if array.dtype.kind in "OUS" else None)
-        if reset:
-            self.n_features_in_ = 1
-            self.feature_names_in_ = np.asarray([column], dtype=object)
-        if len(values) == 0:
-            raise ValueError("X has no rows; there is nothing to encode.")
-        absent = values.isna()
-        if absent.any():
-            if self.handle_missing != "category":
-                raise ValueError(
-                    f"Column {column!r} has {int(absent.sum())} missing values (None/NaN, first "
-                    f"at row {int(np.flatnonzero(absent.to_numpy())[0])}). Every user sends a "
-                    "report: fill them, or pass handle_missing='category' with "
-                    f"missing_category=<a value of {column!r}> (what they become).")
-            values = values.astype(object).where(~absent, self._missing_value)
-        return values
-
-    def _heavy_hitter_words(self, X):
-        """The encoded values of ``X`` for the heavy-hitter mechanism."""
-        column = self.mechanism_.column
-        return self.mechanism_.encode(self._heavy_hitter_values(X, column), column)
-
-    # ------------------------------------------------------------------ several columns
-    def _columns_mode(self):
-        """Whether the records are reported column by column (numeric columns, a mixed
-        record or a multi-attribute protocol) rather than as one cell of a joint domain."""
-        strategy = self.strategy
-        return (self.bounds is not None or isinstance(strategy, Mapping)
-                or (isinstance(strategy, str)
-                    and strategy in NUMERIC_STRATEGIES + MULTI_ATTRIBUTE_STRATEGIES))
-
-    def _fit_columns(self, X, epsilon, selection=None):
-        """``fit`` for records of several columns: one :class:`ColumnsMechanism`.
-
-        ``selection``: the report of ``build_mechanism("auto", multi_attribute=True)`` when
-        it chose SPL, SMP or RS+FD (``report["protocol"]``) for the one-way marginals of the
-        categorical columns; that protocol is built and its comparison kept in
-        ``selection_``.
-        """
-        self._check_handling()
-        if not isinstance(self.clip, bool | np.bool_):
-            raise ValueError(f"clip must be True or False, got {self.clip!r}.")
-        if not isinstance(self.neighbourhood, str) or self.neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(f"neighbourhood must be one of {NEIGHBOURHOODS}, got "
-                             f"{self.neighbourhood!r}.")
-        strategy = self.strategy
-        if not isinstance(strategy, str | Mapping):
-            raise ValueError(f"strategy must be a strategy name or, for a record of numeric "
-                             f"and categorical columns, a dict column -> strategy; got "
-                             f"{strategy!r}.")
-        if isinstance(strategy, str) and strategy in NUMERIC_STRATEGIES and self.bounds is None:
-            raise ValueError(f"strategy={strategy!r} privatizes numeric columns: declare their "
-                             "public bounds, e.g. bounds={'age': (0, 100)}.")
-        if X is not None:
-            validate_records(self, X, reset=True, allow_nan=self.handle_missing == "category")
-        frame = None if X is None else _as_frame(X)
-        bounds = self._resolve_bounds(frame)
-        domain = self._categorical_domain(X, frame, bounds)
-        categorical = [] if domain is None else list(domain.columns)
-        if not bounds and not categorical:
-            raise ValueError("no column to report: declare bounds (numeric columns) or "
-                             "categories.")
-        order = list(frame.columns) if frame is not None else categorical + list(bounds)
-        order = [column for column in order if column in bounds or column in categorical]
-        self._numeric_missing = self._numeric_replacements(bounds)
-        self._column_domains = {}
-        self._column_selection = None  # set by _column_parts when "auto" compares parts
-        parts, name = self._column_parts(epsilon, order, bounds, domain, selection)
-        self.mechanism_ = ColumnsMechanism(parts)
-        self.domain_ = domain
-        self.workload_ = None
-        self.bounds_ = bounds
-        self.strategy_ = name
-        self.epsilon_ = float(self.mechanism_.epsilon)
-        self.column_budget_ = self.mechanism_.budget()
-        rows = selection["selection"] if selection is not None else self._column_selection
-        del self._column_selection
-        # The comparison "auto" made (per-user total variance of the categorical columns'
-        # histograms), or none.
-        self.candidates_ = pd.Series(
-            {key: row["worst_case"] for key, row in (rows or {}).items()
-             if row["status"] != "skipped"}, name="worst_case_per_user_variance", dtype=float)
-        self.selection_ = pd.DataFrame.from_dict(
-            rows or {}, orient="index",
-            columns=["worst_case", "average_case", "seconds", "status", "reason"])
-        self.selection_.index.name = "strategy"
-        errors = self.mechanism_.answer_errors(None if domain is None else domain.categories)
-        self._expected_error = errors.set_index("answer")[["worst_case", "average_case"]]
-        self.expected_total_error_ = None
-        self.n_iter_, self.history_ = 0, []
-        self.n_clipped_ = dict.fromkeys(bounds, 0)
-        self._columns_without_data = X is None
-        if X is None:
-            self.n_features_in_ = len(self.mechanism_.columns)
-            self.feature_names_in_ = np.asarray(self.mechanism_.columns, dtype=object)
-        self._set_generator(np.random.default_rng(self._random_state()))
-        return self
-
-    def _resolve_bounds(self, frame):
-        """Numeric column -> ``(low, high)``: declared, or read from the data (warned)."""
-        bounds = self.bounds
-        if bounds is None:
-            return {}
-        declared = self.categories if isinstance(self.categories, Mapping) else {}
-        if isinstance(bounds, str):
-            if bounds != "auto":
-                raise ValueError(f"bounds must be a dict column -> (low, high), 'auto' or None, "
-                                 f"got {bounds!r}.")
-            if frame is None:
-                raise ValueError("bounds='auto' reads the bounds from the data passed to fit; "
-                                 "pass X, or declare bounds={'column': (low, high)}.")
-            bounds = {column: "auto" for column in frame.columns if column not in declared}
-            if not bounds:
-                raise ValueError("bounds='auto': every column of X is declared categorical.")
-        elif not isinstance(bounds, Mapping) or not bounds:
-            raise ValueError(f"bounds must be a non-empty dict column -> (low, high), 'auto' "
-                             f"or None, got {bounds!r}.")
-        result, inferred = {}, []
-        for column, pair in bounds.items():
-            if not isinstance(column, str):
-                raise ValueError(f"bounds: column names must be strings, got {column!r}.")
-            if column in declared:
-                raise ValueError(f"column {column!r} is in both bounds (numeric) and "
-                                 "categories (categorical): declare it once.")
-            if isinstance(pair, str) and pair == "auto":
-                if frame is None or column not in frame.columns:
-                    raise ValueError(f"bounds[{column!r}]='auto' reads the bounds from the data "
-                                     "passed to fit, which has no such column.")
-                values = _numeric_values(frame[column], column)
-                values = values[~np.isnan(values)]
-                values = values[np.isfinite(values)]
-                if values.size == 0 or values.min() == values.max():
-                    raise ValueError(f"bounds[{column!r}]='auto' needs at least two distinct "
-                                     f"finite values in the data (n_samples = {values.size}); "
-                                     "declare the bounds.")
-                result[column] = (float(values.min()), float(values.max()))
-                inferred.append(column)
-            else:
-                result[column] = check_bounds(pair, f"bounds[{column!r}]")
-        if inferred:
-            warnings.warn(
-                f"the bounds of the numeric column(s) {inferred!r} were read from the data "
-                "(its minimum and maximum): this reveals the private data's extreme values "
-                "exactly, outside any privacy guarantee. Production code declares public "
-                "bounds, e.g. bounds={'age': (0, 120)}.", UserWarning, stacklevel=3)
-        return result
-
-    def _categorical_domain(self, X, frame, bounds):
-        """The Domain of the categorical columns (None if there are none)."""
-        categories = self.categories
-        reading = categories is None or (isinstance(categories, str) and categories == "auto")
-        if not bounds:
-            return self._resolve_domain(X)  # the multi-attribute protocols: as ever
-        if categories is None:
-            return None  # with bounds, columns are categorical only when declared or "auto"
-        if reading:
-            if frame is None:
-                raise ValueError("categories='auto' reads the categories from the data passed "
-                                 "to fit; pass X or declare them.")
-            rest = [column for column in frame.columns if column not in bounds]
-            return self._resolve_domain(frame[rest], numeric=tuple(bounds)) if rest else None
-        return self._resolve_domain(None, numeric=tuple(bounds))
-
-    def _numeric_replacements(self, bounds):
-        """Numeric column -> the declared number its missing values become."""
-        if self.handle_missing != "category":
-            return {}
-        value = self.missing_category
-        items = (value.items() if isinstance(value, Mapping)
-                 else [(column, value) for column in bounds])
-        result = {}
-        for column, replacement in items:
-            if column not in bounds:
-                continue
-            low, high = bounds[column]
-            if isinstance(replacement, bool) or not isinstance(replacement, numbers.Real) \
-                    or not low <= replacement <= high:
-                raise ValueError(
-                    f"missing_category for the numeric column {column!r} must be a number "
-                    f"within its bounds [{low}, {high}] (the public value missing numbers "
-                    f"become), got {replacement!r}; pass a dict column -> value.")
-            result[column] = float(replacement)
-        return result
-
-    def _column_parts(self, epsilon, order, bounds, domain, selection=None):
-        """``(parts, strategy_)`` of the record's mechanism (see the ``bounds`` docs).
-
-        ``selection``: see :meth:`_fit_columns` (the protocol "auto" chose). With
-        ``strategy="auto"``, equal budget shares, two or more categorical columns and the
-        declared workload ``workloads.marginals(categories, k=1)`` (their histograms), the
-        categorical columns are reported either each through its own oracle or together by
-        the protocol with the least worst-case error of their histograms
-        (``select_attribute_protocol``); the comparison goes to ``_column_selection``.
-        """
-        strategy = self.strategy
-        numeric = [column for column in order if column in bounds]
-        categorical = [column for column in order if column not in bounds]
-        protocol = isinstance(strategy, str) and strategy in MULTI_ATTRIBUTE_STRATEGIES
-        if self.neighbourhood != "record" and not (protocol and strategy == "rsfd"):
-            raise ValueError("neighbourhood='attribute' applies to strategy='rsfd' only.")
-        if self.oracle != "auto" and not protocol:
-            raise ValueError(f"oracle={self.oracle!r} applies to 'hierarchical' and to 'spl', "
-                             "'smp', 'rsfd'; a record reported column by column takes each "
-                             "column's frequency oracle from strategy={'column': 'oue', ...}.")
-        if selection is not None and not numeric:
-            # "auto" scored SPL / SMP / RS+FD (record-level epsilon) against the joint-domain
-            # candidates and chose this one.
-            strategy, oracle = selection["protocol"]
-            mechanism = MultiAttributeMechanism(domain.shape, epsilon, protocol=strategy,
-                                                oracle=oracle)
-            return [column_part(list(domain.columns), mechanism)], strategy
-        if protocol:
-            if numeric:
-                raise ValueError(f"strategy={strategy!r} reports categorical columns; with "
-                                 "numeric columns (bounds) every column is reported by its own "
-                                 "mechanism: pass strategy={'column': name, ...} or a numeric "
-                                 "strategy.")
-            if self.budget_weights is not None:
-                raise ValueError(f"budget_weights splits epsilon between columns reported "
-                                 f"separately; strategy={strategy!r} shares it by its protocol.")
-            oracle = "grr" if self.oracle == "auto" else self.oracle
-            if oracle not in PROTOCOL_ORACLES[strategy]:
-                raise ValueError(f"oracle must be 'auto' or one of {PROTOCOL_ORACLES[strategy]} "
-                                 f"for strategy={strategy!r}, got {self.oracle!r}.")
-            columns = list(domain.columns)
-            for column, size in zip(columns, domain.shape, strict=True):
-                if size < 2:
-                    raise ValueError(f"column {column!r} has a single category: "
-                                     f"strategy={strategy!r} needs at least 2 categories per "
-                                     "column (drop constant columns).")
-            mechanism = MultiAttributeMechanism(domain.shape, epsilon, protocol=strategy,
-                                                oracle=oracle, neighbourhood=self.neighbourhood)
-            return [column_part(columns, mechanism)], strategy
-        chosen = self._column_strategies(strategy, numeric, categorical, domain, epsilon,
-                                         order)
-        names = {chosen[column] for column in order}
-        if not categorical and len(numeric) > 1 and self.budget_weights is None \
-                and len(names) == 1 and names <= set(MEAN_STRATEGIES):
-            # Several numbers, one mean strategy: each user reports k of the d columns.
-            base = names.pop()
-            mechanism = SampledMeanMechanism(epsilon, [bounds[c] for c in numeric], base=base)
-            return [column_part(numeric, mechanism)], base
-        weights = self._weights(order)
-        group = None
-        # Kept here: the module's import block is edited by others at the same time.
-
-        if isinstance(strategy, str) and strategy == "auto" and len(categorical) >= 2 \
-                and self.budget_weights is None and self.workload is not None \
-                and not isinstance(self.workload, str) \
-                and is_one_way_marginals(self.workload, domain.shape) \
-                and min(domain.shape) >= 2:
-            # The declared workload is every categorical column's histogram: report those
-            # columns together by SPL, SMP or RS+FD at their summed share when that has a
-            # smaller worst-case error than one oracle per column (a dict of strategies or
-            # budget_weights: the user's split).
-            shares = [epsilon * weights[column] for column in categorical]
-            best, rows, mechanisms = select_attribute_protocol(
-                tuple(len(domain.categories[column]) for column in categorical),
-                math.fsum(shares), per_column=[chosen[column] for column in categorical],
-                per_column_epsilons=shares)
-            self._column_selection = rows
-            group = mechanisms.get(best)
-        parts = []
-        for column in order:
-            share = epsilon * weights[column]
-            name = chosen[column]
-            if group is not None and column in categorical:
-                if column == categorical[0]:  # the protocol's part, where its first column is
-                    parts.append(column_part(categorical, group))
-                continue
-            if column in bounds:
-                params = {"n_bins": self.n_bins} if name == "square_wave" else {}
-                mechanism = numeric_mechanism(name, share, bounds[column], **params)
-            else:
-                mechanism = baseline_mechanism(name, (len(domain.categories[column]),), share)
-            parts.append(column_part([column], mechanism))
-        if group is not None:
-            return parts, group.protocol if not numeric else "mixed"
-        return parts, (names.pop() if len(names) == 1 else "mixed")
-
-    def _column_strategies(self, strategy, numeric, categorical, domain, epsilon, order):
-        """Column -> strategy name for a record reported column by column."""
-        if isinstance(strategy, Mapping):
-            unknown = [column for column in strategy if column not in numeric + categorical]
-            if unknown:
-                raise ValueError(f"strategy names columns {unknown!r} that are not in the "
-                                 f"record {numeric + categorical!r}.")
-            given = dict(strategy)
-        elif strategy == "auto":
-            given = {}
-        elif strategy in NUMERIC_STRATEGIES:
-            given = dict.fromkeys(numeric, strategy)
-        elif strategy in COLUMN_ORACLES:
-            if not categorical:
-                raise ValueError(f"strategy={strategy!r} is a frequency oracle for categorical "
-                                 f"columns; numeric columns take {NUMERIC_STRATEGIES}.")
-            given = dict.fromkeys(categorical, strategy)
-        else:
-            raise ValueError(
-                f"strategy={strategy!r} cannot report a record with numeric columns: numeric "
-                f"columns take {NUMERIC_STRATEGIES}, categorical columns next to them a "
-                f"frequency oracle {COLUMN_ORACLES} (or 'auto'), e.g. strategy={{'age': "
-                "'hybrid', 'smoker': 'oue'}.")
-        chosen = {}
-        for column in numeric:
-            name = given.get(column, "auto")
-            name = DEFAULT_NUMERIC_STRATEGY if name == "auto" else name
-            if name not in NUMERIC_STRATEGIES:
-                raise ValueError(f"strategy for the numeric column {column!r} must be one of "
-                                 f"{NUMERIC_STRATEGIES} or 'auto', got {name!r}.")
-            chosen[column] = name
-        for column in categorical:
-            name = given.get(column, "auto")
-            if name == "auto":
-                size = len(domain.categories[column])
-                # Wang et al. (2017): randomized response has the least variance while
-                # k < 3 e^eps + 2, optimized unary encoding beyond (at the column's share).
-                share = epsilon * self._weights(order)[column]
-                name = "randomized_response" if size < 3 * math.exp(share) + 2 else "oue"
-            if name not in COLUMN_ORACLES:
-                raise ValueError(f"strategy for the categorical column {column!r} must be a "
-                                 f"frequency oracle {COLUMN_ORACLES} or 'auto', got {name!r}.")
-            chosen[column] = name
-        return chosen
-
-    def _weights(self, columns):
-        """Column -> its share of epsilon (``budget_weights`` normalized, or equal)."""
-        weights = self.budget_weights
-        if weights is None:
-            return dict.fromkeys(columns, 1.0 / len(columns))
-        if not isinstance(weights, Mapping):
-            raise ValueError(f"budget_weights must be a dict column -> positive weight or None, "
-                             f"got {weights!r}.")
-        missing = [column for column in columns if column not in weights]
-        extra = [column for column in weights if column not in columns]
-        if missing or extra:
-            raise ValueError(f"budget_weights must name every column of the record {columns!r} "
-                             f"once; missing {missing!r}, unknown {extra!r}.")
-        for column, weight in weights.items():
-            if isinstance(weight, bool) or not isinstance(weight, numbers.Real) \
-                    or not math.isfinite(weight) or weight <= 0:
-                raise ValueError(f"budget_weights[{column!r}] must be a positive finite number, "
-                                 f"got {weight!r}.")
-        total = math.fsum(float(weights[column]) for column in columns)
-        return {column: float(weights[column]) / total for column in columns}
-
-    def _encode_columns(self, X):
-        """The records of ``X`` as the rows ColumnsMechanism.randomize takes, and the
-        number of values clipped per numeric column."""
-        columns = self.mechanism_.columns
-        if len(columns) > 1 and not isinstance(X, pd.DataFrame | pd.Series) \
-                and np.ndim(X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)) == 1:
-            raise ValueError(f"1-D data holds a single column, but the record has the columns "
-                             f"{list(columns)!r}. Reshape your data: pass a DataFrame or a 2-D "
-                             "array with one column per record column.")
-        frame = _as_frame(X)
-        n_rows = frame.shape[0]
-        if n_rows == 0:
-            raise ValueError("X has no rows; there is nothing to encode.")
-        missing = [column for column in columns if column not in frame.columns]
-        if missing:
-            raise ValueError(f"The data is missing the column(s) {missing!r} of the record "
-                             f"{list(columns)!r}.")
-        records = np.empty((n_rows, len(columns)))
-        clipped = {}
-        categorical = [] if self.domain_ is None else list(self.domain_.columns)
-        unknown = self._replacements("unknown_category", categorical, tuple(self.bounds_))
-        missing_categories = self._replacements("missing_category", categorical,
-                                                tuple(self.bounds_))
-        for j, column in enumerate(columns):
-            if column in self.bounds_:
-                records[:, j], clipped[column] = self._numeric_column(frame[column], column)
-                continue
-            single = self._column_domain(column)
-            data = single.substitute(
-                frame[[column]], unknown={k: v for k, v in unknown.items() if k == column},
-                missing={k: v for k, v in missing_categories.items() if k == column})
-            records[:, j] = single.encode(data)
-        return records, pd.Series(clipped, index=list(self.bounds_), dtype=np.int64,
-                                  name="n_clipped")
-
-    def _column_domain(self, column):
-        """The one-column Domain of a categorical column (kept: it caches its lookups)."""
-        cache = self.__dict__.setdefault("_column_domains", {})
-        if column not in cache:
-            cache[column] = Domain({column: self.domain_.categories[column]})
-        return cache[column]
-
-    def _numeric_column(self, values, column):
-        """One numeric column as floats within its bounds (missing values replaced, values
-        outside the bounds refused or clipped), and how many were clipped."""
-        x = _numeric_values(values, column)
-        absent = np.isnan(x)
-        if absent.any():
-            replacement = getattr(self, "_numeric_missing", {}).get(column)
-            if replacement is None:
-                raise ValueError(
-                    f"Column {column!r} has {int(absent.sum())} missing values (NaN/None). "
-                    "Every record needs a value: fill them, or pass handle_missing='category' "
-                    f"with missing_category={{{column!r}: <a number within its bounds>}} (a "
-                    "public value they become).")
-            x = np.where(absent, replacement, x)
-        if np.isinf(x).any():
-            row = int(np.flatnonzero(np.isinf(x))[0])
-            raise ValueError(f"Column {column!r} holds {float(x[row])} at row {row}: infinite "
-                             "values are not numbers within bounds (refused even with "
-                             "clip=True).")
-        low, high = self.bounds_[column]
-        outside = (x < low) | (x > high)
-        n_outside = int(np.count_nonzero(outside))
-        if n_outside and not self.clip:
-            row = int(np.flatnonzero(outside)[0])
-            raise ValueError(
-                f"Column {column!r} has {n_outside} values outside its declared bounds "
-                f"[{low}, {high}] (first: {float(x[row])!r} at row {row}). Declare bounds that "
-                "hold every value, or pass clip=True to clip them to the bounds (counted in "
-                "n_clipped_).")
-        if n_outside:
-            x = np.clip(x, low, high)
-        return x, n_outside
 
     # ------------------------------------------------------------------ unknown / missing
     @property
@@ -1229,24 +642,26 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        pandas.DataFrame or dict
-            The marginal strategies' table, or (deprecated, with a FutureWarning) the dict
-            of totals now named ``expected_total_error_``.
+        pandas.DataFrame
+            One row per answer (per workload query for the workload strategies, computed on
+            first access), columns ``worst_case`` and ``average_case``.
         """
         state = vars(self)
         if "_expected_error" not in state:
             if "expected_error_" in state:  # an encoder pickled before the property existed
                 return state["expected_error_"]
             raise AttributeError("'LDPEncoder' object has no attribute 'expected_error_'")
-        value = state["_expected_error"]
-        if isinstance(value, dict):
-            warnings.warn(
-                "LDPEncoder.expected_error_ as a dict of totals is deprecated: read the same "
-                "totals from expected_total_error_ (the name WorkloadEstimator uses). In the "
-                "next release expected_error_ becomes a pandas.DataFrame with one row per "
-                "workload query and the columns worst_case and average_case, as in every "
-                "estimator.", FutureWarning, stacklevel=2)
-        return value
+        if state["_expected_error"] is None:
+            # Per query, as WorkloadEstimator.predict_error; expected_total_error_ holds the
+            # totals, computed by the selection.
+            check_table_size(self.workload_, MAX_ERROR_TABLE_QUERIES, "expected_error_",
+                             "expected_total_error_ (the sums over all queries)")
+            worst, average = self.mechanism_.query_variance_summary(self.workload_)
+            self._expected_error = pd.DataFrame(
+                {"worst_case": np.asarray(worst, dtype=float),
+                 "average_case": np.asarray(average, dtype=float)},
+                index=self.workload_.labels)
+        return self._expected_error
 
     def _check_handling(self):
         """Validate handle_unknown / handle_missing and their categories (before the domain)."""
@@ -1333,7 +748,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             domain = resolve_domain(self.categories, X)
         else:
             # Missing values become their category before the categories are read.
-            frame = _as_frame(X)
+            frame = as_frame(X)
             missing = self._replacements("missing_category", list(frame.columns), numeric)
             filled = frame.copy()
             for column, category in missing.items():
@@ -1622,35 +1037,6 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-def _numeric_values(values, column):
-    """A numeric column's values as float64, NaN where missing; a ValueError naming the
-    column and the first value that is not a number (booleans and text are refused)."""
-    if isinstance(values, pd.Series) and pd.api.types.is_bool_dtype(values.dtype) or (
-            not isinstance(values, pd.Series) and np.asarray(values).dtype.kind == "b"):
-        raise ValueError(f"Column {column!r} holds booleans, not numbers: declare it as a "
-                         "categorical column (categories) instead of giving it bounds.")
-    if isinstance(values, pd.Series) and pd.api.types.is_numeric_dtype(values.dtype):
-        return values.to_numpy(dtype=np.float64, na_value=np.nan)
-    array = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
-    if array.dtype.kind in "iuf":
-        return array.astype(np.float64)
-    numeric = pd.to_numeric(pd.Series(array, dtype=object), errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan)
-    bad = np.isnan(numeric) & ~np.asarray(pd.isna(array), dtype=bool)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"Column {column!r} holds {array[row]!r} at row {row}, not a number "
-                         "(it has bounds, so it is numeric).")
-    return numeric
-
-
-def _is_value_declaration(value):
-    """Whether a ``categories`` entry declares values instead of listing them: ``"strings"``
-    or a bit length (an int, not a bool)."""
-    return isinstance(value, str) or (isinstance(value, numbers.Integral)
-                                      and not isinstance(value, bool | np.bool_))
-
-
 def _aligned_frame(reports, X):
     """The reports as a DataFrame (``reports_frame``), indexed like ``X`` when it has one."""
     frame = reports_frame(reports)
@@ -1659,28 +1045,3 @@ def _aligned_frame(reports, X):
     return frame
 
 
-def _as_frame(X):
-    """``X`` as a DataFrame with the column names Domain.from_data gives it."""
-    if isinstance(X, pd.DataFrame):
-        return X
-    if isinstance(X, pd.Series):
-        return X.to_frame(X.name if isinstance(X.name, str) else "x0")
-    array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
-    if array.ndim == 1:
-        array = array[:, np.newaxis]
-    return pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])])
-
-
-def __getattr__(name):
-    """``reports_or_privatized`` moved to :mod:`sklearn_ldp.estimators._base` (deprecated here)."""
-    if name != "reports_or_privatized":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from .estimators import _base
-
-    warnings.warn(
-        "sklearn_ldp.encoder.reports_or_privatized is deprecated: it is the estimators' glue, "
-        "now in sklearn_ldp.estimators._base.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return _base.reports_or_privatized

@@ -28,7 +28,7 @@ from .encoder import LDPEncoder
 from .estimators import WorkloadEstimator
 from .mechanisms.central.matrix import MatrixMechanism
 from .reports import ColumnsMechanism
-from .selection.local import _variances
+from .selection.baselines import variances
 from .workloads import Workload, as_workload, histogram
 
 KINDS = ("worst_case", "average_case")
@@ -78,7 +78,7 @@ class ExpectedErrorScorer:
             return self._score_columns(mechanism)
         workload = self._workload(mechanism, fitted_workload, domain)
         try:
-            worst, average = _variances(mechanism, workload.gram())
+            worst, average = variances(mechanism, workload.gram())
         except NotImplementedError as exc:
             # The marginal strategies have per-marginal variances only.
             raise ValueError(
@@ -224,7 +224,7 @@ def columns_error(mechanism):
             n_answers += sum(part.mechanism.shape)
         elif part.kind == "oracle":
             size = part.mechanism.n_inputs
-            counts += _variances(part.mechanism, histogram(size).gram())
+            counts += variances(part.mechanism, histogram(size).gram())
             n_answers += size
         else:  # one mean, or d means sampled k at a time
             worst, average = part.per_user_variance()

@@ -547,24 +547,10 @@ def test_seeded_transform_is_reproducible_and_map_decoding_is_integer():
     ({"prior": [1, -1, 1, 1, 1, 1, 1, 1, 1]}, "non-negative"),
     ({"d": -1}, "d must be"),
     ({"group_size": 50, "epsilon": 30, "strategy": "GM"}, "underflows"),
-    ({"strategy": "EM", "mechanism": "GM"}, "pass strategy only"),
 ])
 def test_bad_parameters_are_refused_in_fit(params, message):
     with pytest.raises(ValueError, match=message):
         CountMechanism(**params).fit()
-
-
-def test_deprecated_mechanism_parameter_and_attribute_still_work():
-    with pytest.warns(FutureWarning, match="pass strategy='GM'"):
-        old = CountMechanism(group_size=6, mechanism="GM").fit()
-    new = CountMechanism(group_size=6, strategy="GM").fit()
-    np.testing.assert_array_equal(old.matrix_, new.matrix_)
-    with pytest.warns(FutureWarning, match="read strategy_"):
-        assert old.mechanism_ == "GM" == new.strategy_
-    with pytest.warns(FutureWarning, match="unknown mechanism 'geometric'|deprecated"), \
-            pytest.raises(ValueError, match="unknown mechanism 'geometric'"):
-        CountMechanism(mechanism="geometric").fit()
-    assert not hasattr(CountMechanism(), "mechanism_")  # unfitted: no attribute, no warning
 
 
 def test_expected_error_is_the_exact_mean_squared_error_of_predict():

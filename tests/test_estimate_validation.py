@@ -18,7 +18,7 @@ from sklearn_ldp.mechanisms import (
     SubsetSelection,
     SymmetricUnaryEncoding,
 )
-from sklearn_ldp.mechanisms._base.mechanism import MAX_REPORTS, add_counts, exact_total
+from sklearn_ldp.mechanisms._base.counts import MAX_REPORTS, add_counts, exact_total
 from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 

@@ -139,8 +139,8 @@ def test_auto_picks_the_least_analytic_error():
                          epsilon=1.0, random_state=0, max_iter=100).fit()
     assert encoder.strategy_ == encoder.candidates_.idxmin()
     assert encoder.expected_total_error_["worst_case"] == pytest.approx(encoder.candidates_.min())
-    with pytest.warns(FutureWarning, match="expected_total_error_"):
-        assert encoder.expected_error_ == encoder.expected_total_error_  # deprecated spelling
+    assert encoder.expected_error_["average_case"].sum() == pytest.approx(
+        encoder.expected_total_error_["average_case"])
 
 
 def test_categories_auto_warns_about_leakage():

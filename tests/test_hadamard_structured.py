@@ -10,7 +10,7 @@ from scipy import stats
 from scipy.linalg import hadamard
 
 from sklearn_ldp import _gram, workloads
-from sklearn_ldp.mechanisms._base import mechanism as mechanisms_base
+from sklearn_ldp.mechanisms._base import workload_ops
 from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
 from sklearn_ldp.mechanisms.oracles import hadamard as hadamard_module
@@ -156,7 +156,7 @@ def test_fallbacks_past_the_dense_limits(monkeypatch):
     with pytest.raises(ValueError, match=r"last block holds 50 of its 63 cells.*'olh', 'hrr'"):
         mechanism.per_user_variance(_gram.MinMaxGram.prefix(n))  # no rows behind it
     mechanism = HadamardResponse(24, 2.0, layout="paper")  # full blocks of 7 cells
-    monkeypatch.setattr(mechanisms_base, "DENSE_GRAM_CELLS", 10)  # gram_with_blocks' limit
+    monkeypatch.setattr(workload_ops, "DENSE_GRAM_CELLS", 10)  # gram_with_blocks' limit
     marginals = workloads.marginals({"a": list(range(12)), "b": [0, 1]}, k=1)
     with pytest.raises(ValueError, match="no block sums over 7 consecutive cells|Walsh"):
         mechanism.per_user_variance(marginals.gram().terms[0])  # a bare Kronecker Gram

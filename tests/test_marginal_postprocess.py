@@ -199,7 +199,7 @@ def test_parameters_are_stored_unchanged_and_set_params_refits():
                          random_state=11).fit_transform(_data(1000, 12))
     estimator = MarginalEstimator(postprocess="clip")
     params = estimator.get_params()
-    assert params["postprocess"] == "clip" and params["consistency"] == "deprecated"
+    assert params["postprocess"] == "clip" and "consistency" not in params
     assert clone(estimator).get_params() == params
     estimator.fit(reports)
     assert estimator.get_params() == params  # fit changes no parameter
@@ -207,32 +207,6 @@ def test_parameters_are_stored_unchanged_and_set_params_refits():
     estimator.set_params(postprocess="none").fit(reports)
     assert estimator.postprocess_ == "none"
     assert any(not np.allclose(clipped[k], estimator.marginals_[k]) for k in clipped)
-
-
-def test_deprecated_consistency_warns_and_maps_to_postprocess():
-    reports = LDPEncoder(categories=DOM, strategy="inp_ps", epsilon=0.5,
-                         random_state=13).fit_transform(_data(1000, 14))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # the new API does not warn
-        new = {option: MarginalEstimator(postprocess=option).fit(reports)
-               for option in ("consistent", "none")}
-    for old, mapped in [(True, "consistent"), (False, "none")]:
-        estimator = MarginalEstimator(consistency=old)
-        assert estimator.get_params()["consistency"] is old
-        with pytest.warns(DeprecationWarning, match=rf"consistency.*postprocess='{mapped}'"):
-            estimator.fit(reports)
-        assert estimator.postprocess_ == mapped
-        for key, table in new[mapped].marginals_.items():
-            np.testing.assert_allclose(estimator.marginals_[key], table, rtol=0, atol=1e-12)
-        # The same meaning spelled twice is accepted.
-        with pytest.warns(DeprecationWarning):
-            MarginalEstimator(consistency=old, postprocess=mapped).fit(reports)
-    with pytest.warns(DeprecationWarning), \
-            pytest.raises(ValueError, match=r"consistency=True .* contradicts "
-                                            r"postprocess='clip'"):
-        MarginalEstimator(consistency=True, postprocess="clip").fit(reports)
-    with pytest.raises(ValueError, match="consistency .*'yes'"):
-        MarginalEstimator(consistency="yes").fit(reports)
 
 
 # ---------------------------------------------------------------- the projection itself

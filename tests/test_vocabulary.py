@@ -1,15 +1,13 @@
 """One vocabulary across the package (issue 16, item 7).
 
 * ``sklearn_ldp.mechanisms`` exports what users need; the internal math that left its
-  ``__all__`` still imports from there for one release, with a DeprecationWarning naming the
-  submodule that defines it, and without a warning from that submodule.
+  ``__all__`` imports from the submodule that defines it only (no shim left behind).
 * ``n_cells`` is the public name of the number of domain cells everywhere (``Domain.size`` and
   the mechanisms' ``n_inputs`` are aliases).
 * ``expected_error_`` is a pandas DataFrame, one row per answer, with the columns
   ``worst_case`` and ``average_case``, in every estimator that answers queries.
 """
 
-import importlib
 import warnings
 
 import numpy as np
@@ -74,15 +72,12 @@ def test_mechanisms_exports_exactly_the_public_surface():
 
 
 @pytest.mark.parametrize("name, home", sorted(REMOVED.items()))
-def test_removed_names_still_import_with_a_deprecation_warning(name, home):
-    module = importlib.import_module(home)
-    with pytest.warns(DeprecationWarning, match=rf"mechanisms\.{name} .*import it from {home}"):
-        value = getattr(mechanisms, name)
-    assert value is getattr(module, name)
-    with pytest.warns(DeprecationWarning, match=home):  # the import statement users write
+def test_removed_names_import_from_their_home_only(name, home):
+    assert not hasattr(mechanisms, name)
+    with pytest.raises(ImportError):
         exec(f"from sklearn_ldp.mechanisms import {name}", {})
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the submodule is their home: no warning there
+        warnings.simplefilter("error")
         exec(f"from {home} import {name}", {})
 
 
@@ -137,8 +132,10 @@ def test_encoder_totals_have_the_workload_estimators_name_and_type():
     assert isinstance(totals, dict) and set(totals) == {"worst_case", "average_case"}
     assert totals["worst_case"] == pytest.approx(
         encoder.mechanism_.expected_error(encoder.workload_.gram(), n_users=1)["worst_case"])
-    with pytest.warns(FutureWarning, match="expected_total_error_"):
-        assert encoder.expected_error_ == totals
+    # expected_error_ is per query (as in WorkloadEstimator); the average cases add up.
+    assert _is_error_table(encoder.expected_error_, 8)
+    assert encoder.expected_error_.index.equals(encoder.workload_.labels)
+    assert encoder.expected_error_["average_case"].sum() == pytest.approx(totals["average_case"])
     marginal = LDPEncoder(categories={"a": [0, 1], "b": [0, 1]}, strategy="inp_ht").fit()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the marginal table is not deprecated

@@ -1,6 +1,5 @@
 """Glue shared by the estimators (scikit-learn side; the encoder and the reports below it)."""
 
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -9,7 +8,7 @@ from sklearn.utils.validation import check_array
 from .._logging import get_logger
 from ..deploy.io import SPEC_KEY, reports_from_frame
 from ..encoder import LDPEncoder
-from ..mechanisms._base.mechanism import add_counts
+from ..mechanisms._base.counts import add_counts
 from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
 
 _logger = get_logger("estimators")
@@ -157,33 +156,32 @@ def add_statistic(estimator, statistic):
     return estimator.statistic_ + statistic
 
 
-def deprecated_counts_property():
-    """The fitted ``counts_`` of the estimators, renamed ``statistic_`` (issue 16, item 7):
-    a read-only property that returns ``statistic_`` with a FutureWarning, for one release.
+def add_batch(estimator, reports, first_call, on_first=None):
+    """The batch step every ``partial_fit`` shares: check ``reports`` and add them to the fit.
 
-    Unfitted, it raises AttributeError *without* warning, so that ``hasattr(est, "counts_")``
-    stays silent and False. It is a class attribute, not an instance one: scikit-learn's
-    ``check_is_fitted(est)`` (which lists ``vars(est)``) never sees it, so it cannot make an
-    unfitted estimator look fitted.
+    Refuses an empty batch and (after the first) a batch of another mechanism, domain or
+    workload; computes the checked statistic before any state changes, so that a refused
+    batch leaves the fit as it was. The first batch sets ``mechanism_`` and ``domain_``, then
+    calls ``on_first(reports)`` (the estimator's own first-batch attributes, which may refuse
+    the batch) before the batches start; every batch adds to ``statistic_``, ``n_users_`` and
+    ``n_invalid_reports_``.
     """
-
-    def counts_(self):
-        """Deprecated alias of ``statistic_`` (removed in the next release).
-
-        Returns
-        -------
-        ndarray
-            ``statistic_``, the mechanism's aggregate of all reports fitted.
-        """
-        if "statistic_" not in vars(self):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'counts_' "
-                                 "(renamed statistic_; not fitted yet).")
-        warnings.warn(f"{type(self).__name__}.counts_ is deprecated and will be removed in "
-                      "the next release; use statistic_ (the same array: the mechanism's "
-                      "aggregate of the reports).", FutureWarning, stacklevel=2)
-        return self.statistic_
-
-    return property(counts_)
+    if len(reports) == 0:
+        raise ValueError("no reports to fit: X has 0 rows.")
+    if not first_call:
+        check_batch(estimator, reports)
+    statistic, n_reports = checked_statistic(estimator, reports)
+    if first_call:
+        estimator.mechanism_ = reports.mechanism
+        estimator.domain_ = reports.domain
+        if on_first is not None:
+            on_first(reports)
+        start_batches(estimator, reports)
+        estimator.statistic_, estimator.n_users_ = statistic, n_reports
+    else:
+        estimator.statistic_ = add_statistic(estimator, statistic)
+        estimator.n_users_ += n_reports
+    record_invalid(estimator, reports)
 
 
 def record_invalid(estimator, reports):

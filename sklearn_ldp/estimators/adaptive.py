@@ -4,9 +4,8 @@ The users are split into disjoint groups; round ``t`` asks the ``t``-th group on
 ``q_t`` (a vector over the domain cells with entries in ``[-r, r]``), which may be chosen
 after seeing the answers of the previous rounds. Each user of the group sends one bit about
 ``q_t[v_i]`` with the unbiased one-bit randomizer
-(:class:`~sklearn_ldp.mechanisms.numeric.one_bit.OneBitRandomizer`), and the answer is the mean of
-the
-decoded bits,
+(:class:`~sklearn_ldp.mechanisms.numeric.one_bit.OneBitRandomizer`, the math of
+:mod:`sklearn_ldp.mechanisms.numeric.one_bit`), and the answer is the mean of the decoded bits,
 
     y_t = (1 / |S_t|) sum_{i in S_t} b_i c r,        c = (e^eps + 1) / (e^eps - 1),
 

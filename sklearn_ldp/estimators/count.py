@@ -7,7 +7,6 @@ scikit-learn glue: parameters, validation of count tables and grouped DataFrames
 labels.
 """
 
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -100,9 +99,6 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         (:class:`~sklearn_ldp.deploy.budget.BudgetExceededError`) releases nothing.
     ledger_users : str, default="all"
         Group of users covered by the charges: ``"all"`` or a cohort declared in the ledger.
-    mechanism : str, default="deprecated"
-        Deprecated spelling of ``strategy``: still accepted (with a FutureWarning in ``fit``)
-        until the next release.
 
     Attributes
     ----------
@@ -110,7 +106,7 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         ``matrix_[i, j] = Pr[release i | true count j]``.
     strategy_ : str
         The matrix built: ``"GM"``, ``"EM"``, ``"UM"``, ``"RR"`` or ``"LP"`` (the winner for
-        ``strategy="auto"``). ``mechanism_`` is its deprecated alias (FutureWarning).
+        ``strategy="auto"``).
     reason_ : str
         Why this strategy (the thesis's rule under ``strategy="auto"``).
     expected_error_ : pandas.DataFrame
@@ -182,7 +178,6 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         random_state=None,
         ledger=None,
         ledger_users="all",
-        mechanism="deprecated",
     ):
         self.group_size = group_size
         self.epsilon = epsilon
@@ -200,7 +195,6 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
         self.ledger_users = ledger_users
-        self.mechanism = mechanism
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X=None, y=None):
@@ -249,28 +243,13 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self._set_generator(np.random.default_rng(self._random_state()))
         return self
 
-    def _strategy(self):
-        """``strategy``, or the deprecated ``mechanism`` when it is given (warned)."""
-        if isinstance(self.mechanism, str) and self.mechanism == "deprecated":
-            return self.strategy
-        if not (isinstance(self.strategy, str) and self.strategy == "auto"):
-            raise ValueError(
-                f"CountMechanism got strategy={self.strategy!r} and the deprecated "
-                f"mechanism={self.mechanism!r}; pass strategy only.")
-        warnings.warn(
-            "CountMechanism's parameter mechanism is deprecated and will be removed in the next "
-            f"release: pass strategy={self.mechanism!r} (the name every estimator uses).",
-            FutureWarning, stacklevel=3)
-        return self.mechanism
-
     def _checked_strategy(self):
         """The strategy to design, refused with a message naming the parameter given."""
-        strategy = self._strategy()
+        strategy = self.strategy
         if isinstance(strategy, str) and strategy in MECHANISMS:
             return strategy
-        name = "strategy" if strategy is self.strategy else "mechanism"
         raise ValueError(
-            f"unknown {name} {strategy!r}; allowed: 'auto' (the thesis's choice), 'LP' (linear "
+            f"unknown strategy {strategy!r}; allowed: 'auto' (the thesis's choice), 'LP' (linear "
             "program), 'GM' (geometric), 'EM' (explicit fair), 'UM' (uniform), 'RR' "
             "(randomized response, group_size=1 only).")
 
@@ -298,22 +277,6 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         replace): a matrix weaker than ``epsilon`` is refused here as in ``transform``.
         """
         return check_count_matrix(self.matrix_, self.epsilon, name="CountMechanism's matrix_")
-
-    @property
-    def mechanism_(self):
-        """Deprecated alias of ``strategy_`` (removed in the next release).
-
-        Returns
-        -------
-        str
-            ``strategy_``.
-        """
-        if "strategy_" not in vars(self):  # unfitted: no attribute, and nothing to warn about
-            raise AttributeError("'CountMechanism' object has no attribute 'mechanism_'")
-        warnings.warn("CountMechanism.mechanism_ is deprecated and will be removed in the next "
-                      "release: read strategy_ (the name every estimator uses).",
-                      FutureWarning, stacklevel=2)
-        return self.strategy_
 
     # ------------------------------------------------------------------ validation
     def _is_grouped(self, X):

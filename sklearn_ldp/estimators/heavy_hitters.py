@@ -2,11 +2,10 @@
 of any value, from the reports of ``LDPEncoder(strategy="pem" | "treehist" | "cms" |
 "hcms")``.
 
-The math is that of :mod:`sklearn_ldp.mechanisms.heavy_hitters.mechanisms`; this module only keeps
-the
-reports (PEM and TreeHist choose each round's candidates from the previous round's estimates,
-so the server keeps every report) or the sketch (CMS and HCMS are additive), runs the rounds
-and labels the results.
+The math is that of :mod:`sklearn_ldp.mechanisms.heavy_hitters.mechanisms`; this module
+only keeps the reports (PEM and TreeHist choose each round's candidates from the previous
+round's estimates, so the server keeps every report) or the sketch (CMS and HCMS are
+additive), runs the rounds and labels the results.
 """
 
 import numbers

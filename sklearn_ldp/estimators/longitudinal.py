@@ -1,4 +1,8 @@
-"""Per-round estimates of a longitudinal collection: :class:`LongitudinalEstimator`."""
+"""Per-round estimates of a longitudinal collection: :class:`LongitudinalEstimator`.
+
+The mechanisms (memoized randomized response, the one-bit mean of dBitFlipPM...) are the math
+of :mod:`sklearn_ldp.mechanisms.longitudinal.mechanisms`; the collection and its state files
+are :mod:`sklearn_ldp.longitudinal`."""
 
 import numpy as np
 import pandas as pd

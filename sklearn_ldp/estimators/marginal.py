@@ -36,14 +36,9 @@ from ..postprocess import (
 )
 from ..reports import check_same_mechanism, statistic_of
 from ._base import (
-    add_statistic,
-    check_batch,
-    checked_statistic,
-    deprecated_counts_property,
+    add_batch,
     forget_fitted,
-    record_invalid,
     reports_or_privatized,
-    start_batches,
 )
 
 OUTPUTS = ("fraction", "count")
@@ -57,8 +52,6 @@ DEFAULT_POSTPROCESS = "consistent"
 # ("unbiased_estimate": clipped or projected tables, or InpEM's EM tables).
 ERROR_OF_OUTPUT = "output"
 ERROR_OF_UNBIASED = "unbiased_estimate"
-# Sentinel of the deprecated ``consistency`` parameter (scikit-learn's convention).
-_DEPRECATED = "deprecated"
 
 
 def _attribute_names(mechanism, domain):
@@ -160,27 +153,19 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         Privacy budget ledger (see :mod:`sklearn_ldp.deploy.budget`) charged when the
         estimator privatizes raw records (a collection, charged by its internal
         encoder); fitting on reports charges nothing here.
-    consistency : bool, optional
-        Deprecated since 0.2, removed in 0.3: use ``postprocess``. ``True`` means
-        ``postprocess="consistent"`` and ``False`` means ``postprocess="none"`` (the old
-        default); when it is set it overrides the default ``postprocess`` (a
-        DeprecationWarning at fit), and conflicting with an explicit other ``postprocess``
-        raises a ValueError.
 
     Attributes
     ----------
     mechanism_, domain_ : the objects the reports came with.
     statistic_ : ndarray
-        The mechanism's additive statistic of all reports fitted (``counts_``: its deprecated
-        alias, with a FutureWarning, removed in the next release).
+        The mechanism's additive statistic of all reports fitted.
     n_users_ : int
     attributes_ : list
         The collected attributes (the domain's column names, else their positions).
     max_order_ : int
         Largest order of the marginals the collection answers.
     postprocess_ : str
-        The post-processing applied: ``postprocess``, or the one the deprecated
-        ``consistency`` maps to.
+        The post-processing applied (``postprocess``).
     marginals_ : dict
         Tuple of attribute names (in column order) -> estimated table of fractions (ndarray,
         one axis per attribute), for every marginal of order <= ``max_order_``: what
@@ -263,7 +248,6 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     """
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
-    counts_ = deprecated_counts_property()
 
     def __init__(
         self,
@@ -277,7 +261,6 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         random_state=None,
         ledger=None,
         ledger_users="all",
-        consistency=_DEPRECATED,
     ):
         self.postprocess = postprocess
         self.em_tol = em_tol
@@ -289,7 +272,6 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
         self.ledger_users = ledger_users
-        self.consistency = consistency
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):
@@ -335,59 +317,28 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         method = self._check_params()
         first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
-        if len(reports) == 0:
-            raise ValueError("no reports to fit: X has 0 rows.")
-        if first_call:
-            if not isinstance(reports.mechanism, MarginalMechanism):
-                raise ValueError(
-                    f"MarginalEstimator decodes reports of a marginal strategy (inp_rr, inp_ps, "
-                    f"inp_ht, marg_rr, marg_ps, marg_ht, inp_em); these come from "
-                    f"{reports.mechanism!r}. Use WorkloadEstimator for other strategies."
-                )
-        else:
-            check_batch(self, reports)
-        # Checked before any state changes: a refused batch leaves the fit as it was.
-        statistic, n_reports = checked_statistic(self, reports)
-        if first_call:
-            self.mechanism_ = reports.mechanism
-            self.domain_ = reports.domain
+        if first_call and len(reports) and not isinstance(reports.mechanism, MarginalMechanism):
+            raise ValueError(
+                f"MarginalEstimator decodes reports of a marginal strategy (inp_rr, inp_ps, "
+                f"inp_ht, marg_rr, marg_ps, marg_ht, inp_em); these come from "
+                f"{reports.mechanism!r}. Use WorkloadEstimator for other strategies."
+            )
+
+        def on_first(reports):
             self.attributes_ = _attribute_names(self.mechanism_, self.domain_)
             self.max_order_ = int(self.mechanism_.params["max_order"])
-            start_batches(self, reports)
-            self.statistic_, self.n_users_ = statistic, n_reports
-        else:
-            self.statistic_ = add_statistic(self, statistic)
-            self.n_users_ += n_reports
-        record_invalid(self, reports)
+
+        add_batch(self, reports, first_call, on_first)
         self.postprocess_ = method
         self._reconstruct()
         return self
 
     def _resolve_postprocess(self):
-        """The post-processing to apply: ``postprocess``, or what ``consistency`` maps to."""
+        """The post-processing to apply: ``postprocess``, checked."""
         method = self.postprocess
         if not isinstance(method, str) or method not in POSTPROCESS:
             raise ValueError(f"postprocess must be one of {POSTPROCESS}, got {method!r}.")
-        if isinstance(self.consistency, str) and self.consistency == _DEPRECATED:
-            return method
-        if not isinstance(self.consistency, bool | np.bool_):
-            raise ValueError(f"consistency (deprecated) must be True or False, got "
-                             f"{self.consistency!r}; use postprocess= instead.")
-        mapped = "consistent" if self.consistency else "none"
-        warnings.warn(
-            f"MarginalEstimator's consistency parameter is deprecated since 0.2 and will be "
-            f"removed in 0.3; use postprocess={mapped!r} instead of "
-            f"consistency={bool(self.consistency)!r}.",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        # The default postprocess cannot be told from an explicit one: the deprecated
-        # parameter, when set, wins over it; an explicit different choice is a contradiction.
-        if method not in (DEFAULT_POSTPROCESS, mapped):
-            raise ValueError(f"consistency={bool(self.consistency)!r} (deprecated) means "
-                             f"postprocess={mapped!r}, which contradicts "
-                             f"postprocess={method!r}; set only postprocess.")
-        return mapped
+        return method
 
     def _check_params(self):
         """Check the parameters (scikit-learn validates in fit); return the post-processing."""

@@ -1,4 +1,10 @@
-"""RangeQueryEstimator: ranges, prefixes, CDF and quantiles from LDP reports (thesis ch. 5)."""
+"""RangeQueryEstimator: ranges, prefixes, CDF and quantiles from LDP reports (thesis ch. 5).
+
+The math is that of the range mechanisms, :mod:`sklearn_ldp.mechanisms.ranges`
+(:mod:`~sklearn_ldp.mechanisms.ranges.tree` for the hierarchical histogram and its
+consistency, :mod:`~sklearn_ldp.mechanisms.ranges.haar` for HaarHRR,
+:mod:`~sklearn_ldp.mechanisms.ranges.bounds` for the variance bounds and the branching
+factor); this module answers and labels the queries."""
 
 import numbers
 
@@ -12,14 +18,9 @@ from .._validation import FreshEntropyMixin, check_nesting
 from ..mechanisms.ranges.tree import HierarchicalHistogram
 from ..workloads import Intervals
 from ._base import (
-    add_statistic,
-    check_batch,
-    checked_statistic,
-    deprecated_counts_property,
+    add_batch,
     forget_fitted,
-    record_invalid,
     reports_or_privatized,
-    start_batches,
 )
 
 MONOTONE = ("none", "isotonic", "cumulative")
@@ -77,8 +78,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     domain_ : Domain or None
         The domain the reports came with.
     statistic_ : ndarray
-        The mechanism's additive statistic of all reports fitted (``counts_``: its deprecated
-        alias, with a FutureWarning, removed in the next release).
+        The mechanism's additive statistic of all reports fitted.
     n_users_ : int
         Number of reports fitted.
     data_vector_ : ndarray
@@ -127,7 +127,6 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     """
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
-    counts_ = deprecated_counts_property()
 
     def __init__(
         self,
@@ -202,22 +201,11 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
             raise ValueError(f"consistency must be True or False, got {self.consistency!r}.")
         first_call = not hasattr(self, "statistic_")
         reports = self._as_reports(X, first_call)
-        if len(reports) == 0:
-            raise ValueError("no reports to fit: X has 0 rows.")
-        if not first_call:
-            check_batch(self, reports)
-        # Checked before any state changes: a refused batch leaves the fit as it was.
-        statistic, n_reports = checked_statistic(self, reports)
-        if first_call:
-            self.mechanism_ = reports.mechanism
-            self.domain_ = reports.domain
+
+        def on_first(reports):
             self.labels_ = self._cell_labels()
-            start_batches(self, reports)
-            self.statistic_, self.n_users_ = statistic, n_reports
-        else:
-            self.statistic_ = add_statistic(self, statistic)
-            self.n_users_ += n_reports
-        record_invalid(self, reports)
+
+        add_batch(self, reports, first_call, on_first)
         self._reconstruct()
         return self
 

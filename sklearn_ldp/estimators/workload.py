@@ -1,4 +1,13 @@
-"""WorkloadEstimator: answer any linear counting queries from LDP reports (the server side)."""
+"""WorkloadEstimator: answer any linear counting queries from LDP reports (the server side).
+
+Local model: the reports' mechanism (any family of :mod:`sklearn_ldp.mechanisms`: the
+frequency oracles of :mod:`~sklearn_ldp.mechanisms.oracles`, the range mechanisms of
+:mod:`~sklearn_ldp.mechanisms.ranges`, the dense strategies of
+:mod:`~sklearn_ldp.mechanisms.factorization`, the randomizers of
+:mod:`~sklearn_ldp.mechanisms.bassily`) estimates the data vector; strategies are built by
+:mod:`sklearn_ldp.selection`. Central model: :mod:`sklearn_ldp.mechanisms.central.matrix`
+(the matrix mechanism) with the strategies of :mod:`sklearn_ldp.selection.central`. This
+module answers the workload's queries, post-processes and labels them."""
 
 import warnings
 
@@ -10,7 +19,14 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .. import workloads
-from .._glue import resolve_domain, resolve_workload, validate_records
+from .._glue import (
+    MAX_ANSWER_QUERIES,
+    MAX_ERROR_TABLE_QUERIES,
+    check_table_size,
+    resolve_domain,
+    resolve_workload,
+    validate_records,
+)
 from .._validation import FreshEntropyMixin, as_float_matrix, check_nesting
 from ..deploy.budget import charge_ledger, resolve_ledger
 from ..mechanisms.central.matrix import MatrixMechanism
@@ -18,28 +34,10 @@ from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postproc
 from ..reports import AggregatedReports, LDPReports, statistic_of
 from ..selection.central import build_central_mechanism
 from ._base import (
-    add_statistic,
-    check_batch,
-    checked_statistic,
-    deprecated_counts_property,
+    add_batch,
     forget_fitted,
-    record_invalid,
     reports_or_privatized,
-    start_batches,
 )
-
-# answers_ and expected_error_ hold one row per query: past these many queries they are
-# refused (with the alternatives named) instead of exhausting memory.
-MAX_ANSWER_QUERIES = 2**24
-MAX_ERROR_TABLE_QUERIES = 2**22
-
-
-def _check_table_size(workload, limit, attribute, alternative):
-    if workload.n_queries > limit:
-        raise ValueError(
-            f"{attribute} would hold one row per query of the {workload.name!r} workload: "
-            f"{workload.n_queries} rows (limit {limit}). Use {alternative}.")
-
 
 # What expected_error_ describes (``expected_error_kind_``): the answers returned, or the
 # unbiased estimate when the returned answers are post-processed (their error has no
@@ -92,8 +90,7 @@ def _local_model_only(estimator):
     return True
 
 
-# The encoder's options, flat keywords spelled as in LDPEncoder (issue 16, item 7). Their
-# old place, keys of strategy_params, still works for one release with a FutureWarning.
+# The encoder's options, flat keywords spelled as in LDPEncoder (issue 16, item 7).
 ENCODER_OPTIONS = ("branching", "oracle", "max_order")
 
 
@@ -101,9 +98,8 @@ def _strategy_options(estimator):
     """``strategy_params`` with the flat ``branching`` / ``oracle`` / ``max_order`` merged in.
 
     A flat keyword left at None is not passed (the strategy's own default applies: the
-    encoder's fan-out 4, the central tree's 2). The same option under its deprecated
-    ``strategy_params`` key is honoured with a FutureWarning; given in both places with
-    different values it is a ValueError (neither can silently win).
+    encoder's fan-out 4, the central tree's 2). These options are keywords only: as keys of
+    ``strategy_params`` they are a ValueError naming the keyword.
     """
     params = estimator.strategy_params
     if params is not None and not isinstance(params, dict):
@@ -112,14 +108,9 @@ def _strategy_options(estimator):
     for key in ENCODER_OPTIONS:
         flat = getattr(estimator, key)
         if key in options:
-            warnings.warn(
-                f"WorkloadEstimator(strategy_params={{{key!r}: ...}}) is deprecated and will "
-                f"be removed in the next release; use the keyword WorkloadEstimator({key}=...)"
-                ", spelled as in LDPEncoder.", FutureWarning, stacklevel=4)
-            if flat is not None and flat != options[key]:
-                raise ValueError(f"{key}={flat!r} contradicts strategy_params[{key!r}]="
-                                 f"{options[key]!r} (its deprecated place); give {key} once.")
-        elif flat is not None:
+            raise ValueError(f"strategy_params has no key {key!r}: use the keyword "
+                             f"WorkloadEstimator({key}=...), spelled as in LDPEncoder.")
+        if flat is not None:
             options[key] = flat
     return options
 
@@ -192,9 +183,8 @@ default="none"
         ``"classic"``), ``noise`` (``"gaussian"`` or the floating-point-safe
         ``"discrete"``), ``resolution``; for ``"auto"``: ``candidates``, and ``selection=
         "relative_error"`` with ``selection_epsilon`` (taken out of ``epsilon``) and
-        ``sanity_bound`` to choose from the data with the exponential mechanism. The keys
-        ``branching``, ``oracle`` and ``max_order`` are deprecated (a FutureWarning; still
-        honoured): use the flat keywords below.
+        ``sanity_bound`` to choose from the data with the exponential mechanism. The options
+        ``branching``, ``oracle`` and ``max_order`` are the flat keywords below, not keys.
     ledger : str, path or None, default=None
         Privacy budget ledger to charge (see :mod:`sklearn_ldp.deploy.budget`): the path of a
         ledger file or the name of a ledger registered with
@@ -260,8 +250,7 @@ default="none"
     statistic_ : ndarray
         The mechanism's sufficient statistic of all reports fitted (for factorization
         mechanisms the number of users who sent each output; for frequency oracles the
-        support count of every cell followed by the number of reports). ``counts_`` is its
-        deprecated alias (a FutureWarning; removed in the next release).
+        support count of every cell followed by the number of reports).
     n_users_ : int
     data_vector_ : ndarray
         Estimated count of users per domain cell (post-processed if requested).
@@ -330,7 +319,6 @@ default="none"
     """
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
-    counts_ = deprecated_counts_property()
 
     def __init__(
         self,
@@ -490,24 +478,12 @@ default="none"
         _check_postprocess(self)
         first_call = not hasattr(self, "statistic_")
         reports = _as_reports(self, X, first_call)
-        if len(reports) == 0:
-            raise ValueError("no reports to fit: X has 0 rows.")
-        if not first_call:
-            check_batch(self, reports)
-        # Checked before any state changes: a refused batch leaves the fit as it was.
-        statistic, n_reports = checked_statistic(self, reports)
-        if first_call:
-            self.mechanism_ = reports.mechanism
-            self.domain_ = reports.domain
+
+        def on_first(reports):
             self.workload_ = self._workload_for(reports)
             self.mechanism_.check_supports(self.workload_)
-            start_batches(self, reports)
-            counts = statistic  # the mechanism's additive statistic, summed over all reports
-        else:
-            counts = add_statistic(self, statistic)
-        self.statistic_ = counts
-        self.n_users_ = n_reports if first_call else self.n_users_ + n_reports
-        record_invalid(self, reports)
+
+        add_batch(self, reports, first_call, on_first)
         self._reconstruct()
         return self
 
@@ -591,7 +567,7 @@ default="none"
         """Answer of every workload query (pandas Series indexed by the query labels)."""
         check_is_fitted(self, "data_vector_")
         if self._answers is None:
-            _check_table_size(self.workload_, MAX_ANSWER_QUERIES, "answers_",
+            check_table_size(self.workload_, MAX_ANSWER_QUERIES, "answers_",
                               "predict(queries) for the queries you need")
             answers = self._answer_scale() * (self.workload_ @ self.data_vector_)
             self._answers = pd.Series(answers, index=self.workload_.labels, name="answer")
@@ -602,7 +578,7 @@ default="none"
         """Analytic variance of each answer (columns ``worst_case``, ``average_case``)."""
         check_is_fitted(self, "data_vector_")
         if self._expected_error is None:
-            _check_table_size(self.workload_, MAX_ERROR_TABLE_QUERIES, "expected_error_",
+            check_table_size(self.workload_, MAX_ERROR_TABLE_QUERIES, "expected_error_",
                               "expected_total_error_ (the sums over all queries) or "
                               "predict_error(queries)")
             self._expected_error = self.predict_error(self.workload_)

@@ -1,15 +1,10 @@
 """Mechanisms: the mathematics of each strategy family, one module per family (no sklearn).
 
 Nothing here runs an optimizer or builds a mechanism from a strategy name: that is the
-selection layer, :mod:`sklearn_ldp.selection`. The names that moved there (and the hull
-projection, now in :mod:`sklearn_ldp.optimize.hull`) are still importable from here, with a
-DeprecationWarning (see ``__getattr__`` below), and so are the internal helpers that left
-``__all__`` (the count-mechanism math, private selection, discrete Gaussian sampling...):
-import those from their submodule.
+selection layer, :mod:`sklearn_ldp.selection` (the hull projection is in
+:mod:`sklearn_ldp.optimize.hull`). The internal helpers (the count-mechanism math, private
+selection, discrete Gaussian sampling...) are imported from their submodule.
 """
-
-import importlib
-import warnings
 
 from ._base.exact import PrivacyAudit, audit_privacy
 from ._base.mechanism import Mechanism, mechanism_from_dict, mechanism_from_json
@@ -101,55 +96,3 @@ __all__ = [
     "wavelet_strategy",
     "fourier_basis_strategy",
 ]
-
-# Names that moved out of this package, importable from here until their removal.
-_MOVED_TO_SELECTION = ("BASELINES", "CENTRAL_STRATEGIES", "STRATEGIES", "baseline_mechanism",
-                       "build_central_mechanism", "build_mechanism", "central_strategy")
-_MOVED_TO_OPTIMIZE_HULL = ("project_onto_hull",)
-# Names that left the public surface of this package (issue 16, item 7): internal math, still
-# importable from here with a DeprecationWarning for one release, and without warning from
-# the submodule that defines it.
-_PRIVATE_HOME = {
-    **dict.fromkeys(("check_properties", "choose_mechanism", "enforce_dp", "expected_loss",
-                     "explicit_fair_mechanism", "geometric_mechanism", "l0_error",
-                     "privacy_loss", "randomized_response_count", "symmetrize",
-                     "uniform_mechanism", "verify_dp"), "central.count"),
-    **dict.fromkeys(("check_strategy", "privacy_ratio"), "factorization.mechanism"),
-    **dict.fromkeys(("exponential_mechanism", "select_strategy"), "central.private_selection"),
-    "sample_discrete_gaussian": "central.discrete_gaussian",
-    **dict.fromkeys(("noise_multiplier", "total_squared_error"), "central.matrix"),
-    "tree_consistency": "ranges.tree",
-    **dict.fromkeys(("build_marginal_mechanism", "MARGINAL_STRATEGIES"), "marginals.mechanisms"),
-}
-
-
-def __getattr__(name):
-    """Deprecated names: imported lazily from their new home, with a DeprecationWarning.
-
-    Lazily, so that importing the mechanisms never imports the optimizers (the layering of
-    ``DESIGN.md`` section 3; ``tests/test_layering.py`` allows imports only in this shim).
-    """
-    if name in _PRIVATE_HOME:
-        home = importlib.import_module(f"{__name__}.{_PRIVATE_HOME[name]}")
-        warnings.warn(
-            f"sklearn_ldp.mechanisms.{name} is deprecated and will be removed from "
-            f"sklearn_ldp.mechanisms in the next release: import it from {home.__name__} "
-            "(internal math; sklearn_ldp.mechanisms exports the mechanisms and the analysis "
-            "users need).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(home, name)
-    if name in _MOVED_TO_SELECTION:
-        from .. import selection as home
-    elif name in _MOVED_TO_OPTIMIZE_HULL:
-        from ..optimize import hull as home
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"sklearn_ldp.mechanisms.{name} is deprecated: import it from {home.__name__} "
-        "(sklearn_ldp.mechanisms holds the mechanisms' math only).",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(home, name)

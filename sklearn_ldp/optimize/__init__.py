@@ -8,8 +8,6 @@ The Eigen-Design function is ``sklearn_ldp.optimize.eigen_design.eigen_design`` 
 re-exported here: the name is that of its module).
 """
 
-import warnings
-
 from .count_lp import solve_mechanism_lp
 from .eigen_design import (
     EigenDesign,
@@ -36,23 +34,3 @@ __all__ = [
     "solve_mechanism_lp",
     "strategy_error",
 ]
-
-# The count-mechanism design (validation, cost matrix, exact-privacy repair, closed form or
-# LP) moved to the selection layer; importable from here until its removal.
-_MOVED_TO_SELECTION = ("CountDesign", "CountLPResult", "design_count_mechanism",
-                       "solve_count_lp", "solve_ldp_lp")
-
-
-def __getattr__(name):
-    """Deprecated names: imported lazily from :mod:`sklearn_ldp.selection`, with a warning."""
-    if name not in _MOVED_TO_SELECTION:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from .. import selection
-
-    warnings.warn(
-        f"sklearn_ldp.optimize.{name} is deprecated: import it from sklearn_ldp.selection "
-        "(sklearn_ldp.optimize holds the numerical programs only).",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(selection, name)

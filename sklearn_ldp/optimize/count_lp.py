@@ -345,21 +345,3 @@ def solve_mechanism_lp(C, w, alpha, neighbours="adjacent", aggregation="sum", pr
             solver = "highs"
             raw, solver_objective, status = _solve_highs(*problem)
     return raw, solver_objective, status, solver
-
-
-# The design of a count mechanism (validation, cost matrix, exact-privacy repair, closed form
-# or LP) moved to the selection layer; importable from here until its removal: old imports
-# and pickles (``CountMechanism.lp_``) keep working.
-_MOVED_TO_SELECTION = ("CountDesign", "CountLPResult", "design_count_mechanism",
-                       "solve_count_lp", "solve_ldp_lp")
-
-
-def __getattr__(name):
-    """Deprecated names: imported lazily from :mod:`sklearn_ldp.selection.count`, with a warning."""
-    if name not in _MOVED_TO_SELECTION:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ..selection import count as home
-
-    warnings.warn(f"{__name__}.{name} is deprecated: import it from {home.__name__}.",
-                  DeprecationWarning, stacklevel=2)
-    return getattr(home, name)

@@ -3,24 +3,19 @@
 The only package that knows both :mod:`sklearn_ldp.mechanisms` (the math of each mechanism)
 and :mod:`sklearn_ldp.optimize` (the numerical programs); no scikit-learn here.
 
-* :mod:`.local`: the registry of local (LDP) strategy names and :func:`build_mechanism`
-  (frequency oracles, range mechanisms, factorization baselines, Bassily's randomizers,
-  marginal strategies, ``"optimized"`` and ``"auto"``);
+* :mod:`.baselines`: the registry of local (LDP) strategy names and the closed forms they
+  build (frequency oracles, range mechanisms, factorization baselines, Bassily's randomizers);
+* :mod:`.local`: :func:`build_mechanism` (the closed forms, marginal strategies,
+  ``"optimized"`` and ``"auto"``);
+* :mod:`.multi_attribute`: SPL, SMP, RS+FD or per-column oracles for the one-way marginals
+  of several columns;
 * :mod:`.central`: the central-model strategies and :func:`build_central_mechanism`
   (closed forms, Eigen-Design, ``"auto"`` with optional private selection);
 * :mod:`.count`: count mechanisms, :func:`design_count_mechanism` (closed form or LP) and the
   LPs with their exact-privacy repair (:func:`solve_count_lp`, :func:`solve_ldp_lp`).
 """
 
-from .central import CENTRAL_STRATEGIES, build_central_mechanism, central_strategy
-from .count import (
-    CountDesign,
-    CountLPResult,
-    design_count_mechanism,
-    solve_count_lp,
-    solve_ldp_lp,
-)
-from .local import (
+from .baselines import (
     BASELINES,
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
@@ -30,13 +25,20 @@ from .local import (
     STRATEGIES,
     WORKLOAD_RANDOMIZERS,
     baseline_mechanism,
-    build_mechanism,
-    check_optimized_size,
     check_strategy_name,
     marginal_order,
     workload_randomizer,
     worst_case_variance,
 )
+from .central import CENTRAL_STRATEGIES, build_central_mechanism, central_strategy
+from .count import (
+    CountDesign,
+    CountLPResult,
+    design_count_mechanism,
+    solve_count_lp,
+    solve_ldp_lp,
+)
+from .local import build_mechanism, check_optimized_size
 
 __all__ = [
     "BASELINES",

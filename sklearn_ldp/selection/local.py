@@ -43,32 +43,31 @@ but on the 2-way marginals of 4 x 4, 4 x 4 x 4 and 4 x 4 x 4 x 4 at eps 0.5 to 4
 case with the optimal decoder was 6 to 507 times the best closed form's, so it is not scored.
 """
 
-import math
-import numbers
 import time
 
 import numpy as np
 
 from .._logging import get_logger
-from ..mechanisms._base.mechanism import mechanism_class
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
-from ..mechanisms.marginals.fourier import fourier_strategy
 from ..mechanisms.marginals.mechanisms import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from ..mechanisms.ranges.hierarchical import hierarchical_strategy
 from ..optimize.ldp_factorization import limit_blas_threads, optimize_strategy
-from ..workloads import as_workload, histogram
+from ..workloads import histogram
+from .baselines import (
+    BASELINES,
+    FACTORIZATION_BASELINES,
+    SCALABLE_ADVICE,
+    WORKLOAD_RANDOMIZERS,
+    baseline_mechanism,
+    check_strategy_name,
+    coerce_workload,
+    least_marginal_order,
+    marginal_order,
+    start_matrix,
+    variances,
+    workload_randomizer,
+)
 from .multi_attribute import is_one_way_marginals, select_attribute_protocol
-
-ORACLES = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",
-           "subset_selection")
-RANGE_MECHANISMS = ("hierarchical", "haar")
-# The marginal strategies whose randomizer is scored (and can be built) as one matrix.
-MARGINAL_MATRIX_BASELINES = ("marg_ps_matrix", "marg_ht_matrix")
-FACTORIZATION_BASELINES = ("hierarchical_matrix", "fourier") + MARGINAL_MATRIX_BASELINES
-BASELINES = ORACLES + RANGE_MECHANISMS + FACTORIZATION_BASELINES
-WORKLOAD_RANDOMIZERS = ("gaussian", "gaussian_pure")
-STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES + ("optimized", "auto")
 
 # Dense strategy matrices (the factorization baselines, "optimized") have at least n x n
 # entries and their error takes O(n^3): "auto" scores them up to this many cells, and
@@ -76,223 +75,23 @@ STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES + ("optimize
 AUTO_DENSE_MAX_CELLS = 256
 AUTO_OPTIMIZE_MAX_CELLS = 64
 OPTIMIZED_MAX_CELLS = 2048
-# oracle="auto" of the "hierarchical" tree: OUE (least variance, one bit per node of the
-# level) up to this many cells, HRR (one integer per report) beyond.
-AUTO_OUE_MAX_CELLS = 4096
 # "auto" with multi_attribute=True on the one-way marginals of several columns: the
 # joint-domain candidates are scored up to this many cells (their error on per-attribute
 # histograms grows with the joint domain, e.g. 2.9e7 per user for OUE over 4^10 cells against
 # 204 for SMP over 4 x 4 x 4 x 4 x 4, and scoring them took 10 s at 4^10 cells).
 ONE_WAY_JOINT_MAX_CELLS = 2**16
-# Bassily's randomizers privatize a dense column of the workload (p entries per user).
-WORKLOAD_RANDOMIZER_MAX_ENTRIES = 2**24
-# Strategies that scale to any domain, named in the errors of those that do not.
-SCALABLE_ADVICE = ("for histograms 'olh', 'hadamard' or 'hrr'; for ranges, prefixes and "
-                   "quantiles 'hierarchical' or 'haar'; for marginals the marginal strategies "
-                   "('inp_ht') with MarginalEstimator; or strategy='auto'")
-
 logger = get_logger("selection")
-
-# A baseline strategy matrix may start the optimizer when it has at most this many outputs
-# per cell (unary encoding and subset selection have exponentially many).
-MAX_START_OUTPUTS_PER_CELL = 16
-
-
-def check_strategy_name(name):
-    if name not in STRATEGIES:
-        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}.")
-    return name
-
-
-def marginal_order(shape, max_order=None, columns=None):
-    """The ``max_order`` of a marginal strategy over ``shape``, checked (default ``min(2, d)``).
-
-    ``columns`` (the attributes' names) make the errors name the column at fault.
-
-    Examples
-    --------
-    >>> marginal_order((2, 3, 2)), marginal_order((4,))
-    (2, 1)
-    """
-    names = list(columns) if columns is not None else [f"at position {i}"
-                                                      for i in range(len(shape))]
-    for name, size in zip(names, shape, strict=True):
-        if size < 2:
-            label = name if columns is None else repr(name)
-            raise ValueError(f"column {label} has a single category: a marginal strategy "
-                             "needs at least 2 categories per column (drop constant columns).")
-    if max_order is None:
-        return min(2, len(shape))
-    if (isinstance(max_order, bool) or not isinstance(max_order, numbers.Integral)
-            or not 1 <= max_order <= len(shape)):
-        raise ValueError(f"max_order must be an integer between 1 and the number of columns "
-                         f"({len(shape)}), got {max_order!r}.")
-    return int(max_order)
-
-
-def _fourier_for(shape, epsilon, workload, max_order):
-    """Fourier strategy of the given order, or of the least order that supports the workload."""
-    if max_order is not None:
-        return fourier_strategy(shape, epsilon, max_order), {"max_order": max_order}
-    for order in range(1, len(shape) + 1):
-        Q = fourier_strategy(shape, epsilon, order)
-        if workload is None or order == len(shape):
-            break
-        if FactorizationMechanism(Q, epsilon, "fourier").supports(workload):
-            break
-    return Q, {"max_order": order}
-
-
-def least_marginal_order(shape, epsilon, workload):
-    """The least ``k`` such that the workload only asks about marginals over ``<= k`` columns.
-
-    The Fourier coefficients of order ``<= k`` span exactly the functions of at most ``k``
-    columns, as do the cells of every ``k``-way marginal table, so the least Fourier order
-    that supports the workload is the marginal order of the marginal strategies that answer
-    it (``len(shape)`` for a workload that needs the full table, e.g. the histogram).
-
-    Examples
-    --------
-    >>> from sklearn_ldp import workloads
-    >>> dom = {"a": [0, 1], "b": [0, 1, 2], "c": [0, 1]}
-    >>> least_marginal_order((2, 3, 2), 1.0, workloads.marginals(dom, k=2))
-    2
-    >>> least_marginal_order((2, 3, 2), 1.0, workloads.histogram(dom))
-    3
-    """
-    return _fourier_for(tuple(shape), epsilon, _coerce_workload(workload, None),
-                        None)[1]["max_order"]
-
-
-def _marginal_matrix(name, shape, epsilon, workload, max_order):
-    """``(Q, params)`` of ``marg_ps_matrix`` / ``marg_ht_matrix``: the randomizer of the
-    marginal strategy ``marg_ps`` / ``marg_ht`` of order ``max_order`` (default the least
-    order that answers the workload), as one column-stochastic matrix."""
-    if max_order is None:
-        max_order = least_marginal_order(shape, epsilon, workload)
-    order = marginal_order(shape, max_order)
-    kind = name[: -len("_matrix")]
-    Q = build_marginal_mechanism(kind, shape, epsilon, order).strategy_matrix()
-    return Q, {"max_order": order}
-
-
-def _coerce_workload(workload, workload_matrix):
-    """The workload from the new ``workload`` or the former ``workload_matrix`` argument."""
-    if workload is None and workload_matrix is not None:
-        workload = workload_matrix
-    return None if workload is None else as_workload(workload)
-
-
-def baseline_mechanism(name, shape, epsilon, workload=None, branching=4, max_order=None,
-                       oracle="auto", workload_matrix=None):
-    """The named baseline strategy over a domain of the given shape, as a mechanism.
-
-    ``branching`` and ``oracle`` (the frequency oracle of each level, or ``"auto"``: OUE up
-    to ``AUTO_OUE_MAX_CELLS`` cells, HRR beyond) configure ``"hierarchical"``;
-    ``branching`` also ``"hierarchical_matrix"``. ``workload`` (a Workload or a matrix;
-    ``workload_matrix`` is its former name) chooses the order of ``"fourier"``,
-    ``"marg_ps_matrix"`` and ``"marg_ht_matrix"`` (the least that answers it), unless
-    ``max_order`` is given.
-    """
-    workload = _coerce_workload(workload, workload_matrix)
-    n = int(np.prod(shape))
-    if name in ORACLES:
-        return mechanism_class(name)(n, epsilon)
-    if name == "hierarchical":
-        if oracle == "auto":
-            oracle = "oue" if n <= AUTO_OUE_MAX_CELLS else "hrr"
-        return mechanism_class("hierarchical")(n, epsilon, branching=branching, oracle=oracle)
-    if name == "haar":
-        return mechanism_class("haar")(n, epsilon)
-    if name == "hierarchical_matrix":
-        Q, params = hierarchical_strategy(n, epsilon, branching), {"branching": branching}
-    elif name == "fourier":
-        Q, params = _fourier_for(shape, epsilon, workload, max_order)
-    elif name in MARGINAL_MATRIX_BASELINES:
-        Q, params = _marginal_matrix(name, shape, epsilon, workload, max_order)
-    else:
-        raise ValueError(f"{name!r} is not a baseline strategy; choose one of {BASELINES}.")
-    return FactorizationMechanism(Q, epsilon, name, params)
-
-
-def workload_randomizer(name, n, epsilon, workload, delta=None):
-    """Bassily's Gaussian randomizers, which privatize the workload's column of each user."""
-    if workload is None:
-        raise ValueError(f"the {name!r} strategy privatizes the workload's columns: pass a "
-                         "workload.")
-    workload = as_workload(workload)
-    if workload.n_queries * workload.n_cells > WORKLOAD_RANDOMIZER_MAX_ENTRIES:
-        raise ValueError(
-            f"the {name!r} strategy privatizes a dense column of the workload for every user "
-            f"and holds the {workload.n_queries} x {workload.n_cells} workload densely "
-            f"(limit {WORKLOAD_RANDOMIZER_MAX_ENTRIES} entries). Use fewer queries, or a "
-            f"strategy that scales: {SCALABLE_ADVICE}.")
-    matrix = workload.toarray()
-    if name == "gaussian":
-        if delta is None:
-            raise ValueError("the 'gaussian' strategy is (epsilon, delta)-LDP: pass delta, a "
-                             "probability in (0, 1) such as 1e-6.")
-        return mechanism_class("gaussian")(n, epsilon, delta, matrix)
-    return mechanism_class("gaussian_pure")(n, epsilon, matrix)
-
-
-def _matrix_rows(mechanism):
-    """Rows of the mechanism's strategy matrix, known without building it (None: unknown,
-    or no finite matrix)."""
-    rows = getattr(mechanism, "n_outputs", None)
-    if rows is not None:
-        return int(rows)
-    n = mechanism.n_inputs
-    if mechanism.name == "randomized_response":
-        return n
-    if mechanism.name == "subset_selection":
-        return math.comb(n, mechanism.subset_size)
-    if mechanism.name in ("rappor", "oue"):
-        return 2**n
-    return None  # e.g. a tree of OUE levels: measured 6 s to build and drop at n = 256
-
-
-def _start_matrix(mechanism):
-    """The mechanism's strategy matrix if it can start the optimizer, else None."""
-    if mechanism.null_space_dim != 0:
-        return None  # the optimizer needs Q^T D^-1 Q invertible
-    rows = _matrix_rows(mechanism)
-    if rows is None or rows > MAX_START_OUTPUTS_PER_CELL * mechanism.n_inputs:
-        return None  # too many outputs: do not even build it
-    try:
-        Q = mechanism.strategy_matrix()
-    except ValueError:
-        return None
-    return Q if Q.shape[0] <= MAX_START_OUTPUTS_PER_CELL * Q.shape[1] else None
-
-
-def _variances(mechanism, gram):
-    """``(worst, average)`` per-user variance of the workload, inf if it cannot be answered."""
-    if not mechanism.supports_gram(gram):
-        return np.inf, np.inf
-    z = mechanism.per_user_variance(gram)
-    return float(z.max()), float(z.mean())
-
-
-def _expected_error(row):
-    """The ``expected_error`` dict of one user from a selection row (computed once)."""
-    return {"worst_case": row["worst_case"], "average_case": row["average_case"]}
-
-
-def worst_case_variance(mechanism, gram):
-    """Worst-case per-user variance of the workload, or inf if the mechanism cannot answer it.
-
-    ``gram`` is a Gram operator, a dense ``W^T W``, or None (the histogram).
-    """
-    if gram is None:
-        gram = histogram(mechanism.n_inputs).gram()
-    return _variances(mechanism, gram)[0]
 
 
 # A tie between the optimizer's strategy and a closed form goes to the closed form: started
 # from a closed form's matrix, the optimizer can return that very matrix, whose worst case
 # then differs from the closed form's own computation in the last digits only.
 TIE_RTOL = 1e-9
+
+
+def _expected_error(row):
+    """The ``expected_error`` dict of one user from a selection row (computed once)."""
+    return {"worst_case": row["worst_case"], "average_case": row["average_case"]}
 
 
 def _skip_reason(name, n, dense_limit=AUTO_DENSE_MAX_CELLS, duplicates=None):
@@ -352,7 +151,7 @@ def _score_candidates(build, names, gram, n, deadline, label="auto",
         start = time.perf_counter()
         try:
             mechanism = build(name)
-            worst, average = _variances(mechanism, gram)
+            worst, average = variances(mechanism, gram)
         except (ValueError, NotImplementedError, MemoryError) as exc:
             rows[name] = _skipped_row(f"{type(exc).__name__}: {exc}",
                                       time.perf_counter() - start)
@@ -467,7 +266,7 @@ def build_mechanism(
                                                                                   max_order))
         return mechanism, {"candidates": {}, "selection": {}}
     n = int(np.prod(shape))
-    workload = _coerce_workload(workload, workload_matrix)
+    workload = coerce_workload(workload, workload_matrix)
     if workload is None:
         workload = histogram(n)
     workload.check_width(n)
@@ -485,7 +284,7 @@ def build_mechanism(
             mechanism = baseline(name)
         else:
             mechanism = workload_randomizer(name, n, epsilon, workload, delta)
-        worst, average = _variances(mechanism, gram)
+        worst, average = variances(mechanism, gram)
         row = {"worst_case": worst, "average_case": average,
                "seconds": time.perf_counter() - start, "status": "chosen", "reason": ""}
         return mechanism, {"candidates": {name: worst}, "selection": {name: row},
@@ -533,7 +332,7 @@ def build_mechanism(
             optimizer_start = time.perf_counter()
             optimized, report = _optimize(gram, epsilon, n_outputs, init, rows, mechanisms,
                                           max_iter, tol, random_state, deadline, verbose)
-            worst, average = _variances(optimized, gram)
+            worst, average = variances(optimized, gram)
             rows["optimized"] = {"worst_case": worst, "average_case": average,
                                  "seconds": time.perf_counter() - optimizer_start,
                                  "status": "scored",
@@ -582,7 +381,7 @@ def _best_seed(rows, mechanisms):
     ranked = sorted((row["worst_case"], key) for key, row in rows.items()
                     if key in mechanisms and np.isfinite(row["worst_case"]))
     for _, key in ranked:
-        Q = _start_matrix(mechanisms[key])
+        Q = start_matrix(mechanisms[key])
         if Q is not None:
             return key, Q
     return None

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..workloads import Identity, Kron, Stack, Total, histogram
+from .baselines import baseline_mechanism, variances
 
 # Every (protocol, oracle) pair that is a candidate, named "protocol/oracle".
 PROTOCOL_CANDIDATES = (("spl", "grr"), ("spl", "oue"), ("smp", "grr"), ("smp", "oue"),
@@ -120,7 +121,7 @@ def per_column_variance(oracles, shape, epsilons):
     Parameters
     ----------
     oracles : sequence of str
-        The frequency oracle of each column (names of :mod:`sklearn_ldp.selection.local`).
+        The frequency oracle of each column (names of :mod:`sklearn_ldp.selection.baselines`).
     shape : tuple of int
         Number of categories of each column.
     epsilons : sequence of float
@@ -143,13 +144,10 @@ def per_column_variance(oracles, shape, epsilons):
     >>> bool(worst >= average > 0)
     True
     """
-    # The import is here: local.py imports this module for build_mechanism.
-    from .local import _variances, baseline_mechanism
-
     worst = average = 0.0
     for name, size, share in zip(oracles, shape, epsilons, strict=True):
         mechanism = baseline_mechanism(name, (int(size),), float(share))
-        column_worst, column_average = _variances(mechanism, histogram(int(size)).gram())
+        column_worst, column_average = variances(mechanism, histogram(int(size)).gram())
         worst += column_worst
         average += column_average
     return worst, average

@@ -40,19 +40,26 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._gram import DenseGram, IntervalGram, as_gram
 from ..._validation import MAX_DENSE_ENTRIES
 from ...deploy.limits import check_mechanism_spec_sizes
+from .counts import MAX_REPORTS, check_count_values, exact_total, report_count
+from .workload_ops import (
+    DENSE_GRAM_CELLS,
+    ROW_FALLBACK_ENTRIES,
+    check_gram,
+    check_workload_width,
+    dense_gram,
+    dense_workload,
+    is_workload,
+    workload_n_queries,
+    workload_row_blocks,
+)
 
 SPEC_VERSION = 1
 
 # Users processed at once by `aggregate` (bounds the memory of the temporaries).
 AGGREGATE_CHUNK = 2**18
 
-# Most reports (or simulated users) one statistic may count. Counts are int64, whose largest
-# value is 2^63 - 1: every count is kept at most 2^62, and a sum of two counts is checked
-# against this limit *before* it is formed (`add_counts`), so no sum ever wraps.
-MAX_REPORTS = 2**62
 
 _REGISTRY = {}
 
@@ -208,25 +215,6 @@ def check_workload_matrix(workload_matrix, n_inputs):
     return W
 
 
-def exact_total(counts):
-    """The exact sum of non-negative integer ``counts`` as a Python int (never wraps).
-
-    Each count is split into its high and low 31-bit halves; the halves of fewer than
-    ``2^32`` counts sum in int64 without overflow, and are recombined in Python integers.
-
-    Examples
-    --------
-    >>> exact_total(np.array([2**62, 2**62, 2**62]))
-    13835058055282163712
-    """
-    flat = np.asarray(counts, dtype=np.int64).ravel()
-    total = 0
-    for start in range(0, flat.shape[0], 2**31):
-        part = flat[start:start + 2**31]
-        total += int(np.sum(part >> 31)) * 2**31 + int(np.sum(part & (2**31 - 1)))
-    return total
-
-
 def check_type_counts(type_counts, n_inputs):
     """Users per cell as an int64 array of length ``n_inputs`` (for simulation).
 
@@ -250,80 +238,6 @@ def check_type_counts(type_counts, n_inputs):
         raise ValueError(f"type_counts holds at most 2^62 = {MAX_REPORTS} users in all (so "
                          f"that the simulated counts fit in int64); got {total}.")
     return counts
-
-
-def check_count_values(counts, name, what="statistic"):
-    """``counts`` checked to hold counts of reports, or a ValueError naming the first
-    offending entry.
-
-    Integer arrays are counts of reports: returned as int64. Float arrays are accepted for
-    decoding an *expected* statistic (``Q @ x``: exact checks of unbiasedness), so their
-    entries may be fractions, but they must be finite; statistics that cross a trust boundary
-    (files, estimators' fit) are required to be integers where they are read. Either way no
-    entry may be negative or exceed ``MAX_REPORTS = 2^62``.
-    """
-    counts = np.asarray(counts)
-    floating = np.issubdtype(counts.dtype, np.floating)
-    if floating:
-        if not np.all(np.isfinite(counts)):
-            index = int(np.flatnonzero(~np.isfinite(counts.ravel()))[0])
-            raise ValueError(f"the {what} of {name!r} holds counts of reports; entry {index} "
-                             f"is {counts.ravel()[index].item()!r}.")
-    elif not np.issubdtype(counts.dtype, np.integer):
-        raise ValueError(f"the {what} of {name!r} holds integer counts, got dtype "
-                         f"{counts.dtype}.")
-    if counts.size:
-        if counts.min() < 0:
-            index = int(np.argmin(counts.ravel()))
-            raise ValueError(f"the {what} of {name!r} holds counts of reports, which are "
-                             f"non-negative; entry {index} is {counts.ravel()[index].item()!r}.")
-        if counts.max() > MAX_REPORTS:
-            index = int(np.argmax(counts.ravel()))
-            raise ValueError(f"the {what} of {name!r} counts at most 2^62 reports; entry "
-                             f"{index} is {counts.ravel()[index].item()!r}.")
-    return counts.astype(float if floating else np.int64)
-
-
-def count_total(counts):
-    """The sum of checked counts: exact (a Python int) for integers, a float for an expected
-    statistic."""
-    counts = np.asarray(counts)
-    if np.issubdtype(counts.dtype, np.floating):
-        return float(np.sum(counts))
-    return exact_total(counts)
-
-
-def report_count(counts):
-    """The number of reports that checked ``counts`` sum to, as an int (rounded for an
-    expected statistic)."""
-    total = count_total(counts)
-    return total if isinstance(total, int) else int(round(total))
-
-
-def totals_differ(found, expected):
-    """Whether two totals of counts differ: exactly for integers, beyond rounding (a relative
-    ``1e-9``) when either is a float (an expected statistic)."""
-    if isinstance(found, float) or isinstance(expected, float):
-        return abs(found - expected) > 1e-9 * max(abs(found), abs(expected), 1.0)
-    return found != expected
-
-
-def add_counts(total, counts, name):
-    """``total + counts`` for two checked int64 count arrays, refused (never wrapped) when an
-    entry would exceed ``MAX_REPORTS``.
-
-    ``MAX_REPORTS - counts`` cannot overflow for checked counts, so the comparison is exact.
-    """
-    total, counts = np.asarray(total), np.asarray(counts)
-    if np.issubdtype(total.dtype, np.integer) and np.issubdtype(counts.dtype, np.integer):
-        over = total > MAX_REPORTS - counts
-        if np.any(over):
-            index = int(np.flatnonzero(over.ravel())[0])
-            raise ValueError(
-                f"adding these statistics of {name!r} would count more than 2^62 reports in "
-                f"entry {index} ({total.ravel()[index]} + {counts.ravel()[index]}); refused "
-                "rather than wrapped.")
-    return total + counts
 
 
 def report_dtype(n_values):
@@ -427,137 +341,6 @@ def check_output_counts(counts, n_outputs, name):
             f"{counts.shape}: it comes from another mechanism, epsilon or domain."
         )
     return check_count_values(counts, name)
-
-
-# Range mechanisms without a structured Gram fall back to the dense Gram up to this many
-# cells, and to the workload's rows up to this many query-cell entries.
-DENSE_GRAM_CELLS = 4096
-ROW_FALLBACK_ENTRIES = 2**24
-
-
-def is_workload(obj):
-    """Whether ``obj`` is a structured workload (duck-typed: it has ``row_blocks``,
-    ``query_stats`` and ``gram``), as opposed to a dense or sparse query matrix."""
-    return all(hasattr(obj, name) for name in ("row_blocks", "query_stats", "gram"))
-
-
-def workload_width(workload):
-    """Number of columns (cells) of a workload or a query matrix."""
-    if is_workload(workload):
-        return workload.shape[1]
-    return np.shape(workload)[-1]
-
-
-def check_workload_width(workload, n_inputs):
-    """Raise a ValueError unless the workload (or query matrix) has ``n_inputs`` columns."""
-    width = workload_width(workload)
-    if width != n_inputs:
-        raise ValueError(f"the workload has {width} columns but the mechanism covers "
-                         f"{n_inputs} cells.")
-
-
-def _dense_rows(workload):
-    """A query matrix (dense or scipy sparse, 1-D for one query) as a dense 2-D array."""
-    if hasattr(workload, "toarray"):
-        workload = workload.toarray()
-    return np.atleast_2d(np.asarray(workload, dtype=float))
-
-
-def workload_row_blocks(workload):
-    """``(rows, dense block)`` over consecutive row slices of a workload (its
-    ``row_blocks()``), or one block holding all of a query matrix."""
-    if is_workload(workload):
-        yield from workload.row_blocks()
-        return
-    W = _dense_rows(workload)
-    yield slice(0, W.shape[0]), W
-
-
-def workload_n_queries(workload):
-    """Number of queries (rows) of a workload or a query matrix."""
-    if is_workload(workload):
-        return workload.shape[0]
-    return _dense_rows(workload).shape[0]
-
-
-def dense_workload(workload):
-    """The dense ``p x n`` matrix of a workload (refused past its size guard) or of a query
-    matrix."""
-    if is_workload(workload):
-        return workload.toarray()
-    return _dense_rows(workload)
-
-
-def check_gram(gram, n_inputs):
-    """``gram`` (a Gram operator, a workload or a dense square array) as a
-    :class:`~sklearn_ldp._gram.Gram` over ``n_inputs`` cells, or a ValueError."""
-    gram = as_gram(gram)
-    if gram.n != n_inputs:
-        raise ValueError(f"the Gram matrix must be {n_inputs} x {n_inputs} (one row and column "
-                         f"per cell), got shape {gram.shape}.")
-    return gram
-
-
-def dense_gram(gram, n_inputs):
-    """``gram`` as a dense ``n x n`` array (for mechanisms whose ``n`` is small by
-    construction; a Gram operator refuses past ``MAX_DENSE_ENTRIES`` entries)."""
-    if isinstance(gram, np.ndarray):
-        dense = np.asarray(gram, dtype=float)
-        if dense.shape != (n_inputs, n_inputs):
-            raise ValueError(f"the Gram matrix must be {n_inputs} x {n_inputs} (one row and "
-                             f"column per cell), got shape {dense.shape}.")
-        return dense
-    return check_gram(gram, n_inputs).toarray()
-
-
-def gram_with_blocks(gram, widths):
-    """A Gram whose ``block_sums`` and ``block_row_sums`` at every width in ``widths`` are
-    exact and cheap: ``gram`` itself when its structure provides them, an
-    :class:`~sklearn_ldp._gram.IntervalGram` when it is the product Gram of a workload of
-    0/1 intervals (chosen ranges), its dense form up to ``DENSE_GRAM_CELLS`` cells, else None
-    (the caller then works from the workload's rows or refuses)."""
-    if all(gram.supports_blocks(width) for width in widths):
-        return gram
-    workload = getattr(gram, "workload", None)
-    if workload is not None and is_workload(workload):
-        try:
-            bounds = workload.intervals()
-        except ValueError:  # too many intervals to list
-            bounds = None
-        if bounds is not None:
-            return IntervalGram(gram.n, *bounds)
-    if gram.n <= DENSE_GRAM_CELLS:
-        return DenseGram(gram.toarray())
-    return None
-
-
-def centered_square_extremes(workload):
-    """Per query ``w``, with ``d_u = (w_u - mean(w))^2`` over the cells ``u``: the arrays
-    ``(largest, smallest, mean)`` of ``d``, from ``query_stats()`` in ``O(p)``.
-
-    ``d`` is convex in ``w_u``, so its largest value is at the row's smallest or largest entry.
-    Its smallest value needs the entry nearest the mean, known only when the row takes just
-    its two extreme values (0/1 rows, +-1 parities, ...): entries in ``[a, b]`` with sum ``s``
-    have ``||w||^2 <= (a + b) s - n a b``, with equality exactly when every entry is ``a`` or
-    ``b``. Elsewhere ``smallest`` is NaN.
-    """
-    if is_workload(workload):
-        stats = workload.query_stats()
-        sq_norms, sums, low, high = stats.sq_norms, stats.sums, stats.mins, stats.maxs
-        n = workload.shape[1]
-    else:
-        W = _dense_rows(workload)
-        sq_norms, sums = np.einsum("ij,ij->i", W, W), W.sum(axis=1)
-        low, high, n = W.min(axis=1), W.max(axis=1), W.shape[1]
-    mean = sums / n
-    to_low, to_high = (low - mean) ** 2, (high - mean) ** 2
-    largest = np.maximum(to_low, to_high)
-    average = np.maximum(sq_norms - sums * mean, 0.0) / n
-    chord = (low + high) * sums - n * low * high
-    scale = n * np.maximum(low * low, high * high) + np.abs(sq_norms)
-    two_valued = np.abs(chord - sq_norms) <= 1e-12 * scale
-    smallest = np.where(two_valued, np.minimum(to_low, to_high), np.nan)
-    return largest, smallest, average
 
 
 def chunks(n_rows, chunk=None):

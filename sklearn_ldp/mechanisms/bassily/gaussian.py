@@ -39,15 +39,14 @@ Pure numpy/scipy; nothing here knows about scikit-learn or pandas.
 """
 
 import math
-import warnings
 
 import numpy as np
 from scipy import special
 
 from ..._validation import check_delta, check_epsilon, check_positive_int
+from .._base.counts import MAX_REPORTS
 from .._base.exact import TABLE_PRECISION, bernoulli_below
 from .._base.mechanism import (
-    MAX_REPORTS,
     Mechanism,
     ReportCheck,
     ReportInfluence,
@@ -763,6 +762,7 @@ class GaussianMechanism(_VectorReportMechanism):
         Returns
         -------
         dict
+            JSON-serializable specification, read back by :meth:`from_dict`.
         """
         return {**super().to_dict(), "version": GAUSSIAN_SPEC_VERSION,
                 "lattice": self.lattice_spec()}
@@ -776,10 +776,12 @@ class GaussianMechanism(_VectorReportMechanism):
         Parameters
         ----------
         spec : dict
+            A specification written by :meth:`to_dict` (possibly by another party).
 
         Returns
         -------
         GaussianMechanism
+            The mechanism the specification describes.
         """
         mechanism = cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
         check_gaussian_lattice(mechanism.A, mechanism.epsilon, mechanism.delta,
@@ -1005,24 +1007,3 @@ class GaussianMechanism(_VectorReportMechanism):
         return (self.sigma**2 * squared.sum(axis=1)[:, None]
                 + self.step**2 * (squared @ self._rounding_variance))
 
-
-# Names that moved out of this module (the rejection sampler to its own module, the hull
-# projection to the optimizers), importable from here until their removal: old imports and
-# pickles keep working.
-_MOVED_TO_REJECTION = ("GaussianRejectionMechanism", "MAX_REJECTION_EPSILON", "equalized_norms",
-                       "optimal_rejection_sigma", "paper_rejection_sigma", "rejection_moments",
-                       "window_probability")
-_MOVED_TO_OPTIMIZE_HULL = ("project_l1_ball", "project_onto_hull")
-
-
-def __getattr__(name):
-    """Deprecated names: imported lazily from their new module, with a DeprecationWarning."""
-    if name in _MOVED_TO_REJECTION:
-        from . import rejection as home
-    elif name in _MOVED_TO_OPTIMIZE_HULL:
-        from ...optimize import hull as home
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} is deprecated: import it from {home.__name__}.",
-                  DeprecationWarning, stacklevel=2)
-    return getattr(home, name)

@@ -519,6 +519,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         Returns
         -------
         dict
+            JSON-serializable specification, read back by :meth:`from_dict`.
         """
         return {**super().to_dict(), "version": GAUSSIAN_SPEC_VERSION,
                 "lattice": self.lattice_spec()}
@@ -532,10 +533,12 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         Parameters
         ----------
         spec : dict
+            A specification written by :meth:`to_dict` (possibly by another party).
 
         Returns
         -------
         GaussianRejectionMechanism
+            The mechanism the specification describes.
         """
         mechanism = cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
         lattice = spec.get("lattice")

@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from ..._validation import check_dense_size, check_positive_int
+from .._base.counts import report_count
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import (
     check_output_counts,
@@ -47,7 +48,6 @@ from .._base.mechanism import (
     chunks,
     index_report_validity,
     register,
-    report_count,
     report_dtype,
 )
 from ..multi_attribute.mechanisms import check_composed_budget, oracle_worst_ratio, split_budget

@@ -99,6 +99,7 @@ import numpy as np
 from ..._fwht import fwht, hadamard_parity
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
 from .._base.bits import bernoulli_bits, n_packed_bytes
+from .._base.counts import report_count
 from .._base.exact import (
     TABLE_PRECISION,
     ExactLaw,
@@ -119,7 +120,6 @@ from .._base.mechanism import (
     index_report_validity,
     mechanism_class,
     register,
-    report_count,
     report_dtype,
 )
 from ..oracles.randomized_response import RandomizedResponse

@@ -199,24 +199,26 @@ from ..._gram import DenseGram
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import (
-    DENSE_GRAM_CELLS,
-    ROW_FALLBACK_ENTRIES,
     SPEC_VERSION,
     Mechanism,
     OutputIndexMechanism,
-    check_gram,
     check_output_counts,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
+    register,
+    report_dtype,
+)
+from .._base.ratio import ratio_law_weights, ratio_weights, sample_ratio_law
+from .._base.workload_ops import (
+    DENSE_GRAM_CELLS,
+    ROW_FALLBACK_ENTRIES,
+    check_gram,
     check_workload_width,
     gram_with_blocks,
     is_workload,
-    register,
-    report_dtype,
     workload_row_blocks,
 )
-from .._base.ratio import ratio_law_weights, ratio_weights, sample_ratio_law
 from ._hadamard_blocks import (
     coset_correlation,
     gram_block_product,

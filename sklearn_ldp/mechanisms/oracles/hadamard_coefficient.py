@@ -69,24 +69,22 @@ import numpy as np
 
 from ..._fwht import fwht, hadamard_parity
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
+from .._base.counts import report_count
 from .._base.exact import ExactLaw, check_law_size, uniform_below
 from .._base.mechanism import (
     Mechanism,
     ReportInfluence,
-    centered_square_extremes,
-    check_gram,
     check_output_counts,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
-    check_workload_width,
     count_outputs,
     index_report_validity,
     register,
-    report_count,
     report_dtype,
 )
 from .._base.ratio import kept_signs, ratio_law_weights, sign_weights
+from .._base.workload_ops import centered_square_extremes, check_gram, check_workload_width
 from ._hrr_simulation import simulate_signed_hrr
 
 

@@ -10,16 +10,15 @@ estimator and variances use the realised ``p = a / Z`` and ``q = d / Z``, ``Z = 
 import numpy as np
 
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
+from .._base.counts import count_total, totals_differ
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import (
     check_type_counts,
     check_type_indices,
     chunks,
-    count_total,
     index_report_validity,
     register,
     report_dtype,
-    totals_differ,
 )
 from .._base.ratio import ratio_law_weights, ratio_weights, sample_ratio_law
 from .support import SupportOracle

@@ -87,16 +87,9 @@ from .._base.bits import (
     set_bits,
     unused_bits_clear,
 )
+from .._base.counts import count_total, totals_differ
 from .._base.exact import ExactLaw, check_law_size
-from .._base.mechanism import (
-    ReportCheck,
-    check_type_indices,
-    chunks,
-    count_total,
-    register,
-    report_text,
-    totals_differ,
-)
+from .._base.mechanism import ReportCheck, check_type_indices, chunks, register, report_text
 from .support import SupportOracle
 
 # Largest number of outputs C(n, k) of the exact strategy matrix.

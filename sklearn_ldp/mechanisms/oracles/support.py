@@ -40,17 +40,9 @@ Pure numpy; no scikit-learn here.
 
 import numpy as np
 
-from .._base.mechanism import (
-    Mechanism,
-    ReportInfluence,
-    centered_square_extremes,
-    check_count_values,
-    check_gram,
-    check_workload_matrix,
-    check_workload_width,
-    chunks,
-    totals_differ,
-)
+from .._base.counts import check_count_values, totals_differ
+from .._base.mechanism import Mechanism, ReportInfluence, check_workload_matrix, chunks
+from .._base.workload_ops import centered_square_extremes, check_gram, check_workload_width
 
 
 class SupportOracle(Mechanism):

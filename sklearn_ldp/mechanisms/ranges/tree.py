@@ -152,24 +152,21 @@ from .._base.bits import (
     n_packed_bytes,
     unused_bits_clear,
 )
+from .._base.counts import check_count_values
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import (
     Mechanism,
     ReportCheck,
     ReportInfluence,
-    check_count_values,
-    check_gram,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
-    check_workload_width,
     chunks,
-    gram_with_blocks,
     index_report_validity,
-    is_workload,
     register,
     report_dtype,
 )
+from .._base.workload_ops import check_gram, check_workload_width, gram_with_blocks, is_workload
 from ..oracles._hrr_simulation import simulate_signed_hrr
 from ..oracles.hadamard_coefficient import HadamardRandomizedResponse
 from ..oracles.local_hashing import OptimizedLocalHashing

@@ -1,11 +1,8 @@
-"""The renamed public names of issue 16, item 7 (one vocabulary), and their deprecations.
+"""One vocabulary: the public names every estimator shares.
 
-Each old name keeps working for one release with a FutureWarning that names the new one:
-
-* the estimators' fitted ``counts_`` -> ``statistic_`` (the mechanism's aggregate);
-* ``WorkloadEstimator(strategy_params={"branching" | "oracle" | "max_order": ...})`` -> the
-  flat keywords, spelled as in ``LDPEncoder``;
-
+The estimators' fitted ``counts_`` is now ``statistic_`` only, and
+``WorkloadEstimator(strategy_params={"branching" | "oracle" | "max_order": ...})`` is refused
+in favour of the flat keywords, spelled as in ``LDPEncoder``; no deprecated name is kept.
 Also: ``MarginalEstimator.expected_error_`` starts with the package's ``worst_case`` /
 ``average_case`` columns, and ``FactorizationMechanism.fingerprint`` is the same in every
 process.
@@ -62,29 +59,15 @@ def _fitted(kind, df):
         _tree_reports(df)
 
 
-# ---------------------------------------------------------------------- counts_ -> statistic_
-@pytest.mark.parametrize("kind", ["workload", "range", "marginal"])
-def test_counts_warns_and_returns_the_statistic(kind):
-    df = _marginal_records(3000) if kind == "marginal" else _records(3000)
-    estimator, reports = _fitted(kind, df)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FutureWarning)  # fitting uses the new name only
-        estimator.fit(reports)
-    assert "counts_" not in vars(estimator)
-    with pytest.warns(FutureWarning, match=r"counts_ is deprecated.*use statistic_"):
-        old = estimator.counts_
-    assert old is estimator.statistic_
-
-
+# ---------------------------------------------------------------------- statistic_ (was counts_)
 @pytest.mark.parametrize("kind", ["workload", "range", "marginal"])
 def test_unfitted_estimator_has_no_counts_and_is_not_fitted(kind):
     estimator = {"workload": WorkloadEstimator, "range": RangeQueryEstimator,
                  "marginal": MarginalEstimator}[kind]()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # hasattr on an unfitted estimator is silent
-        assert not hasattr(estimator, "counts_")
+        assert not hasattr(estimator, "counts_")  # the old name is gone
         assert not hasattr(estimator, "statistic_")
-    # The property is a class attribute: scikit-learn's fitted-ness test must not see it.
     with pytest.raises(NotFittedError):
         check_is_fitted(estimator)
     with pytest.raises(NotFittedError):
@@ -137,36 +120,21 @@ def test_workload_estimator_flat_keywords_reach_the_encoder():
     assert marginal.mechanism_.params["max_order"] == 1
 
 
-@pytest.mark.parametrize("key, value", [("branching", 2), ("oracle", "olh")])
-def test_strategy_params_keys_warn_and_are_honoured(key, value):
-    df = _records(500)
-    settings = {"strategy": "hierarchical", "epsilon": 1.0, "categories": DOM,
-                "random_state": 0}
-    with pytest.warns(FutureWarning, match=rf"strategy_params=\{{'{key}'.*{key}=\.\.\."):
-        old = WorkloadEstimator(strategy_params={key: value}, **settings).fit(df)
-    new = WorkloadEstimator(**{key: value}, **settings).fit(df)
-    assert getattr(old.encoder_, key) == value
-    np.testing.assert_array_equal(old.statistic_, new.statistic_)
-    np.testing.assert_array_equal(old.data_vector_, new.data_vector_)
-
-
-def test_strategy_params_key_conflicting_with_the_keyword_is_refused():
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=r"branching=3 contradicts"):
-        WorkloadEstimator(strategy="hierarchical", epsilon=1.0, categories=DOM, branching=3,
-                          strategy_params={"branching": 2}).fit(_records(50))
+@pytest.mark.parametrize("key, value", [("branching", 2), ("oracle", "olh"), ("max_order", 1)])
+def test_strategy_params_keys_are_refused_naming_the_keyword(key, value):
+    with pytest.raises(ValueError, match=rf"strategy_params has no key '{key}'.*{key}=\.\.\."):
+        WorkloadEstimator(strategy="hierarchical", epsilon=1.0, categories=DOM,
+                          strategy_params={key: value}).fit(_records(50))
 
 
 def test_central_model_takes_the_flat_keywords():
     df = _records(400)
     settings = {"workload": workloads.prefix(8), "strategy": "hierarchical", "epsilon": 1.0,
                 "delta": 1e-5, "categories": DOM, "random_state": 0}
-    with pytest.warns(FutureWarning, match="branching"):
-        old = WorkloadEstimator(strategy_params={"branching": 4}, **settings).fit(df)
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
         new = WorkloadEstimator(branching=4, **settings).fit(df)
         default = WorkloadEstimator(**settings).fit(df)
-    np.testing.assert_array_equal(old.strategy_matrix_, new.strategy_matrix_)
     # The central tree's default fan-out (2) is kept when the keyword is left at None.
     assert default.strategy_matrix_.shape[0] > new.strategy_matrix_.shape[0]
     with pytest.raises(ValueError, match="oracle='grr'.*central model"):
