@@ -26,12 +26,20 @@ from ._validation import (
     describe,
     short_repr,
 )
+from .column_tables import column_answer_errors, column_budget
 from .deploy.budget import BudgetExceededError, charge_ledger, resolve_ledger
 from .deploy.io import report_columns, reports_frame
 from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
+from .mechanisms.heavy_hitters.column import (
+    HEAVY_HITTER_STRATEGIES,
+    MAX_INTEGER_BITS,
+    MAX_STRING_BYTES,
+    HeavyHitterMechanism,
+)
 from .mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
+from .mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from .mechanisms.multi_attribute.mechanisms import (
     NEIGHBOURHOODS,
     PROTOCOLS,
@@ -46,16 +54,7 @@ from .mechanisms.numeric.mechanisms import (
     numeric_mechanism,
 )
 from .mechanisms.ranges.tree import LEVEL_ORACLES
-from .reports import (
-    HEAVY_HITTER_STRATEGIES,
-    MAX_INTEGER_BITS,
-    MAX_STRING_BYTES,
-    AggregatedReports,
-    ColumnsMechanism,
-    HeavyHitterMechanism,
-    LDPReports,
-    column_part,
-)
+from .reports import AggregatedReports, LDPReports
 from .selection import (
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
@@ -875,7 +874,7 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         self.bounds_ = bounds
         self.strategy_ = name
         self.epsilon_ = float(self.mechanism_.epsilon)
-        self.column_budget_ = self.mechanism_.budget()
+        self.column_budget_ = column_budget(self.mechanism_)
         rows = selection["selection"] if selection is not None else self._column_selection
         del self._column_selection
         # The comparison "auto" made (per-user total variance of the categorical columns'
@@ -887,7 +886,8 @@ class LDPEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator):
             rows or {}, orient="index",
             columns=["worst_case", "average_case", "seconds", "status", "reason"])
         self.selection_.index.name = "strategy"
-        errors = self.mechanism_.answer_errors(None if domain is None else domain.categories)
+        errors = column_answer_errors(self.mechanism_,
+                                      None if domain is None else domain.categories)
         self._expected_error = errors.set_index("answer")[["worst_case", "average_case"]]
         self.expected_total_error_ = None
         self.n_iter_, self.history_ = 0, []

@@ -1783,8 +1783,8 @@ ORACLE_PART_KINDS = ("randomized_response", "rappor", "oue", "olh", "blh", "hada
 
 
 def _columns(spec):
-    """The ``"columns"`` kind (``reports.ColumnsMechanism``): one row per record, the parts'
-    reports side by side."""
+    """The ``"columns"`` kind (``mechanisms.multi_attribute.columns.ColumnsMechanism``): one
+    row per record, the parts' reports side by side."""
     kind = "columns"
     _check_fields(spec, kind, ("epsilon", "n_inputs", "params"))
     epsilon = _check_budget(spec["epsilon"], "epsilon", kind)

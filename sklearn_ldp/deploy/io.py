@@ -93,17 +93,11 @@ import numpy as np
 import pandas as pd
 
 from ..mechanisms import Mechanism
-from ..reports import (
-    AggregatedReports,
-    ColumnsMechanism,
-    LDPReports,
-    _category_to_json,
-    _domain_from_header,
-    _workload_spec_cells,
-    add_counts,
-    empty_reports,
-    load_mechanism_json,
-)
+from ..mechanisms._base.rows import empty_reports
+from ..mechanisms._base.specs import load_mechanism_json
+from ..mechanisms._base.statistics import add_counts
+from ..mechanisms.multi_attribute.columns import ColumnsMechanism
+from ..reports import AggregatedReports, LDPReports
 from ..workloads import workload_from_spec
 from .limits import (
     UnverifiedFileWarning,
@@ -115,6 +109,7 @@ from .limits import (
     get_limits,
     temporary_sibling,
 )
+from .npz import _category_to_json, _domain_from_header, _workload_spec_cells
 
 __all__ = ["ReportWriter", "aggregate_files", "frame_to_reports", "iter_report_chunks",
            "read_reports", "report_columns", "reports_frame", "reports_from_frame",

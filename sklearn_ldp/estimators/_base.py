@@ -10,7 +10,8 @@ from .._logging import get_logger
 from ..deploy.io import SPEC_KEY, reports_from_frame
 from ..encoder import LDPEncoder
 from ..mechanisms._base.mechanism import add_counts
-from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
+from ..mechanisms._base.rows import empty_reports
+from ..reports import AggregatedReports, LDPReports, statistic_of
 
 _logger = get_logger("estimators")
 
