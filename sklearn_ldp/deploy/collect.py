@@ -73,11 +73,7 @@ def _expected_format(template):
 
 
 def _malformed(kind, index, value, template):
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return ValueError(f"report {index} ({text}) is not a report of the {kind!r} mechanism: each "
-                      f"report is {_expected_format(template)}.")
+    return _bad_report(kind, index, value, _expected_format(template))
 
 
 def _is_integer(value):

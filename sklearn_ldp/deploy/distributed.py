@@ -28,7 +28,7 @@ from ..mechanisms import Mechanism
 from ..mechanisms._base.rows import empty_reports
 from ..mechanisms._base.statistics import check_statistic, sum_statistics
 from ..reports import AggregatedReports
-from .io import check_column_names, frame_to_reports, report_columns
+from .io.frames import check_column_names, frame_to_reports, report_columns
 
 __all__ = ["DaskReports", "aggregate_dask", "partition_statistic"]
 

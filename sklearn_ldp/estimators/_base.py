@@ -7,7 +7,8 @@ import pandas as pd
 from sklearn.utils.validation import check_array
 
 from .._logging import get_logger
-from ..deploy.io import SPEC_KEY, reports_from_frame
+from ..deploy.io import reports_from_frame
+from ..deploy.io.formats import SPEC_KEY
 from ..encoder import LDPEncoder
 from ..mechanisms._base.mechanism import add_counts
 from ..mechanisms._base.rows import empty_reports
