@@ -412,7 +412,8 @@ class AggregatedReports:
 
         Refused: another kind of file, an unknown file or specification version or mechanism,
         a checksum mismatch (the file was modified or truncated), declared sizes over the
-        caps of :mod:`sklearn_ldp.deploy.limits`, a statistic that :func:`check_statistic` refuses
+        caps of :mod:`sklearn_ldp.deploy.limits`, a statistic that
+        :func:`~sklearn_ldp.mechanisms._base.statistics.check_statistic` refuses
         (wrong shape or type, negative counts, inconsistent totals), and a file saved by an
         earlier version (file version 1 or 2: no checksum) unless ``allow_unverified``.
 
@@ -421,9 +422,7 @@ class AggregatedReports:
         path : str or os.PathLike
             A file written by :meth:`save`.
         allow_unverified : bool, default=False
-            Load a file without a checksum (file versions 1 and 2) with an
-            :class:`~sklearn_ldp.deploy.limits.UnverifiedFileWarning` instead of refusing it. Only
-            for files whose origin you trust: their content cannot be verified.
+            Load a file without a checksum, with a warning, as :meth:`LDPReports.load`.
 
         Returns
         -------

@@ -120,6 +120,9 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     Examples
     --------
     >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_ldp import LDPReports
+    >>> from sklearn_ldp.deploy.io import write_reports
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> mechanism = RandomizedResponse(3, 1.0)
     >>> folder = tempfile.mkdtemp()

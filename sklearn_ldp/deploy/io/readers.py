@@ -432,15 +432,11 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE, *,
         A file, a directory, a glob pattern or a list of files, as in
         :func:`aggregate_files`.
     mechanism : Mechanism, optional
-        The mechanism the clients ran. Default: the one in the files' specification. Every
-        file that carries a specification must match it.
+        The mechanism the clients ran, as in :func:`aggregate_files`.
     chunk_size : int, default=2**20
         Most reports per chunk (a chunk never spans two files); an integer >= 1.
     allow_unverified : bool, default=False
-        Read files without a checksum (version 1, or without a spec: from another system)
-        with an :class:`~sklearn_ldp.deploy.limits.UnverifiedFileWarning` each, instead of
-        refusing them. Only for files whose origin you trust: their content cannot be
-        verified.
+        Read files without a checksum, with a warning each, as in :func:`aggregate_files`.
 
     Returns
     -------
@@ -462,6 +458,9 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE, *,
     Examples
     --------
     >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_ldp import LDPReports
+    >>> from sklearn_ldp.deploy.io import write_reports
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> path = os.path.join(tempfile.mkdtemp(), "reports.csv")
     >>> write_reports(LDPReports(np.arange(5) % 3, RandomizedResponse(3, 1.0)), path)
@@ -492,17 +491,13 @@ def read_reports(source, mechanism=None, domain=None, workload=None, *,
         A file, a directory, a glob pattern or a list of files, as in
         :func:`aggregate_files`.
     mechanism : Mechanism, optional
-        The mechanism the clients ran. Default: the one in the files' specification. Every
-        file that carries a specification must match it.
+        The mechanism the clients ran, as in :func:`aggregate_files`.
     domain : Domain, optional
         Attached to the result (for labelled answers).
     workload : Workload, optional
         Attached to the result.
     allow_unverified : bool, default=False
-        Read files without a checksum (version 1, or without a spec: from another system)
-        with an :class:`~sklearn_ldp.deploy.limits.UnverifiedFileWarning` each, instead of
-        refusing them. Only for files whose origin you trust: their content cannot be
-        verified.
+        Read files without a checksum, with a warning each, as in :func:`aggregate_files`.
 
     Returns
     -------
@@ -527,6 +522,9 @@ def read_reports(source, mechanism=None, domain=None, workload=None, *,
     Examples
     --------
     >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sklearn_ldp import LDPReports
+    >>> from sklearn_ldp.deploy.io import write_reports
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> path = os.path.join(tempfile.mkdtemp(), "reports.parquet")
     >>> write_reports(LDPReports(np.array([2, 0, 1]), RandomizedResponse(3, 1.0)), path)
