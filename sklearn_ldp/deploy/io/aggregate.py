@@ -12,9 +12,9 @@ import time
 from ...mechanisms._base.rows import empty_reports
 from ...mechanisms._base.statistics import add_counts
 from ...reports import AggregatedReports
-from .formats import CHUNK_SIZE, _check_chunk_size
-from .frames import _aggregate_checked
-from .readers import _open_files
+from .formats import CHUNK_SIZE, check_chunk_size
+from .frames import aggregate_checked
+from .readers import open_files
 
 
 class _Progress:
@@ -132,13 +132,13 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
     >>> aggregate_files(folder, chunk_size=2).statistic.tolist()
     [1, 2, 2, 5]
     """
-    chunk_size = _check_chunk_size(chunk_size)
-    files, mechanism = _open_files(source, mechanism, allow_unverified)
+    chunk_size = check_chunk_size(chunk_size)
+    files, mechanism = open_files(source, mechanism, allow_unverified)
     total = mechanism.aggregate(empty_reports(mechanism)).copy()
     bar = _Progress(files, progress)
     for file in files:
         for array, first_row in file.chunks(mechanism, chunk_size):
-            add_counts(total, _aggregate_checked(mechanism, array, file.path, first_row),
+            add_counts(total, aggregate_checked(mechanism, array, file.path, first_row),
                        mechanism)
             bar.update(file, array.shape[0], first_row + array.shape[0])
         bar.file_done()

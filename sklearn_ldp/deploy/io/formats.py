@@ -31,7 +31,8 @@ CHECKSUM_KEY = "sklearn_ldp.sha256"
 READ_BLOCK = 2**20
 
 
-def _import_pyarrow():
+def import_pyarrow():
+    """pyarrow (with its parquet module), or an ImportError saying how to install it."""
     try:
         import pyarrow
         import pyarrow.parquet
@@ -41,7 +42,8 @@ def _import_pyarrow():
     return pyarrow
 
 
-def _format_of(path, format=None):
+def file_format(path, format=None):
+    """``"csv"`` or ``"parquet"``: ``format`` checked, else from the suffix of ``path``."""
     if format is not None:
         if format not in ("csv", "parquet"):
             raise ValueError(f"format must be 'csv' or 'parquet', got {format!r}.")
@@ -54,14 +56,14 @@ def _format_of(path, format=None):
                      f"{sorted(SUFFIXES)} (or pass format='csv' or 'parquet').")
 
 
-def _parquet_checksum(region_digest, spec, n_rows):
+def parquet_checksum(region_digest, spec, n_rows):
     """The checksum of a Parquet report file: its bytes before the footer, spec, rows."""
     digest = region_digest.copy()
     digest.update(b"\0" + (spec or "").encode() + b"\0" + str(n_rows).encode())
     return digest.hexdigest()
 
 
-def _parquet_footer_start(handle, where):
+def parquet_footer_start(handle, where):
     """Offset of the footer of the Parquet file ``handle`` (from its last 8 bytes)."""
     size = os.fstat(handle.fileno()).st_size
     if size < 12:
@@ -74,7 +76,7 @@ def _parquet_footer_start(handle, where):
     return start
 
 
-def _check_chunk_size(chunk_size):
+def check_chunk_size(chunk_size):
     """``chunk_size`` as an int >= 1, or a ValueError naming it (a negative size would write
     no reports, and pandas would name it "chunksize")."""
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) \

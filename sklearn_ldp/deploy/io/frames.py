@@ -237,7 +237,8 @@ def _python(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _first_bad(mask):
+def first_bad(mask):
+    """Position of the first True entry of ``mask`` (which has one)."""
     return int(np.flatnonzero(mask)[0])
 
 
@@ -248,7 +249,7 @@ def _integer_column(values, dtype, where, first_row, column):
         numeric = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(numeric) | (numeric != np.round(numeric))
         if bad.any():
-            row = _first_bad(bad)
+            row = first_bad(bad)
             raise ValueError(f"{where}, row {first_row + row + 1}, column {column!r}: "
                              f"{_python(values[row])!r} is not an integer (reports of this "
                              f"mechanism are {np.dtype(dtype)} integers).")
@@ -263,7 +264,7 @@ def _integer_column(values, dtype, where, first_row, column):
     if source.max > info.max:
         outside |= values > info.max
     if outside.any():
-        row = _first_bad(outside)
+        row = first_bad(outside)
         raise ValueError(f"{where}, row {first_row + row + 1}, column {column!r}: value "
                          f"{values[row]} is outside [{info.min}, {info.max}], the range of this "
                          "mechanism's reports: they come from another mechanism or domain.")
@@ -275,14 +276,14 @@ def _float_column(values, where, first_row, column):
         numeric = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
         bad = np.isnan(numeric) & ~pd.isna(values)
         if bad.any():
-            row = _first_bad(bad)
+            row = first_bad(bad)
             raise ValueError(f"{where}, row {first_row + row + 1}, column {column!r}: "
                              f"{_python(values[row])!r} is not a number.")
         return numeric
     return values.astype(np.float64, copy=False)
 
 
-def _columns_to_array(columns, empty, where, first_row):
+def columns_to_array(columns, empty, where, first_row):
     """Convert ``{name: 1-D values}`` (already in schema order) to the mechanism's report array."""
     names = list(columns)
     convert = (_float_column if np.issubdtype(empty.dtype, np.floating) else
@@ -355,9 +356,9 @@ def frame_to_reports(frame, mechanism, where="DataFrame", first_row=0):
     empty = empty_reports(mechanism)
     expected = report_columns(mechanism)
     check_column_names(list(frame.columns), expected, where, mechanism)
-    array = _columns_to_array({name: frame[name].to_numpy() for name in expected}, empty,
+    array = columns_to_array({name: frame[name].to_numpy() for name in expected}, empty,
                               where, first_row)
-    return _checked(mechanism, array, where, first_row)
+    return checked_reports(mechanism, array, where, first_row)
 
 
 def _locate(mechanism, array, where, first_row, error):
@@ -377,14 +378,14 @@ def _locate(mechanism, array, where, first_row, error):
     raise ValueError(f"{where}, row {first_row + fails}: {error}") from None
 
 
-def _checked(mechanism, array, where, first_row):
+def checked_reports(mechanism, array, where, first_row):
     try:
         return mechanism.check_reports(array)
     except ValueError as exc:
         _locate(mechanism, array, where, first_row, exc)
 
 
-def _aggregate_checked(mechanism, array, where, first_row):
+def aggregate_checked(mechanism, array, where, first_row):
     """``mechanism.aggregate(array)`` (which validates), naming the bad row on failure."""
     try:
         return mechanism.aggregate(array)

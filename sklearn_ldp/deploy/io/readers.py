@@ -39,13 +39,13 @@ from .formats import (
     ROWS_KEY,
     SPEC_KEY,
     VERSION_KEY,
-    _check_chunk_size,
-    _format_of,
-    _import_pyarrow,
-    _parquet_checksum,
-    _parquet_footer_start,
+    check_chunk_size,
+    file_format,
+    import_pyarrow,
+    parquet_checksum,
+    parquet_footer_start,
 )
-from .frames import _checked, _columns_to_array, _first_bad, check_column_names, report_columns
+from .frames import check_column_names, checked_reports, columns_to_array, first_bad, report_columns
 
 
 def _check_rows(n_rows, where):
@@ -104,7 +104,7 @@ class _ReportFile:
 
     def __init__(self, path, allow_unverified=False):
         self.path = path
-        self.format = _format_of(path)
+        self.format = file_format(path)
         self.spec = None
         self.version = None
         self.n_rows = None
@@ -128,7 +128,7 @@ class _ReportFile:
     # ------------------------------------------------------------------ parquet
     def _parquet(self, source=None):
         """The ParquetFile of ``source`` (an open binary file; default: the path)."""
-        pa = _import_pyarrow()
+        pa = import_pyarrow()
         try:
             return pa.parquet.ParquetFile(self.path if source is None else source,
                                           page_checksum_verification=True)
@@ -263,7 +263,7 @@ class _ReportFile:
         if self.format == "parquet":
             empty = empty_reports(mechanism)
             integer = np.issubdtype(empty.dtype, np.integer)
-            pa = _import_pyarrow()
+            pa = import_pyarrow()
             for name in expected:
                 kind = self.types[name]
                 fits = (pa.types.is_integer(kind) if integer else
@@ -307,7 +307,7 @@ class _ReportFile:
         try:
             for frame in reader:
                 columns = {name: frame[name].to_numpy() for name in expected}
-                yield _columns_to_array(columns, empty, self.path, first_row), first_row
+                yield columns_to_array(columns, empty, self.path, first_row), first_row
                 first_row += len(frame)
                 _check_rows(first_row, self.path)
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -318,7 +318,7 @@ class _ReportFile:
 
     def _verify_parquet(self, handle):
         """Hash the bytes before the footer (block by block), with the spec and the rows."""
-        start = _parquet_footer_start(handle, self.path)
+        start = parquet_footer_start(handle, self.path)
         handle.seek(0)
         digest, done = hashlib.sha256(), 0
         while done < start:
@@ -327,12 +327,12 @@ class _ReportFile:
                 raise checksum_mismatch(self.path, "the file was cut short")
             digest.update(block)
             done += len(block)
-        if _parquet_checksum(digest, self.spec, self.n_rows) != self.checksum:
+        if parquet_checksum(digest, self.spec, self.n_rows) != self.checksum:
             raise checksum_mismatch(self.path)
         handle.seek(0)
 
     def _parquet_chunks(self, mechanism, chunk_size):
-        pa = _import_pyarrow()
+        pa = import_pyarrow()
         empty = empty_reports(mechanism)
         expected = report_columns(mechanism)
         first_row = 0
@@ -350,11 +350,11 @@ class _ReportFile:
                     for name in expected:
                         column = batch.column(name)
                         if column.null_count and np.issubdtype(empty.dtype, np.integer):
-                            row = _first_bad(np.asarray(column.is_null()))
+                            row = first_bad(np.asarray(column.is_null()))
                             raise ValueError(f"{self.path}, row {first_row + row + 1}, column "
                                              f"{name!r}: missing value.")
                         columns[name] = column.to_numpy(zero_copy_only=False)
-                    yield _columns_to_array(columns, empty, self.path, first_row), first_row
+                    yield columns_to_array(columns, empty, self.path, first_row), first_row
                     first_row += batch.num_rows
             except OSError as exc:
                 if "checksum" in str(exc).lower():  # a Parquet page's CRC-32
@@ -388,11 +388,11 @@ def _resolve_paths(source):
     if not paths:
         raise ValueError(f"no report files found at {source!r}.")
     for path in paths:
-        _format_of(path)  # an unknown file type is an error, never silently skipped
+        file_format(path)  # an unknown file type is an error, never silently skipped
     return paths
 
 
-def _open_files(source, mechanism, allow_unverified):
+def open_files(source, mechanism, allow_unverified):
     """Headers of every file, checked against one mechanism, before any data is read."""
     if not isinstance(allow_unverified, bool):
         raise TypeError(f"allow_unverified must be True or False, got {allow_unverified!r}.")
@@ -468,15 +468,15 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE, *,
     [[0, 1], [2, 0], [1]]
     """
     # Checked at the call, not at the first next(): the error points at the caller's line.
-    return _report_chunks(source, mechanism, _check_chunk_size(chunk_size), allow_unverified)
+    return _report_chunks(source, mechanism, check_chunk_size(chunk_size), allow_unverified)
 
 
 def _report_chunks(source, mechanism, chunk_size, allow_unverified):
     """The generator behind :func:`iter_report_chunks` (``chunk_size`` already checked)."""
-    files, mechanism = _open_files(source, mechanism, allow_unverified)
+    files, mechanism = open_files(source, mechanism, allow_unverified)
     for file in files:
         for array, first_row in file.chunks(mechanism, chunk_size):
-            yield _checked(mechanism, array, file.path, first_row)
+            yield checked_reports(mechanism, array, file.path, first_row)
 
 
 def read_reports(source, mechanism=None, domain=None, workload=None, *,
@@ -532,8 +532,8 @@ def read_reports(source, mechanism=None, domain=None, workload=None, *,
     >>> reports.reports.tolist(), reports.mechanism
     ([2, 0, 1], RandomizedResponse(n_inputs=3, epsilon=1.0))
     """
-    files, mechanism = _open_files(source, mechanism, allow_unverified)
-    parts = [_checked(mechanism, array, file.path, first_row)
+    files, mechanism = open_files(source, mechanism, allow_unverified)
+    parts = [checked_reports(mechanism, array, file.path, first_row)
              for file in files for array, first_row in file.chunks(mechanism, CHUNK_SIZE)]
     reports = np.concatenate(parts) if parts else empty_reports(mechanism)
     return LDPReports(reports, mechanism, domain, workload)

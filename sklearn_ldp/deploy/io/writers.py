@@ -30,11 +30,11 @@ from .formats import (
     ROWS_KEY,
     SPEC_KEY,
     VERSION_KEY,
-    _check_chunk_size,
-    _format_of,
-    _import_pyarrow,
-    _parquet_checksum,
-    _parquet_footer_start,
+    check_chunk_size,
+    file_format,
+    import_pyarrow,
+    parquet_checksum,
+    parquet_footer_start,
 )
 from .frames import report_columns, reports_frame
 
@@ -124,12 +124,12 @@ class ReportWriter:
                              f"{type(mechanism).__name__}.")
         self.path = os.fspath(path)
         self.mechanism = mechanism
-        self.format = _format_of(path, format)
+        self.format = file_format(path, format)
         self.n_reports = 0
         self._columns = report_columns(mechanism)
         self._closed = False
         self._file = self._raw = None
-        pa = _import_pyarrow() if self.format == "parquet" else None  # before any file exists
+        pa = import_pyarrow() if self.format == "parquet" else None  # before any file exists
         # One writer per path, until close: a second writer's rename would replace this
         # file (all its reports lost, both exiting 0). Refused at once, before any file.
         self._lock = acquire_lock(self.path, what="report file")
@@ -191,7 +191,7 @@ class ReportWriter:
             reports = reports.reports
         frame = reports_frame(LDPReports(reports, self.mechanism))
         if self.format == "parquet":
-            pa = _import_pyarrow()
+            pa = import_pyarrow()
             table = pa.Table.from_arrays([pa.array(frame[name].to_numpy())
                                           for name in self._columns], schema=self._schema)
             self._file.write_table(table, row_group_size=CHUNK_SIZE)
@@ -225,12 +225,12 @@ class ReportWriter:
                 region = self._sink.size
                 self._file.add_key_value_metadata({
                     VERSION_KEY: str(FILE_VERSION), ROWS_KEY: str(self.n_reports),
-                    CHECKSUM_KEY: _parquet_checksum(self._sink.digest, self._spec,
+                    CHECKSUM_KEY: parquet_checksum(self._sink.digest, self._spec,
                                                     self.n_reports)})
                 self._file.close()
                 self._raw.flush()
                 with open(self._temporary, "rb") as written:
-                    if _parquet_footer_start(written, self._temporary) != region:
+                    if parquet_footer_start(written, self._temporary) != region:
                         raise RuntimeError("pyarrow wrote row-group bytes after close: the "
                                            "checksum would not cover them.")
             else:
@@ -314,7 +314,7 @@ def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
     if not isinstance(reports, LDPReports):
         raise ValueError(f"write_reports writes LDPReports, got {type(reports).__name__}.")
     # Before the file is opened: a bad size must not leave (or replace) a file.
-    chunk_size = _check_chunk_size(chunk_size)
+    chunk_size = check_chunk_size(chunk_size)
     with ReportWriter(path, reports.mechanism, format) as writer:
         for start in range(0, max(len(reports), 1), chunk_size):
             writer.write(reports.reports[start:start + chunk_size])
