@@ -119,8 +119,7 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> import numpy as np
+    >>> import os, tempfile, numpy as np
     >>> from sklearn_ldp import LDPReports
     >>> from sklearn_ldp.deploy.io import write_reports
     >>> from sklearn_ldp.mechanisms import RandomizedResponse

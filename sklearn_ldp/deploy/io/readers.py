@@ -458,8 +458,6 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE, *,
     Examples
     --------
     >>> import os, tempfile
-    >>> import numpy as np
-    >>> from sklearn_ldp import LDPReports
     >>> from sklearn_ldp.deploy.io import write_reports
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> path = os.path.join(tempfile.mkdtemp(), "reports.csv")
@@ -522,8 +520,6 @@ def read_reports(source, mechanism=None, domain=None, workload=None, *,
     Examples
     --------
     >>> import os, tempfile
-    >>> import numpy as np
-    >>> from sklearn_ldp import LDPReports
     >>> from sklearn_ldp.deploy.io import write_reports
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> path = os.path.join(tempfile.mkdtemp(), "reports.parquet")

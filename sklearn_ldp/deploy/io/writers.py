@@ -102,10 +102,8 @@ class ReportWriter:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> import numpy as np
-    >>> from sklearn_ldp import LDPReports
-    >>> from sklearn_ldp.deploy.io import aggregate_files, read_reports
+    >>> import os, tempfile, numpy as np
+    >>> from sklearn_ldp.deploy.io import aggregate_files
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> mechanism = RandomizedResponse(3, 1.0)
     >>> path = os.path.join(tempfile.mkdtemp(), "part-0.csv")
@@ -300,10 +298,8 @@ def write_reports(reports, path, format=None, chunk_size=CHUNK_SIZE):
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> import numpy as np
-    >>> from sklearn_ldp import LDPReports
-    >>> from sklearn_ldp.deploy.io import aggregate_files, read_reports
+    >>> import os, tempfile, numpy as np
+    >>> from sklearn_ldp.deploy.io import read_reports
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> reports = LDPReports(np.array([0, 2, 1, 1]), RandomizedResponse(3, 1.0))
     >>> path = os.path.join(tempfile.mkdtemp(), "reports.csv")
