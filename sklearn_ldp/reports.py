@@ -29,11 +29,12 @@ most ``2**62`` reports, and totals consistent with each other where the mechanis
 (support counts at most the number of reports, randomized-response counts summing to it, ...).
 """
 
-
 import os
 
 import numpy as np
 
+# The .npz format sits with the other file formats in deploy/; it takes and returns arrays,
+# mechanisms, domains and workloads, never these containers, so nothing there imports back.
 from .deploy.npz import load_npz, save_npz
 from .mechanisms._base.mechanism import MAX_REPORTS, Mechanism
 from .mechanisms._base.statistics import check_statistic, sum_statistics
