@@ -261,7 +261,7 @@ def _client_multi_rows(mechanism, reports):
 
 
 def test_multi_attribute_refuses_a_composition_above_the_budget(monkeypatch):
-    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import mechanisms as multi_attribute
+    from sklearn_ldp.mechanisms.multi_attribute import mechanisms as multi_attribute
 
     # An oracle whose sampled ratio is a hair above e^(eps / d): SPL's product is refused.
     mechanism = _multi("spl", "oue", "record", 1.0)
