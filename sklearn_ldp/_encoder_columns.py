@@ -18,7 +18,9 @@ import pandas as pd
 from ._glue import (
     validate_records,
 )
+from .column_tables import column_answer_errors, column_budget
 from .domain import Domain
+from .mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from .mechanisms.multi_attribute.mechanisms import (
     NEIGHBOURHOODS,
     PROTOCOLS,
@@ -31,10 +33,6 @@ from .mechanisms.numeric.mechanisms import (
     SampledMeanMechanism,
     check_bounds,
     numeric_mechanism,
-)
-from .reports import (
-    ColumnsMechanism,
-    column_part,
 )
 from .selection import (
     ORACLES,
@@ -140,7 +138,7 @@ class ColumnsEncoderMixin:
         self.bounds_ = bounds
         self.strategy_ = name
         self.epsilon_ = float(self.mechanism_.epsilon)
-        self.column_budget_ = self.mechanism_.budget()
+        self.column_budget_ = column_budget(self.mechanism_)
         rows = selection["selection"] if selection is not None else self._column_selection
         del self._column_selection
         # The comparison "auto" made (per-user total variance of the categorical columns'
@@ -152,7 +150,8 @@ class ColumnsEncoderMixin:
             rows or {}, orient="index",
             columns=["worst_case", "average_case", "seconds", "status", "reason"])
         self.selection_.index.name = "strategy"
-        errors = self.mechanism_.answer_errors(None if domain is None else domain.categories)
+        errors = column_answer_errors(self.mechanism_,
+                                      None if domain is None else domain.categories)
         self._expected_error = errors.set_index("answer")[["worst_case", "average_case"]]
         self.expected_total_error_ = None
         self.n_iter_, self.history_ = 0, []

@@ -16,13 +16,13 @@ from ._validation import (
     check_positive_int,
     short_repr,
 )
-from .mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
-from .reports import (
+from .mechanisms.heavy_hitters.column import (
     HEAVY_HITTER_STRATEGIES,
     MAX_INTEGER_BITS,
     MAX_STRING_BYTES,
     HeavyHitterMechanism,
 )
+from .mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
 
 
 def is_value_declaration(value):

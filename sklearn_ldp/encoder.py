@@ -45,13 +45,10 @@ from .deploy.io import report_columns, reports_frame
 from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
+from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
+from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
-from .reports import (
-    AggregatedReports,
-    ColumnsMechanism,
-    HeavyHitterMechanism,
-    LDPReports,
-)
+from .reports import AggregatedReports, LDPReports
 from .selection import (
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,

@@ -27,7 +27,7 @@ from ._validation import check_epsilon, check_positive_int, refuse_deep_nesting
 from .encoder import LDPEncoder
 from .estimators import WorkloadEstimator
 from .mechanisms.central.matrix import MatrixMechanism
-from .reports import ColumnsMechanism
+from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .selection.baselines import variances
 from .workloads import Workload, as_workload, histogram
 

@@ -44,6 +44,7 @@ from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
 )
 from sklearn_ldp.mechanisms.marginals.em import InpEM
 from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from sklearn_ldp.mechanisms.numeric.mechanisms import (
     DuchiMechanism,
@@ -52,7 +53,6 @@ from sklearn_ldp.mechanisms.numeric.mechanisms import (
     SampledMeanMechanism,
     SquareWaveMechanism,
 )
-from sklearn_ldp.reports import ColumnsMechanism, column_part
 
 
 class CountRelease(NamedTuple):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sklearn_ldp.deploy import distributed
+from sklearn_ldp.deploy.npz import _members_digest
 from sklearn_ldp.mechanisms import (
     BinaryLocalHashing,
     FactorizationMechanism,
@@ -20,19 +21,13 @@ from sklearn_ldp.mechanisms import (
     OptimizedLocalHashing,
     RandomizedResponse,
 )
+from sklearn_ldp.mechanisms._base.statistics import add_counts, check_statistic, sum_statistics
 from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
 from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
 from sklearn_ldp.mechanisms.oracles.subset_selection import SubsetSelection
 from sklearn_ldp.mechanisms.oracles.unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding
 from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram
-from sklearn_ldp.reports import (
-    AggregatedReports,
-    LDPReports,
-    _members_digest,
-    add_counts,
-    check_statistic,
-    sum_statistics,
-)
+from sklearn_ldp.reports import AggregatedReports, LDPReports
 
 MAX = 2**62
 N_CELLS = 24

@@ -198,7 +198,7 @@ def test_default_entropy_is_the_operating_system():
 def test_every_registered_ldp_kind_has_a_client():
     from sklearn_ldp.deploy.collect import MATH_LAYER_KINDS
     from sklearn_ldp.mechanisms._base.mechanism import _REGISTRY, _import_all_mechanisms
-    from sklearn_ldp.reports import COLUMNS_KIND
+    from sklearn_ldp.mechanisms.multi_attribute.columns import COLUMNS_KIND
     _import_all_mechanisms()
     # Beyond the registered Mechanism kinds: the math-layer kinds (numeric, multi-attribute,
     # heavy hitters, longitudinal) and LDPEncoder's "columns" records; nothing else.

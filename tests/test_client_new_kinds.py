@@ -45,6 +45,7 @@ from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     LongitudinalMechanism,
     OneBitMeanPM,
 )
+from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from sklearn_ldp.mechanisms.numeric.mechanisms import (
     DuchiMechanism,
@@ -54,7 +55,6 @@ from sklearn_ldp.mechanisms.numeric.mechanisms import (
     SquareWaveMechanism,
     piecewise_constant,
 )
-from sklearn_ldp.reports import ColumnsMechanism, column_part
 
 pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
 

@@ -1,4 +1,4 @@
-"""Exact law of LDPEncoder's ``"columns"`` records (``reports.ColumnsMechanism``).
+"""Exact law of LDPEncoder's ``"columns"`` records (``ColumnsMechanism``).
 
 A record is collected part by part, each part by its own mechanism with its share of the
 budget, and the report is the row of the parts' reports. Its exact law is the product of the
@@ -20,6 +20,7 @@ from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.deploy.collect import reports_from_client
 from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, audit_privacy
 from sklearn_ldp.mechanisms._base.exact import MAX_LAW_OUTPUTS
+from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from sklearn_ldp.mechanisms.numeric.mechanisms import (
     DuchiMechanism,
@@ -27,7 +28,6 @@ from sklearn_ldp.mechanisms.numeric.mechanisms import (
     SampledMeanMechanism,
     SquareWaveMechanism,
 )
-from sklearn_ldp.reports import ColumnsMechanism, column_part
 
 N_SERVER = 20_000
 N_CLIENT = 4_000

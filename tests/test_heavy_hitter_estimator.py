@@ -21,11 +21,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_ldp import LDPEncoder, LDPReports, reports_from_client
 from sklearn_ldp.deploy.budget import PrivacyLedger, register_ledger
 from sklearn_ldp.estimators.heavy_hitters import TABLE_COLUMNS, HeavyHitterEstimator
+from sklearn_ldp.mechanisms._base.specs import load_mechanism
+from sklearn_ldp.mechanisms.heavy_hitters.column import HeavyHitterMechanism
 from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
     PrefixHeavyHitters,
     SketchFrequencyOracle,
 )
-from sklearn_ldp.reports import HeavyHitterMechanism, load_mechanism
 
 
 def _planted(n, planted, share, bits, seed):
@@ -305,7 +306,7 @@ def test_tampered_report_file_is_refused(tmp_path):
     with pytest.raises(ValueError, match="checksum mismatch"):
         LDPReports.load(tampered)
     # A header whose mechanism spec lies about epsilon, checksum recomputed by an editor.
-    from sklearn_ldp.reports import _members_digest
+    from sklearn_ldp.deploy.npz import _members_digest
     arrays = dict(np.load(path))
     header = json.loads(str(arrays["header"]))
     header["mechanism"]["epsilon"] = 9.0

@@ -14,8 +14,9 @@ import pytest
 
 from sklearn_ldp import LDPEncoder, LDPReports, get_limits
 from sklearn_ldp.deploy.io import read_reports, write_reports
+from sklearn_ldp.deploy.npz import _members_digest
 from sklearn_ldp.mechanisms import RandomizedResponse
-from sklearn_ldp.reports import AggregatedReports, _members_digest
+from sklearn_ldp.reports import AggregatedReports
 
 pytest.importorskip("pyarrow")
 

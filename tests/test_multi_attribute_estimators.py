@@ -29,8 +29,9 @@ from sklearn_ldp import (
     reports_from_client,
 )
 from sklearn_ldp.deploy.budget import register_ledger, unregister_ledger
+from sklearn_ldp.mechanisms._base.specs import load_mechanism
+from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from sklearn_ldp.reports import ColumnsMechanism, load_mechanism
 
 CATEGORIES = {"smoker": ["no", "yes"], "region": ["north", "south", "east", "west", "centre"],
               "plan": ["basic", "plus", "pro"]}

@@ -9,12 +9,13 @@ import pytest
 
 from sklearn_ldp import LDPEncoder, workloads
 from sklearn_ldp.binning import interval_categories
+from sklearn_ldp.deploy.npz import _members_digest
 from sklearn_ldp.estimators.adaptive import AdaptiveQueryEstimator
 from sklearn_ldp.estimators.count import CountMechanism
 from sklearn_ldp.estimators.range import RangeQueryEstimator
 from sklearn_ldp.estimators.workload import WorkloadEstimator
 from sklearn_ldp.mechanisms import RandomizedResponse
-from sklearn_ldp.reports import AggregatedReports, LDPReports, _members_digest
+from sklearn_ldp.reports import AggregatedReports, LDPReports
 
 DOMAIN = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"]}
 

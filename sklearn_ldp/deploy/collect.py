@@ -15,8 +15,14 @@ import numpy as np
 
 from .._logging import get_logger
 from ..mechanisms import Mechanism
+from ..mechanisms._base.specs import load_mechanism_json
 from ..mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
 from ..mechanisms.longitudinal.mechanisms import DBitFlipPM, LongitudinalMechanism, OneBitMeanPM
+from ..mechanisms.multi_attribute.columns import (
+    SAMPLED_MEAN_KIND,
+    _sampled_mean_from_spec,
+    column_part,
+)
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..mechanisms.numeric.mechanisms import (
     NUMERIC_CLASSES,
@@ -25,13 +31,7 @@ from ..mechanisms.numeric.mechanisms import (
     SquareWaveMechanism,
     numeric_mechanism_from_dict,
 )
-from ..reports import (
-    SAMPLED_MEAN_KIND,
-    LDPReports,
-    _sampled_mean_from_spec,
-    column_part,
-    load_mechanism_json,
-)
+from ..reports import LDPReports
 
 INVALID_POLICIES = ("raise", "drop")
 # The math-layer kinds whose client reports stack_client_reports reads (not Mechanism
@@ -73,11 +73,7 @@ def _expected_format(template):
 
 
 def _malformed(kind, index, value, template):
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return ValueError(f"report {index} ({text}) is not a report of the {kind!r} mechanism: each "
-                      f"report is {_expected_format(template)}.")
+    return _bad_report(kind, index, value, _expected_format(template))
 
 
 def _is_integer(value):
@@ -170,7 +166,7 @@ def reports_from_client(values, mechanism, domain=None, workload=None, invalid="
         the mechanism's reports is taken as it is (no per-report conversion).
     mechanism : Mechanism or str
         The server's mechanism, or the JSON it shipped to the clients (rebuilt by
-        :func:`~sklearn_ldp.reports.load_mechanism_json`, so ``"columns"`` records of
+        :func:`~sklearn_ldp.mechanisms._base.specs.load_mechanism_json`, so ``"columns"`` records of
         :class:`~sklearn_ldp.LDPEncoder` work too). The math-layer kinds (numeric,
         multi-attribute, heavy hitters, longitudinal) go through :func:`stack_client_reports`.
     domain, workload : optional

@@ -3,14 +3,15 @@
 Every mechanism's statistic is additive over disjoint sets of reports, so a cluster needs
 no special algorithm: each partition is aggregated where it lives with the mechanism's own
 ``aggregate`` (which validates the reports), and the small statistics are summed pairwise up
-a tree (``split_every`` at a time) with :func:`~sklearn_ldp.reports.sum_statistics`, the
-overflow-checked sum of :meth:`AggregatedReports.merge
-<sklearn_ldp.reports.AggregatedReports.merge>` (a total past ``2**62`` reports is a
-ValueError, never an int64 wraparound). The integer statistics (every mechanism except the
-Gaussian randomizers) are int64 counts, whose sums do not depend on the order: the result
-equals the single-machine aggregate **bit for bit**. (The Gaussian mechanisms' float sums
-agree up to rounding.) The final statistic is validated like every
-:class:`~sklearn_ldp.reports.AggregatedReports` (:func:`~sklearn_ldp.reports.check_statistic`).
+a tree (``split_every`` at a time) with
+:func:`~sklearn_ldp.mechanisms._base.statistics.sum_statistics`, the overflow-checked sum of
+:meth:`AggregatedReports.merge <sklearn_ldp.reports.AggregatedReports.merge>` (a total past
+``2**62`` reports is a ValueError, never an int64 wraparound). The integer statistics (every
+mechanism except the Gaussian randomizers) are int64 counts, whose sums do not depend on the
+order: the result equals the single-machine aggregate **bit for bit**. (The Gaussian
+mechanisms' float sums agree up to rounding.) The final statistic is validated like every
+:class:`~sklearn_ldp.reports.AggregatedReports`
+(:func:`~sklearn_ldp.mechanisms._base.statistics.check_statistic`).
 
 :class:`DaskReports` wraps a Dask collection so that any estimator's ``fit`` /
 ``partial_fit`` accepts it directly; it is an :class:`~sklearn_ldp.reports.AggregatedReports`
@@ -24,8 +25,10 @@ and only when used. A Spark recipe with the same per-partition statistics is in
 import numpy as np
 
 from ..mechanisms import Mechanism
-from ..reports import AggregatedReports, check_statistic, empty_reports, sum_statistics
-from .io import check_column_names, frame_to_reports, report_columns
+from ..mechanisms._base.rows import empty_reports
+from ..mechanisms._base.statistics import check_statistic, sum_statistics
+from ..reports import AggregatedReports
+from .io.frames import check_column_names, frame_to_reports, report_columns
 
 __all__ = ["DaskReports", "aggregate_dask", "partition_statistic"]
 

@@ -6,10 +6,12 @@ import pandas as pd
 from sklearn.utils.validation import check_array
 
 from .._logging import get_logger
-from ..deploy.io import SPEC_KEY, reports_from_frame
+from ..deploy.io import reports_from_frame
+from ..deploy.io.formats import SPEC_KEY
 from ..encoder import LDPEncoder
 from ..mechanisms._base.counts import add_counts
-from ..reports import AggregatedReports, LDPReports, empty_reports, statistic_of
+from ..mechanisms._base.rows import empty_reports
+from ..reports import AggregatedReports, LDPReports, statistic_of
 
 _logger = get_logger("estimators")
 

@@ -17,7 +17,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import FreshEntropyMixin, check_nesting
-from ..reports import AggregatedReports, HeavyHitterMechanism
+from ..mechanisms.heavy_hitters.column import HeavyHitterMechanism
+from ..reports import AggregatedReports
 from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
 
 # Columns of heavy_hitters_ and of predict's table.

@@ -4,10 +4,10 @@ of several categorical columns.
 They decode the reports of :class:`~sklearn_ldp.LDPEncoder` for records of several columns
 (``bounds=`` for numeric columns, ``strategy="spl"``/``"smp"``/``"rsfd"`` for categorical
 ones, or a mixed record of both), whose mechanism is a
-:class:`~sklearn_ldp.reports.ColumnsMechanism`: each estimator reads the parts of the record
-it knows (the means, the square-wave distributions, the categorical histograms) and ignores
-the others, so the three can be fitted on the same reports. The math is that of
-:mod:`sklearn_ldp.mechanisms.numeric.mechanisms` and
+:class:`~sklearn_ldp.mechanisms.multi_attribute.columns.ColumnsMechanism`: each estimator reads
+the parts of the record it knows (the means, the square-wave distributions, the categorical
+histograms) and ignores the others, so the three can be fitted on the same reports. The math
+is that of :mod:`sklearn_ldp.mechanisms.numeric.mechanisms` and
 :mod:`sklearn_ldp.mechanisms.multi_attribute.mechanisms`.
 """
 
@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import FreshEntropyMixin, check_nesting
-from ..reports import (
+from ..mechanisms.multi_attribute.columns import (
     ColumnsMechanism,
     _MeanPart,
     _MultiAttributePart,
