@@ -168,23 +168,11 @@ def test_deprecated_names_still_work_from_their_old_modules():
     from sklearn_ldp.estimators import _base
     from sklearn_ldp.mechanisms.bassily import gaussian
     from sklearn_ldp.mechanisms.bassily import rejection as gaussian_rejection
-    from sklearn_ldp.mechanisms.central import (
-        discrete_gaussian,
-        matrix,
-        private_selection,
-    )
-    from sklearn_ldp.mechanisms.central import (
-        strategies as central_strategies,
-    )
     from sklearn_ldp.optimize import count_lp, hull
-    from sklearn_ldp.selection import central, count
+    from sklearn_ldp.selection import count
 
     cases = [(gaussian, "GaussianRejectionMechanism", gaussian_rejection),
              (gaussian, "project_onto_hull", hull),
-             (matrix, "tree_strategy", central_strategies),
-             (matrix, "zcdp_delta", discrete_gaussian),
-             (matrix, "PrivateSelection", private_selection),
-             (matrix, "build_central_mechanism", central),
              (count_lp, "CountLPResult", count),
              (count_lp, "solve_count_lp", count),
              (optimize, "design_count_mechanism", selection),
