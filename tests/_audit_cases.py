@@ -42,7 +42,8 @@ from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     OneBitMeanPM,
 )
 from sklearn_ldp.mechanisms.marginals.em import InpEM
-from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, InpRR
+from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from sklearn_ldp.mechanisms.numeric.mechanisms import (
     DuchiMechanism,

@@ -20,7 +20,7 @@ from sklearn_ldp.mechanisms import (
     OptimizedLocalHashing,
     RandomizedResponse,
 )
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
 from sklearn_ldp.mechanisms.oracles.subset_selection import SubsetSelection
 from sklearn_ldp.mechanisms.oracles.unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding

@@ -17,16 +17,9 @@ import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.mechanisms._base.exact import TABLE_PRECISION, keep_numerator
 from sklearn_ldp.mechanisms.marginals.em import InpEM
-from sklearn_ldp.mechanisms.marginals.mechanisms import (
-    InpHT,
-    InpPS,
-    InpRR,
-    MargHT,
-    MargPS,
-    MargRR,
-    check_sign_numerator,
-    sign_numerator,
-)
+from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, InpRR
+from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.marginals.signs import check_sign_numerator, sign_numerator
 
 pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
 
@@ -261,7 +254,7 @@ def _client_multi_rows(mechanism, reports):
 
 
 def test_multi_attribute_refuses_a_composition_above_the_budget(monkeypatch):
-    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import mechanisms as multi_attribute
+    from sklearn_ldp.mechanisms.multi_attribute import mechanisms as multi_attribute
 
     # An oracle whose sampled ratio is a hair above e^(eps / d): SPL's product is refused.
     mechanism = _multi("spl", "oue", "record", 1.0)
