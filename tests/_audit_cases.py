@@ -31,10 +31,8 @@ from sklearn_ldp.mechanisms import (
 )
 from sklearn_ldp.mechanisms._base.mechanism import Mechanism
 from sklearn_ldp.mechanisms.central.count import count_law, geometric_mechanism, sample_outputs
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
-    PrefixHeavyHitters,
-    SketchFrequencyOracle,
-)
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     DBitFlipPM,
     LongitudinalMechanism,

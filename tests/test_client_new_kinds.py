@@ -26,15 +26,9 @@ import sklearn_ldp.deploy.client as client_module
 from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.deploy.collect import reports_from_client, stack_client_reports
 from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
-    PrefixHeavyHitters,
-    SketchFrequencyOracle,
-    _hash_own,
-    _prefix_mask,
-    _seed_rows,
-    decode_values,
-    encode_values,
-)
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters, _hash_own, _seed_rows
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
+from sklearn_ldp.mechanisms.heavy_hitters.values import _prefix_mask, decode_values, encode_values
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     DBitFlipPM,
     LongitudinalMechanism,

@@ -21,10 +21,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_ldp import LDPEncoder, LDPReports, reports_from_client
 from sklearn_ldp.deploy.budget import PrivacyLedger, register_ledger
 from sklearn_ldp.estimators.heavy_hitters import TABLE_COLUMNS, HeavyHitterEstimator
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
-    PrefixHeavyHitters,
-    SketchFrequencyOracle,
-)
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from sklearn_ldp.reports import HeavyHitterMechanism, load_mechanism
 
 

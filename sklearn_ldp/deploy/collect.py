@@ -15,7 +15,8 @@ import numpy as np
 
 from .._logging import get_logger
 from ..mechanisms import Mechanism
-from ..mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
+from ..mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from ..mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from ..mechanisms.longitudinal.mechanisms import DBitFlipPM, LongitudinalMechanism, OneBitMeanPM
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..mechanisms.numeric.mechanisms import (
