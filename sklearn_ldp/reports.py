@@ -77,13 +77,10 @@ from .mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
 from .mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from .mechanisms.heavy_hitters.values import MAX_BIT_LENGTH, decode_values, encode_values, n_words
 from .mechanisms.multi_attribute.mechanisms import MAX_ATTRIBUTES, MultiAttributeMechanism
-from .mechanisms.numeric.mechanisms import (
-    NUMERIC_MECHANISMS,
-    MeanMechanism,
-    SampledMeanMechanism,
-    SquareWaveMechanism,
-    numeric_mechanism_from_dict,
-)
+from .mechanisms.numeric.base import NUMERIC_MECHANISMS
+from .mechanisms.numeric.means import MeanMechanism, SampledMeanMechanism
+from .mechanisms.numeric.registry import numeric_mechanism_from_dict
+from .mechanisms.numeric.square_wave import SquareWaveMechanism
 from .mechanisms.oracles.subset_selection import SubsetSelection
 from .mechanisms.oracles.support import SupportOracle
 from .workloads import Workload, histogram, workload_from_spec
@@ -1099,7 +1096,7 @@ def check_same_mechanism(reports, mechanism):
 # form one row. The class below is the glue that lets LDPReports, AggregatedReports, their
 # files and the report frames of :mod:`sklearn_ldp.deploy.io` carry such rows: it is a Mechanism
 # (so every container accepts it) whose math is entirely that of the mechanisms of
-# :mod:`sklearn_ldp.mechanisms.numeric.mechanisms`,
+# :mod:`sklearn_ldp.mechanisms.numeric`,
 # :mod:`~sklearn_ldp.mechanisms.multi_attribute.mechanisms` and
 # the frequency oracles. It lives here, not in ``mechanisms/``, only because the containers
 # must rebuild it from a file; its spec kind ``"columns"`` is dispatched by

@@ -43,13 +43,13 @@ from sklearn_ldp.mechanisms.marginals.em import InpEM
 from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, InpRR
 from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric.mechanisms import (
+from sklearn_ldp.mechanisms.numeric.means import (
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
     SampledMeanMechanism,
-    SquareWaveMechanism,
 )
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
 
 
 class CountRelease(NamedTuple):

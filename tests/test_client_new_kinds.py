@@ -35,14 +35,14 @@ from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     OneBitMeanPM,
 )
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric.mechanisms import (
+from sklearn_ldp.mechanisms.numeric.means import (
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
     SampledMeanMechanism,
-    SquareWaveMechanism,
     piecewise_constant,
 )
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
 from sklearn_ldp.reports import ColumnsMechanism, column_part
 
 pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
@@ -221,7 +221,7 @@ def test_numbers_outside_the_bounds_are_refused_not_clipped():
 
 def test_the_client_constants_equal_the_servers():
     from sklearn_ldp.mechanisms.multi_attribute.mechanisms import rsfd_attribute_epsilon
-    from sklearn_ldp.mechanisms.numeric.mechanisms import HYBRID_EPSILON_STAR
+    from sklearn_ldp.mechanisms.numeric.means import HYBRID_EPSILON_STAR
     assert client_module.HYBRID_EPSILON_STAR == pytest.approx(HYBRID_EPSILON_STAR, abs=1e-13)
     for shape, oracle in (([3, 4], "grr"), ([5, 5, 5], "grr"), ([4, 9], "oue_z"),
                           ([2, 6], "oue_r")):
@@ -335,7 +335,7 @@ def test_multi_attribute_refuses_bad_records():
 
 # ---------------------------------------------------------------- "columns" records
 def test_columns_records_from_the_encoder_are_decoded_by_the_server():
-    from sklearn_ldp.mechanisms.numeric.mechanisms import numeric_mechanism
+    from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism
     parts = [column_part(["age"], numeric_mechanism("hybrid", 1.0, (0, 100))),
              column_part(["smoker", "region"],
                          MultiAttributeMechanism((2, 3), 1.0, protocol="smp")),

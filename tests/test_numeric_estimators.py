@@ -32,7 +32,7 @@ from sklearn_ldp import (
     PrivacyLedger,
 )
 from sklearn_ldp.deploy.budget import register_ledger, unregister_ledger
-from sklearn_ldp.mechanisms.numeric.mechanisms import MEAN_MECHANISMS, SampledMeanMechanism
+from sklearn_ldp.mechanisms.numeric.means import MEAN_MECHANISMS, SampledMeanMechanism
 from sklearn_ldp.reports import ColumnsMechanism, load_mechanism
 
 BOUNDS = {"age": (0.0, 100.0), "income": (0.0, 200_000.0), "hours": (0.0, 60.0)}
