@@ -98,13 +98,12 @@ cell's error). Pure numpy; no scikit-learn here.
 """
 
 import math
-import re
-import textwrap
 from itertools import combinations
 
 import numpy as np
 
 from ..._validation import check_epsilon, check_positive_int
+from .._base.docstrings import shared_sections
 from .._base.mechanism import Mechanism, check_type_indices, mechanism_class
 from .fourier import attribute_bits
 
@@ -116,8 +115,8 @@ SIMULATION_ENTRIES = 2**22
 
 # Docstring sections every marginal mechanism shares, written once. A class docstring names
 # one by a line ``<marginal parameters>``, ``<marginal parameters, sampled sets>`` or
-# ``<marginal references: the part of the thesis>``, and ``@marginal_docstring`` writes it in,
-# so that ``help()``, numpydoc and the documentation all read the whole text.
+# ``<marginal references: the part of the thesis>``, and ``@marginal_docstring`` writes it in
+# (:mod:`sklearn_ldp.mechanisms._base.docstrings`).
 _PARAMETERS = """\
 n_inputs : int
     Number of domain cells, ``prod(shape)``.
@@ -135,25 +134,11 @@ _REFERENCES = """\
    Differential Privacy", SIGMOD 2018.
 .. [2] T. Kulkarni, PhD dissertation on marginal, range and count queries under
    (local) differential privacy, University of Warwick, {}."""
-_SECTION = re.compile(r"^( *)<marginal (parameters|parameters, sampled sets|references: ([^>]*))>$",
-                      re.MULTILINE)
-
-
-def marginal_docstring(cls):
-    """Class decorator: write the shared sections named in ``cls``'s docstring into it."""
-
-    def section(match):
-        indent, name, part = match.groups()
-        if part is not None:
-            text = _REFERENCES.format(part)
-        elif name == "parameters":
-            text = _PARAMETERS
-        else:
-            text = _PARAMETERS[:-1] + _SAMPLED_SETS
-        return textwrap.indent(text, indent)
-
-    cls.__doc__ = _SECTION.sub(section, cls.__doc__)
-    return cls
+marginal_docstring = shared_sections({
+    "marginal parameters": _PARAMETERS,
+    "marginal parameters, sampled sets": _PARAMETERS[:-1] + _SAMPLED_SETS,
+    "marginal references": _REFERENCES.format,
+})
 
 
 def _one_cell(value, n_inputs):

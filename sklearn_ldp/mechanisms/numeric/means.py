@@ -50,6 +50,7 @@ import numbers
 import numpy as np
 
 from ..._validation import check_epsilon
+from .._base.docstrings import shared_sections
 from .._base.exact import (
     DECIMAL_CONTEXT,
     ExactLaw,
@@ -137,6 +138,20 @@ def optimal_sample_size(n_attributes, epsilon):
     return max(1, min(int(n_attributes), int(math.floor(epsilon / 2.5))))
 
 
+
+# Docstring sections the mean randomizers share, written once (lines ``<mean parameters>`` and
+# ``<wang 2019>`` of a class docstring; :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+mean_docstring = shared_sections({
+    "mean parameters": """\
+epsilon : float
+    Privacy budget of each report.
+bounds : tuple of float, default=(-1.0, 1.0)
+    Public bounds ``(low, high)`` of the value.""",
+    "wang 2019": """\
+.. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
+   "Collecting and analyzing multidimensional data with local differential privacy",
+   ICDE 2019.""",
+})
 
 class MeanMechanism(_Scaled):
     """Base of the unbiased mean randomizers (values mapped to ``t in [-1, 1]``).
@@ -244,6 +259,7 @@ class MeanMechanism(_Scaled):
         return sample_variance / n * self.half_width ** 2
 
 
+@mean_docstring
 class DuchiMechanism(MeanMechanism):
     """Duchi et al.'s one-dimensional randomizer: one bit per user, exact dyadic law.
 
@@ -255,10 +271,7 @@ class DuchiMechanism(MeanMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of each report.
-    bounds : tuple of float, default=(-1.0, 1.0)
-        Public bounds ``(low, high)`` of the value.
+    <mean parameters>
 
     See Also
     --------
@@ -327,6 +340,7 @@ def _piecewise_law(epsilon, grid_size):
     return WindowLaw(grid_size, window_length(grid_size, share), a, b, epsilon)
 
 
+@mean_docstring
 class PiecewiseMechanism(MeanMechanism):
     """Wang et al.'s Piecewise mechanism on a public grid: one float per user.
 
@@ -337,10 +351,7 @@ class PiecewiseMechanism(MeanMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of each report.
-    bounds : tuple of float, default=(-1.0, 1.0)
-        Public bounds ``(low, high)`` of the value.
+    <mean parameters>
     grid_size : int, default=4096
         Cells ``M`` of the report grid (distinct report values), at most 65,536.
 
@@ -350,9 +361,7 @@ class PiecewiseMechanism(MeanMechanism):
 
     References
     ----------
-    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
-       "Collecting and analyzing multidimensional data with local differential privacy",
-       ICDE 2019.
+    <wang 2019>
 
     Examples
     --------
@@ -403,6 +412,7 @@ class PiecewiseMechanism(MeanMechanism):
         return self.grid.slope ** 2 * self.law.cell_variance(u)
 
 
+@mean_docstring
 class HybridMechanism(MeanMechanism):
     """Wang et al.'s Hybrid mechanism: Piecewise with probability ``alpha``, else Duchi.
 
@@ -412,10 +422,7 @@ class HybridMechanism(MeanMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of each report.
-    bounds : tuple of float, default=(-1.0, 1.0)
-        Public bounds ``(low, high)`` of the value.
+    <mean parameters>
     grid_size : int, default=4096
         Cells of the Piecewise part's grid.
 
@@ -425,9 +432,7 @@ class HybridMechanism(MeanMechanism):
 
     References
     ----------
-    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
-       "Collecting and analyzing multidimensional data with local differential privacy",
-       ICDE 2019.
+    <wang 2019>
 
     Examples
     --------
@@ -511,6 +516,7 @@ MEAN_MECHANISMS = {cls.kind: cls for cls in (DuchiMechanism, PiecewiseMechanism,
                                              HybridMechanism)}
 
 
+@mean_docstring
 class SampledMeanMechanism:
     """Means of ``d`` bounded attributes: each user reports ``k`` of them (Wang et al. 2019).
 
@@ -539,9 +545,7 @@ class SampledMeanMechanism:
 
     References
     ----------
-    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
-       "Collecting and analyzing multidimensional data with local differential privacy",
-       ICDE 2019.
+    <wang 2019>
 
     Examples
     --------
