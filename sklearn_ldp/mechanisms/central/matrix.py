@@ -423,7 +423,7 @@ class MatrixMechanism:
         Parameters
         ----------
         workload_matrix : workload or array-like of shape (n_queries, n_inputs)
-            The queries.
+            The queries to test, one row each (or a Workload).
 
         Returns
         -------
@@ -634,7 +634,7 @@ class MatrixMechanism:
         Parameters
         ----------
         workload_matrix : workload or array-like of shape (n_queries, n_inputs)
-            The queries.
+            The queries whose answers' variance to compute.
 
         Returns
         -------

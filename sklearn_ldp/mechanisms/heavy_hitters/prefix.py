@@ -39,6 +39,7 @@ from .._base.bits import (
     PRECISION,
     bernoulli_bits,
 )
+from .._base.docstrings import shared_sections
 from .._base.exact import (
     ExactLaw,
     check_law_size,
@@ -67,6 +68,13 @@ WORK_BUDGET = 2**29
 WORK_PER_USER = 256
 # The Walsh-Hadamard path costs about this many comparisons per kept prefix and bucket.
 FOURIER_COST = 10
+
+
+# The reference these docstrings share, written once
+# (:mod:`sklearn_ldp.mechanisms._base.docstrings`).
+pem_reference = shared_sections({"pem reference": """\
+.. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
+   identification", IEEE TDSC, 2019."""})
 
 
 def _suffixes(start, count, W):
@@ -195,9 +203,9 @@ def _hash_own(rows, strings):
     return out
 
 
-
 # ---------------------------------------------------------------------------- prefix trees
 
+@pem_reference
 def prefix_schedule(bit_length, n_candidates, extension_bits):
     """Prefix length of every round of prefix extension.
 
@@ -228,8 +236,7 @@ def prefix_schedule(bit_length, n_candidates, extension_bits):
 
     References
     ----------
-    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
-       identification", IEEE TDSC, 2019.
+    <pem reference>
 
     Examples
     --------
@@ -262,6 +269,7 @@ def _round_work(lengths, n_candidates, g):
     return work / len(lengths)
 
 
+@pem_reference
 def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     """PEM's default number of bits added per round, ``eta``.
 
@@ -299,8 +307,7 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
 
     References
     ----------
-    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
-       identification", IEEE TDSC, 2019.
+    <pem reference>
 
     Examples
     --------
@@ -335,6 +342,7 @@ def check_prefix_numerator(numerator, n_buckets, epsilon):
                          "probability of at least 1/g).")
 
 
+@pem_reference
 class PrefixHeavyHitters:
     """Heavy hitters by prefix extension: PEM (local hashing) or TreeHist (one bit).
 
@@ -372,8 +380,7 @@ class PrefixHeavyHitters:
 
     References
     ----------
-    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
-       identification", IEEE TDSC, 2019.
+    <pem reference>
     .. [2] R. Bassily, K. Nissim, U. Stemmer and A. Thakurta, "Practical locally private heavy
        hitters", NeurIPS 2017.
 

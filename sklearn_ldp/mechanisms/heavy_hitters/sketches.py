@@ -30,6 +30,7 @@ from .._base.bits import (
     bernoulli_packed,
     column_counts,
 )
+from .._base.docstrings import shared_sections
 from .._base.exact import (
     ExactLaw,
     check_law_size,
@@ -50,6 +51,14 @@ DEFAULT_SKETCH_WIDTH = 1024
 SKETCH_SQUARED_MASS = 0.01
 
 
+# The reference these docstrings share, written once
+# (:mod:`sklearn_ldp.mechanisms._base.docstrings`).
+apple_reference = shared_sections({"apple reference": """\
+.. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
+   Learning Journal, 2017."""})
+
+
+@apple_reference
 def default_sketch_hashes(epsilon, width, hadamard, n_users):
     """The default number of hash functions ``k`` of a CMS or HCMS sketch.
 
@@ -83,8 +92,7 @@ def default_sketch_hashes(epsilon, width, hadamard, n_users):
 
     References
     ----------
-    .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
-       Learning Journal, 2017.
+    <apple reference>
 
     Examples
     --------
@@ -125,6 +133,7 @@ def check_sketch_numerator(flip_numerator, epsilon, hadamard):
                          f"e^{epsilon!r}.")
 
 
+@apple_reference
 class SketchFrequencyOracle:
     """Apple's count-mean sketch (CMS) and its Hadamard variant (HCMS).
 
@@ -153,8 +162,7 @@ class SketchFrequencyOracle:
 
     References
     ----------
-    .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
-       Learning Journal, 2017.
+    <apple reference>
 
     Examples
     --------
