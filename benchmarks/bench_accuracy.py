@@ -63,7 +63,7 @@ from _common import print_table  # noqa: E402
 import sklearn_ldp  # noqa: E402
 from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads  # noqa: E402
 from sklearn_ldp.mechanisms._base.mechanism import mechanism_class  # noqa: E402
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism  # noqa: E402
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism  # noqa: E402
 from sklearn_ldp.mechanisms.oracles.em import em_frequencies  # noqa: E402  (composite)
 from sklearn_ldp.reports import AggregatedReports  # noqa: E402
 

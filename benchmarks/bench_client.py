@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_table  # noqa: E402
 
 from sklearn_ldp.deploy import client
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism  # noqa: E402
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism  # noqa: E402
 from sklearn_ldp.selection import build_mechanism  # noqa: E402
 
 N_CELLS = 1024

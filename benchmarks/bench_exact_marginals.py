@@ -14,8 +14,10 @@ import time
 
 import numpy as np
 
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, encode_values
-from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpRR, MargHT, MargRR
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
+from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpRR
+from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargRR
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 
 N = 10**6

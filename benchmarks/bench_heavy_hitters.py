@@ -51,12 +51,9 @@ from _common import fmt, machine_note, print_table, run_peer, timed  # noqa: E40
 
 from sklearn_ldp import LDPEncoder  # noqa: E402
 from sklearn_ldp.estimators.heavy_hitters import HeavyHitterEstimator  # noqa: E402
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (  # noqa: E402
-    PrefixHeavyHitters,
-    SketchFrequencyOracle,
-    decode_values,
-    encode_values,
-)
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters  # noqa: E402
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle  # noqa: E402
+from sklearn_ldp.mechanisms.heavy_hitters.values import decode_values, encode_values  # noqa: E402
 
 BIT_LENGTH = 32
 N_PLANTED = 20

@@ -58,7 +58,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import print_table  # noqa: E402
 
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism  # noqa: E402
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism  # noqa: E402
 
 METHODS = ("inp_rr", "inp_ps", "inp_ht", "marg_rr", "marg_ps", "marg_ht", "inp_em")
 SIMULATED = ("inp_rr",)  # aggregate drawn exactly instead of privatizing every user

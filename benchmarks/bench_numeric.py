@@ -4,7 +4,7 @@ No installable peer library implements Duchi's, the Piecewise, the Hybrid or the
 mechanism (multi-freq-ldpy and pure-LDP are categorical; see
 ``/work/shared/reference/peer_figures.md``), so every comparison here is against the
 analytic formulas of the papers (module docstring of
-``sklearn_ldp/mechanisms/numeric/mechanisms.py``)
+``sklearn_ldp/mechanisms/numeric/``)
 and, for Square Wave, against optimized unary encoding on the same bins.
 
 1. **Mean estimation** at N = 10^6 (default), epsilon = 1, on an age-like column (Beta(2, 5)
@@ -59,13 +59,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _common import fmt, machine_note, print_table  # noqa: E402
 
-from sklearn_ldp.mechanisms.numeric.mechanisms import (  # noqa: E402
+from sklearn_ldp.mechanisms.numeric.means import (  # noqa: E402
     HYBRID_EPSILON_STAR,
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
-    SquareWaveMechanism,
 )
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism  # noqa: E402
 from sklearn_ldp.mechanisms.oracles.unary import OptimizedUnaryEncoding  # noqa: E402
 from sklearn_ldp.postprocess import simplex_projection  # noqa: E402
 
@@ -216,7 +216,8 @@ THROUGHPUT_KINDS = ("duchi", "piecewise", "hybrid", "square_wave", "sampled_mean
 def throughput_timings(sizes, repeats):
     """``{kind: {n: best CPU seconds}}`` of ``randomize`` with the ``sklearn_ldp`` on
     sys.path."""
-    from sklearn_ldp.mechanisms.numeric.mechanisms import SampledMeanMechanism, numeric_mechanism
+    from sklearn_ldp.mechanisms.numeric.means import SampledMeanMechanism
+    from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism
     timings = {}
     for kind in THROUGHPUT_KINDS:
         timings[kind] = {}

@@ -57,8 +57,8 @@ import sklearn_ldp
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms import svd_lower_bound
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
 from sklearn_ldp.optimize import ldp_factorization, optimize_strategy
 from sklearn_ldp.selection import baseline_mechanism, build_mechanism
 

@@ -27,13 +27,9 @@ from .mechanisms.multi_attribute.mechanisms import (
     MultiAttributeMechanism,
 )
 from .mechanisms.multi_attribute.mechanisms import ORACLES as PROTOCOL_ORACLES
-from .mechanisms.numeric.mechanisms import (
-    MEAN_MECHANISMS,
-    NUMERIC_MECHANISMS,
-    SampledMeanMechanism,
-    check_bounds,
-    numeric_mechanism,
-)
+from .mechanisms.numeric.base import NUMERIC_MECHANISMS, check_bounds
+from .mechanisms.numeric.means import MEAN_MECHANISMS, SampledMeanMechanism
+from .mechanisms.numeric.registry import numeric_mechanism
 from .selection import (
     ORACLES,
     baseline_mechanism,

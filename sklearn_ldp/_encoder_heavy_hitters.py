@@ -22,7 +22,8 @@ from .mechanisms.heavy_hitters.column import (
     MAX_STRING_BYTES,
     HeavyHitterMechanism,
 )
-from .mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
+from .mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from .mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 
 
 def is_value_declaration(value):

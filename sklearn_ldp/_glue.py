@@ -178,7 +178,7 @@ def marginal_error_table(mechanism, names, n_users=None, marginals=None):
 
     Examples
     --------
-    >>> from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
+    >>> from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
     >>> mechanism = build_marginal_mechanism("inp_ht", (2, 3), 1.0, 2)
     >>> table = marginal_error_table(mechanism, ["smoker", "age"])
     >>> list(table.index)

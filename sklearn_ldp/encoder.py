@@ -266,7 +266,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
     extension_bits : int or None, default=None
         ``"pem"``: bits added per round, ``eta``. None: the fewest rounds whose server work
         stays within about ``max(2^29, 256 N)`` comparisons
-        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.default_extension_bits`; 5 for
+        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.prefix.default_extension_bits`; 5 for
         32-bit
         values, ``k = 20``, ``N = 10^6``).
     sketch_width : int or None, default=None
@@ -276,7 +276,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         ``"cms"``, ``"hcms"``: the number of hash functions ``k``; None: the smallest power of
         two (at least 16) for which collisions add at most 10% to the variance when the
         squared frequencies sum to at most 1%
-        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.default_sketch_hashes`).
+        (:func:`~sklearn_ldp.mechanisms.heavy_hitters.sketches.default_sketch_hashes`).
     n_users : int or None, default=None
         Heavy hitters: the expected number of users, read only by the defaults of
         ``extension_bits`` and ``n_hashes`` (None: ``10^6``).
@@ -977,8 +977,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         -------
         str
             ``mechanism_.to_json()``; for heavy hitters the protocol's own specification
-            (:meth:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.PrefixHeavyHitters.to_dict` or
-            :meth:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.SketchFrequencyOracle.to_dict`).
+            (:meth:`~sklearn_ldp.mechanisms.heavy_hitters.prefix.PrefixHeavyHitters.to_dict` or
+            :meth:`~sklearn_ldp.mechanisms.heavy_hitters.sketches.SketchFrequencyOracle.to_dict`).
 
         Warns
         -----

@@ -31,11 +31,9 @@ from sklearn_ldp.mechanisms import (
 )
 from sklearn_ldp.mechanisms._base.mechanism import Mechanism
 from sklearn_ldp.mechanisms.central.count import count_law, geometric_mechanism, sample_outputs
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
-    PrefixHeavyHitters,
-    SketchFrequencyOracle,
-    encode_values,
-)
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
+from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     DBitFlipPM,
     LongitudinalMechanism,
@@ -43,16 +41,17 @@ from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     OneBitMeanPM,
 )
 from sklearn_ldp.mechanisms.marginals.em import InpEM
-from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, InpRR
+from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
 from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric.mechanisms import (
+from sklearn_ldp.mechanisms.numeric.means import (
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
     SampledMeanMechanism,
-    SquareWaveMechanism,
 )
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
 
 
 class CountRelease(NamedTuple):

@@ -22,7 +22,7 @@ from sklearn_ldp.mechanisms import (
     RandomizedResponse,
 )
 from sklearn_ldp.mechanisms._base.statistics import add_counts, check_statistic, sum_statistics
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.mechanisms.oracles.randomized_response import randomized_response_strategy
 from sklearn_ldp.mechanisms.oracles.subset_selection import SubsetSelection
 from sklearn_ldp.mechanisms.oracles.unary import OptimizedUnaryEncoding, SymmetricUnaryEncoding

@@ -23,7 +23,7 @@ from sklearn_ldp.mechanisms import (
     SubsetSelection,
 )
 from sklearn_ldp.mechanisms.bassily.gaussian import REPORT_TAIL_PROBABILITY, tail_multiplier
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.reports import LDPReports
 
 

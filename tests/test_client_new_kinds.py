@@ -31,15 +31,9 @@ from sklearn_ldp.deploy.client import multi_attribute as client_multi_attribute
 from sklearn_ldp.deploy.client import numeric as client_numeric
 from sklearn_ldp.deploy.collect import reports_from_client, stack_client_reports
 from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, RandomizedResponse
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
-    PrefixHeavyHitters,
-    SketchFrequencyOracle,
-    _hash_own,
-    _prefix_mask,
-    _seed_rows,
-    decode_values,
-    encode_values,
-)
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters, _hash_own, _seed_rows
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
+from sklearn_ldp.mechanisms.heavy_hitters.values import _prefix_mask, decode_values, encode_values
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
     DBitFlipPM,
     LongitudinalMechanism,
@@ -47,14 +41,14 @@ from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
 )
 from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric.mechanisms import (
+from sklearn_ldp.mechanisms.numeric.means import (
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
     SampledMeanMechanism,
-    SquareWaveMechanism,
     piecewise_constant,
 )
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
 
 pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
 
@@ -232,7 +226,7 @@ def test_numbers_outside_the_bounds_are_refused_not_clipped():
 
 def test_the_client_constants_equal_the_servers():
     from sklearn_ldp.mechanisms.multi_attribute.mechanisms import rsfd_attribute_epsilon
-    from sklearn_ldp.mechanisms.numeric.mechanisms import HYBRID_EPSILON_STAR
+    from sklearn_ldp.mechanisms.numeric.means import HYBRID_EPSILON_STAR
     assert client_numeric.HYBRID_EPSILON_STAR == pytest.approx(HYBRID_EPSILON_STAR, abs=1e-13)
     for shape, oracle in (([3, 4], "grr"), ([5, 5, 5], "grr"), ([4, 9], "oue_z"),
                           ([2, 6], "oue_r")):
@@ -346,7 +340,7 @@ def test_multi_attribute_refuses_bad_records():
 
 # ---------------------------------------------------------------- "columns" records
 def test_columns_records_from_the_encoder_are_decoded_by_the_server():
-    from sklearn_ldp.mechanisms.numeric.mechanisms import numeric_mechanism
+    from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism
     parts = [column_part(["age"], numeric_mechanism("hybrid", 1.0, (0, 100))),
              column_part(["smoker", "region"],
                          MultiAttributeMechanism((2, 3), 1.0, protocol="smp")),

@@ -19,7 +19,7 @@ from sklearn_ldp.mechanisms import (
     SymmetricUnaryEncoding,
 )
 from sklearn_ldp.mechanisms._base.counts import MAX_REPORTS, add_counts, exact_total
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.reports import AggregatedReports, LDPReports
 
 COUNT_MECHANISMS = {

@@ -22,12 +22,12 @@ from sklearn_ldp.mechanisms import OptimizedUnaryEncoding, audit_privacy
 from sklearn_ldp.mechanisms._base.exact import MAX_LAW_OUTPUTS
 from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric.mechanisms import (
+from sklearn_ldp.mechanisms.numeric.means import (
     DuchiMechanism,
     PiecewiseMechanism,
     SampledMeanMechanism,
-    SquareWaveMechanism,
 )
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
 
 N_SERVER = 20_000
 N_CLIENT = 4_000

@@ -17,13 +17,12 @@ from _laws import assert_private, assert_sampled_law
 from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.deploy.client import heavy_hitters as client_heavy_hitters
 from sklearn_ldp.mechanisms._base.bits import PRECISION
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
-    PrefixHeavyHitters,
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters, check_prefix_numerator
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import (
     SketchFrequencyOracle,
-    check_prefix_numerator,
     check_sketch_numerator,
-    encode_values,
 )
+from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
 
 pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
 

@@ -20,16 +20,9 @@ from sklearn_ldp.deploy.client import multi_attribute as client_multi_attribute
 from sklearn_ldp.deploy.client import oracles as client_oracles
 from sklearn_ldp.mechanisms._base.exact import TABLE_PRECISION, keep_numerator
 from sklearn_ldp.mechanisms.marginals.em import InpEM
-from sklearn_ldp.mechanisms.marginals.mechanisms import (
-    InpHT,
-    InpPS,
-    InpRR,
-    MargHT,
-    MargPS,
-    MargRR,
-    check_sign_numerator,
-    sign_numerator,
-)
+from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, InpRR
+from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
+from sklearn_ldp.mechanisms.marginals.signs import check_sign_numerator, sign_numerator
 
 pytestmark = pytest.mark.filterwarnings("ignore:Randomizer\\(seed=\\.\\.\\.\\):UserWarning")
 

@@ -20,19 +20,18 @@ from scipy.optimize import brentq
 
 from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most, laws_within
-from sklearn_ldp.mechanisms.numeric.mechanisms import (
+from sklearn_ldp.mechanisms.numeric.means import (
     HYBRID_EPSILON_STAR,
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
     SampledMeanMechanism,
-    SquareWaveMechanism,
     _hybrid_constant_variance,
     duchi_constant,
-    numeric_mechanism,
-    numeric_mechanism_from_dict,
 )
 from sklearn_ldp.mechanisms.numeric.one_bit import OneBitRandomizer
+from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism, numeric_mechanism_from_dict
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
 
 KINDS = ("duchi", "piecewise", "hybrid", "square_wave")
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -166,7 +165,7 @@ def test_sampled_mean_record_law_is_sampled_and_private():
 def test_sampled_mean_budget_composes_exactly():
     from fractions import Fraction
 
-    from sklearn_ldp.mechanisms.numeric.mechanisms import split_budget
+    from sklearn_ldp.mechanisms.numeric.base import split_budget
     for epsilon, k in [(1.0, 3), (0.3, 7), (2.5, 10), (4.9, 1)]:
         share = split_budget(epsilon, k)
         assert Fraction(share) * k <= Fraction(epsilon)
@@ -359,11 +358,9 @@ def test_client_derives_the_servers_integers(epsilon):
     # integers, the same floats, for every epsilon (it compares them with the spec's grid).
     from sklearn_ldp.deploy.client import numeric as client
     from sklearn_ldp.mechanisms._base import window as _window
-    from sklearn_ldp.mechanisms.numeric.mechanisms import (
-        _square_wave_bandwidth_decimal,
-        hybrid_alpha_numerator,
-        split_budget,
-    )
+    from sklearn_ldp.mechanisms.numeric.base import split_budget
+    from sklearn_ldp.mechanisms.numeric.means import hybrid_alpha_numerator
+    from sklearn_ldp.mechanisms.numeric.square_wave import _square_wave_bandwidth_decimal
     assert client._window_weights(epsilon) == _window.window_weights(epsilon)
     assert client._two_point_weights(epsilon) == _window.two_point_weights(epsilon)
     assert client._square_wave_bandwidth(epsilon) == _square_wave_bandwidth_decimal(epsilon)

@@ -23,10 +23,8 @@ from sklearn_ldp.deploy.budget import PrivacyLedger, register_ledger
 from sklearn_ldp.estimators.heavy_hitters import TABLE_COLUMNS, HeavyHitterEstimator
 from sklearn_ldp.mechanisms._base.specs import load_mechanism
 from sklearn_ldp.mechanisms.heavy_hitters.column import HeavyHitterMechanism
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
-    PrefixHeavyHitters,
-    SketchFrequencyOracle,
-)
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 
 
 def _planted(n, planted, share, bits, seed):

@@ -11,28 +11,28 @@ import numpy as np
 import pytest
 from _stats import check_unbiased_and_variance
 
-from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import (
+from sklearn_ldp._fwht import fwht
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import (
     MAX_CANDIDATES,
     PrefixHeavyHitters,
-    SketchFrequencyOracle,
     _column_sums,
     _comparison_path,
     _fourier_spectrum,
     _hash_dtype,
     _hash_own,
     _parities,
-    _prefix_mask,
     _round_work,
     _seed_rows,
     _suffix_hashes,
     _suffixes,
-    decode_values,
     default_extension_bits,
-    default_sketch_hashes,
-    encode_values,
-    fwht,
     prefix_schedule,
 )
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import (
+    SketchFrequencyOracle,
+    default_sketch_hashes,
+)
+from sklearn_ldp.mechanisms.heavy_hitters.values import _prefix_mask, decode_values, encode_values
 
 
 @pytest.mark.parametrize("protocol", ["pem", "treehist"])

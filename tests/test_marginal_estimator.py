@@ -14,10 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ldp import LDPEncoder, LDPReports
 from sklearn_ldp.estimators import MarginalEstimator
-from sklearn_ldp.mechanisms.marginals.mechanisms import (
-    MARGINAL_STRATEGIES,
-    build_marginal_mechanism,
-)
+from sklearn_ldp.mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from sklearn_ldp.postprocess import consistent_marginals, marginalize
 from sklearn_ldp.reports import AggregatedReports
 from sklearn_ldp.selection import STRATEGIES, check_strategy_name

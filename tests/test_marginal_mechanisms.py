@@ -10,11 +10,8 @@ from scipy import stats
 
 from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
 from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
-from sklearn_ldp.mechanisms.marginals.mechanisms import (
-    MARGINAL_STRATEGIES,
-    InpHT,
-    build_marginal_mechanism,
-)
+from sklearn_ldp.mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
+from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT
 
 # Family-wise false-alarm level of each statistical test (fixed seeds make them
 # deterministic; the level says how unlucky a seed would have to be).

@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_ldp import LDPEncoder
 from sklearn_ldp.estimators import MarginalEstimator
 from sklearn_ldp.estimators.marginal import DEFAULT_POSTPROCESS, POSTPROCESS
-from sklearn_ldp.mechanisms.marginals.mechanisms import MARGINAL_STRATEGIES
+from sklearn_ldp.mechanisms.marginals.base import MARGINAL_STRATEGIES
 from sklearn_ldp.postprocess import consistent_marginals, marginalize
 
 DOM = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region": list("NESW"),

@@ -13,20 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most
-from sklearn_ldp.mechanisms.numeric.mechanisms import (
+from sklearn_ldp.mechanisms.numeric.means import (
     HYBRID_EPSILON_STAR,
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
-    SquareWaveMechanism,
     duchi_constant,
     hybrid_alpha,
     hybrid_alpha_numerator,
-    numeric_mechanism,
-    numeric_mechanism_from_dict,
     piecewise_constant,
-    square_wave_bandwidth,
 )
+from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism, numeric_mechanism_from_dict
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism, square_wave_bandwidth
 
 EPSILONS = [0.1, 0.5, HYBRID_EPSILON_STAR, 1.0, 2.0, 4.0, 8.0]
 MEAN_CLASSES = [DuchiMechanism, PiecewiseMechanism, HybridMechanism]
@@ -327,7 +325,7 @@ def test_specs_round_trip(kind):
 @pytest.mark.parametrize("epsilon, base", [(1.0, "hybrid"), (5.0, "piecewise"),
                                            (10.0, "hybrid"), (2.0, "duchi")])
 def test_sampled_means_are_unbiased_with_the_analytic_variance(epsilon, base):
-    from sklearn_ldp.mechanisms.numeric.mechanisms import SampledMeanMechanism, optimal_sample_size
+    from sklearn_ldp.mechanisms.numeric.means import SampledMeanMechanism, optimal_sample_size
     rng = np.random.default_rng(31)
     bounds = [(0, 1), (-5, 5), (10, 20), (0, 1)]
     mechanism = SampledMeanMechanism(epsilon, bounds, base=base)
@@ -342,7 +340,7 @@ def test_sampled_means_are_unbiased_with_the_analytic_variance(epsilon, base):
 
 
 def test_sampled_mean_refuses_bad_input():
-    from sklearn_ldp.mechanisms.numeric.mechanisms import SampledMeanMechanism
+    from sklearn_ldp.mechanisms.numeric.means import SampledMeanMechanism
     mechanism = SampledMeanMechanism(4.0, [(0, 1)] * 3, n_sampled=2)
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="column 1"):
@@ -362,7 +360,7 @@ def test_sampled_mean_refuses_bad_input():
                                                         (8.0, 512, 512)])
 def test_square_wave_channel_operator_matches_the_matrix(epsilon, n_bins, n_buckets):
     # EM uses M x and M^T y from second antiderivatives (module docstring), never M itself.
-    from sklearn_ldp.mechanisms.numeric.mechanisms import _SquareWaveChannel
+    from sklearn_ldp.mechanisms.numeric.square_wave import _SquareWaveChannel
     rng = np.random.default_rng(3)
     mechanism = SquareWaveMechanism(epsilon, n_bins=n_bins, n_buckets=n_buckets)
     channel, operator = mechanism.channel(), _SquareWaveChannel(mechanism)
@@ -390,7 +388,7 @@ def test_square_wave_bandwidth_is_accurate_for_small_epsilon():
     import decimal
 
     from sklearn_ldp.deploy.client.numeric import _square_wave_bandwidth
-    from sklearn_ldp.mechanisms.numeric.mechanisms import (
+    from sklearn_ldp.mechanisms.numeric.square_wave import (
         SquareWaveMechanism,
         _square_wave_bandwidth_decimal,
         square_wave_bandwidth,
@@ -412,10 +410,8 @@ def test_square_wave_bandwidth_is_accurate_for_small_epsilon():
 def test_sampled_mean_specification_round_trips():
     import json
 
-    from sklearn_ldp.mechanisms.numeric.mechanisms import (
-        SampledMeanMechanism,
-        numeric_mechanism_from_dict,
-    )
+    from sklearn_ldp.mechanisms.numeric.means import SampledMeanMechanism
+    from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism_from_dict
 
     mechanism = SampledMeanMechanism(2.0, [(0, 1), (-5, 5), (0, 100)], base="piecewise")
     spec = json.loads(json.dumps(mechanism.to_dict()))

@@ -34,7 +34,7 @@ from sklearn_ldp import (
 from sklearn_ldp.deploy.budget import register_ledger, unregister_ledger
 from sklearn_ldp.mechanisms._base.specs import load_mechanism
 from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism
-from sklearn_ldp.mechanisms.numeric.mechanisms import MEAN_MECHANISMS, SampledMeanMechanism
+from sklearn_ldp.mechanisms.numeric.means import MEAN_MECHANISMS, SampledMeanMechanism
 
 BOUNDS = {"age": (0.0, 100.0), "income": (0.0, 200_000.0), "hours": (0.0, 60.0)}
 

@@ -21,7 +21,7 @@ from sklearn_ldp import (
 )
 from sklearn_ldp.deploy.budget import PrivacyLedger
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import ORACLES, MultiAttributeMechanism
-from sklearn_ldp.mechanisms.numeric.mechanisms import numeric_mechanism
+from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism
 from sklearn_ldp.model_selection import columns_error
 from sklearn_ldp.selection import build_mechanism
 from sklearn_ldp.selection.local import ONE_WAY_JOINT_MAX_CELLS

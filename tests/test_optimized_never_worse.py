@@ -20,8 +20,8 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_ldp import LDPEncoder, workloads
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism, privacy_ratio
+from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
-from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
 from sklearn_ldp.selection import BASELINES, baseline_mechanism, build_mechanism
 from sklearn_ldp.selection.local import TIE_RTOL
 

@@ -204,7 +204,7 @@ def test_local_hashing_influence_is_an_upper_bound(mechanism):
 
 
 def test_sampled_marginal_mechanisms_do_not_claim_an_influence():
-    from sklearn_ldp.mechanisms.marginals.mechanisms import build_marginal_mechanism
+    from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 
     mechanism = build_marginal_mechanism("inp_ht", (2, 3), 1.0, 2)
     with pytest.raises(NotImplementedError, match="influence"):

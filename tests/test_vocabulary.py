@@ -56,8 +56,8 @@ REMOVED = {
     "noise_multiplier": "sklearn_ldp.mechanisms.central.matrix",
     "total_squared_error": "sklearn_ldp.mechanisms.central.matrix",
     "tree_consistency": "sklearn_ldp.mechanisms.ranges.tree",
-    "build_marginal_mechanism": "sklearn_ldp.mechanisms.marginals.mechanisms",
-    "MARGINAL_STRATEGIES": "sklearn_ldp.mechanisms.marginals.mechanisms",
+    "build_marginal_mechanism": "sklearn_ldp.mechanisms.marginals.base",
+    "MARGINAL_STRATEGIES": "sklearn_ldp.mechanisms.marginals.base",
 }
 
 

@@ -16,7 +16,8 @@ import numpy as np
 from .._logging import get_logger
 from ..mechanisms import Mechanism
 from ..mechanisms._base.specs import load_mechanism_json
-from ..mechanisms.heavy_hitters.mechanisms import PrefixHeavyHitters, SketchFrequencyOracle
+from ..mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from ..mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from ..mechanisms.longitudinal.mechanisms import DBitFlipPM, LongitudinalMechanism, OneBitMeanPM
 from ..mechanisms.multi_attribute.columns import (
     SAMPLED_MEAN_KIND,
@@ -24,13 +25,9 @@ from ..mechanisms.multi_attribute.columns import (
     column_part,
 )
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from ..mechanisms.numeric.mechanisms import (
-    NUMERIC_CLASSES,
-    MeanMechanism,
-    SampledMeanMechanism,
-    SquareWaveMechanism,
-    numeric_mechanism_from_dict,
-)
+from ..mechanisms.numeric.means import MeanMechanism, SampledMeanMechanism
+from ..mechanisms.numeric.registry import NUMERIC_CLASSES, numeric_mechanism_from_dict
+from ..mechanisms.numeric.square_wave import SquareWaveMechanism
 from ..reports import LDPReports
 
 INVALID_POLICIES = ("raise", "drop")
@@ -356,7 +353,7 @@ def stack_client_reports(values, mechanism):
     """Stack reports of the math-layer kinds sent by ``sklearn_ldp.deploy.client`` into what the
     mechanism's own aggregation reads.
 
-    The kinds of :mod:`sklearn_ldp.mechanisms.numeric.mechanisms`, ``multi_attribute``,
+    The kinds of :mod:`sklearn_ldp.mechanisms.numeric`, ``multi_attribute``,
     ``heavy_hitters`` and ``longitudinal`` are not :class:`~sklearn_ldp.mechanisms.Mechanism`
     classes, so their reports are not :class:`~sklearn_ldp.LDPReports`: this returns the
     array (or tuple of arrays, or dict) that their ``randomize`` returns for many users.
@@ -405,7 +402,7 @@ def stack_client_reports(values, mechanism):
 
     Examples
     --------
-    >>> from sklearn_ldp.mechanisms.numeric.mechanisms import DuchiMechanism
+    >>> from sklearn_ldp.mechanisms.numeric import DuchiMechanism
     >>> mechanism = DuchiMechanism(1.0, bounds=(0, 10))
     >>> bits = stack_client_reports([1, 0, 1], mechanism)
     >>> bits.dtype, round(float(mechanism.estimate_mean(mechanism.aggregate(bits))), 3)

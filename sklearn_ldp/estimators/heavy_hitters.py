@@ -2,7 +2,7 @@
 of any value, from the reports of ``LDPEncoder(strategy="pem" | "treehist" | "cms" |
 "hcms")``.
 
-The math is that of :mod:`sklearn_ldp.mechanisms.heavy_hitters.mechanisms`; this module
+The math is that of :mod:`sklearn_ldp.mechanisms.heavy_hitters`; this module
 only keeps the reports (PEM and TreeHist choose each round's candidates from the previous
 round's estimates, so the server keeps every report) or the sketch (CMS and HCMS are
 additive), runs the rounds and labels the results.
@@ -94,8 +94,8 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     See Also
     --------
     sklearn_ldp.LDPEncoder : Privatizes the values (``strategy="pem"``, ...).
-    sklearn_ldp.mechanisms.heavy_hitters.mechanisms.PrefixHeavyHitters : PEM and TreeHist.
-    sklearn_ldp.mechanisms.heavy_hitters.mechanisms.SketchFrequencyOracle : CMS and HCMS.
+    sklearn_ldp.mechanisms.heavy_hitters.prefix.PrefixHeavyHitters : PEM and TreeHist.
+    sklearn_ldp.mechanisms.heavy_hitters.sketches.SketchFrequencyOracle : CMS and HCMS.
 
     References
     ----------

@@ -1,7 +1,7 @@
 """MarginalEstimator: k-way marginal tables from LDP reports (thesis chapter 4).
 
 The reports come from one of the marginal strategies of
-:mod:`sklearn_ldp.mechanisms.marginals.mechanisms` (``inp_rr``, ``inp_ps``, ``inp_ht``, ``marg_rr``,
+:mod:`sklearn_ldp.mechanisms.marginals` (``inp_rr``, ``inp_ps``, ``inp_ht``, ``marg_rr``,
 ``marg_ps``, ``marg_ht``, and the ``inp_em`` baseline). One collection answers every marginal
 of order up to the ``max_order`` chosen at collection time; this module turns the mechanism's
 unbiased tables into labelled pandas tables, post-processes them into valid distributions
@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._glue import all_attribute_sets, marginal_error_table
 from .._validation import FreshEntropyMixin, check_nesting, check_positive_int, check_random_state
-from ..mechanisms.marginals.mechanisms import MarginalMechanism
+from ..mechanisms.marginals.base import MarginalMechanism
 from ..postprocess import (
     clip_to_distribution,
     consistent_marginals,

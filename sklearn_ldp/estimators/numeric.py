@@ -7,7 +7,7 @@ ones, or a mixed record of both), whose mechanism is a
 :class:`~sklearn_ldp.mechanisms.multi_attribute.columns.ColumnsMechanism`: each estimator reads
 the parts of the record it knows (the means, the square-wave distributions, the categorical
 histograms) and ignores the others, so the three can be fitted on the same reports. The math
-is that of :mod:`sklearn_ldp.mechanisms.numeric.mechanisms` and
+is that of :mod:`sklearn_ldp.mechanisms.numeric` and
 :mod:`sklearn_ldp.mechanisms.multi_attribute.mechanisms`.
 """
 
@@ -402,7 +402,7 @@ class DistributionEstimator(_ColumnsEstimator):
     tol : float or None, default=None
         EM stops when the log-likelihood per report changes by less than ``tol``. None: the
         default of :meth:`SquareWaveMechanism.estimate_distribution
-        <sklearn_ldp.mechanisms.numeric.mechanisms.SquareWaveMechanism.estimate_distribution>`.
+        <sklearn_ldp.mechanisms.numeric.square_wave.SquareWaveMechanism.estimate_distribution>`.
     strategy, epsilon, bounds, n_bins, clip : optional
         Only for fitting on raw records: the estimator privatizes them itself with an
         :class:`~sklearn_ldp.LDPEncoder` of these parameters.

@@ -19,9 +19,11 @@ from .factorization.mechanism import (
     sample_complexity,
     svd_lower_bound,
 )
+from .marginals.base import MarginalMechanism
 from .marginals.em import InpEM
 from .marginals.fourier import fourier_strategy
-from .marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MarginalMechanism, MargPS, MargRR
+from .marginals.input_perturbation import InpHT, InpPS, InpRR
+from .marginals.marginal_perturbation import MargHT, MargPS, MargRR
 from .numeric.one_bit import OneBitRandomizer
 from .oracles.hadamard import HadamardResponse, hadamard_strategy
 from .oracles.hadamard_coefficient import HadamardRandomizedResponse

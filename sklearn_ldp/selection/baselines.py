@@ -14,8 +14,8 @@ import numpy as np
 
 from ..mechanisms._base.mechanism import mechanism_class
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
+from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.marginals.fourier import fourier_strategy
-from ..mechanisms.marginals.mechanisms import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.ranges.hierarchical import hierarchical_strategy
 from ..workloads import as_workload, histogram
 

@@ -20,7 +20,7 @@ Names:
   ``gaussian_pure`` (epsilon-LDP by rejection sampling);
 * marginal strategies (thesis chapter 4; every marginal of order <= ``max_order``, no
   workload): ``inp_rr``, ``inp_ps``, ``inp_ht``, ``marg_rr``, ``marg_ps``, ``marg_ht`` and the
-  ``inp_em`` baseline (:mod:`sklearn_ldp.mechanisms.marginals.mechanisms`). They are not
+  ``inp_em`` baseline (:mod:`sklearn_ldp.mechanisms.marginals`). They are not
   candidates of
   ``auto``, whose selection compares errors on a workload matrix;
 * ``optimized`` (the strategy optimizer, compared with every closed form above: it returns
@@ -30,7 +30,7 @@ Names:
   baselines and the optimizer's strategy).
 
 Marginal strategies as candidates of ``optimized`` and ``auto``: a
-:class:`~sklearn_ldp.mechanisms.marginals.mechanisms.MarginalMechanism` answers marginal tables only
+:class:`~sklearn_ldp.mechanisms.marginals.base.MarginalMechanism` answers marginal tables only
 (its ``per_user_variance`` and ``estimate`` raise), so it cannot be scored on, or answer, a
 workload as it is. Those whose randomizer is a small matrix are candidates through that
 matrix with the optimal decoder: ``inp_ht`` is ``fourier`` (the same coefficients), ``inp_ps``
@@ -49,7 +49,7 @@ import numpy as np
 
 from .._logging import get_logger
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
-from ..mechanisms.marginals.mechanisms import MARGINAL_STRATEGIES, build_marginal_mechanism
+from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..optimize.ldp_factorization import limit_blas_threads, optimize_strategy
 from ..workloads import histogram

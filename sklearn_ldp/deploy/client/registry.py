@@ -25,7 +25,7 @@ RANDOMIZERS = {
     "marg_rr": _marg_rr,
     "marg_ps": _marg_ps,
     "marg_ht": _marg_ht,
-    # Kinds of the math layer (sklearn_ldp.mechanisms.numeric.mechanisms, multi_attribute,
+    # Kinds of the math layer (sklearn_ldp.mechanisms.numeric, multi_attribute,
     # heavy_hitters, longitudinal) and the "columns" records of LDPEncoder: not registered
     # Mechanism classes on the server, but randomized on devices all the same.
     "duchi": _mean_kind,

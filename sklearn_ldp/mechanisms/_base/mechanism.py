@@ -81,7 +81,8 @@ def mechanism_class(kind):
 # Modules that define registered mechanisms.
 MECHANISM_MODULES = ("factorization.mechanism", "bassily.gaussian", "bassily.rejection",
                      "ranges.haar", "oracles.hadamard", "oracles.hadamard_coefficient",
-                     "oracles.local_hashing", "marginals.em", "marginals.mechanisms",
+                     "oracles.local_hashing", "marginals.em", "marginals.input_perturbation",
+                     "marginals.marginal_perturbation",
                      "oracles.randomized_response", "ranges.tree", "oracles.subset_selection",
                      "oracles.unary")
 

@@ -67,7 +67,6 @@ Pure numpy/scipy; no scikit-learn here.
 """
 
 import math
-import warnings
 
 import numpy as np
 
@@ -424,7 +423,7 @@ class MatrixMechanism:
         Parameters
         ----------
         workload_matrix : workload or array-like of shape (n_queries, n_inputs)
-            The queries.
+            The queries to test, one row each (or a Workload).
 
         Returns
         -------
@@ -635,7 +634,7 @@ class MatrixMechanism:
         Parameters
         ----------
         workload_matrix : workload or array-like of shape (n_queries, n_inputs)
-            The queries.
+            The queries whose answers' variance to compute.
 
         Returns
         -------
@@ -727,31 +726,3 @@ class MatrixMechanism:
     def __repr__(self):
         return (f"MatrixMechanism(name={self.name!r}, shape={self.A.shape}, "
                 f"epsilon={self.epsilon}, delta={self.delta}, noise={self.noise!r})")
-
-
-# Names that moved out of this module when it was split by job, importable from here until
-# their removal: old imports and pickles keep working.
-_MOVED_TO_CENTRAL_STRATEGIES = ("fourier_basis_strategy", "tree_strategy", "wavelet_strategy")
-_MOVED_TO_DISCRETE_GAUSSIAN = ("zcdp_delta",)
-_MOVED_TO_PRIVATE_SELECTION = ("PrivateSelection", "exponential_mechanism",
-                               "exponential_probabilities", "relative_error_utilities",
-                               "select_strategy")
-_MOVED_TO_SELECTION = ("AUTO_OPTIONS", "CENTRAL_STRATEGIES", "NOISE_OPTIONS", "SELECTIONS",
-                       "STRATEGY_OPTIONS", "build_central_mechanism", "central_strategy")
-
-
-def __getattr__(name):
-    """Deprecated names: imported lazily from their new module, with a DeprecationWarning."""
-    if name in _MOVED_TO_CENTRAL_STRATEGIES:
-        from . import strategies as home
-    elif name in _MOVED_TO_DISCRETE_GAUSSIAN:
-        from . import discrete_gaussian as home
-    elif name in _MOVED_TO_PRIVATE_SELECTION:
-        from . import private_selection as home
-    elif name in _MOVED_TO_SELECTION:
-        from ...selection import central as home
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} is deprecated: import it from {home.__name__}.",
-                  DeprecationWarning, stacklevel=2)
-    return getattr(home, name)

@@ -5,7 +5,7 @@ a declared bit length): the reports of PEM / TreeHist (prefix extension) or of A
 HCMS sketches. :class:`HeavyHitterMechanism` (kind ``"heavy_hitters"``) lets
 :class:`~sklearn_ldp.LDPReports`, :class:`~sklearn_ldp.AggregatedReports`, their files and
 frames carry such reports; the math is that of
-:mod:`sklearn_ldp.mechanisms.heavy_hitters.mechanisms`, whose ``to_dict`` specification (the
+:mod:`sklearn_ldp.mechanisms.heavy_hitters`, whose ``to_dict`` specification (the
 one the clients rebuild the randomizer from) is kept unchanged inside this one's ``params``.
 Its spec kind is dispatched by :func:`~sklearn_ldp.mechanisms._base.specs.load_mechanism`.
 """
@@ -16,7 +16,9 @@ import numpy as np
 
 from ...deploy.limits import check_size
 from .._base.mechanism import MAX_REPORTS, Mechanism, ReportCheck, exact_total
-from . import mechanisms as _hh
+from .prefix import PrefixHeavyHitters
+from .sketches import SketchFrequencyOracle
+from .values import MAX_BIT_LENGTH, decode_values, encode_values, n_words
 
 HEAVY_HITTERS_KIND = "heavy_hitters"
 HEAVY_HITTERS_SPEC_VERSION = 1
@@ -24,7 +26,7 @@ HEAVY_HITTER_STRATEGIES = ("pem", "treehist", "cms", "hcms")
 VALUE_TYPES = ("strings", "integers")
 # Longest values: integers are numpy integers (64 bits); strings at most MAX_BIT_LENGTH bits.
 MAX_INTEGER_BITS = 64
-MAX_STRING_BYTES = _hh.MAX_BIT_LENGTH // 8
+MAX_STRING_BYTES = MAX_BIT_LENGTH // 8
 
 
 def _check_value_spec(value_type, bit_length, where):
@@ -32,7 +34,7 @@ def _check_value_spec(value_type, bit_length, where):
     if not isinstance(value_type, str) or value_type not in VALUE_TYPES:
         raise ValueError(f"{where}: the values must be one of {VALUE_TYPES}, got "
                          f"{value_type!r}.")
-    top = MAX_INTEGER_BITS if value_type == "integers" else _hh.MAX_BIT_LENGTH
+    top = MAX_INTEGER_BITS if value_type == "integers" else MAX_BIT_LENGTH
     if isinstance(bit_length, bool) or not isinstance(bit_length, int) \
             or not 1 <= bit_length <= top or (value_type == "strings" and bit_length % 8):
         raise ValueError(f"{where}: the bit length of {value_type} must be an integer in "
@@ -81,8 +83,8 @@ def _is_real_number(value):
 class HeavyHitterMechanism(Mechanism):
     """The reports of one column of strings or integers for heavy hitters and frequencies.
 
-    Wraps a :class:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.PrefixHeavyHitters` (PEM,
-    TreeHist) or a :class:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.SketchFrequencyOracle`
+    Wraps a :class:`~sklearn_ldp.mechanisms.heavy_hitters.prefix.PrefixHeavyHitters` (PEM,
+    TreeHist) or a :class:`~sklearn_ldp.mechanisms.heavy_hitters.sketches.SketchFrequencyOracle`
     (CMS, HCMS) with the column's name and how its values are encoded, so that
     :class:`LDPReports` (and its files, with their SHA-256 and size caps) carry the reports of
     ``LDPEncoder(categories={"url": "strings"}, strategy="pem")``.
@@ -119,7 +121,7 @@ class HeavyHitterMechanism(Mechanism):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_ldp.mechanisms.heavy_hitters.mechanisms import SketchFrequencyOracle
+    >>> from sklearn_ldp.mechanisms.heavy_hitters import SketchFrequencyOracle
     >>> mechanism = HeavyHitterMechanism(SketchFrequencyOracle(2.0, 16, 64, hadamard=True),
     ...                                  "app", "strings", 64)
     >>> reports = mechanism.randomize(mechanism.encode(["mail", "maps"], "apps"),
@@ -131,7 +133,7 @@ class HeavyHitterMechanism(Mechanism):
     kind = HEAVY_HITTERS_KIND
 
     def __init__(self, oracle, column, value_type, bit_length):
-        if not isinstance(oracle, _hh.PrefixHeavyHitters | _hh.SketchFrequencyOracle):
+        if not isinstance(oracle, PrefixHeavyHitters | SketchFrequencyOracle):
             raise ValueError(f"oracle must be a PrefixHeavyHitters or a SketchFrequencyOracle, "
                              f"got {type(oracle).__name__}.")
         if not isinstance(column, str):
@@ -140,7 +142,7 @@ class HeavyHitterMechanism(Mechanism):
                                                              f"column {column!r}")
         if self.value_type == "strings" and self.bit_length % 8:
             raise ValueError(f"column {column!r}: strings need a multiple of 8 bits.")
-        self.prefix = isinstance(oracle, _hh.PrefixHeavyHitters)
+        self.prefix = isinstance(oracle, PrefixHeavyHitters)
         if self.prefix and oracle.bit_length != self.bit_length:
             raise ValueError(f"column {column!r}: the protocol's bit_length "
                              f"{oracle.bit_length} is not the values' {self.bit_length}.")
@@ -164,7 +166,7 @@ class HeavyHitterMechanism(Mechanism):
     @property
     def n_words(self):
         """uint64 words per encoded value."""
-        return _hh.n_words(self.bit_length)
+        return n_words(self.bit_length)
 
     def __repr__(self):
         return (f"HeavyHitterMechanism({self.strategy}, column={self.column!r}, "
@@ -215,19 +217,19 @@ class HeavyHitterMechanism(Mechanism):
             raise ValueError(f"the {HEAVY_HITTERS_KIND!r} specification's oracle must be an "
                              f"object, got {type(oracle_spec).__name__}.")
         kind = oracle_spec.get("mechanism")
-        if kind == _hh.SketchFrequencyOracle.kind:
+        if kind == SketchFrequencyOracle.kind:
             # The sketch's k x m cells are allocated by every aggregate: capped before.
             k, m = oracle_spec.get("n_hashes"), oracle_spec.get("width")
             if all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (k, m)):
                 check_size(k * m, "the sketch's cells (n_hashes * width)",
                            "max_matrix_entries", f"the {HEAVY_HITTERS_KIND!r} specification")
-            build = _hh.SketchFrequencyOracle.from_dict
-        elif kind == _hh.PrefixHeavyHitters.kind:
-            build = _hh.PrefixHeavyHitters.from_dict
+            build = SketchFrequencyOracle.from_dict
+        elif kind == PrefixHeavyHitters.kind:
+            build = PrefixHeavyHitters.from_dict
         else:
             raise ValueError(f"the {HEAVY_HITTERS_KIND!r} specification's oracle is "
-                             f"{kind!r}, not {_hh.PrefixHeavyHitters.kind!r} or "
-                             f"{_hh.SketchFrequencyOracle.kind!r}.")
+                             f"{kind!r}, not {PrefixHeavyHitters.kind!r} or "
+                             f"{SketchFrequencyOracle.kind!r}.")
         try:
             oracle = build(oracle_spec)
         except (TypeError, KeyError, OverflowError) as exc:
@@ -269,7 +271,7 @@ class HeavyHitterMechanism(Mechanism):
         Returns
         -------
         ndarray of uint64, shape (n, W)
-            :func:`~sklearn_ldp.mechanisms.heavy_hitters.mechanisms.encode_values` of the values.
+            :func:`~sklearn_ldp.mechanisms.heavy_hitters.values.encode_values` of the values.
         """
         column = self.column if column is None else column
         array = values.to_numpy() if _is_pandas_vector(values) \
@@ -374,7 +376,7 @@ class HeavyHitterMechanism(Mechanism):
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(f"column {column!r}: the value {int(array[row])} at row {row} is "
                              f"outside [0, 2^{self.bit_length}).")
-        return _hh.encode_values(array.astype(np.uint64), self.bit_length)
+        return encode_values(array.astype(np.uint64), self.bit_length)
 
     def possible(self, words):
         """Which encoded values some user can hold: every integer; a string whose bytes,
@@ -424,7 +426,7 @@ class HeavyHitterMechanism(Mechanism):
 
     def decode(self, words):
         """Values (a list of str, or an int64/uint64 array) of ``(n, W)`` words."""
-        values = _hh.decode_values(words, self.bit_length, self.value_type == "strings")
+        values = decode_values(words, self.bit_length, self.value_type == "strings")
         if self.value_type == "integers" and self.bit_length < 64:
             return np.asarray(values, dtype=np.int64)
         return values

@@ -52,7 +52,7 @@ from .._base.mechanism import (
 )
 from ..multi_attribute.mechanisms import check_composed_budget, oracle_worst_ratio, split_budget
 from ..oracles.randomized_response import RandomizedResponse
-from .mechanisms import MarginalMechanism, _one_cell
+from .base import _MarginalsOnlyMechanism, _one_cell, marginal_docstring
 
 
 def _apply_per_axis(table, diagonal, off_diagonal):
@@ -64,7 +64,8 @@ def _apply_per_axis(table, diagonal, off_diagonal):
 
 
 @register
-class InpEM(MarginalMechanism):
+@marginal_docstring
+class InpEM(_MarginalsOnlyMechanism):
     """InpEM: per-attribute randomized response with ``eps / d`` each; EM or unbiased decoding.
 
     Reports: one integer per user (smallest unsigned integer type), the flat C-order index of
@@ -75,16 +76,7 @@ class InpEM(MarginalMechanism):
 
     Parameters
     ----------
-    n_inputs : int
-        Number of domain cells, ``prod(shape)``.
-    epsilon : float
-        The privacy budget of the whole record; each of the ``d`` attributes gets
-        ``epsilon / d``.
-    shape : sequence of int
-        Categories of each attribute (each at least 2), in domain (C) order.
-    max_order : int
-        Largest number of attributes of a marginal to answer,
-        ``1 <= max_order <= len(shape)``.
+    <marginal parameters>
 
     Attributes
     ----------
@@ -154,21 +146,6 @@ class InpEM(MarginalMechanism):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """The noisy record of every user, as a flat cell index.
-
-        Parameters
-        ----------
-        indices : array-like of int of shape (n_users,)
-            Each user's record, as a flat C-order domain cell in ``[0, n_inputs)``.
-        rng : numpy.random.Generator
-            The source of randomness (seeded for simulations only).
-
-        Returns
-        -------
-        ndarray of shape (n_users,)
-            The flat cell index of each noisy record (every attribute through its own
-            randomized response), in the smallest unsigned integer type that holds it.
-        """
         indices = check_type_indices(indices, self.n_inputs)
         noisy = np.zeros(indices.shape[0], dtype=np.int64)
         for position, code in self._attribute_codes(indices):
@@ -177,20 +154,8 @@ class InpEM(MarginalMechanism):
         return noisy.astype(report_dtype(self.n_inputs))
 
     def exact_law(self, value):
-        """The exact law of one user's noisy record: the product of the attributes' exact
-        randomized-response laws, outputs the flat noisy cells ``0 .. n - 1``.
-
-        Parameters
-        ----------
-        value : int
-            The user's record, a flat C-order cell in ``[0, n_inputs)``.
-
-        Returns
-        -------
-        ExactLaw
-            Weights the products of the attributes' integer weights, over the product of
-            their totals.
-        """
+        # The product of the attributes' exact randomized-response laws: outputs the flat
+        # noisy cells 0 .. n - 1, weights the products of the attributes' integer weights.
         check_law_size(self.n_inputs, self.name)
         codes = np.unravel_index(_one_cell(value, self.n_inputs), self.shape)
         laws = [oracle.exact_law(int(code)) for oracle, code in
@@ -204,44 +169,9 @@ class InpEM(MarginalMechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Every noisy record, a cell index in ``[0, n)``, is a valid report.
-
-        Parameters
-        ----------
-        reports : array-like of int of shape (n_reports,)
-            One noisy record (flat cell index) per user.
-
-        Returns
-        -------
-        ReportCheck
-            The reports, whether each lies in ``[0, n_inputs)``, and that rule in words.
-
-        Raises
-        ------
-        ValueError
-            If ``reports`` is not a 1-D integer array.
-        """
         return index_report_validity(reports, self.n_inputs, self.name)
 
     def aggregate(self, reports):
-        """Noisy counts of every ``max_order``-set's table (int64, chunked).
-
-        Parameters
-        ----------
-        reports : array-like of int of shape (n_reports,)
-            One noisy record per user (:meth:`randomize`).
-
-        Returns
-        -------
-        ndarray of int64 of shape (cell_offsets[-1],)
-            The noisy counts of each set's table (C order over the set's attributes),
-            concatenated in ``attribute_sets(max_order)`` order.
-
-        Raises
-        ------
-        ValueError
-            If a report lies outside ``[0, n_inputs)``.
-        """
         reports = self.check_reports(reports)
         total_cells = int(self.cell_offsets[-1])
         counts = np.zeros(total_cells, dtype=np.int64)
@@ -290,21 +220,8 @@ class InpEM(MarginalMechanism):
                 [self.attribute_oracles[a].q for a in attributes])
 
     def estimate_marginal(self, statistic, attributes):
-        """Unbiased inverse decoder: every axis mapped by its channel's inverse.
-
-        Parameters
-        ----------
-        statistic : array-like of shape (cell_offsets[-1],)
-            The output of :meth:`aggregate`, or a sum of several.
-        attributes : tuple of int
-            Sorted distinct attribute positions, ``1 <= len <= max_order``.
-
-        Returns
-        -------
-        ndarray of shape ``tuple(shape[a] for a in attributes)``
-            The estimated fraction of users in each cell (unbiased: entries may be negative);
-            uniform when the statistic counts no report.
-        """
+        # The unbiased inverse decoder: every axis mapped by its channel's inverse (uniform
+        # when the statistic counts no report).
         attributes = self._check_attributes(attributes)
         noisy = self.noisy_marginal(statistic, attributes).astype(float)
         n_users = noisy.sum()

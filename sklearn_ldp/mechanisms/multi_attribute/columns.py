@@ -4,7 +4,7 @@ Records of several columns (numeric columns with public bounds, categorical colu
 privatized by one mechanism per *part* of the record, and every user's reports of all parts
 form one row. :class:`ColumnsMechanism` (kind ``"columns"``) is a Mechanism (so every report
 container, file and frame carries it) whose math is entirely that of the mechanisms of
-:mod:`sklearn_ldp.mechanisms.numeric.mechanisms`,
+:mod:`sklearn_ldp.mechanisms.numeric`,
 :mod:`~sklearn_ldp.mechanisms.multi_attribute.mechanisms` and the frequency oracles. Its spec
 kind is dispatched by :func:`~sklearn_ldp.mechanisms._base.specs.load_mechanism` rather than
 registered (the client randomizers do not know it). The per-column tables of the encoder
@@ -29,13 +29,10 @@ from .._base.mechanism import (
 )
 from .._base.rows import empty_reports
 from .._base.statistics import check_statistic
-from ..numeric.mechanisms import (
-    NUMERIC_MECHANISMS,
-    MeanMechanism,
-    SampledMeanMechanism,
-    SquareWaveMechanism,
-    numeric_mechanism_from_dict,
-)
+from ..numeric.base import NUMERIC_MECHANISMS
+from ..numeric.means import MeanMechanism, SampledMeanMechanism
+from ..numeric.registry import numeric_mechanism_from_dict
+from ..numeric.square_wave import SquareWaveMechanism
 from .mechanisms import MAX_ATTRIBUTES, MultiAttributeMechanism
 
 COLUMNS_KIND = "columns"
@@ -821,7 +818,7 @@ class ColumnsMechanism(Mechanism):
         Examples
         --------
         >>> from sklearn_ldp.mechanisms import RandomizedResponse
-        >>> from sklearn_ldp.mechanisms.numeric.mechanisms import DuchiMechanism
+        >>> from sklearn_ldp.mechanisms.numeric import DuchiMechanism
         >>> mechanism = ColumnsMechanism([
         ...     column_part(["x"], DuchiMechanism(0.5, (0.0, 10.0))),
         ...     column_part(["c"], RandomizedResponse(3, 0.5))])

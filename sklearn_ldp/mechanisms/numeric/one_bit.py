@@ -273,7 +273,7 @@ class OneBitRandomizer:
         Parameters
         ----------
         bits : array-like of int
-            Reports as :meth:`randomize` returns them: ``+1`` or ``-1`` each.
+            The reports, as for :meth:`decode`.
 
         Returns
         -------

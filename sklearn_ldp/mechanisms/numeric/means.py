@@ -1,20 +1,7 @@
-"""Bounded numeric values under LDP: mean estimation (Duchi, Piecewise, Hybrid) and the
-distribution (Square Wave with EM and smoothing), drawn exactly on public grids.
+"""Unbiased means of bounded numeric values under LDP: Duchi, Piecewise, Hybrid, and several
+attributes by sampling.
 
-Every mechanism here privatizes one real number per user, known to lie in public bounds
-``[low, high]``. Pure numpy; nothing knows about scikit-learn or pandas.
-
-How a report is drawn (issue 26, "privacy that holds on the machine"). The value is checked
-against its bounds, mapped to ``u = (x - low) / (high - low)`` and clamped to ``[0, 1]``;
-bounds too narrow for float64 to place a value among the grid's cells are refused
-(:func:`~sklearn_ldp.mechanisms._base.window.check_resolution`). Every kind then reports one
-cell of a finite public grid of ``M`` cells with exact integer probabilities: the *window
-law* of :mod:`sklearn_ldp.mechanisms._base.window` -- ``L`` consecutive cells of weight ``a``, the
-others ``b``, ``a / b <= e^eps`` decided on integers, the window position chosen by an exact
-random rounding of ``u (M - L)``. Floats decide only the mixture weight of two rows that each
-reach every cell, so no float decides which reports a value can produce (Mironov 2012).
-``exact_law(value)`` returns the integer law of one value's report, and the constructor (and
-so :func:`numeric_mechanism_from_dict`) checks ``a / b <= e^eps`` exactly.
+How a report is drawn on its public grid is in :mod:`.base`.
 
 Mean estimation. With ``t = 2 u - 1`` in ``[-1, 1]``, each randomizer's report decodes to
 ``y`` with ``E[y | t] = t`` exactly for the realised (dyadic) rounding, so the mean of the
@@ -47,47 +34,23 @@ budget ``eps / k`` (rounded down to a float whose ``k``-fold is at most ``eps``,
 reports it scaled by ``d / k``; unsampled attributes count as 0. The estimate stays unbiased,
 and ``k = max(1, min(d, floor(eps / 2.5)))`` is the paper's choice for Piecewise and Hybrid.
 
-Distribution (Li et al. 2020, Square Wave). The window law over ``M`` cells (a multiple of
-``n_buckets``, at least 4096) with ``L = round(M 2b / (1 + 2b))``, ``b`` the paper's bandwidth
-``(eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``. Because the overlap of a window of
-``L`` whole cells with one cell is linear between integer positions, the random rounding makes
-the law of the cell *exactly* the continuous Square Wave discretized to the cells, with the
-realised bandwidth ``b' = L / (2 (M - L))`` and densities ``p' = a (M - L) / T``, ``q' = b (M -
-L) / T`` (``T = L a + (M - L) b``) on ``[-b', 1 + b']``. Cell ``j`` reports its centre. The
-server counts the reports in ``n_buckets`` equal buckets (``M / n_buckets`` cells each: an
-exact, additive statistic) and estimates the distribution over ``n_bins`` equal bins of
-``[0, 1]`` by expectation maximization with the binomial smoothing step of the paper (EMS),
-on the channel of the realised law. The channel ``M[j, i] = P(bucket j | v uniform in bin
-i)`` is computed exactly: the mass of a bucket is ``q' |bucket| + (p' - q') overlap(v)``, and
-the overlap of ``[v - b', v + b']`` with a bucket is piecewise linear in ``v``, so its mean
-over a bin is the trapezoid rule on its breakpoints. EM never forms that matrix: with ``x``
-read as a density ``f`` constant on each bin (``x_i / h`` on bin ``i``), ``sum_i M[j, i] x_i =
-q' |bucket j| sum(x) + (p' - q') [Phi(B + b') - Phi(A + b') - Phi(B - b') + Phi(A - b')]``
-for bucket ``[A, B]``, ``Phi`` the second antiderivative of ``f`` (piecewise quadratic, known
-at the bin edges from cumulative sums); ``M^T y`` is the same with the roles of bins and
-buckets exchanged. Each EM iteration then costs ``O(n_bins + n_buckets)``.
-
 References
 ----------
 .. [1] J. C. Duchi, M. I. Jordan and M. J. Wainwright, "Minimax optimal procedures for
    locally private estimation", Journal of the American Statistical Association, 2018.
 .. [2] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu, "Collecting
    and analyzing multidimensional data with local differential privacy", ICDE 2019.
-.. [3] Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li and B. Škorić, "Estimating numerical
-   distributions under local differential privacy", SIGMOD 2020.
-.. [4] I. Mironov, "On significance of the least significant bits for differential privacy",
-   CCS 2012.
 """
 
 import decimal
 import itertools
 import math
 import numbers
-from fractions import Fraction
 
 import numpy as np
 
 from ..._validation import check_epsilon
+from .._base.docstrings import shared_sections
 from .._base.exact import (
     DECIMAL_CONTEXT,
     ExactLaw,
@@ -99,58 +62,24 @@ from .._base.exact import (
 from .._base.window import (
     DEFAULT_GRID_SIZE,
     FRACTION_BITS,
-    MAX_GRID_SIZE,
     TWO_POINT_FRACTION_BITS,
     AffineGrid,
     WindowLaw,
     check_resolution,
     two_point_weights,
-    unit_fraction,
     window_length,
     window_weights,
 )
-
-NUMERIC_MECHANISMS = ("duchi", "piecewise", "hybrid", "square_wave")
-# Version 2: reports on exact public grids, named in the specification's "grid" field.
-SPEC_VERSION = 2
-# Most buckets / bins of a Square Wave channel (the EM holds an n_buckets x n_bins matrix).
-MAX_SQUARE_WAVE_CELLS = 2**12
-
-
-def check_bounds(bounds, name="bounds"):
-    """``(low, high)`` as floats with ``low < high``, both finite, or a ValueError."""
-    try:
-        low, high = bounds
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high), got {bounds!r}.") from None
-    for value in (low, high):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                or not math.isfinite(value):
-            raise ValueError(f"{name} must hold two finite numbers, got {bounds!r}.")
-    if not low < high:
-        raise ValueError(f"{name} must satisfy low < high, got {bounds!r}.")
-    return float(low), float(high)
-
-
-def check_values(values, bounds, name="values"):
-    """The values as a float array, refused (ValueError) if any is NaN or outside the bounds.
-
-    The error names the first offending position and value: nothing is clipped here
-    (clipping is an explicit choice of the caller, who then counts it).
-    """
-    values = np.asarray(values)
-    if values.dtype.kind not in "iuf" or values.dtype == bool:
-        raise TypeError(f"{name} must be numbers, got an array of dtype {values.dtype}.")
-    values = values.astype(float, copy=False)
-    low, high = bounds
-    bad = ~((values >= low) & (values <= high))  # NaN compares False: refused too
-    if bad.any():
-        position = np.unravel_index(int(np.argmax(bad)), values.shape)
-        raise ValueError(
-            f"{name} must lie in the declared bounds [{low}, {high}]: found "
-            f"{values[position]!r} at position {tuple(int(i) for i in position)} "
-            f"({int(bad.sum())} value(s) out of bounds or NaN).")
-    return values
+from .base import (
+    SPEC_VERSION,
+    _check_grid_spec,
+    _float_reports,
+    _grid_size,
+    _Scaled,
+    check_bounds,
+    check_values,
+    split_budget,
+)
 
 
 def duchi_constant(epsilon):
@@ -209,81 +138,20 @@ def optimal_sample_size(n_attributes, epsilon):
     return max(1, min(int(n_attributes), int(math.floor(epsilon / 2.5))))
 
 
-def split_budget(epsilon, parts):
-    """``eps / k`` as the largest float whose ``k``-fold is at most ``eps`` exactly (the
-    composition of ``k`` reports must not pass ``eps`` by a rounding).
 
-    Examples
-    --------
-    >>> split_budget(1.0, 3) * 3 <= 1.0
-    True
-    """
-    share = epsilon / parts
-    while Fraction(share) * parts > Fraction(epsilon):
-        share = math.nextafter(share, 0.0)
-    return share
-
-
-def _grid_size(value, name="grid_size", minimum=3):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-            or not minimum <= value <= MAX_GRID_SIZE:
-        raise ValueError(f"{name} must be an integer in [{minimum}, {MAX_GRID_SIZE}], got "
-                         f"{value!r}.")
-    return int(value)
-
-
-def _check_grid_spec(spec, derived, kind):
-    """Refuse a specification whose ``grid`` differs from what its epsilon and params give,
-    naming the first differing field."""
-    grid = spec.get("grid")
-    if not isinstance(grid, dict):
-        raise ValueError(f"the {kind!r} specification needs its 'grid' (the integers of the "
-                         f"sampled law), got {grid!r}.")
-    for key in sorted(set(grid) | set(derived)):
-        if grid.get(key) != derived.get(key):
-            raise ValueError(f"grid[{key!r}] of the {kind!r} specification is "
-                             f"{grid.get(key)!r}, but its epsilon and params give "
-                             f"{derived.get(key)!r}: an edited grid is refused.")
-
-
-class _Scaled:
-    """Shared parts of the numeric mechanisms: budget, public bounds, the spec."""
-
-    kind = None
-
-    def __init__(self, epsilon, bounds=(-1.0, 1.0)):
-        self.epsilon = check_epsilon(epsilon)
-        self.bounds = check_bounds(bounds)
-
-    def _unit(self, values):
-        """Values checked against the bounds, mapped to ``u in [0, 1]`` and clamped."""
-        return unit_fraction(check_values(values, self.bounds), self.bounds)
-
-    def to_dict(self):
-        """A JSON-ready specification from which :func:`numeric_mechanism_from_dict` rebuilds
-        the mechanism; ``grid`` names the integers of the sampled law."""
-        return {"version": SPEC_VERSION, "mechanism": self.kind, "epsilon": self.epsilon,
-                "bounds": list(self.bounds), "params": self._params(), "grid": self.grid_spec()}
-
-    def _params(self):
-        return {}
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
-
-    def __repr__(self):
-        params = "".join(f", {key}={value!r}" for key, value in self._params().items())
-        return f"{type(self).__name__}(epsilon={self.epsilon}, bounds={self.bounds}{params})"
-
-    def exact_law(self, value):
-        """The exact law of the report of one value (in value units): an
-        :class:`~sklearn_ldp.mechanisms._base.exact.ExactLaw` over the whole public output set,
-        outputs encoded as :meth:`randomize` encodes reports."""
-        return self._unit_law(float(self._unit(np.array([value]))[0]))
-
+# Docstring sections the mean randomizers share, written once (lines ``<mean parameters>`` and
+# ``<wang 2019>`` of a class docstring; :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+mean_docstring = shared_sections({
+    "mean parameters": """\
+epsilon : float
+    Privacy budget of each report.
+bounds : tuple of float, default=(-1.0, 1.0)
+    Public bounds ``(low, high)`` of the value.""",
+    "wang 2019": """\
+.. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
+   "Collecting and analyzing multidimensional data with local differential privacy",
+   ICDE 2019.""",
+})
 
 class MeanMechanism(_Scaled):
     """Base of the unbiased mean randomizers (values mapped to ``t in [-1, 1]``).
@@ -391,11 +259,7 @@ class MeanMechanism(_Scaled):
         return sample_variance / n * self.half_width ** 2
 
 
-def _float_reports(reports):
-    """Whether ``reports`` is a 1-D float array (the grid kinds' report format)."""
-    return reports.ndim == 1 and reports.dtype.kind == "f"
-
-
+@mean_docstring
 class DuchiMechanism(MeanMechanism):
     """Duchi et al.'s one-dimensional randomizer: one bit per user, exact dyadic law.
 
@@ -407,10 +271,7 @@ class DuchiMechanism(MeanMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of each report.
-    bounds : tuple of float, default=(-1.0, 1.0)
-        Public bounds ``(low, high)`` of the value.
+    <mean parameters>
 
     See Also
     --------
@@ -479,6 +340,7 @@ def _piecewise_law(epsilon, grid_size):
     return WindowLaw(grid_size, window_length(grid_size, share), a, b, epsilon)
 
 
+@mean_docstring
 class PiecewiseMechanism(MeanMechanism):
     """Wang et al.'s Piecewise mechanism on a public grid: one float per user.
 
@@ -489,10 +351,7 @@ class PiecewiseMechanism(MeanMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of each report.
-    bounds : tuple of float, default=(-1.0, 1.0)
-        Public bounds ``(low, high)`` of the value.
+    <mean parameters>
     grid_size : int, default=4096
         Cells ``M`` of the report grid (distinct report values), at most 65,536.
 
@@ -502,9 +361,7 @@ class PiecewiseMechanism(MeanMechanism):
 
     References
     ----------
-    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
-       "Collecting and analyzing multidimensional data with local differential privacy",
-       ICDE 2019.
+    <wang 2019>
 
     Examples
     --------
@@ -555,6 +412,7 @@ class PiecewiseMechanism(MeanMechanism):
         return self.grid.slope ** 2 * self.law.cell_variance(u)
 
 
+@mean_docstring
 class HybridMechanism(MeanMechanism):
     """Wang et al.'s Hybrid mechanism: Piecewise with probability ``alpha``, else Duchi.
 
@@ -564,10 +422,7 @@ class HybridMechanism(MeanMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of each report.
-    bounds : tuple of float, default=(-1.0, 1.0)
-        Public bounds ``(low, high)`` of the value.
+    <mean parameters>
     grid_size : int, default=4096
         Cells of the Piecewise part's grid.
 
@@ -577,9 +432,7 @@ class HybridMechanism(MeanMechanism):
 
     References
     ----------
-    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
-       "Collecting and analyzing multidimensional data with local differential privacy",
-       ICDE 2019.
+    <wang 2019>
 
     Examples
     --------
@@ -663,304 +516,7 @@ MEAN_MECHANISMS = {cls.kind: cls for cls in (DuchiMechanism, PiecewiseMechanism,
                                              HybridMechanism)}
 
 
-def _square_wave_bandwidth_decimal(epsilon):
-    """Li et al.'s ``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))`` in 80-digit
-    decimals (no cancellation down to ``eps`` about ``1e-30``; 1/2 in the limit)."""
-    if epsilon < 1e-20:  # b = 1/2 - eps/6 + O(eps^2): 1/2 is exact to 20 digits
-        return decimal.Decimal("0.5")
-    eps = decimal.Decimal(float(epsilon))
-    e = exp_decimal(epsilon)
-    with decimal.localcontext(DECIMAL_CONTEXT):  # 80 digits, whatever the caller's context
-        return (eps * e - e + 1) / (2 * e * (e - 1 - eps))
-
-
-def square_wave_bandwidth(epsilon):
-    """Li et al.'s bandwidth ``b = (eps e^eps - e^eps + 1) / (2 e^eps (e^eps - 1 - eps))``
-    (tends to 1/2 as ``eps`` goes to 0), the continuous mechanism's; the realised one is
-    ``SquareWaveMechanism.b``."""
-    return float(_square_wave_bandwidth_decimal(epsilon))
-
-
-def _check_cells(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-            or not 2 <= value <= MAX_SQUARE_WAVE_CELLS:
-        raise ValueError(f"{name} must be an integer in [2, {MAX_SQUARE_WAVE_CELLS}], got "
-                         f"{value!r}.")
-    return int(value)
-
-
-def _second_antiderivative(edges, density, points):
-    """``Phi(z) = int_{-inf}^z F``, ``F(u) = int_{-inf}^u f``, at ``points``, for ``f`` equal to
-    ``density[k]`` on ``[edges[k], edges[k + 1]]`` and 0 outside (``F`` is piecewise linear and
-    ``Phi`` piecewise quadratic; both known exactly at the edges from cumulative sums)."""
-    widths = np.diff(edges)
-    mass = np.concatenate([[0.0], np.cumsum(density * widths)])  # F at the edges
-    area = np.concatenate([[0.0], np.cumsum((mass[:-1] + mass[1:]) / 2 * widths)])  # Phi
-    k = np.clip(np.searchsorted(edges, points, side="right") - 1, 0, widths.size - 1)
-    offset = points - edges[k]
-    values = area[k] + mass[k] * offset + density[k] * offset * offset / 2
-    above = points > edges[-1]  # F is constant (the total) beyond the last edge
-    values[above] = area[-1] + mass[-1] * (points[above] - edges[-1])
-    values[points < edges[0]] = 0.0
-    return values
-
-
-class _SquareWaveChannel:
-    """``M x`` and ``M^T y`` of :meth:`SquareWaveMechanism.channel` in ``O(n_bins +
-    n_buckets)`` (module docstring), never forming ``M``."""
-
-    def __init__(self, mechanism):
-        b = mechanism.b
-        self.b, self.p, self.q = b, mechanism.p, mechanism.q
-        self.buckets = np.linspace(-b, 1 + b, mechanism.n_buckets + 1)
-        self.bins = np.linspace(0.0, 1.0, mechanism.n_bins + 1)
-        self.bucket_widths = np.diff(self.buckets)
-        self.bin_widths = np.diff(self.bins)
-        self.shape = (mechanism.n_buckets, mechanism.n_bins)
-        A, B = self.buckets[:-1], self.buckets[1:]
-        # Points where Phi of the bin density is needed (bucket [A, B]: B + b, A + b, B - b,
-        # A - b), and where Psi of the bucket function is (bin [lo, hi]: the same).
-        self.bucket_points = np.concatenate([B + b, A + b, B - b, A - b])
-        lo, hi = self.bins[:-1], self.bins[1:]
-        self.bin_points = np.concatenate([hi + b, lo + b, hi - b, lo - b])
-
-    def matvec(self, x):
-        phi = _second_antiderivative(self.bins, x / self.bin_widths, self.bucket_points)
-        plus_b, minus_b = np.split(phi, 2)
-        overlap = np.subtract(*np.split(plus_b, 2)) - np.subtract(*np.split(minus_b, 2))
-        return self.q * self.bucket_widths * x.sum() + (self.p - self.q) * overlap
-
-    def rmatvec(self, y):
-        psi = _second_antiderivative(self.buckets, y, self.bin_points)
-        plus_b, minus_b = np.split(psi, 2)
-        overlap = np.subtract(*np.split(plus_b, 2)) - np.subtract(*np.split(minus_b, 2))
-        return self.q * float(self.bucket_widths @ y) + (self.p - self.q) * overlap \
-            / self.bin_widths
-
-
-class SquareWaveMechanism(_Scaled):
-    """Li et al.'s Square Wave mechanism on a public grid, with the EM and smoothing (EMS)
-    estimator.
-
-    A report is the centre of one of ``M`` cells of ``[-b', 1 + b']``, drawn by the exact
-    window law (module docstring); its bucket counts follow exactly the continuous Square
-    Wave law with the realised bandwidth ``b'`` and densities ``p'``, ``q'`` (attributes
-    ``b``, ``p``, ``q``), which the EM channel uses.
-
-    Parameters
-    ----------
-    epsilon : float
-        Privacy budget of each report.
-    bounds : tuple of float, default=(0.0, 1.0)
-        Public bounds ``(low, high)`` of the value.
-    n_bins : int, default=1024
-        Equal-width bins of the bounds over which the distribution is estimated.
-    n_buckets : int or None, default=None
-        Equal-width buckets of ``[-b, 1 + b]`` in which the server counts the reports
-        (default ``n_bins``).
-    grid_size : int or None, default=None
-        Cells ``M`` of the report grid: a multiple of ``n_buckets``, at most 65,536 (default:
-        the least multiple of ``n_buckets`` that is at least 4096).
-
-    See Also
-    --------
-    HybridMechanism : The mean alone, with less error.
-
-    References
-    ----------
-    .. [1] Z. Li, T. Wang, M. Lopuhaä-Zwakenberg, N. Li and B. Škorić, "Estimating numerical
-       distributions under local differential privacy", SIGMOD 2020.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> mechanism = SquareWaveMechanism(1.0, bounds=(0, 1), n_bins=8)
-    >>> reports = mechanism.randomize(rng.beta(2, 5, size=50_000), rng)
-    >>> distribution = mechanism.estimate_distribution(mechanism.aggregate(reports))
-    >>> distribution.shape, round(float(distribution.sum()), 6)
-    ((8,), 1.0)
-    """
-
-    kind = "square_wave"
-
-    def __init__(self, epsilon, bounds=(0.0, 1.0), n_bins=1024, n_buckets=None,
-                 grid_size=None):
-        super().__init__(epsilon, bounds)
-        self.n_bins = _check_cells(n_bins, "n_bins")
-        self.n_buckets = self.n_bins if n_buckets is None else _check_cells(n_buckets,
-                                                                             "n_buckets")
-        if grid_size is None:
-            grid_size = self.n_buckets * -(-DEFAULT_GRID_SIZE // self.n_buckets)
-        grid_size = _grid_size(grid_size)
-        if grid_size % self.n_buckets:
-            raise ValueError(f"grid_size={grid_size!r} must be a multiple of n_buckets="
-                             f"{self.n_buckets} (each bucket is a whole number of cells).")
-        bandwidth = _square_wave_bandwidth_decimal(self.epsilon)
-        a, b = window_weights(self.epsilon)
-        with decimal.localcontext(DECIMAL_CONTEXT):
-            share = 2 * bandwidth / (1 + 2 * bandwidth)
-        self.law = WindowLaw(grid_size, window_length(grid_size, share), a, b, self.epsilon)
-        M, L, T = self.law.cells, self.law.window, self.law.total
-        # The realised continuous law on [-b, 1 + b] (module docstring).
-        self.b = L / (2 * (M - L))
-        self.p = a * (M - L) / T
-        self.q = b * (M - L) / T
-        self.grid = AffineGrid(M, Fraction(1, M - L), Fraction(1 - L, 2 * (M - L)))
-        check_resolution(self.bounds, M)
-
-    def _params(self):
-        return {"n_bins": self.n_bins, "n_buckets": self.n_buckets,
-                "grid_size": self.law.cells}
-
-    def grid_spec(self):
-        """The integers of the sampled law (the specification's ``grid``)."""
-        return self.law.spec()
-
-    def randomize(self, values, rng):
-        """One float per user: the centre of a cell of ``[-b, 1 + b]``."""
-        return self.grid.values(self.law.sample(rng, *self.law.positions(self._unit(values))))
-
-    def _unit_law(self, u):
-        return self.law.exact_law(u, self.grid.values(np.arange(self.law.cells)))
-
-    def report_validity(self, reports):
-        """Boolean mask of the reports that are grid values."""
-        reports = np.asarray(reports)
-        if not _float_reports(reports):
-            return np.zeros(reports.shape[:1] or (1,), dtype=bool)
-        return self.grid.indices(reports)[1]
-
-    def aggregate(self, reports):
-        """Counts of the reports in the ``n_buckets`` buckets (int64; ValueError if invalid)."""
-        reports = np.asarray(reports)
-        if not _float_reports(reports):
-            raise ValueError(f"'square_wave' reports are a 1-D float array, got shape "
-                             f"{reports.shape} and dtype {reports.dtype}.")
-        cells, valid = self.grid.indices(reports)
-        if not valid.all():
-            row = int(np.argmin(valid))
-            raise ValueError(f"invalid 'square_wave' report at row {row}: {reports[row]!r} "
-                             f"(reports are the {self.law.cells} cell centres of "
-                             f"[{-self.b:.6g}, {1 + self.b:.6g}]).")
-        index = cells // (self.law.cells // self.n_buckets)
-        return np.bincount(index, minlength=self.n_buckets).astype(np.int64)
-
-    def channel(self):
-        """``M[j, i] = P(report in bucket j | value uniform in bin i)``, shape
-        ``(n_buckets, n_bins)``; every column sums to 1."""
-        edges = np.linspace(-self.b, 1 + self.b, self.n_buckets + 1)
-        bins = np.linspace(0.0, 1.0, self.n_bins + 1)
-        lo, hi = bins[None, :-1, None], bins[None, 1:, None]
-        channel = np.empty((self.n_buckets, self.n_bins))
-        for start in range(0, self.n_buckets, 256):  # bounds the (chunk, n_bins, 6) arrays
-            stop = min(start + 256, self.n_buckets)
-            A, B = edges[start:stop, None, None], edges[start + 1:stop + 1, None, None]
-            # overlap(v) = max(min(v + b, B) - max(v - b, A), 0) is linear between the
-            # breakpoints A - b, A + b, B - b, B + b: the trapezoid rule on them (and on the
-            # bin's ends) is exact.
-            kinks = np.concatenate(np.broadcast_arrays(lo, hi, A - self.b, A + self.b,
-                                                       B - self.b, B + self.b), axis=2)
-            v = np.sort(np.clip(kinks, lo, hi), axis=2)
-            overlap = np.clip(np.minimum(v + self.b, B) - np.maximum(v - self.b, A), 0.0,
-                              None)
-            mean_overlap = (np.diff(v, axis=2) * (overlap[..., 1:] + overlap[..., :-1]) / 2
-                            ).sum(axis=2) / (hi - lo)[..., 0]
-            channel[start:stop] = (self.q * (B - A)[..., 0]
-                                          + (self.p - self.q) * mean_overlap)
-        return channel
-
-    def estimate_distribution(self, statistic, smoothing=True, max_iter=10_000, tol=None):
-        """Distribution over the ``n_bins`` bins by EM (with the binomial smoothing step of
-        EMS when ``smoothing``), from ``aggregate``'s bucket counts.
-
-        Stops when the log-likelihood per report changes by less than ``tol`` between two
-        iterations, or after ``max_iter`` iterations. The default ``tol`` is Li et al.'s rule,
-        a change of the total log-likelihood below ``1e-3 e^eps`` (``1e-3 e^eps / N`` per
-        report): further iterations fit the noise (measured at ``N = 10^5``, ``eps = 1``,
-        1024 bins, a log-normal column: EMS stops after 482 iterations with a Wasserstein
-        distance to the truth of 0.0022, against 1646 iterations and 0.0024 at
-        ``tol = 1e-9``). Each iteration costs ``O(n_bins + n_buckets)`` (module docstring).
-        """
-        counts = np.asarray(statistic)
-        if counts.shape != (self.n_buckets,) or counts.dtype.kind not in "iu" \
-                or (counts < 0).any() or counts.sum() < 1:
-            raise ValueError(f"a 'square_wave' statistic is {self.n_buckets} non-negative "
-                             f"integer bucket counts with a positive total, got shape "
-                             f"{counts.shape} and dtype {counts.dtype}.")
-        if tol is None:
-            tol = 1e-3 * math.exp(self.epsilon) / float(counts.sum())
-        return _em(_SquareWaveChannel(self), counts.astype(float), smoothing, max_iter, tol)
-
-
-def _smooth(x):
-    """The binomial (1, 2, 1) / 4 smoothing of EMS, mass-preserving at the ends."""
-    padded = np.concatenate([x[:1], x, x[-1:]])
-    return (padded[:-2] + 2 * padded[1:-1] + padded[2:]) / 4
-
-
-def _em(channel, counts, smoothing, max_iter, tol):
-    """Maximum likelihood (EM) of ``x`` in the simplex given ``counts ~ Mult(M x)``.
-
-    ``channel`` has ``matvec`` / ``rmatvec`` (``M x``, ``M^T y``) and ``shape``; ``M x`` of an
-    iterate serves both its log-likelihood (the stopping test) and the next update.
-    """
-    n = counts.sum()
-    x = np.full(channel.shape[1], 1.0 / channel.shape[1])
-    predicted = channel.matvec(x)
-    previous = float(counts @ np.log(predicted)) / n
-    for _ in range(max_iter):
-        x = x * channel.rmatvec(counts / predicted)
-        x /= x.sum()
-        if smoothing:
-            x = _smooth(x)
-            x /= x.sum()
-        predicted = channel.matvec(x)
-        likelihood = float(counts @ np.log(predicted)) / n
-        if abs(likelihood - previous) < tol:
-            break
-        previous = likelihood
-    return x
-
-
-
-
-NUMERIC_CLASSES = {**MEAN_MECHANISMS, "square_wave": SquareWaveMechanism}
-# The params each kind's specification may carry.
-_PARAMS = {"duchi": set(), "piecewise": {"grid_size"}, "hybrid": {"grid_size"},
-           "square_wave": {"n_bins", "n_buckets", "grid_size"}}
-
-
-def numeric_mechanism(kind, epsilon, bounds, **params):
-    """The numeric mechanism named ``kind`` (one of ``NUMERIC_MECHANISMS``)."""
-    if kind not in NUMERIC_CLASSES:
-        raise ValueError(f"unknown numeric strategy {kind!r}; choose one of "
-                         f"{', '.join(NUMERIC_MECHANISMS)}.")
-    return NUMERIC_CLASSES[kind](epsilon, bounds, **params)
-
-
-def numeric_mechanism_from_dict(spec):
-    """Rebuild a numeric mechanism from its ``to_dict()``; a ValueError names a bad field
-    (an edited grid included: the grid is re-derived and compared)."""
-    if isinstance(spec, dict) and spec.get("mechanism") == SampledMeanMechanism.kind:
-        return SampledMeanMechanism.from_dict(spec)
-    if not isinstance(spec, dict) or spec.get("mechanism") not in NUMERIC_CLASSES:
-        raise ValueError(f"not a numeric mechanism specification (known: "
-                         f"{', '.join(NUMERIC_MECHANISMS)}): {str(spec)[:80]!r}.")
-    kind = spec["mechanism"]
-    if spec.get("version") != SPEC_VERSION:
-        raise ValueError(f"unsupported numeric specification version "
-                         f"{spec.get('version')!r}; this sklearn_ldp reads {SPEC_VERSION}.")
-    params = spec.get("params", {})
-    if not isinstance(params, dict) or not set(params) <= _PARAMS[kind]:
-        raise ValueError(f"malformed params of the {kind!r} specification: {params!r}.")
-    if "epsilon" not in spec or "bounds" not in spec:
-        raise ValueError(f"the {kind!r} specification needs 'epsilon' and 'bounds'.")
-    mechanism = numeric_mechanism(kind, spec["epsilon"], spec["bounds"], **params)
-    _check_grid_spec(spec, mechanism.grid_spec(), kind)
-    return mechanism
-
-
+@mean_docstring
 class SampledMeanMechanism:
     """Means of ``d`` bounded attributes: each user reports ``k`` of them (Wang et al. 2019).
 
@@ -989,9 +545,7 @@ class SampledMeanMechanism:
 
     References
     ----------
-    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
-       "Collecting and analyzing multidimensional data with local differential privacy",
-       ICDE 2019.
+    <wang 2019>
 
     Examples
     --------

@@ -1,17 +1,11 @@
-"""Heavy hitters over domains too large to list: prefix extension (PEM, TreeHist) and sketches
-(Apple's CMS and HCMS).
+"""Heavy hitters over domains too large to list by prefix extension: PEM and TreeHist.
 
-Values are bit strings of a public length ``L``: integers below ``2^L`` or byte strings of at
-most ``L / 8`` bytes (padded with zero bytes), held as ``(n, W)`` uint64 words, most
-significant bit first (bit 0 of the value is the top bit of word 0), so that a prefix of
-``l`` bits is the value with its other bits cleared.
-
-Prefix extension. The users are split into ``g`` groups, one per round. Round ``i`` asks its
-group for the prefix of ``l_i`` bits of their value through a frequency oracle, and the
-server estimates the counts of the candidate prefixes only: in round 1 every prefix of
-``l_1`` bits, afterwards the prefixes kept in round ``i - 1`` extended by every ``l_i -
-l_(i-1)``-bit suffix. It keeps the ``k`` largest (or those above a threshold); the last round
-has ``l_g = L`` and gives the heavy hitters with their estimated counts.
+Values are bit strings (:mod:`.values`). The users are split into ``g`` groups, one per round.
+Round ``i`` asks its group for the prefix of ``l_i`` bits of their value through a frequency
+oracle, and the server estimates the counts of the candidate prefixes only: in round 1 every
+prefix of ``l_1`` bits, afterwards the prefixes kept in round ``i - 1`` extended by every
+``l_i - l_(i-1)``-bit suffix. It keeps the ``k`` largest (or those above a threshold); the last
+round has ``l_g = L`` and gives the heavy hitters with their estimated counts.
 
 * **PEM** (Wang, Li & Jha 2019): optimized local hashing with a linear hash over GF(2),
   ``H(x) = M x`` for a ``r x l`` bit matrix ``M`` named by the report's seed, ``g = 2^r``
@@ -26,25 +20,12 @@ Both hashes are linear, so a candidate ``c = (P, S)`` (kept prefix, new suffix) 
 ``h(P) XOR h(S)``: a round costs ``O(n (k + 2^eta))`` hash evaluations and ``O(n k 2^eta)``
 byte comparisons, never the ``2^l`` cells of the level.
 
-Sketches (Apple 2017). The client picks one of ``k`` public hash functions ``h_j`` into
-``[m]``. CMS sends the ``+-1`` one-hot vector of ``h_j(x)`` with every entry flipped with
-probability ``1 / (e^(eps/2) + 1)``; HCMS sends one uniformly chosen coordinate of its
-Hadamard transform, flipped with probability ``1 / (e^eps + 1)``. The server accumulates a
-``k x m`` sketch and estimates any candidate's count as ``m / (m - 1) ((1/k) sum_j
-M[j, h_j(c)] - n / m)``: unbiased over the random choice of the hash functions (a given
-sketch carries the collisions of its hashes). Per report and candidate ``c`` the summand
-``W`` has variance ``(c^2 - 1) / 4 + rho (1 - rho)`` (CMS, ``c = c_(eps/2)``) or ``c^2 -
-rho^2`` (HCMS, ``c = c_eps``), ``rho`` the fraction of hashes where the report's value
-collides with ``c`` (1 for ``c`` itself, about ``1 / m`` otherwise).
-
 References
 ----------
 .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
    identification", IEEE Transactions on Dependable and Secure Computing, 2019.
 .. [2] R. Bassily, K. Nissim, U. Stemmer and A. Thakurta, "Practical locally private heavy
    hitters", NeurIPS 2017.
-.. [3] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
-   Learning Journal, 2017.
 """
 
 import math
@@ -57,9 +38,8 @@ from ..._validation import check_epsilon, check_positive_int
 from .._base.bits import (
     PRECISION,
     bernoulli_bits,
-    bernoulli_packed,
-    column_counts,
 )
+from .._base.docstrings import shared_sections
 from .._base.exact import (
     ExactLaw,
     check_law_size,
@@ -70,9 +50,15 @@ from .._base.exact import (
     uniform_mixture,
 )
 from ..oracles.local_hashing import best_power_of_two_buckets, splitmix64
+from .values import (
+    _GOLDEN,
+    DEFAULT_USERS,
+    _one_value_words,
+    _prefix_mask,
+    check_bit_length,
+    n_words,
+)
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-MAX_BIT_LENGTH = 1024
 # Candidates evaluated per round at most (k * 2^eta): bounds the round's work.
 MAX_CANDIDATES = 2**16
 PROTOCOLS = ("pem", "treehist")
@@ -80,103 +66,15 @@ PROTOCOLS = ("pem", "treehist")
 # use: about 1.5 s of one core, or this many comparisons per user when there are more users.
 WORK_BUDGET = 2**29
 WORK_PER_USER = 256
-# Users assumed by the default eta when the number of users is not given.
-DEFAULT_USERS = 10**6
-# Sketch defaults: Apple's width, and the squared frequency mass the number of hash
-# functions is sized for (see default_sketch_hashes).
-DEFAULT_SKETCH_WIDTH = 1024
-SKETCH_SQUARED_MASS = 0.01
 # The Walsh-Hadamard path costs about this many comparisons per kept prefix and bucket.
 FOURIER_COST = 10
 
 
-# ---------------------------------------------------------------------------- bit strings
-
-def n_words(bit_length):
-    """uint64 words that hold ``bit_length`` bits."""
-    return -(-bit_length // 64)
-
-
-def check_bit_length(bit_length):
-    """The bit length as an int in ``[1, MAX_BIT_LENGTH]``, or a ValueError."""
-    if isinstance(bit_length, bool) or not isinstance(bit_length, numbers.Integral) \
-            or not 1 <= bit_length <= MAX_BIT_LENGTH:
-        raise ValueError(f"bit_length must be an integer in [1, {MAX_BIT_LENGTH}], got "
-                         f"{bit_length!r}.")
-    return int(bit_length)
-
-
-def encode_values(values, bit_length):
-    """Values as ``(n, W)`` uint64 words, most significant bit first.
-
-    Integers must lie in ``[0, 2^bit_length)``; strings (or bytes) must encode in UTF-8 to at
-    most ``bit_length / 8`` bytes (``bit_length`` a multiple of 8); they are padded with zero
-    bytes, so strings that differ only by trailing NUL characters are not told apart.
-    """
-    bit_length = check_bit_length(bit_length)
-    values = np.asarray(values)
-    W = n_words(bit_length)
-    if values.ndim != 1:
-        raise ValueError(f"values must be one-dimensional, got shape {values.shape}.")
-    if values.dtype.kind in "iu":
-        if values.size and (values.min() < 0 or (bit_length < 64 and int(values.max())
-                                                 >= 1 << bit_length)):
-            row = int(np.argmax((values < 0) | (values >= (1 << min(bit_length, 63)) * 2
-                                                if bit_length < 64 else values < 0)))
-            raise ValueError(f"values[{row}] = {values[row]} is not in [0, 2^{bit_length}).")
-        words = np.zeros((values.size, W), dtype=np.uint64)
-        # The integer sits in the lowest bits of the L-bit string: shift it to the top.
-        pad = W * 64 - bit_length
-        low = values.astype(np.uint64)
-        if pad == 0:
-            words[:, -1] = low
-        else:
-            words[:, -1] = low << np.uint64(pad)
-            if W > 1:
-                words[:, -2] = low >> np.uint64(64 - pad)
-        return words
-    if values.dtype.kind in "OUS":
-        if bit_length % 8:
-            raise ValueError(f"string values need a bit_length that is a multiple of 8, got "
-                             f"{bit_length}.")
-        n_bytes = bit_length // 8
-        encoded = [value.encode("utf-8") if isinstance(value, str) else value
-                   for value in values.tolist()]
-        for row, value in enumerate(encoded):
-            if not isinstance(value, bytes):
-                raise TypeError(f"values[{row}] is a {type(value).__name__}, not a string.")
-            if len(value) > n_bytes:
-                raise ValueError(f"values[{row}] takes {len(value)} bytes in UTF-8, more than "
-                                 f"the {n_bytes} of bit_length={bit_length}.")
-        buffer = np.frombuffer(b"".join(value.ljust(W * 8, b"\0") for value in encoded),
-                               dtype=">u8")
-        return buffer.reshape(len(encoded), W).astype(np.uint64)
-    raise TypeError(f"values must be integers or strings, got dtype {values.dtype}.")
-
-
-def decode_values(words, bit_length, as_strings):
-    """The inverse of :func:`encode_values` (strings lose their trailing NUL bytes)."""
-    words = np.asarray(words, dtype=np.uint64)
-    if as_strings:
-        raw = words.astype(">u8").tobytes()
-        width = words.shape[1] * 8
-        return [raw[i * width:(i + 1) * width][:bit_length // 8].rstrip(b"\0")
-                .decode("utf-8", errors="replace") for i in range(words.shape[0])]
-    pad = words.shape[1] * 64 - bit_length
-    value = words[:, -1] >> np.uint64(pad) if pad else words[:, -1].copy()
-    if words.shape[1] > 1 and pad:
-        value |= words[:, -2] << np.uint64(64 - pad)
-    return value
-
-
-def _prefix_mask(length, W):
-    """``(W,)`` uint64 mask of the first ``length`` bits."""
-    mask = np.zeros(W, dtype=np.uint64)
-    full, rest = divmod(length, 64)
-    mask[:full] = np.uint64(0xFFFFFFFFFFFFFFFF)
-    if rest:
-        mask[full] = np.uint64(((1 << rest) - 1) << (64 - rest))
-    return mask
+# The reference these docstrings share, written once
+# (:mod:`sklearn_ldp.mechanisms._base.docstrings`).
+pem_reference = shared_sections({"pem reference": """\
+.. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
+   identification", IEEE TDSC, 2019."""})
 
 
 def _suffixes(start, count, W):
@@ -307,6 +205,7 @@ def _hash_own(rows, strings):
 
 # ---------------------------------------------------------------------------- prefix trees
 
+@pem_reference
 def prefix_schedule(bit_length, n_candidates, extension_bits):
     """Prefix length of every round of prefix extension.
 
@@ -337,8 +236,7 @@ def prefix_schedule(bit_length, n_candidates, extension_bits):
 
     References
     ----------
-    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
-       identification", IEEE TDSC, 2019.
+    <pem reference>
 
     Examples
     --------
@@ -371,6 +269,7 @@ def _round_work(lengths, n_candidates, g):
     return work / len(lengths)
 
 
+@pem_reference
 def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     """PEM's default number of bits added per round, ``eta``.
 
@@ -408,8 +307,7 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
 
     References
     ----------
-    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
-       identification", IEEE TDSC, 2019.
+    <pem reference>
 
     Examples
     --------
@@ -432,18 +330,6 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     return 1 if best is None else best[1]
 
 
-def _one_value_words(value, bit_length):
-    """One value as ``(1, W)`` uint64 words: already encoded words, or :func:`encode_values`
-    of an integer or a string."""
-    if isinstance(value, np.ndarray) and value.dtype == np.uint64 and value.ndim == 2:
-        if value.shape != (1, n_words(bit_length)):
-            raise ValueError(f"encoded words of one value have shape (1, "
-                             f"{n_words(bit_length)}), got {value.shape}.")
-        return value
-    values = np.array([value], dtype=object if isinstance(value, (str, bytes)) else None)
-    return encode_values(values, bit_length)
-
-
 def check_prefix_numerator(numerator, n_buckets, epsilon):
     """Refuse a kept-bucket numerator ``a`` of PEM / TreeHist unless ``1 / g <= a / 2^52 < 1``
     and ``a (g - 1) / (2^52 - a) <= e^eps``, decided exactly on integers."""
@@ -456,6 +342,7 @@ def check_prefix_numerator(numerator, n_buckets, epsilon):
                          "probability of at least 1/g).")
 
 
+@pem_reference
 class PrefixHeavyHitters:
     """Heavy hitters by prefix extension: PEM (local hashing) or TreeHist (one bit).
 
@@ -493,14 +380,14 @@ class PrefixHeavyHitters:
 
     References
     ----------
-    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
-       identification", IEEE TDSC, 2019.
+    <pem reference>
     .. [2] R. Bassily, K. Nissim, U. Stemmer and A. Thakurta, "Practical locally private heavy
        hitters", NeurIPS 2017.
 
     Examples
     --------
     >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms.heavy_hitters.values import decode_values, encode_values
     >>> rng = np.random.default_rng(0)
     >>> values = np.where(rng.random(200_000) < 0.3, 123456, rng.integers(2**20, size=200_000))
     >>> finder = PrefixHeavyHitters(20, 4.0, n_candidates=4)
@@ -821,361 +708,3 @@ class PrefixHeavyHitters:
             c, e, _ = self._round_counts(group, self.bit_length, block, start)
             counts[i:i + 256], errors[i:i + 256] = c * scale, e * scale
         return counts, errors
-
-
-# ---------------------------------------------------------------------------- sketches
-
-def default_sketch_hashes(epsilon, width, hadamard, n_users):
-    """The default number of hash functions ``k`` of a CMS or HCMS sketch.
-
-    For a candidate, collisions with the other values add (over the choice of the hash
-    functions) about ``sum_v x_v^2 / (k m)`` to the estimate's variance, against the noise
-    ``N v`` (``v`` the per-report variance of the module docstring). ``k`` is the smallest
-    power of two (at least 16) with ``N^2 SKETCH_SQUARED_MASS / (k m) <= 0.1 N v``: collisions
-    then add at most 10% to the variance whenever the squared frequencies of the values sum
-    to at most ``SKETCH_SQUARED_MASS`` (1%: e.g. no value above 1%, or a few of a few
-    percent). At most ``2^22 / m`` (4 Mi cells) and ``2^16``.
-
-    Parameters
-    ----------
-    epsilon : float
-        Privacy budget of each report.
-    width : int
-        Sketch width ``m``.
-    hadamard : bool
-        HCMS (True) or CMS.
-    n_users : int
-        Expected number of users ``N``.
-
-    Returns
-    -------
-    int
-        ``k``, a power of two.
-
-    See Also
-    --------
-    SketchFrequencyOracle : The sketches.
-
-    References
-    ----------
-    .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
-       Learning Journal, 2017.
-
-    Examples
-    --------
-    >>> default_sketch_hashes(4.0, 1024, False, 10**6), default_sketch_hashes(4.0, 1024, True,
-    ...                                                                       10**6)
-    (1024, 128)
-    """
-    half = math.exp(epsilon / (1 if hadamard else 2))
-    c = (half + 1) / (half - 1)
-    per_report = c * c - 1 / width ** 2 if hadamard else (c * c - 1) / 4 + 1 / width
-    needed = n_users * SKETCH_SQUARED_MASS / (0.1 * per_report * width)
-    k = 1 << max(4, math.ceil(math.log2(max(needed, 1.0))))
-    return int(min(k, 2**16, max(16, 2**22 // width)))
-
-
-def _fingerprints(words):
-    """One 64-bit fingerprint per value (SplitMix64 over the words, chained)."""
-    state = np.zeros(words.shape[0], dtype=np.uint64)
-    for w in range(words.shape[1]):
-        with np.errstate(over="ignore"):  # arithmetic modulo 2^64, as intended
-            step = _GOLDEN * np.uint64(w + 1)
-        state = splitmix64(state ^ words[:, w]) + step
-    return state
-
-
-def check_sketch_numerator(flip_numerator, epsilon, hadamard):
-    """Refuse a sketch's flip numerator ``f`` unless ``0 < f < 2^51`` and the report's worst
-    ratio is within ``e^eps``, decided exactly: ``((2^52 - f) / f)^2`` for CMS (two values
-    differ in two entries of the one-hot vector), ``(2^52 - f) / f`` for HCMS."""
-    one = 2**PRECISION
-    if isinstance(flip_numerator, bool) or not isinstance(flip_numerator, numbers.Integral) \
-            or not 0 < flip_numerator < one // 2:
-        raise ValueError(f"the sketch's flip numerator must be an integer in (0, 2^51), got "
-                         f"{flip_numerator!r}.")
-    kept, power = one - int(flip_numerator), 1 if hadamard else 2
-    if not integer_ratio_at_most(kept**power, int(flip_numerator)**power, epsilon):
-        raise ValueError(f"the sketch's flip numerator {flip_numerator!r} gives a ratio above "
-                         f"e^{epsilon!r}.")
-
-
-class SketchFrequencyOracle:
-    """Apple's count-mean sketch (CMS) and its Hadamard variant (HCMS).
-
-    Parameters
-    ----------
-    epsilon : float
-        Privacy budget of each report.
-    n_hashes : int or None, default=None
-        Number of public hash functions ``k``. Default (:func:`default_sketch_hashes`): the
-        smallest power of two (at least 16) for which collisions add at most 10% to the
-        variance of data whose squared frequencies sum to at most 1%, given ``N``, ``epsilon``
-        and the width; e.g. at ``N = 10^6``: CMS 128 (``epsilon = 2``), 1024 (4); HCMS 64, 128.
-    width : int or None, default=None
-        Sketch width ``m`` (a power of two for HCMS); default 1024 (Apple's).
-    hadamard : bool, default=False
-        HCMS (one bit per report) instead of CMS (``m`` bits per report).
-    hash_seed : int, default=0
-        Public seed naming the hash functions (pick a fresh one per collection: the
-        estimates are unbiased over the hash functions' choice).
-    n_users : int or None, default=None
-        Expected number of users, for the default ``n_hashes`` only (None: ``10^6``).
-
-    See Also
-    --------
-    PrefixHeavyHitters : Find the heavy hitters without candidates.
-
-    References
-    ----------
-    .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
-       Learning Journal, 2017.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> values = np.where(rng.random(100_000) < 0.2, 7, rng.integers(1000, size=100_000))
-    >>> sketch = SketchFrequencyOracle(4.0, n_hashes=16, width=256, hadamard=True)
-    >>> words = encode_values(values, 32)
-    >>> statistic = sketch.aggregate(sketch.randomize(words, rng))
-    >>> counts, errors = sketch.estimate_counts(statistic, encode_values(np.array([7]), 32))
-    >>> bool(abs(counts[0] - np.sum(values == 7)) < 4 * errors[0])
-    True
-    """
-
-    kind = "sketch"
-
-    def __init__(self, epsilon, n_hashes=None, width=None, hadamard=False, hash_seed=0,
-                 n_users=None):
-        self.epsilon = check_epsilon(epsilon)
-        self.hadamard = bool(hadamard)
-        if n_users is not None:
-            n_users = check_positive_int(n_users, "n_users")
-        width = DEFAULT_SKETCH_WIDTH if width is None else width
-        self.width = check_positive_int(width, "width")
-        if n_hashes is None:
-            n_hashes = default_sketch_hashes(self.epsilon, self.width, self.hadamard,
-                                             DEFAULT_USERS if n_users is None else n_users)
-        self.n_hashes = check_positive_int(n_hashes, "n_hashes")
-        if self.width < 2 or self.n_hashes > 2**16 or self.width > 2**20:
-            raise ValueError(f"width must be in [2, 2^20] and n_hashes at most 2^16, got "
-                             f"width={width!r}, n_hashes={n_hashes!r}.")
-        if hadamard and self.width & (self.width - 1):
-            raise ValueError(f"HCMS needs a power-of-two width, got {width!r}.")
-        if isinstance(hash_seed, bool) or not isinstance(hash_seed, numbers.Integral) \
-                or not 0 <= hash_seed < 2**64:
-            raise ValueError(f"hash_seed must be an integer in [0, 2^64), got {hash_seed!r}.")
-        self.hash_seed = int(hash_seed)
-        # The flip probability 1 / (e^eps' + 1) (eps' = eps / 2 for CMS, eps for HCMS) as
-        # f / 2^52, f = 2^52 - a with a the largest keep numerator whose ratio a / f is within
-        # e^eps' (decided exactly), so the bits are drawn exactly; check_sketch_numerator
-        # checks the whole report's ratio (two entries for CMS) on the integers. The estimator
-        # uses the realized probability.
-        self._flip_numerator = 2**PRECISION - keep_numerator(
-            self.epsilon / (1 if self.hadamard else 2), 2, PRECISION)
-        check_sketch_numerator(self._flip_numerator, self.epsilon, self.hadamard)
-        self.keep = 1.0 - self._flip_numerator / 2**PRECISION  # an entry is not flipped
-        self.c = 1.0 / (2 * self.keep - 1)  # (e^eps' + 1) / (e^eps' - 1) at the realized keep
-
-    def to_dict(self):
-        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
-        return {"version": 1, "mechanism": self.kind, "epsilon": self.epsilon,
-                "n_hashes": self.n_hashes, "width": self.width, "hadamard": self.hadamard,
-                "hash_seed": self.hash_seed}
-
-    @classmethod
-    def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
-        fields = {"epsilon", "n_hashes", "width", "hadamard", "hash_seed"}
-        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
-                or spec.get("version") != 1 or not fields <= set(spec):
-            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
-                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
-        return cls(spec["epsilon"], spec["n_hashes"], spec["width"], spec["hadamard"],
-                   spec["hash_seed"])
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
-
-    def hash(self, words, which):
-        """``h_j(x)`` in ``[0, m)`` for values ``words`` ``(n, W)`` and hash indices
-        ``which`` ``(n,)``."""
-        key = _fingerprints(np.asarray(words, dtype=np.uint64))
-        salt = splitmix64(np.uint64(self.hash_seed)
-                          + (np.asarray(which, dtype=np.uint64) + np.uint64(1)) * _GOLDEN)
-        return (splitmix64(key ^ salt) % np.uint64(self.width)).astype(np.int64)
-
-    def randomize(self, words, rng):
-        """Reports: CMS ``(j, packed bits of the +-1 vector)``; HCMS ``(j, l, bit)``.
-
-        Returns
-        -------
-        reports : tuple of ndarray
-            CMS: ``(j, bits)`` with bits ``(n, ceil(m / 8))`` uint8 (1 = +1). HCMS:
-            ``(j, l, bit)``, bit 1 = +1.
-        """
-        words = np.asarray(words, dtype=np.uint64)
-        n = words.shape[0]
-        j = rng.integers(self.n_hashes, size=n)
-        position = self.hash(words, j)
-        if not self.hadamard:
-            # +1 at h_j(x), -1 elsewhere, every entry flipped with probability 1 - keep: bits
-            # that are 1 with probability 1 - keep, the one at h_j(x) then inverted.
-            bits = bernoulli_packed(rng, n, self.width, self._flip_numerator)
-            rows = np.arange(n)
-            bits[rows, position >> 3] ^= (np.uint8(1) << (position & 7).astype(np.uint8))
-            return j.astype(np.uint32), bits
-        coordinate = rng.integers(self.width, size=n)
-        sign_bit = (np.bitwise_count((coordinate & position).astype(np.uint64))
-                    & np.uint8(1)) == 0
-        flip = bernoulli_bits(rng, n, self._flip_numerator).astype(bool)
-        return (j.astype(np.uint32), coordinate.astype(np.uint32),
-                (sign_bit ^ flip).astype(np.uint8))
-
-    def report_rows(self, reports):
-        """:meth:`randomize`'s reports as one int64 row each, the rows of :meth:`exact_law`:
-        CMS ``[j, packed bytes...]``, HCMS ``[j, l, bit]``."""
-        return np.column_stack([np.asarray(part, dtype=np.int64).reshape(len(reports[0]), -1)
-                                for part in reports])
-
-    def exact_law(self, value, bit_length=None):
-        """The exact law of one report given the public hash functions (``hash_seed``).
-
-        Parameters
-        ----------
-        value : int, str or ndarray of uint64 of shape (1, W)
-            The user's value, or its encoded words.
-        bit_length : int or None, default=None
-            The bit length the values are encoded with (:func:`encode_values`; default 64).
-
-        Returns
-        -------
-        ExactLaw
-            Rows as :meth:`report_rows` gives them. CMS: every hash ``j`` and every ``m``-bit
-            vector (``k 2^m`` outputs: small sketches only), weight ``prod`` over the entries
-            of ``a`` (the entry agrees with the one-hot vector of ``h_j(x)``) or ``f``; HCMS:
-            every ``(j, l, bit)``, weight ``a`` for the true sign ``(-1)^(l . h_j(x))``, else
-            ``f``.
-
-        Examples
-        --------
-        >>> sketch = SketchFrequencyOracle(2.0, n_hashes=2, width=4, hadamard=True)
-        >>> law = sketch.exact_law(9)
-        >>> law.outputs.shape, sum(law.weights) == law.total
-        ((16, 3), True)
-        """
-        k, m, one = self.n_hashes, self.width, 2**PRECISION
-        f = int(self._flip_numerator)
-        a = one - f
-        words = _one_value_words(value, 64 if bit_length is None else bit_length)
-        positions = self.hash(np.repeat(words, k, axis=0), np.arange(k)).tolist()
-        laws, outputs = [], []
-        if self.hadamard:
-            check_law_size(2 * k * m, self.kind)
-            for j, h in enumerate(positions):
-                weights = []
-                for coordinate in range(m):
-                    plus = bin(coordinate & h).count("1") % 2 == 0  # true bit 1 for +1
-                    weights += [a, f] if not plus else [f, a]
-                    outputs += [[j, coordinate, 0], [j, coordinate, 1]]
-                laws.append(ExactLaw(None, weights, m * one))
-            return uniform_mixture(laws, np.array(outputs, dtype=np.int64))
-        check_law_size(k << m, self.kind)
-        n_bytes = (m + 7) // 8
-        for j, h in enumerate(positions):
-            weights = []
-            for bits in range(1 << m):
-                agree = (bits >> h) & 1  # the entry at h_j(x) is +1 (bit 1), the others -1
-                ones_elsewhere = bin(bits & ~(1 << h)).count("1")
-                flipped = (1 - agree) + ones_elsewhere
-                weights.append(a ** (m - flipped) * f ** flipped)
-                outputs.append([j] + list(bits.to_bytes(n_bytes, "little")))
-            laws.append(ExactLaw(None, weights, one ** m))
-        return uniform_mixture(laws, np.array(outputs, dtype=np.int64))
-
-    def aggregate(self, reports):
-        """Integer sketch statistic: CMS ``[ones (k x m), n_j (k)]``; HCMS ``[plus (k x m),
-        total (k x m)]``, flattened (int64, additive)."""
-        k, m = self.n_hashes, self.width
-        if not self.hadamard:
-            j, packed = (np.asarray(part) for part in reports)
-            if j.ndim != 1 or j.dtype.kind not in "iu" or (j.size and j.max() >= k) \
-                    or packed.shape != (j.shape[0], (m + 7) // 8) or packed.dtype != np.uint8:
-                raise ValueError(f"CMS reports are (j < {k}, packed {m}-bit rows).")
-            if m % 8 and (packed[:, -1] >> np.uint8(m % 8)).any():
-                raise ValueError("a CMS report sets a bit past the sketch width.")
-            # Reports grouped by hash (a stable sort), then each group's column counts on the
-            # packed bits (never unpacked).
-            n_j = np.bincount(j.astype(np.int64), minlength=k)
-            grouped = packed[np.argsort(j, kind="stable")]
-            ones = np.zeros((k, m), dtype=np.int64)
-            bounds = np.concatenate([[0], np.cumsum(n_j)])
-            for index in np.flatnonzero(n_j):
-                ones[index] = column_counts(grouped[bounds[index]:bounds[index + 1]], m)
-            return np.concatenate([ones.ravel(), n_j])
-        j, coordinate, bit = (np.asarray(part) for part in reports)
-        if not (j.shape == coordinate.shape == bit.shape and j.ndim == 1) or any(
-                part.dtype.kind not in "iu" for part in (j, coordinate, bit)) or (j.size and (
-                j.max() >= k or coordinate.max() >= m or bit.max() > 1)):
-            raise ValueError(f"HCMS reports are (j < {k}, l < {m}, bit in {{0, 1}}).")
-        cell = j.astype(np.int64) * m + coordinate.astype(np.int64)
-        plus = np.bincount(cell, weights=bit, minlength=k * m).astype(np.int64)
-        total = np.bincount(cell, minlength=k * m).astype(np.int64)
-        return np.concatenate([plus, total])
-
-    def _sketch(self, statistic):
-        """The de-biased ``k x m`` sketch ``M`` and the number of reports."""
-        k, m = self.n_hashes, self.width
-        statistic = np.asarray(statistic)
-        expected = k * m + k if not self.hadamard else 2 * k * m
-        if statistic.shape != (expected,) or statistic.dtype.kind not in "iu" \
-                or (statistic < 0).any():
-            raise ValueError(f"a {'HCMS' if self.hadamard else 'CMS'} statistic has "
-                             f"{expected} non-negative integer counts.")
-        if not self.hadamard:
-            ones, n_j = statistic[:k * m].reshape(k, m), statistic[k * m:]
-            if (ones > n_j[:, None]).any():
-                raise ValueError("a CMS statistic counts more ones than reports.")
-            # x~ = k (c/2 v~ + 1/2) summed over the reports of hash j, v~ = 2 bit - 1.
-            M = k * (self.c / 2 * (2 * ones - n_j[:, None]) + n_j[:, None] / 2)
-            return M, int(n_j.sum())
-        plus, total = statistic[:k * m].reshape(k, m), statistic[k * m:].reshape(k, m)
-        if (plus > total).any():
-            raise ValueError("an HCMS statistic counts more +1 bits than reports.")
-        signed = k * self.c * (2 * plus - total).astype(float)
-        # Back from the Hadamard coordinates l to the buckets a: M[j, a] = sum_l x[j, l] H[l, a].
-        return fwht(signed, axis=1), int(total.sum())
-
-    def count_variance_per_user(self, frequency):
-        """Variance of the estimated count of a value of share ``frequency`` among ``N``
-        users, divided by ``N`` (the noise of :meth:`estimate_counts`'s standard error; the
-        other values collide with ``1 / m`` of the hashes)."""
-        f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
-        rho = 1.0 / self.width
-        if self.hadamard:
-            per_user = (1 - f) * (self.c ** 2 - rho ** 2) + f * (self.c ** 2 - 1)
-        else:
-            per_user = (self.c ** 2 - 1) / 4 + (1 - f) * rho * (1 - rho)
-        return (self.width / (self.width - 1)) ** 2 * per_user
-
-    def estimate_counts(self, statistic, words):
-        """Estimated user counts of the given values and their standard errors (for a value
-        whose own share is estimated, other values counted as colliding with ``1 / m``)."""
-        M, n = self._sketch(statistic)
-        k, m = self.n_hashes, self.width
-        words = np.asarray(words, dtype=np.uint64)
-        positions = self.hash(np.repeat(words, k, axis=0),
-                              np.tile(np.arange(k), words.shape[0])).reshape(-1, k)
-        mean = M[np.arange(k)[None, :], positions].mean(axis=1)
-        counts = m / (m - 1) * (mean - n / m)
-        f = np.clip(counts / max(n, 1), 0.0, 1.0)
-        rho = 1.0 / m
-        if self.hadamard:
-            per_user = (1 - f) * (self.c ** 2 - rho ** 2) + f * (self.c ** 2 - 1)
-        else:
-            per_user = (self.c ** 2 - 1) / 4 + (1 - f) * rho * (1 - rho)
-        return counts, m / (m - 1) * np.sqrt(n * per_user)
