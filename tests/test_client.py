@@ -35,7 +35,7 @@ from sklearn_ldp.mechanisms import (
 from sklearn_ldp.mechanisms._base.bits import decimal_exp, ratio_at_most
 from sklearn_ldp.mechanisms.marginals.em import InpEM
 from sklearn_ldp.mechanisms.marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MargPS, MargRR
-from sklearn_ldp.mechanisms.oracles.hadamard import hadamard_shape, hadamard_strategy
+from sklearn_ldp.mechanisms.oracles.hadamard_layout import hadamard_shape, hadamard_strategy
 from sklearn_ldp.mechanisms.oracles.subset_selection import MAX_STRATEGY_ROWS
 from sklearn_ldp.selection import baseline_mechanism
 

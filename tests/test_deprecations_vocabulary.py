@@ -5,9 +5,7 @@ Each old name keeps working for one release with a FutureWarning that names the 
 * the estimators' fitted ``counts_`` -> ``statistic_`` (the mechanism's aggregate);
 * ``WorkloadEstimator(strategy_params={"branching" | "oracle" | "max_order": ...})`` -> the
   flat keywords, spelled as in ``LDPEncoder``;
-* the size parameter ``n`` of the structured workloads -> ``n_cells``;
-* ``HadamardResponse`` / ``FactorizationMechanism`` ``estimate(counts=)`` and
-  ``sum_of_squared_answers(counts=)`` -> ``statistic=``.
+* the size parameter ``n`` of the structured workloads -> ``n_cells``.
 
 Also: ``MarginalEstimator.expected_error_`` starts with the package's ``worst_case`` /
 ``average_case`` columns, and ``FactorizationMechanism.fingerprint`` is the same in every
@@ -197,28 +195,10 @@ def test_workload_n_keyword_warns_and_still_works(cls, extra):
         cls(n=4, n_cells=4, **extra)
 
 
-# ---------------------------------------------------------------------- estimate(counts=)
+# ---------------------------------------------------------------------- mechanisms
 def _mechanisms():
     Q = np.array([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])
     return [HadamardResponse(6, 1.0), FactorizationMechanism(Q, np.log(3))]
-
-
-@pytest.mark.parametrize("mechanism", _mechanisms(), ids=lambda m: type(m).__name__)
-def test_counts_keyword_warns_and_still_works(mechanism):
-    rng = np.random.default_rng(0)
-    statistic = mechanism.aggregate(mechanism.randomize(rng.integers(0, mechanism.n_cells,
-                                                                     500), rng))
-    gram = np.eye(mechanism.n_cells)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FutureWarning)
-        expected = mechanism.estimate(statistic=statistic)
-        squares = mechanism.sum_of_squared_answers(statistic=statistic, gram=gram)
-    np.testing.assert_array_equal(expected, mechanism.estimate(statistic))
-    name = type(mechanism).__name__
-    with pytest.warns(FutureWarning, match=rf"{name}.estimate\(\): the keyword 'counts'"):
-        np.testing.assert_array_equal(mechanism.estimate(counts=statistic), expected)
-    with pytest.warns(FutureWarning, match="use 'statistic'"):
-        assert mechanism.sum_of_squared_answers(counts=statistic, gram=gram) == squares
 
 
 # ---------------------------------------------------------------------- stable fingerprint

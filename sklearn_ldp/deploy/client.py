@@ -528,8 +528,8 @@ def hadamard_shape(n, epsilon):
 
 def _hadamard_layout(n, epsilon, params):
     """``(n_blocks, block_size, hole)`` of a Hadamard response specification, checked as the
-    server checks it (``sklearn_ldp.mechanisms.oracles.hadamard.check_layout``): all three or none
-    (the paper's layout, hole 1)."""
+    server checks it (``sklearn_ldp.mechanisms.oracles.hadamard_layout.check_layout``): all
+    three or none (the paper's layout, hole 1)."""
     keys = ("n_blocks", "block_size", "hole")
     if not params:
         return (*hadamard_shape(n, epsilon), 1)

@@ -20,7 +20,6 @@ import numpy as np
 from scipy import linalg
 
 from ..._validation import EPSILON_RTOL, check_epsilon, check_ldp_strategy, realised_epsilon
-from ...workloads import _renamed_keyword
 from .._base.exact import TABLE_PRECISION, check_law_size, law_from_table_column, sample_table
 from .._base.mechanism import (
     OutputIndexMechanism,
@@ -364,7 +363,6 @@ class FactorizationMechanism(OutputIndexMechanism):
     def strategy_matrix(self):
         return np.array(self.Q)
 
-    @_renamed_keyword("counts", "statistic")
     def estimate(self, statistic):
         """Unbiased estimate of the data vector's projection on the row space of ``Q``.
 
@@ -373,8 +371,7 @@ class FactorizationMechanism(OutputIndexMechanism):
         Parameters
         ----------
         statistic : array-like of shape (n_outputs,)
-            The output counts ``y`` (:meth:`aggregate`, or a sum of several). The keyword
-            ``counts`` is its deprecated spelling (FutureWarning).
+            The output counts ``y`` (:meth:`aggregate`, or a sum of several).
 
         Returns
         -------
@@ -391,7 +388,6 @@ class FactorizationMechanism(OutputIndexMechanism):
         counts = check_output_counts(statistic, self.n_outputs, self.name)
         return self._decoder @ counts.astype(float)
 
-    @_renamed_keyword("counts", "statistic")
     def sum_of_squared_answers(self, statistic, gram):
         """``sum_i ||W x_i||^2`` over users, ``x_i`` the one-report estimate of user ``i``.
 
@@ -401,8 +397,7 @@ class FactorizationMechanism(OutputIndexMechanism):
         Parameters
         ----------
         statistic : array-like of shape (n_outputs,)
-            The output counts (:meth:`aggregate`). The keyword ``counts`` is its deprecated
-            spelling (FutureWarning).
+            The output counts (:meth:`aggregate`).
         gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
             ``W^T W`` for the workload ``W`` (densified: ``n`` is small here).
 
