@@ -28,8 +28,9 @@ from .marginals.em import InpEM
 from .marginals.fourier import fourier_strategy
 from .marginals.mechanisms import InpHT, InpPS, InpRR, MargHT, MarginalMechanism, MargPS, MargRR
 from .numeric.one_bit import OneBitRandomizer
-from .oracles.hadamard import HadamardResponse, hadamard_strategy
+from .oracles.hadamard import HadamardResponse
 from .oracles.hadamard_coefficient import HadamardRandomizedResponse
+from .oracles.hadamard_layout import hadamard_strategy
 from .oracles.local_hashing import BinaryLocalHashing, OptimizedLocalHashing
 from .oracles.randomized_response import RandomizedResponse, randomized_response_strategy
 from .oracles.subset_selection import SubsetSelection
@@ -118,7 +119,7 @@ _PRIVATE_HOME = {
     **dict.fromkeys(("exponential_mechanism", "select_strategy"), "central.private_selection"),
     "sample_discrete_gaussian": "central.discrete_gaussian",
     **dict.fromkeys(("noise_multiplier", "total_squared_error"), "central.matrix"),
-    "tree_consistency": "ranges.tree",
+    "tree_consistency": "ranges.tree_structure",
     **dict.fromkeys(("build_marginal_mechanism", "MARGINAL_STRATEGIES"), "marginals.mechanisms"),
 }
 
