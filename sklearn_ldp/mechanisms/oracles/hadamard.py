@@ -265,6 +265,13 @@ class HadamardResponse(_HadamardVariance):
     >>> reports = mechanism.randomize(np.array([0, 3, 5, 5]), np.random.default_rng(0))
     >>> mechanism.estimate(mechanism.aggregate(reports)).shape
     (1024,)
+
+    The exact law of one report (:meth:`exact_law`):
+
+    >>> mechanism = HadamardResponse(3, 1.0)
+    >>> law = mechanism.exact_law(0)
+    >>> law.outputs.tolist(), sorted(set(law.weights)) == sorted(mechanism.weights)
+    ([0, 1, 2, 3], True)
     """
 
     kind = "hadamard"
@@ -298,25 +305,9 @@ class HadamardResponse(_HadamardVariance):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """Privatize user types ``indices``: one output index per user, ``O(1)`` work each.
-
-        Draws exactly from column ``u`` of the strategy
-        (:func:`~.hadamard_layout.hadamard_strategy` with this layout; see the module
-        docstring): one exactly uniform integer per user, no loop over users or outputs.
-
-        Parameters
-        ----------
-        indices : array-like of int, shape (n_users,)
-            Each user's cell, in ``[0, n_inputs)``.
-        rng : numpy.random.Generator
-            The randomness (seeded only for simulation).
-
-        Returns
-        -------
-        ndarray of shape (n_users,)
-            Each user's output index, in the smallest unsigned integer type that holds
-            ``n_outputs``.
-        """
+        # One exactly uniform integer per user draws exactly from column u of the strategy (module
+        # docstring, "Client side"): O(1) each, no loop over users or outputs; output indices in the
+        # smallest unsigned type that holds n_outputs.
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
         b, n_outputs = self.block_size, self.n_outputs
@@ -340,26 +331,8 @@ class HadamardResponse(_HadamardVariance):
         return reports.astype(report_dtype(n_outputs))
 
     def exact_law(self, value):
-        """The exact law of one user's report: weight ``a`` on the favoured half of its
-        block, ``d`` on every other output, over ``Z = (b/2) a + (K - b/2) d``.
-
-        Parameters
-        ----------
-        value : int
-            The user's cell, in ``[0, n)``.
-
-        Returns
-        -------
-        ExactLaw
-            Outputs ``0 .. K - 1`` (report dtype), integer weights and their total.
-
-        Examples
-        --------
-        >>> mechanism = HadamardResponse(3, 1.0)
-        >>> law = mechanism.exact_law(0)
-        >>> law.outputs.tolist(), sorted(set(law.weights)) == sorted(mechanism.weights)
-        ([0, 1, 2, 3], True)
-        """
+        # Weight a on the favoured half of the user's block, d on every other output, over Z = (b/2)
+        # a + (K - b/2) d; outputs 0 .. K - 1 in the report dtype.
         value = int(check_type_indices([value], self.n_inputs)[0])
         check_law_size(self.n_outputs, self.name)
         b = self.block_size
@@ -372,26 +345,11 @@ class HadamardResponse(_HadamardVariance):
                         weights, sum(weights))
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of the output counts (module docstring): per user, an output uniform
-        over all ``K`` or one uniform on the favoured half of its block. A simulation (no
-        report leaves a device): numpy's floating-point binomial with the realised
-        ``b g / Z``, not the integer sampler of :meth:`randomize`. Both parts are drawn
-        per user when they have at most ``K`` users (``O(N)``), else as a multinomial and by
-        :func:`~._hadamard_blocks.hyperplane_counts`: ``O(K log b)`` whatever the number of
-        users ``N``.
-
-        Parameters
-        ----------
-        type_counts : array-like of int, shape (n_inputs,)
-            The number of users of each cell.
-        rng : numpy.random.Generator
-            The randomness.
-
-        Returns
-        -------
-        ndarray of int64, shape (n_outputs,)
-            Output counts with exactly the law of ``aggregate(randomize(users))``.
-        """
+        # Per user, an output uniform over all K or one uniform on the favoured half of its block
+        # (module docstring). A simulation (no report leaves a device): numpy's floating-point
+        # binomial with the realised b g / Z, not the integer sampler of randomize. Both parts are
+        # drawn per user when they have at most K users (O(N)), else as a multinomial and by
+        # hyperplane_counts: O(K log b) whatever the number of users.
         counts = check_type_counts(type_counts, self.n_inputs)
         b, K = self.block_size, self.n_outputs
         favoured = rng.binomial(counts, b * self._g / self._Z)

@@ -422,20 +422,8 @@ class _HadamardDecoder(OutputIndexMechanism):
 
     # ------------------------------------------------------------------ server side
     def estimate(self, statistic):
-        """The optimal decoder's unbiased estimate ``V* y`` of the users per cell, in
-        ``O(K log b)``: one FWHT per block, then ``(Z / g) Pi`` (module docstring).
-
-        Parameters
-        ----------
-        statistic : array-like of int, shape (n_outputs,)
-            The number of reports of each output (``aggregate(reports)``).
-
-        Returns
-        -------
-        ndarray of shape (n_inputs,)
-            The estimated number of users per cell (unbiased; it sums to the number of
-            reports).
-        """
+        # The optimal decoder's V* y in O(K log b): one FWHT per block, then (Z / g) Pi (module
+        # docstring).
         counts = check_output_counts(statistic, self.n_outputs, self.name)
         full, partial, empty = self._split_outputs(np.asarray(counts, dtype=float))
         weighted = full * self._weights_full

@@ -98,47 +98,14 @@ class _HadamardVariance(_HadamardDecoder):
     the fallbacks past the dense limits)."""
 
     def per_user_variance(self, gram):
-        """Exact ``z_u = tr(G Cov_u)`` of the optimal decoder for the workload with Gram
-        ``G = W^T W`` (operator, workload or array): ``sum_o Q[o, u] ||W V* e_o||^2 - G_uu``
-        from the structure (module docstring, step 5).
-
-        Parameters
-        ----------
-        gram : Gram operator, workload or array-like of shape (n_inputs, n_inputs)
-            The workload's Gram matrix ``W^T W`` (or the workload itself).
-
-        Returns
-        -------
-        ndarray of shape (n_inputs,)
-            For each cell, the variance of the workload's answers (summed over the queries)
-            that one user of that cell contributes.
-
-        Raises
-        ------
-        ValueError
-            If the Gram has no structure this mechanism can use and is too large for its
-            dense form or its rows (the message says what to use instead).
-        """
+        # z_u = sum_o Q[o, u] ||W V* e_o||^2 - G_uu from the structure (module docstring, step 5).
         rows = gram if is_workload(gram) else None  # kept for the row fallback
         gram = check_gram(gram, self.n_inputs)
         return self._from_norms(*self._norms(gram, rows)) - gram.diagonal()
 
     def sum_of_squared_answers(self, statistic, gram):
-        """``sum_o y_o ||W V* e_o||^2``: the squared answers of each report's own
-        decoded contribution, summed (as the dense factorization mechanism computes it).
-
-        Parameters
-        ----------
-        statistic : array-like of int, shape (n_outputs,)
-            Output counts ``y`` (``aggregate(reports)``).
-        gram : Gram operator, workload or array-like of shape (n_inputs, n_inputs)
-            The workload's Gram matrix.
-
-        Returns
-        -------
-        float
-            The sum.
-        """
+        # sum_o y_o ||W V* e_o||^2, as the dense factorization mechanism computes it, from the
+        # structure.
         counts = check_output_counts(statistic, self.n_outputs, self.name)
         full, partial, empty = self._split_outputs(np.asarray(counts, dtype=float))
         rows = gram if is_workload(gram) else None
@@ -148,20 +115,7 @@ class _HadamardVariance(_HadamardDecoder):
                      + norm_empty * empty.sum())
 
     def query_variance(self, workload_matrix):
-        """Per-user variance of each query for each type: ``(p, n)`` matrix ``z[i, u]``
-        (``O(K log b)`` per query, in chunks of rows).
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_inputs)
-            The queries, one dense row each.
-
-        Returns
-        -------
-        ndarray of shape (n_queries, n_inputs)
-            Entry ``[i, u]``: the variance of query ``i``'s answer that one user of cell
-            ``u`` contributes.
-        """
+        # O(K log b) per query, in chunks of rows.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         z = np.empty_like(W)
         step = max(1, ROW_CHUNK_ENTRIES // self.n_outputs)
@@ -172,25 +126,9 @@ class _HadamardVariance(_HadamardDecoder):
         return z
 
     def query_variance_summary(self, workload):
-        """``(worst, average)`` per query of ``query_variance`` over the user types.
-
-        Workloads of intervals (``workload.intervals()``: ranges, prefix, histogram, total,
-        all-range when listable) go through :meth:`range_variance_summary`, structured (no
-        dense row); a weighted stack block by block; other workloads are reduced from their
-        dense rows (refused past ``2^24`` query-cell entries).
-
-        Parameters
-        ----------
-        workload : Workload or array-like of shape (n_queries, n_inputs)
-            The queries.
-
-        Returns
-        -------
-        worst : ndarray of shape (n_queries,)
-            Per query, the largest per-user variance over the user types.
-        average : ndarray of shape (n_queries,)
-            Per query, the mean over the user types.
-        """
+        # Workloads of intervals (workload.intervals(): ranges, prefix, histogram, total, all-range
+        # when listable) go through range_variance_summary, structured (no dense row); a weighted
+        # stack block by block; other workloads are reduced from their dense rows.
         check_workload_width(workload, self.n_inputs)
         if is_workload(workload) and self._ranges_are_structured():
             try:
