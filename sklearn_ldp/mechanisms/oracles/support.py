@@ -65,30 +65,9 @@ class SupportOracle(Mechanism):
         raise NotImplementedError
 
     def aggregate(self, reports):
-        """Count, for every cell, the reports that support it: the server side.
-
-        The reports are checked against the valid-report set first, then counted in chunks
-        of ``AGGREGATE_CHUNK`` rows, so memory stays bounded whatever their number. The
-        statistic is additive: statistics of disjoint sets of reports sum to that of their
-        union (streaming, sharded and distributed aggregation add them).
-
-        Parameters
-        ----------
-        reports : array-like
-            Reports in the format :meth:`randomize` produces.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_cells + 1,)
-            ``[C_0, ..., C_{n-1}, N]``: ``C_j`` the number of reports whose support set
-            contains cell ``j``, and ``N`` the number of reports.
-
-        Raises
-        ------
-        ValueError
-            If the array's layout is not the mechanism's, or a report lies outside its
-            valid-report set (:meth:`check_reports`).
-        """
+        # Checked against the valid-report set first, then counted in chunks of AGGREGATE_CHUNK rows
+        # (bounded memory): [C_0, ..., C_{n-1}, N], C_j the number of reports whose support set
+        # contains cell j.
         reports = self.check_reports(reports)
         counts = np.zeros(self.n_inputs, dtype=np.int64)
         for rows in chunks(reports.shape[0]):

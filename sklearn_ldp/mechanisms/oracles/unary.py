@@ -168,6 +168,12 @@ class UnaryEncoding(SupportOracle):
     >>> law = OptimizedUnaryEncoding(3, 1.0).exact_law(0)
     >>> law.outputs.shape, law.total == 2 ** (3 * 52)
     ((8, 1), True)
+
+    An exact draw of the aggregate of many users (:meth:`simulate_statistic`):
+
+    >>> mechanism = SymmetricUnaryEncoding(3, 1.0)
+    >>> mechanism.simulate_statistic(np.array([5, 0, 2]), np.random.default_rng(0))[-1]
+    np.int64(7)
     """
 
     kind = None
@@ -260,29 +266,8 @@ class UnaryEncoding(SupportOracle):
         return column_counts(reports, self.n_inputs)
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of ``aggregate(randomize(users))``: ``O(n)``, no per-user randomness.
-
-        ``C_j = Binomial(x_j, p) + Binomial(N - x_j, q)``, independent across ``j``.
-
-        Parameters
-        ----------
-        type_counts : array-like of int of shape (n_inputs,)
-            Number of users of each type (at most ``2^62`` in all).
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_inputs + 1,)
-            Distributed exactly as ``aggregate(randomize(users))``: the reports with each
-            bit set, then the number of reports.
-
-        Examples
-        --------
-        >>> mechanism = SymmetricUnaryEncoding(3, 1.0)
-        >>> mechanism.simulate_statistic(np.array([5, 0, 2]), np.random.default_rng(0))[-1]
-        np.int64(7)
-        """
+        # C_j = Binomial(x_j, p) + Binomial(N - x_j, q), independent across j: O(n), no per-user
+        # randomness.
         counts = check_type_counts(type_counts, self.n_inputs)
         total = counts.sum()
         # A simulation (no report leaves a device): float binomials with the realised p, q.

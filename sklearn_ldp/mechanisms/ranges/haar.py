@@ -188,6 +188,12 @@ class HaarHRR(Mechanism):
     >>> law = HaarHRR(4, 1.0).exact_law(1)
     >>> law.outputs.tolist(), law.total == 2 * 2 * sum(HaarHRR(4, 1.0).weights)
     ([0, 1, 2, 3, 4, 5], True)
+
+    An exact draw of the aggregate of many users (:meth:`simulate_statistic`):
+
+    >>> mechanism = HaarHRR(8, 1.0)
+    >>> int(mechanism.simulate_statistic(np.full(8, 10), np.random.default_rng(0)).sum())
+    80
     """
 
     kind = "haar"
@@ -288,31 +294,10 @@ class HaarHRR(Mechanism):
         return report_count(self._check_statistic(statistic))
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
-
-        Users are split over the heights by sequential binomials; at each height the left-
-        and right-half users of every node are the ``+e_u`` and ``-e_u`` users of an HRR
-        drawn by :func:`~sklearn_ldp.mechanisms.oracles._hrr_simulation.simulate_signed_hrr`
-        (``O(m log m)`` binomials). ``O(D log D)`` in all: ``D = 2^20`` takes about a second.
-
-        Parameters
-        ----------
-        type_counts : array-like of int of shape (n_inputs,)
-            Number of users in each cell (at most ``2^62`` in all).
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_outputs,)
-            Distributed exactly as ``aggregate(randomize(users))``.
-
-        Examples
-        --------
-        >>> mechanism = HaarHRR(8, 1.0)
-        >>> int(mechanism.simulate_statistic(np.full(8, 10), np.random.default_rng(0)).sum())
-        80
-        """
+        # Users are split over the heights by sequential binomials; at each height the left- and
+        # right-half users of every node are the +e_u and -e_u users of an HRR drawn by
+        # simulate_signed_hrr (O(m log m) binomials). O(D log D) in all: D = 2^20 takes about a
+        # second.
         counts = check_type_counts(type_counts, self.n_inputs)
         padded = np.zeros(self.padded_size, dtype=np.int64)
         statistic = np.zeros(self.n_outputs, dtype=np.int64)

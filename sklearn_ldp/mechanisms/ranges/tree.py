@@ -147,6 +147,13 @@ class HierarchicalHistogram(_TreeVariance):
     1000.0
     >>> mechanism.range_counts(statistic, [0], [9]).tolist()
     [1000.0]
+
+    An exact draw of the aggregate of many users (:meth:`simulate_statistic`):
+
+    >>> mechanism = HierarchicalHistogram(8, 1.0, branching=2)
+    >>> statistic = mechanism.simulate_statistic(np.full(8, 1000), np.random.default_rng(0))
+    >>> mechanism.n_reports(statistic)
+    8000
     """
 
     kind = "hierarchical"
@@ -526,39 +533,11 @@ class HierarchicalHistogram(_TreeVariance):
                                                   strict=True)))
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
-
-        Users of each cell are split over the levels by sequential binomials (a multinomial),
-        each level's node counts are summed, and the level oracle's statistic is drawn from
-        its exact law: binomials for OUE, the bit-splitting of
-        :func:`~sklearn_ldp.mechanisms.oracles._hrr_simulation.simulate_signed_hrr` for HRR
-        (``O(K log K)``). OLH has no exact simulation (its statistic depends on every user's
-        hash function): use ``randomize``.
-
-        Parameters
-        ----------
-        type_counts : array-like of int of shape (n,)
-            Number of users of each cell.
-        rng : numpy.random.Generator
-            The source of randomness.
-
-        Returns
-        -------
-        ndarray of int64
-            A statistic with the law of :meth:`aggregate` of the users' reports.
-
-        Raises
-        ------
-        NotImplementedError
-            With ``oracle="olh"``.
-
-        Examples
-        --------
-        >>> mechanism = HierarchicalHistogram(8, 1.0, branching=2)
-        >>> statistic = mechanism.simulate_statistic(np.full(8, 1000), np.random.default_rng(0))
-        >>> mechanism.n_reports(statistic)
-        8000
-        """
+        # Users of each cell are split over the levels by sequential binomials (a multinomial), each
+        # level's node counts are summed, and the level oracle's statistic is drawn from its exact
+        # law: binomials for OUE, the bit-splitting of simulate_signed_hrr for HRR (O(K log K)). OLH
+        # has no exact simulation (its statistic depends on every user's hash function):
+        # NotImplementedError, use randomize.
         if self.oracle == "olh":
             raise NotImplementedError(
                 "the 'hierarchical' mechanism with oracle 'olh' has no exact simulation of its "
