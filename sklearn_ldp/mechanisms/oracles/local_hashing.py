@@ -496,27 +496,8 @@ class LocalHashing(SupportOracle):
         return cls(spec["n_inputs"], spec["epsilon"], **params)
 
     def aggregate(self, reports):
-        """Support counts of every cell and the number of reports (additive over chunks).
-
-        Tabulation hashes decode in ``O(N n)``, the linear family by one Walsh-Hadamard
-        transform in ``O(N g + n log n)`` (module docstring).
-
-        Parameters
-        ----------
-        reports : ndarray of uint64 of shape (n_reports, 2)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_inputs + 1,)
-            ``C_j``, the reports whose bucket is ``H_s(j)``, for each cell ``j``; then the
-            number of reports.
-
-        Raises
-        ------
-        ValueError
-            If some report is invalid (see :meth:`report_validity`).
-        """
+        # C_j counts the reports whose bucket is H_s(j). Tabulation hashes decode in O(N n), the
+        # linear family by one Walsh-Hadamard transform in O(N g + n log n) (module docstring).
         if self.hash_family == "tabulation":
             return super().aggregate(reports)
         reports = self.check_reports(reports)

@@ -386,24 +386,8 @@ class SubsetSelection(SupportOracle):
         return ReportCheck(reports, valid, rule)
 
     def check_reports(self, reports):
-        """The reports, or a ValueError naming the first invalid one: bits set past bit
-        ``n - 1``, or a number of bits other than ``k`` (with the value it has).
-
-        Parameters
-        ----------
-        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
-            Packed reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
-            The same reports, every one of them valid.
-
-        Raises
-        ------
-        ValueError
-            If the layout is wrong or some report is not a valid ``k``-subset.
-        """
+        # The message names the first invalid report: bits set past bit n - 1, or a number of bits
+        # other than k (with the value it has).
         reports = check_packed_reports(reports, self.n_inputs, self.name)
         popcounts = row_popcounts(reports)
         wrong = np.flatnonzero(popcounts != self.subset_size)

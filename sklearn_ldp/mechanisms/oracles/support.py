@@ -75,25 +75,8 @@ class SupportOracle(Mechanism):
         return np.append(counts, np.int64(reports.shape[0]))
 
     def n_reports(self, statistic):
-        """Number of reports summarized by ``statistic``: its last entry, ``N``.
-
-        Parameters
-        ----------
-        statistic : array-like of shape (n_cells + 1,)
-            The output of :meth:`aggregate`, or a sum of several (validated as in
-            :meth:`estimate`).
-
-        Returns
-        -------
-        int
-            The number of reports (rounded to the nearest integer for an expected,
-            floating-point statistic).
-
-        Raises
-        ------
-        ValueError
-            If the statistic is not one this mechanism's reports can produce.
-        """
+        # The statistic's last entry, N (rounded to the nearest integer for an expected,
+        # floating-point statistic).
         return int(round(self._check_statistic(statistic)[-1].item()))
 
     def _check_statistic(self, statistic):

@@ -347,27 +347,8 @@ class HierarchicalHistogram(_TreeVariance):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Which report rows are valid (:meth:`~.base.Mechanism.report_validity`).
-
-        A valid report names a level in ``[1, h]`` and is a valid report of that level's
-        oracle (HRR: coefficient ``>= 1``; OUE: no bit past the level's nodes; OLH: a bucket
-        in ``[0, g)``).
-
-        Parameters
-        ----------
-        reports : ndarray
-            Reports in this mechanism's layout (module docstring).
-
-        Returns
-        -------
-        ReportCheck
-            The reports, one validity flag per report, and the rule in words.
-
-        Raises
-        ------
-        ValueError
-            If the array's layout (dimension, dtype, width) is not this mechanism's.
-        """
+        # A valid report names a level in [1, h] and is a valid report of that level's oracle (HRR:
+        # coefficient >= 1; OUE: no bit past the level's nodes; OLH: a bucket in [0, g)).
         reports = np.asarray(reports)
         if self.oracle == "hrr":
             check = index_report_validity(reports, self.n_outputs, self.name)
@@ -418,25 +399,10 @@ class HierarchicalHistogram(_TreeVariance):
                            "with no bit set past bit m_l - 1 of level l (m_l its nodes)")
 
     def report_influence(self, workload_matrix):
-        """Influence of one report on each query's answer (the poisoning bound).
-
-        The answer is ``sum_l v_l . yhat_l + c0 N`` (module docstring); a report of level
-        ``l`` whose oracle estimate is ``e`` adds ``h (v_l . e - mu_l) + sum_k mu_k + c0``.
-        ``v_l . e`` ranges over the level oracle's own influence on the query ``v_l``, so
-        the extremes are the level oracles' extremes, scaled by ``h`` and shifted, over the
-        levels.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (p, n)
-            The queries, one row per query.
-
-        Returns
-        -------
-        ReportInfluence
-            Per query, the smallest and the largest change of the answer that one valid
-            report makes, and reports that attain them when every level oracle builds them.
-        """
+        # The answer is sum_l v_l . yhat_l + c0 N (module docstring); a report of level l whose
+        # oracle estimate is e adds h (v_l . e - mu_l) + sum_k mu_k + c0. v_l . e ranges over the
+        # level oracle's own influence on the query v_l, so the extremes are the level oracles'
+        # extremes, scaled by h and shifted, over the levels.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         weights = self._level_weights(W)
         means = [v.mean(axis=1) for v in weights]
@@ -479,19 +445,7 @@ class HierarchicalHistogram(_TreeVariance):
         return result
 
     def aggregate(self, reports):
-        """The sufficient statistic of the reports: the levels' statistics, concatenated.
-
-        Parameters
-        ----------
-        reports : ndarray
-            Reports in this mechanism's layout; invalid ones are refused.
-
-        Returns
-        -------
-        ndarray of int64
-            Each level oracle's statistic, coarsest level first (additive over disjoint sets
-            of reports; computed in chunks of users).
-        """
+        # The levels' statistics, concatenated, coarsest level first, computed in chunks of users.
         reports = self.check_reports(reports)
         statistic = np.zeros(int(self._statistic_offsets[-1]), dtype=np.int64)
         if self.oracle == "hrr":
@@ -515,18 +469,6 @@ class HierarchicalHistogram(_TreeVariance):
         return statistic
 
     def n_reports(self, statistic):
-        """Number of reports summarized by ``statistic`` (over all levels).
-
-        Parameters
-        ----------
-        statistic : ndarray of int64
-            The output of :meth:`aggregate` (or a sum of such outputs).
-
-        Returns
-        -------
-        int
-            The number of users who reported.
-        """
         statistic = self._check_statistic(statistic)
         return int(sum(oracle.n_reports(segment)
                        for oracle, segment in zip(self.level_oracles, self._segments(statistic),
