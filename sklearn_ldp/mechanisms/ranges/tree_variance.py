@@ -103,7 +103,7 @@ from .._base.mechanism import (
     is_workload,
 )
 from ..oracles.hadamard_coefficient import HadamardRandomizedResponse
-from .tree_structure import node_sums, range_bounds, range_matrix
+from .tree_structure import node_sums, range_bounds, range_matrix, tree_consistency
 
 # Query rows x cells handled at once by the variance computations (bounds temporaries).
 VARIANCE_BLOCK = 2**22
@@ -154,11 +154,86 @@ def _row_blocks(n_rows, n_cells):
     return chunks(n_rows, max(1, VARIANCE_BLOCK // max(n_cells, 1)))
 
 
-
 class _TreeVariance(Mechanism):
     """The exact per-user variances of :class:`~.tree.HierarchicalHistogram` (the module
-    docstring): per query, per interval in closed form, and summed over a Gram. It reads the
-    tree and the level oracles that the mechanism sets up."""
+    docstring): per query, per interval in closed form, and summed over a Gram, with the
+    linear estimator's operators they need (the consistency operator ``M``, the root weights
+    ``a0``, the B-adic decomposition), which the estimator shares. It reads the tree and the
+    level oracles that the mechanism sets up."""
+
+    def _consistency_operator(self, rows):
+        """The consistent tree of ``M w`` for each row ``w`` (last axis: cells), ``M`` the
+        symmetric least-squares operator of the module docstring: its leaves are ``M w`` and
+        its level ``l`` is ``H_l M w``."""
+        rows = np.asarray(rows, dtype=float)
+        batch = rows.shape[:-1]
+        levels = [np.zeros(batch + (m,)) for m in self.level_sizes[:-1]]
+        levels.append(self.level_variances[-1] * rows)
+        return tree_consistency(levels, np.zeros(batch), self.branching, self.level_variances)
+
+    def root_weights(self):
+        """``a0``: the leaves' coefficients on the known total ``N`` (cached).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The consistent leaves when every level measures zero and the root is 1: the
+            estimate is ``sum_l A_l yhat_l + a0 N``.
+        """
+        if self._root_weights is None:
+            levels = [np.zeros(m) for m in self.level_sizes]
+            self._root_weights = tree_consistency(levels, 1.0, self.branching,
+                                                  self.level_variances)[-1]
+        return self._root_weights
+
+    def decompose(self, lo, hi):
+        """B-adic decomposition of closed ranges: the nodes fully inside each range whose
+        parent is not.
+
+        Parameters
+        ----------
+        lo, hi : array-like of int
+            Closed ranges ``[lo_i, hi_i]`` of cells.
+
+        Returns
+        -------
+        runs : list of h tuples ``(first_start, first_stop, second_start, second_stop)``
+            Per level, at most two runs of node indices (half-open, possibly empty), as
+            int64 arrays over the ranges.
+        root : ndarray of bool
+            Ranges that are the whole domain (answered by the known total).
+
+        Examples
+        --------
+        The thesis's example, ``[2, 22]`` over 32 cells with ``B = 2``:
+
+        >>> from sklearn_ldp.mechanisms import HierarchicalHistogram
+        >>> mechanism = HierarchicalHistogram(32, 1.0, branching=2)
+        >>> runs, root = mechanism.decompose([2], [22])
+        >>> sorted((int(t) * w, (int(t) + 1) * w - 1) for w, (a, b, c, d)
+        ...        in zip(mechanism.widths, runs) for t in [*range(a[0], b[0]), *range(c[0], d[0])])
+        [(2, 3), (4, 7), (8, 15), (16, 19), (20, 21), (22, 22)]
+        """
+        lo, hi = range_bounds(lo, hi, self.n_inputs)
+        padded = self.branching ** self.height
+        # A range ending at the last cell also covers the padding (known zeros): nodes that
+        # straddle the end of the domain are then inside it.
+        end = np.where(hi == self.n_inputs - 1, padded, hi + 1)
+        parent_width = padded
+        parent_start = -(-lo // parent_width)
+        parent_stop = end // parent_width
+        root = parent_start < parent_stop
+        runs = []
+        for k, width in enumerate(self.widths):
+            start = np.minimum(-(-lo // width), self.level_sizes[k])
+            stop = np.minimum(end // width, self.level_sizes[k])
+            covered = parent_start < parent_stop
+            split_start = np.where(covered, np.minimum(parent_start * self.branching, stop), stop)
+            split_stop = np.where(covered, np.minimum(parent_stop * self.branching, stop), stop)
+            runs.append((start, np.maximum(split_start, start), np.maximum(split_stop, start),
+                         np.maximum(stop, start)))
+            parent_start, parent_stop = -(-lo // width), end // width
+        return runs, root
 
     def range_variance(self, lo, hi, consistency=True):
         """Exact per-user variance of each range answer for each user type: ``(p, n)``.
