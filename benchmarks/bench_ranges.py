@@ -44,7 +44,8 @@ from _common import print_table  # noqa: E402
 
 from sklearn_ldp._fwht import fwht  # noqa: E402
 from sklearn_ldp.mechanisms.ranges.haar import HaarHRR  # noqa: E402
-from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram, tree_consistency  # noqa: E402
+from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram  # noqa: E402
+from sklearn_ldp.mechanisms.ranges.tree_structure import tree_consistency  # noqa: E402
 
 EPSILONS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.1, 1.2, 1.4)
 METHODS = ("HH2", "HH4", "HH16", "Haar")

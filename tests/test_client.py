@@ -40,7 +40,7 @@ from sklearn_ldp.mechanisms._base.bits import decimal_exp, ratio_at_most
 from sklearn_ldp.mechanisms.marginals.em import InpEM
 from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, InpRR
 from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
-from sklearn_ldp.mechanisms.oracles.hadamard import hadamard_shape, hadamard_strategy
+from sklearn_ldp.mechanisms.oracles.hadamard_layout import hadamard_shape, hadamard_strategy
 from sklearn_ldp.mechanisms.oracles.subset_selection import MAX_STRATEGY_ROWS
 from sklearn_ldp.selection import baseline_mechanism
 

@@ -18,14 +18,13 @@ from sklearn_ldp.mechanisms.factorization.mechanism import (
     per_user_variance,
     privacy_ratio,
 )
-from sklearn_ldp.mechanisms.oracles.hadamard import (
-    HadamardResponse,
+from sklearn_ldp.mechanisms.oracles.hadamard import HadamardResponse, hadamard_layout
+from sklearn_ldp.mechanisms.oracles.hadamard_coefficient import HadamardRandomizedResponse
+from sklearn_ldp.mechanisms.oracles.hadamard_layout import (
     check_layout,
-    hadamard_layout,
     hadamard_shape,
     hadamard_strategy,
 )
-from sklearn_ldp.mechanisms.oracles.hadamard_coefficient import HadamardRandomizedResponse
 
 # (n, eps): powers of two and not, one block and several (n_blocks > 1 with block_size > 2
 # at (13, 2), (100, 3), (30, 2); block_size 2 with many blocks at (20, 4), (7, 10)). The
@@ -527,7 +526,7 @@ def test_hadamard_response_is_structured_and_dense_only_on_request():
 @pytest.mark.parametrize("n, epsilon, prefix_ratio, histogram_ratio",
                          [(16, 1.0, 3.681, 1.127), (64, 3.0, 24.70, 1.243)])
 def test_optimal_decoder_beats_the_block_estimator(n, epsilon, prefix_ratio, histogram_ratio):
-    """The figures quoted in hadamard.py: worst-case variance of ASZ's block-wise estimator
+    """The figures quoted in hadamard_decoder.py: worst-case variance of ASZ's block-wise estimator
     over that of the optimal decoder V* used here (on the paper's layout)."""
     mechanism = HadamardResponse(n, epsilon, layout="paper")
     Q = mechanism.strategy_matrix()

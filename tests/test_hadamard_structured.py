@@ -13,7 +13,7 @@ from sklearn_ldp import _gram, workloads
 from sklearn_ldp.mechanisms._base import workload_ops
 from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
-from sklearn_ldp.mechanisms.oracles import hadamard as hadamard_module
+from sklearn_ldp.mechanisms.oracles import hadamard_variance
 from sklearn_ldp.mechanisms.oracles._hadamard_blocks import (
     coset_correlation,
     gram_block_product,
@@ -28,8 +28,8 @@ from sklearn_ldp.mechanisms.oracles.hadamard import (
     _candidate_layouts,
     _partial_entries,
     hadamard_layout,
-    hadamard_strategy,
 )
+from sklearn_ldp.mechanisms.oracles.hadamard_layout import hadamard_strategy
 
 EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]
 # Every n up to 70 (full, partial and empty blocks in all combinations), a few powers of two
@@ -136,7 +136,7 @@ def test_fallbacks_past_the_dense_limits(monkeypatch):
     mechanism = HadamardResponse(n, epsilon)
     dense = _dense(mechanism)
     assert mechanism.layout == (1, 64, 1)
-    monkeypatch.setattr(hadamard_module, "PARTIAL_BLOCK_ENTRIES", 100)
+    monkeypatch.setattr(hadamard_variance, "PARTIAL_BLOCK_ENTRIES", 100)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(5, n))
     indefinite = X[:2].T @ X[:2] - X[2:].T @ X[2:]  # z is linear in G: any symmetric G
@@ -145,7 +145,7 @@ def test_fallbacks_past_the_dense_limits(monkeypatch):
         reference = dense.per_user_variance(G)
         _assert_close(mechanism.per_user_variance(gram), reference,
                       np.max(np.abs(reference) + np.abs(np.diag(G))))
-    monkeypatch.setattr(hadamard_module, "DENSE_GRAM_CELLS", 10)
+    monkeypatch.setattr(hadamard_variance, "DENSE_GRAM_CELLS", 10)
     workload = workloads.prefix(n)
     reference = dense.per_user_variance(workload.toarray().T @ workload.toarray())
     _assert_close(mechanism.per_user_variance(workload), reference, reference.max())
@@ -392,8 +392,8 @@ def test_the_layout_keeps_the_variances_structured():
     assert upper == pytest.approx(first, rel=1e-6)
     assert hadamard_layout(n, 1.0) == (1, 2**21, 2**20)
     assert hadamard_layout(10**4, 1.0) == (2, 8192, 2048)
-    assert _partial_entries(10**4, (2, 8192, 2048)) <= hadamard_module.PARTIAL_BLOCK_ENTRIES
-    assert _partial_entries(10**4, (1, 2**14, 1)) > hadamard_module.PARTIAL_BLOCK_ENTRIES
+    assert _partial_entries(10**4, (2, 8192, 2048)) <= hadamard_variance.PARTIAL_BLOCK_ENTRIES
+    assert _partial_entries(10**4, (1, 2**14, 1)) > hadamard_variance.PARTIAL_BLOCK_ENTRIES
     assert hadamard_layout(10**6, 1.0) == (1, 2**20, 1)
 
 

@@ -22,8 +22,8 @@ from sklearn_ldp.mechanisms.ranges.bounds import (
     recommend_branching,
 )
 from sklearn_ldp.mechanisms.ranges.haar import HaarHRR
-from sklearn_ldp.mechanisms.ranges.tree import (
-    HierarchicalHistogram,
+from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram
+from sklearn_ldp.mechanisms.ranges.tree_structure import (
     level_sizes,
     range_matrix,
     tree_consistency,

@@ -27,7 +27,7 @@ from sklearn_ldp.mechanisms import (
     hierarchical_strategy,
     randomized_response_strategy,
 )
-from sklearn_ldp.mechanisms.ranges.tree import node_sums, tree_consistency
+from sklearn_ldp.mechanisms.ranges.tree_structure import node_sums, tree_consistency
 
 EPSILON = 1.0
 # Two small domains: a mixed one (24 cells) and a binary one (16 cells, for parities).

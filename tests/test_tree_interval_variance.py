@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads
-from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram, _tail_tables
+from sklearn_ldp.mechanisms.ranges.tree import HierarchicalHistogram
+from sklearn_ldp.mechanisms.ranges.tree_variance import _tail_tables
 
 ORACLES = ("oue", "olh", "hrr")
 BRANCHINGS = (2, 3, 4, 16)

@@ -55,7 +55,7 @@ REMOVED = {
     "sample_discrete_gaussian": "sklearn_ldp.mechanisms.central.discrete_gaussian",
     "noise_multiplier": "sklearn_ldp.mechanisms.central.matrix",
     "total_squared_error": "sklearn_ldp.mechanisms.central.matrix",
-    "tree_consistency": "sklearn_ldp.mechanisms.ranges.tree",
+    "tree_consistency": "sklearn_ldp.mechanisms.ranges.tree_structure",
     "build_marginal_mechanism": "sklearn_ldp.mechanisms.marginals.base",
     "MARGINAL_STRATEGIES": "sklearn_ldp.mechanisms.marginals.base",
 }

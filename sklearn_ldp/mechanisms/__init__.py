@@ -25,8 +25,9 @@ from .marginals.fourier import fourier_strategy
 from .marginals.input_perturbation import InpHT, InpPS, InpRR
 from .marginals.marginal_perturbation import MargHT, MargPS, MargRR
 from .numeric.one_bit import OneBitRandomizer
-from .oracles.hadamard import HadamardResponse, hadamard_strategy
+from .oracles.hadamard import HadamardResponse
 from .oracles.hadamard_coefficient import HadamardRandomizedResponse
+from .oracles.hadamard_layout import hadamard_strategy
 from .oracles.local_hashing import BinaryLocalHashing, OptimizedLocalHashing
 from .oracles.randomized_response import RandomizedResponse, randomized_response_strategy
 from .oracles.subset_selection import SubsetSelection

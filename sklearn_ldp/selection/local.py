@@ -238,7 +238,8 @@ def build_mechanism(
         ``"protocol/oracle"``, :mod:`sklearn_ldp.selection.multi_attribute`) by the same
         worst-case per-user variance; the joint-domain candidates are then scored up to
         ``ONE_WAY_JOINT_MAX_CELLS`` cells. A protocol that wins is returned as a
-        :class:`~sklearn_ldp.mechanisms.MultiAttributeMechanism` (``report["protocol"]``:
+        :class:`~sklearn_ldp.mechanisms.multi_attribute.mechanisms.MultiAttributeMechanism`
+        (``report["protocol"]``:
         its ``(protocol, oracle)``), which answers per-attribute histograms, not the workload
         matrix: a caller that asks for it must decode it as such.
 

@@ -181,7 +181,8 @@ def select_attribute_protocol(shape, epsilon, per_column=None, per_column_epsilo
         Name -> ``worst_case``, ``average_case`` (per-user total variance of the counts),
         ``seconds``, ``status`` ("chosen" or "scored") and ``reason``.
     mechanisms : dict
-        ``"protocol/oracle"`` -> its :class:`~sklearn_ldp.mechanisms.MultiAttributeMechanism`.
+        ``"protocol/oracle"`` -> its
+        :class:`~sklearn_ldp.mechanisms.multi_attribute.mechanisms.MultiAttributeMechanism`.
 
     See Also
     --------

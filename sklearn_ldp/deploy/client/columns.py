@@ -22,7 +22,8 @@ from .records import _Categories
 ORACLE_PART_KINDS = tuple(ORACLE_KINDS)
 
 
-# Repeats the part checks of sklearn_ldp.reports.ColumnsMechanism.from_dict (standard library
+# Repeats the part checks of ColumnsMechanism.from_dict
+# (sklearn_ldp.mechanisms.multi_attribute.columns; standard library
 # only, so that a device can copy this folder alone: not imported from the server).
 def _columns(spec):
     """The ``"columns"`` kind (``reports.ColumnsMechanism``): one row per record, the parts'

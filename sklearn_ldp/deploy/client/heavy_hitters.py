@@ -61,7 +61,8 @@ def _bit_string(value, bit_length):
     return int.from_bytes(data.ljust(W * 8, b"\0"), "big")
 
 
-# Repeats sklearn_ldp.mechanisms.heavy_hitters.prefix_schedule (standard library only, so that a
+# Repeats sklearn_ldp.mechanisms.heavy_hitters.prefix.prefix_schedule (standard library only,
+# so that a
 # device can copy this folder alone: not imported from the server).
 def _prefix_schedule(bit_length, n_candidates, extension_bits):
     """``heavy_hitters.prefix_schedule``, same formula."""

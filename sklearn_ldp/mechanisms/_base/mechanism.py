@@ -676,6 +676,31 @@ class Mechanism:
             "privatize the records with randomize (or LDPEncoder.transform) instead."
         )
 
+    def exact_law(self, value):
+        """The exact law of one user's report, as :meth:`randomize` samples it.
+
+        Every report the randomizer can produce, with integer weights, so that privacy is
+        checked on the laws exactly (:mod:`sklearn_ldp.mechanisms._base.exact`). The class
+        docstring gives the law of each mechanism.
+
+        Parameters
+        ----------
+        value : int
+            The user's record, a domain cell in ``[0, n_cells)``.
+
+        Returns
+        -------
+        ExactLaw
+            ``outputs`` (every report, encoded as :meth:`randomize` encodes them, in the
+            mechanism's canonical order), their integer ``weights`` and ``total``.
+
+        Raises
+        ------
+        NotImplementedError
+            If the mechanism's reports have no finite exact law here.
+        """
+        raise NotImplementedError(f"the {self.name!r} mechanism has no finite exact law.")
+
     def sum_of_squared_answers(self, statistic, gram):
         """Unbiased estimate of ``sum_i ||W x_i||^2`` over the users in ``statistic``.
 
@@ -717,6 +742,13 @@ class Mechanism:
         -------
         ndarray of shape (n_cells,)
             ``z_u`` for every user type ``u``, in squared counts per user.
+
+        Raises
+        ------
+        ValueError
+            If the Gram is not ``n_cells x n_cells``, or (structured mechanisms) has no
+            structure the mechanism can use and is too large for its dense form or for the
+            workload's rows (the message says what to use instead).
         """
         raise NotImplementedError
 
@@ -733,6 +765,11 @@ class Mechanism:
         ndarray of shape (n_queries, n_cells)
             Entry ``[i, u]``: the variance of query ``i``'s answer that one user of type
             ``u`` contributes.
+
+        Raises
+        ------
+        ValueError
+            If ``workload_matrix`` does not have ``n_cells`` columns.
         """
         raise NotImplementedError
 

@@ -221,6 +221,14 @@ class FactorizationMechanism(OutputIndexMechanism):
     True
     >>> bool(parity.supports(np.array([[1.0, 0.0, 0.0, 0.0]])))    # a single cell: no
     False
+
+    The exact law of one report (:meth:`exact_law`):
+
+    >>> mech = FactorizationMechanism.from_table([[3 * 2**50, 2**50], [2**50, 3 * 2**50]],
+    ...                                          1.1)
+    >>> law = mech.exact_law(1)
+    >>> [w * 4 // law.total for w in law.weights]
+    [1, 3]
     """
 
     kind = "factorization"
@@ -315,48 +323,14 @@ class FactorizationMechanism(OutputIndexMechanism):
         return outputs.astype(report_dtype(self.n_outputs))
 
     def exact_law(self, value):
-        """The exact law of one user's report: outputs ``0..n_outputs-1``, weights the
-        column ``value`` of ``table``, total ``2^52``.
-
-        Parameters
-        ----------
-        value : int
-            A user type (domain cell) in ``[0, n_inputs)``.
-
-        Returns
-        -------
-        ExactLaw
-            ``outputs`` the report values ``0..n_outputs-1``, ``weights`` the integers of
-            column ``value`` of ``table``, ``total`` ``2^52``.
-
-        Examples
-        --------
-        >>> mech = FactorizationMechanism.from_table([[3 * 2**50, 2**50], [2**50, 3 * 2**50]],
-        ...                                          1.1)
-        >>> law = mech.exact_law(1)
-        >>> [w * 4 // law.total for w in law.weights]
-        [1, 3]
-        """
+        # Outputs 0 .. n_outputs - 1, weights the integers of column value of table, total 2^52.
         check_law_size(self.n_outputs, self.kind)
         u = int(check_type_indices(np.array([value]), self.n_inputs)[0])
         return law_from_table_column(self.table, u)
 
     # ------------------------------------------------------------------ server side
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of the output counts: one multinomial per user type (``O(n m)``).
-
-        Parameters
-        ----------
-        type_counts : array-like of int of shape (n_inputs,)
-            The number of users of each type.
-        rng : numpy.random.Generator
-            The source of randomness.
-
-        Returns
-        -------
-        ndarray of int64 of shape (n_outputs,)
-            Output counts distributed exactly as ``aggregate(randomize(users))``.
-        """
+        # One multinomial per user type, O(n m).
         counts = check_type_counts(type_counts, self.n_inputs)
         return rng.multinomial(counts, self.Q.T).sum(axis=0).astype(np.int64)
 
@@ -364,48 +338,13 @@ class FactorizationMechanism(OutputIndexMechanism):
         return np.array(self.Q)
 
     def estimate(self, statistic):
-        """Unbiased estimate of the data vector's projection on the row space of ``Q``.
-
-        For every workload ``W`` in the row space, ``W @ estimate(y)`` equals ``V* y``.
-
-        Parameters
-        ----------
-        statistic : array-like of shape (n_outputs,)
-            The output counts ``y`` (:meth:`aggregate`, or a sum of several).
-
-        Returns
-        -------
-        ndarray of shape (n_inputs,)
-            ``x_hat = (Q^T D^-1 Q)^+ Q^T D^-1 y``: users per cell when ``Q`` has full
-            column rank (``null_space_dim == 0``), else the estimate's component in the row
-            space of ``Q``.
-
-        Raises
-        ------
-        ValueError
-            If ``statistic`` is not ``n_outputs`` non-negative counts.
-        """
+        # x_hat = (Q^T D^-1 Q)^+ Q^T D^-1 y: for every workload W in the row space of Q, W @
+        # estimate(y) equals V* y.
         counts = check_output_counts(statistic, self.n_outputs, self.name)
         return self._decoder @ counts.astype(float)
 
     def sum_of_squared_answers(self, statistic, gram):
-        """``sum_i ||W x_i||^2`` over users, ``x_i`` the one-report estimate of user ``i``.
-
-        With the total this gives an unbiased estimate of the variance of the workload
-        answers from the reports alone (used by held-out scoring).
-
-        Parameters
-        ----------
-        statistic : array-like of shape (n_outputs,)
-            The output counts (:meth:`aggregate`).
-        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
-            ``W^T W`` for the workload ``W`` (densified: ``n`` is small here).
-
-        Returns
-        -------
-        float
-            ``sum_o y_o ||V*_{:,o}||^2``, unbiased for ``sum_i ||W x_i||^2``.
-        """
+        # sum_o y_o ||V*_{:,o}||^2 from the dense Gram (n is small here).
         # Validated as estimate() does: a negative or non-integer statistic is refused, not
         # turned into a negative "sum of squares".
         counts = check_output_counts(statistic, self.n_outputs, self.name)
@@ -473,21 +412,8 @@ class FactorizationMechanism(OutputIndexMechanism):
         return np.asarray(workload_matrix, dtype=float) @ self._decoder
 
     def per_user_variance(self, gram):
-        """Total variance over the workload contributed by one user of each type.
-
-        ``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2``, computed from the Gram matrix
-        ``W^T W`` only (an operator or a workload is densified: ``n`` is small here).
-
-        Parameters
-        ----------
-        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
-            ``W^T W`` for the workload ``W``.
-
-        Returns
-        -------
-        ndarray of shape (n_inputs,)
-            ``z_u`` for every user type, with the optimal reconstruction ``V*``.
-        """
+        # z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2 with the optimal reconstruction V*, from the
+        # Gram matrix only (an operator or a workload is densified: n is small here).
         gram = self._dense_gram(gram)
         return self._output_norms(gram) @ self.Q - np.diag(gram)
 
@@ -496,18 +422,7 @@ class FactorizationMechanism(OutputIndexMechanism):
         return np.sum((gram @ self._decoder) * self._decoder, axis=0)
 
     def query_variance(self, workload_matrix):
-        """Per-user variance of each query for each type: ``(p, n)`` matrix ``z[i, u]``.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_inputs)
-            The queries, one dense row each.
-
-        Returns
-        -------
-        ndarray of shape (n_queries, n_inputs)
-            ``z[i, u] = sum_o V*[i, o]^2 Q[o, u] - W[i, u]^2``.
-        """
+        # z[i, u] = sum_o V*[i, o]^2 Q[o, u] - W[i, u]^2.
         W = np.asarray(workload_matrix, dtype=float)
         V = W @ self._decoder
         return (V * V) @ self.Q - W * W

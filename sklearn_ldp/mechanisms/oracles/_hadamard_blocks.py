@@ -1,4 +1,5 @@
-"""Block-Hadamard helpers of the structured Hadamard response (:mod:`.hadamard`).
+"""Block-Hadamard helpers of the structured Hadamard response (:mod:`.hadamard`; its
+variances, :mod:`.hadamard_variance`, use most of them).
 
 Four pure-numpy pieces, each ``O(size log size)`` on the structured inputs:
 

@@ -24,7 +24,7 @@ dense already):
   is one output index, the statistic is the histogram of the outputs: **exact** MLE;
   Hadamard response through one fast Walsh-Hadamard transform per block
   (``B pi (y) = (S + g (P_beta + (H_b pi_beta)(y mod b))) / Z`` in the notation of
-  :mod:`.hadamard`).
+  :mod:`.hadamard_decoder`).
 * ``hrr``: a report is a coefficient ``j >= 1`` and a sign ``s``, and the statistic counts every
   ``(j, s)``: **exact** MLE, ``P(j, s | pi) = (1/2 + (p - 1/2) s (H pi)_j) / (K - 1)``.
 * ``rappor`` (SUE), ``oue``, ``olh``, ``blh``, ``subset_selection``: a report supports a set of

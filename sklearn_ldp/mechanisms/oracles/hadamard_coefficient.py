@@ -140,6 +140,12 @@ class HadamardRandomizedResponse(Mechanism):
     >>> statistic = mechanism.aggregate(reports)
     >>> mechanism.n_reports(statistic), mechanism.estimate(statistic).shape
     (4, (5,))
+
+    The exact law of one report (:meth:`exact_law`):
+
+    >>> law = HadamardRandomizedResponse(3, 1.0).exact_law(0)
+    >>> law.outputs.tolist()
+    [2, 3, 4, 5, 6, 7]
     """
 
     kind = "hrr"
@@ -156,20 +162,8 @@ class HadamardRandomizedResponse(Mechanism):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """One report ``2 j + bit`` per user (``O(1)`` work each, no loop over users).
-
-        Parameters
-        ----------
-        indices : array-like of int, shape (n_users,)
-            Each user's cell, in ``[0, n_inputs)``.
-        rng : numpy.random.Generator
-            The randomness (seeded only for simulation).
-
-        Returns
-        -------
-        ndarray of shape (n_users,)
-            The reports, in the smallest unsigned integer type that holds ``2K``.
-        """
+        # One report 2 j + bit per user, O(1) work each, in the smallest unsigned type that holds
+        # 2K.
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
         coefficient = uniform_below(rng, self.n_coefficients - 1, n_users) + 1
@@ -179,26 +173,8 @@ class HadamardRandomizedResponse(Mechanism):
         return (2 * coefficient + bit).astype(report_dtype(self.n_outputs))
 
     def exact_law(self, value):
-        """The exact law of one user's report: every output ``2 j + bit``, ``j`` in
-        ``[1, K)``.
-
-        Parameters
-        ----------
-        value : int
-            The user's cell, in ``[0, n)``.
-
-        Returns
-        -------
-        ExactLaw
-            Outputs ``2 .. 2K - 1`` (report dtype); weight ``a`` for the true sign of
-            coefficient ``j`` and ``d`` for the other, total ``(K - 1)(a + d)``.
-
-        Examples
-        --------
-        >>> law = HadamardRandomizedResponse(3, 1.0).exact_law(0)
-        >>> law.outputs.tolist()
-        [2, 3, 4, 5, 6, 7]
-        """
+        # Every output 2 j + bit, j in [1, K), in the report dtype: weight a for the true sign of
+        # coefficient j and d for the other, total (K - 1)(a + d).
         value = int(check_type_indices([value], self.n_inputs)[0])
         check_law_size(self.n_outputs, self.name)
         outputs = np.arange(2, self.n_outputs)
@@ -208,43 +184,17 @@ class HadamardRandomizedResponse(Mechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Valid reports are ``2 j + bit`` with coefficient ``j`` in ``[1, K)``: the
-        integers in ``[2, 2K)`` (coefficient 0 is never sent).
-
-        Parameters
-        ----------
-        reports : array-like
-            Reports, one per user.
-
-        Returns
-        -------
-        ReportCheck
-            ``reports``, ``valid`` (a boolean per report) and ``rule`` (this valid set in
-            words), as in :meth:`~.base.Mechanism.report_validity`.
-        """
+        # Valid reports: 2 j + bit with coefficient j in [1, K), the integers in [2, 2K)
+        # (coefficient 0 is never sent).
         check = index_report_validity(reports, self.n_outputs, self.name, low=2)
         return check._replace(rule=f"2 j + bit with coefficient j >= 1: indices in [2, "
                                    f"{self.n_outputs})")
 
     def report_influence(self, workload_matrix):
-        """Influence of one report (:meth:`~.base.Mechanism.report_influence`).
-
-        Report ``(j, s)`` changes ``w . x_hat`` by ``(K - 1) c s (H w')_j / K + sum(w) / n``
-        (``w' = w - mean(w)`` padded with zeros to ``K``; module docstring): extreme at the
-        coefficient ``j >= 1`` of largest ``|(H w')_j|``, with the sign that adds to (or
-        subtracts from) the constant. One FWHT per query.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_inputs)
-            The queries.
-
-        Returns
-        -------
-        ReportInfluence
-            Per query, the smallest and largest change one report can make and the reports
-            that make them.
-        """
+        # Report (j, s) changes w . x_hat by (K - 1) c s (H w')_j / K + sum(w) / n (w' = w - mean(w)
+        # padded with zeros to K; module docstring): extreme at the coefficient j >= 1 of largest
+        # |(H w')_j|, with the sign that adds to (or subtracts from) the constant. One FWHT per
+        # query.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         K = self.n_coefficients
         padded = np.zeros((W.shape[0], K))
@@ -262,18 +212,7 @@ class HadamardRandomizedResponse(Mechanism):
                                (2 * coefficient + plus).astype(dtype))
 
     def aggregate(self, reports):
-        """Count of each output ``o in [0, 2K)`` (int64), in chunks: additive, bounded memory.
-
-        Parameters
-        ----------
-        reports : array-like of int, shape (n_reports,)
-            The reports.
-
-        Returns
-        -------
-        ndarray of int64, shape (n_outputs,)
-            The statistic.
-        """
+        # Counts of each output o in [0, 2K), in chunks.
         return count_outputs(self.check_reports(reports), self.n_outputs)
 
     def _check_statistic(self, statistic):
@@ -310,41 +249,15 @@ class HadamardRandomizedResponse(Mechanism):
         return coefficients
 
     def estimate(self, statistic):
-        """Unbiased counts per cell: ``y = (1/K) H F_hat`` on the ``n`` cells (one FWHT),
-        then the known-total step ``y - (sum(y) - N) / n``.
-
-        Parameters
-        ----------
-        statistic : array-like of int, shape (n_outputs,)
-            The aggregate of the reports.
-
-        Returns
-        -------
-        ndarray of shape (n_inputs,)
-            The estimated number of users per cell (unbiased, summing to ``N``).
-        """
+        # y = (1/K) H F_hat on the n cells (one FWHT), then the known-total step y - (sum(y) - N) /
+        # n.
         coefficients = self.coefficients(statistic)
         cells = fwht(coefficients)[: self.n_inputs] / self.n_coefficients
         return cells - (cells.sum() - coefficients[0]) / self.n_inputs
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
-
-        The users' coefficients and signs are split bit by bit (``_hrr_simulation``):
-        ``O(K log K)`` binomial draws, whatever the number of users.
-
-        Parameters
-        ----------
-        type_counts : array-like of int, shape (n_inputs,)
-            The number of users of each cell.
-        rng : numpy.random.Generator
-            The randomness.
-
-        Returns
-        -------
-        ndarray of int64, shape (n_outputs,)
-            Output counts with exactly the law of ``aggregate(randomize(users))``.
-        """
+        # The users' coefficients and signs are split bit by bit (_hrr_simulation): O(K log K)
+        # binomial draws, whatever the number of users.
         counts = check_type_counts(type_counts, self.n_inputs)
         holders = np.zeros(self.n_coefficients, dtype=np.int64)
         holders[: self.n_inputs] = counts
@@ -395,23 +308,8 @@ class HadamardRandomizedResponse(Mechanism):
 
     # ------------------------------------------------------------------ analysis
     def per_user_variance(self, gram):
-        """Exact ``z_u`` for the workload with Gram matrix ``W^T W`` (``O(n)`` from a
-        structured Gram, ``O(n^2)`` from a dense one; no FWHT).
-
-        ``z_u = (K-1) c^2 (tr G - S/n) / K + (2 (G 1)_u - S/n) / n - G_uu`` with
-        ``S = 1^T G 1`` (module docstring).
-
-        Parameters
-        ----------
-        gram : Gram operator, workload or array-like of shape (n_inputs, n_inputs)
-            The workload's Gram matrix ``W^T W``.
-
-        Returns
-        -------
-        ndarray of shape (n_inputs,)
-            For each cell, the variance of the workload's answers that one user of that cell
-            contributes.
-        """
+        # z_u = (K-1) c^2 (tr G - S/n) / K + (2 (G 1)_u - S/n) / n - G_uu with S = 1^T G 1 (module
+        # docstring): O(n) from a structured Gram, O(n^2) from a dense one, no FWHT.
         gram = check_gram(gram, self.n_inputs)
         K, c, n = self.n_coefficients, self.debias, self.n_inputs
         row_sums = gram.row_sums()
@@ -420,23 +318,9 @@ class HadamardRandomizedResponse(Mechanism):
         return spread + (2 * row_sums - total / n) / n - gram.diagonal()
 
     def query_variance_summary(self, workload):
-        """``(worst, average)`` of ``query_variance`` over the user types, per query:
-        ``z = (K-1) c^2 ||w'||^2 / K - (w_u - wbar)^2`` is largest at the entry nearest the
-        mean, known from ``query_stats()`` for two-valued rows (0/1, +-1); the other rows are
-        reduced from their dense rows.
-
-        Parameters
-        ----------
-        workload : Workload or array-like of shape (n_queries, n_inputs)
-            The queries.
-
-        Returns
-        -------
-        worst : ndarray of shape (n_queries,)
-            Per query, the largest per-user variance over the user types.
-        average : ndarray of shape (n_queries,)
-            Per query, the mean over the user types.
-        """
+        # z = (K-1) c^2 ||w'||^2 / K - (w_u - wbar)^2 is largest at the entry nearest the mean,
+        # known from query_stats() for two-valued rows (0/1, +-1); the other rows are reduced from
+        # their dense rows.
         check_workload_width(workload, self.n_inputs)
         K, c, n = self.n_coefficients, self.debias, self.n_inputs
         _largest, smallest, average = centered_square_extremes(workload)
@@ -448,19 +332,6 @@ class HadamardRandomizedResponse(Mechanism):
         return worst, mean
 
     def query_variance(self, workload_matrix):
-        """Exact per-user variance ``z[i, u]`` of each query ``i`` for each type ``u``.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_inputs)
-            The queries, one dense row each.
-
-        Returns
-        -------
-        ndarray of shape (n_queries, n_inputs)
-            Entry ``[i, u]``: the variance of query ``i``'s answer that one user of cell
-            ``u`` contributes.
-        """
         W = np.asarray(workload_matrix, dtype=float)
         if W.ndim == 1:
             W = W[None, :]

@@ -394,21 +394,8 @@ class LocalHashing(SupportOracle):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """One ``[seed, y]`` row per user: a fresh uniform 64-bit seed and the privatized
-        bucket of the user's type.
-
-        Parameters
-        ----------
-        indices : array-like of int of shape (n_users,)
-            The users' types (flat domain cells in ``[0, n)``).
-        rng : numpy.random.Generator
-            Source of randomness (the client's).
-
-        Returns
-        -------
-        reports : ndarray of uint64 of shape (n_users, 2)
-            One ``[seed, bucket]`` row per user.
-        """
+        # One [seed, bucket] row per user: a fresh uniform 64-bit seed and the privatized bucket of
+        # the user's type.
         indices = check_type_indices(indices, self.n_inputs)
         seeds = rng.integers(0, 2**64, size=indices.shape[0], dtype=np.uint64, endpoint=False)
         return self._randomize_given_seeds(indices, seeds, rng)
@@ -468,24 +455,7 @@ class LocalHashing(SupportOracle):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Layout ``(N, 2)`` uint64 ``[seed, bucket]`` rows (a wrong one raises); a row is
-        valid when its bucket is in ``[0, g)`` (every 64-bit seed is possible).
-
-        Parameters
-        ----------
-        reports : ndarray of uint64 of shape (n_reports, 2)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        check : ReportCheck
-            The reports and, per report, whether its bucket lies in ``[0, g)``.
-
-        Raises
-        ------
-        ValueError
-            If the array is not ``(n_reports, 2)`` uint64.
-        """
+        # Rows [seed, bucket] are valid when the bucket is in [0, g): every 64-bit seed is possible.
         reports = np.asarray(reports)
         if reports.ndim != 2 or reports.shape[1] != 2:
             raise ValueError(
@@ -526,27 +496,8 @@ class LocalHashing(SupportOracle):
         return cls(spec["n_inputs"], spec["epsilon"], **params)
 
     def aggregate(self, reports):
-        """Support counts of every cell and the number of reports (additive over chunks).
-
-        Tabulation hashes decode in ``O(N n)``, the linear family by one Walsh-Hadamard
-        transform in ``O(N g + n log n)`` (module docstring).
-
-        Parameters
-        ----------
-        reports : ndarray of uint64 of shape (n_reports, 2)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_inputs + 1,)
-            ``C_j``, the reports whose bucket is ``H_s(j)``, for each cell ``j``; then the
-            number of reports.
-
-        Raises
-        ------
-        ValueError
-            If some report is invalid (see :meth:`report_validity`).
-        """
+        # C_j counts the reports whose bucket is H_s(j). Tabulation hashes decode in O(N n), the
+        # linear family by one Walsh-Hadamard transform in O(N g + n log n) (module docstring).
         if self.hash_family == "tabulation":
             return super().aggregate(reports)
         reports = self.check_reports(reports)

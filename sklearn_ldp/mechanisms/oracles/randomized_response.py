@@ -158,6 +158,12 @@ class RandomizedResponse(SupportOracle):
 
     >>> float(np.sqrt(10000 * mechanism.per_user_variance(np.eye(4))[0]).round(1))
     274.9
+
+    The exact law of one report (:meth:`exact_law`):
+
+    >>> law = RandomizedResponse(3, 1.0).exact_law(2)
+    >>> law.outputs.tolist(), law.weights[2] > law.weights[0] == law.weights[1]
+    ([0, 1, 2], True)
     """
 
     kind = "randomized_response"
@@ -180,24 +186,8 @@ class RandomizedResponse(SupportOracle):
         self.pair_other = 0.0
 
     def randomize(self, indices, rng):
-        """One report per user: keep the type with probability ``p``, else a uniform other.
-
-        Exact: one uniform integer in ``[0, a + (n - 1) d)`` per user decides the report
-        (:func:`~._ratio.sample_ratio_law`).
-
-        Parameters
-        ----------
-        indices : array-like of int of shape (n_users,)
-            The users' types (flat domain cells in ``[0, n)``).
-        rng : numpy.random.Generator
-            Source of randomness (the client's).
-
-        Returns
-        -------
-        reports : ndarray of shape (n_users,)
-            One cell index per user, in the smallest unsigned integer dtype that holds
-            ``n - 1``.
-        """
+        # Keep the type with probability p, else a uniform other: one uniform integer in [0, a + (n
+        # - 1) d) per user decides the report exactly (sample_ratio_law).
         indices = check_type_indices(indices, self.n_inputs)
         if self.n_inputs == 1:
             return np.zeros(indices.shape[0], dtype=np.uint8)
@@ -207,25 +197,8 @@ class RandomizedResponse(SupportOracle):
         return np.where(keep, indices, other).astype(report_dtype(self.n_inputs))
 
     def exact_law(self, value):
-        """The exact law of one user's report: every cell, weight ``a`` for ``value``.
-
-        Parameters
-        ----------
-        value : int
-            The user's cell, in ``[0, n)``.
-
-        Returns
-        -------
-        ExactLaw
-            Outputs ``0 .. n - 1`` (in the report dtype), integer weights ``a`` (the own
-            cell) and ``d`` (the others), and their total ``a + (n - 1) d``.
-
-        Examples
-        --------
-        >>> law = RandomizedResponse(3, 1.0).exact_law(2)
-        >>> law.outputs.tolist(), law.weights[2] > law.weights[0] == law.weights[1]
-        ([0, 1, 2], True)
-        """
+        # Every cell, in the report dtype: weight a for the user's own cell and d for the others,
+        # total a + (n - 1) d.
         value = int(check_type_indices([value], self.n_inputs)[0])
         check_law_size(self.n_inputs, self.name)
         outputs = np.arange(self.n_inputs).astype(report_dtype(self.n_inputs))
@@ -236,23 +209,7 @@ class RandomizedResponse(SupportOracle):
         return ExactLaw(outputs, weights, sum(weights))
 
     def report_validity(self, reports):
-        """Every cell index in ``[0, n)`` is a valid report, and nothing else.
-
-        Parameters
-        ----------
-        reports : array-like of int of shape (n_reports,)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        check : ReportCheck
-            The reports as an array and, per report, whether it lies in ``[0, n)``.
-
-        Raises
-        ------
-        ValueError
-            If ``reports`` is not a 1-D array of integers.
-        """
+        # Every cell index in [0, n) is a valid report, and nothing else.
         return index_report_validity(reports, self.n_inputs, self.name)
 
     def _support_counts(self, reports):
@@ -278,28 +235,10 @@ class RandomizedResponse(SupportOracle):
                 high_cells.astype(dtype), True)
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of the counts: kept reports are binomial, the others multinomial.
-
-        A simulation (no report leaves a device): numpy's floating-point binomial and
-        multinomial draws with the realised ``p``, not the integer sampler of
-        :meth:`randomize`.
-
-        ``O(n^2)`` time (users of each type spread over the other ``n - 1`` cells), in
-        blocks of types so that memory stays ``O(n * SIMULATION_BLOCK)``.
-
-        Parameters
-        ----------
-        type_counts : array-like of int of shape (n_inputs,)
-            Number of users of each type (at most ``2^62`` in all).
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_inputs + 1,)
-            Distributed exactly as ``aggregate(randomize(users))``: the reports per cell,
-            then their number.
-        """
+        # Kept reports are binomial, the others multinomial. A simulation (no report leaves a
+        # device): numpy's floating-point binomial and multinomial draws with the realised p, not
+        # the integer sampler of randomize. O(n^2) time (users of each type spread over the other n
+        # - 1 cells), in blocks of types so that memory stays O(n * SIMULATION_BLOCK).
         counts = check_type_counts(type_counts, self.n_inputs)
         n = self.n_inputs
         kept = rng.binomial(counts, self.p)

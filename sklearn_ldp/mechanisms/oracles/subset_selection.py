@@ -212,6 +212,12 @@ class SubsetSelection(SupportOracle):
     >>> [round(float(M(64, 3.0).per_user_variance(np.eye(64))[0]), 1)
     ...  for M in (SubsetSelection, OptimizedUnaryEncoding, RandomizedResponse)]
     [12.7, 14.9, 17.7]
+
+    The exact law of one report (:meth:`exact_law`):
+
+    >>> law = SubsetSelection(4, 1.0, subset_size=2).exact_law(0)
+    >>> law.outputs.shape, sum(law.weights) == law.total
+    ((6, 1), True)
     """
 
     kind = "subset_selection"
@@ -303,21 +309,8 @@ class SubsetSelection(SupportOracle):
         return self._fill
 
     def randomize(self, indices, rng):
-        """Packed reports with exactly ``k`` ones each (see the module docstring).
-
-        Parameters
-        ----------
-        indices : array-like of int of shape (n_users,)
-            The users' types (flat domain cells in ``[0, n)``).
-        rng : numpy.random.Generator
-            Source of randomness (the client's).
-
-        Returns
-        -------
-        reports : ndarray of uint8 of shape (n_users, ceil(n / 8))
-            One packed bit vector per user (``np.packbits(..., axis=1,
-            bitorder="little")``) with exactly ``k`` bits set: the reported cells.
-        """
+        # Packed reports (little bit order) with exactly k bits set, the reported cells (module
+        # docstring).
         indices = check_type_indices(indices, self.n_inputs)
         check_packed_report_memory(indices.shape[0], self.n_inputs, self.name)
         n_users, n_bytes = indices.shape[0], n_packed_bytes(self.n_inputs)
@@ -336,29 +329,10 @@ class SubsetSelection(SupportOracle):
         return reports
 
     def exact_law(self, value):
-        """The exact law of one user's report over the ``C(n, k)`` subsets.
-
-        ``u`` is in the set with probability ``p_numerator / 2^52`` and the other members
-        are a uniform subset of the other cells: a set holding ``value`` has weight
-        ``p_numerator C(n-1, k)``, any other ``(2^52 - p_numerator) C(n-1, k-1)``, over
-        ``2^52 C(n-1, k-1) C(n-1, k)``.
-
-        Parameters
-        ----------
-        value : int
-            The user's cell, in ``[0, n)``.
-
-        Returns
-        -------
-        ExactLaw
-            Outputs: the packed ``k``-subsets in the order of :meth:`subset_outputs`.
-
-        Examples
-        --------
-        >>> law = SubsetSelection(4, 1.0, subset_size=2).exact_law(0)
-        >>> law.outputs.shape, sum(law.weights) == law.total
-        ((6, 1), True)
-        """
+        # Over the C(n, k) packed subsets in the order of subset_outputs: u is in the set with
+        # probability p_numerator / 2^52 and the other members are a uniform subset of the other
+        # cells, so a set holding the value has weight p_numerator C(n-1, k), any other (2^52 -
+        # p_numerator) C(n-1, k-1), over 2^52 C(n-1, k-1) C(n-1, k).
         value = int(check_type_indices([value], self.n_inputs)[0])
         n, k = self.n_inputs, self.subset_size
         check_law_size(math.comb(n, k), self.name)
@@ -396,24 +370,7 @@ class SubsetSelection(SupportOracle):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Valid reports are the vectors of ``n`` bits with exactly ``k`` of them set.
-
-        Parameters
-        ----------
-        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
-            Packed reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        check : ReportCheck
-            The reports and, per report, whether it has exactly ``k`` bits set and none
-            past bit ``n - 1``.
-
-        Raises
-        ------
-        ValueError
-            If the array does not have the layout of packed ``n``-bit reports.
-        """
+        # Valid reports: the vectors of n bits with exactly k of them set.
         reports = packed_report_layout(reports, self.n_inputs, self.name)
         valid = unused_bits_clear(reports, self.n_inputs) & (
             row_popcounts(reports) == self.subset_size)
@@ -422,24 +379,8 @@ class SubsetSelection(SupportOracle):
         return ReportCheck(reports, valid, rule)
 
     def check_reports(self, reports):
-        """The reports, or a ValueError naming the first invalid one: bits set past bit
-        ``n - 1``, or a number of bits other than ``k`` (with the value it has).
-
-        Parameters
-        ----------
-        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
-            Packed reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
-            The same reports, every one of them valid.
-
-        Raises
-        ------
-        ValueError
-            If the layout is wrong or some report is not a valid ``k``-subset.
-        """
+        # The message names the first invalid report: bits set past bit n - 1, or a number of bits
+        # other than k (with the value it has).
         reports = check_packed_reports(reports, self.n_inputs, self.name)
         popcounts = row_popcounts(reports)
         wrong = np.flatnonzero(popcounts != self.subset_size)

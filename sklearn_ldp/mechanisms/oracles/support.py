@@ -57,30 +57,9 @@ class SupportOracle(Mechanism):
         raise NotImplementedError
 
     def aggregate(self, reports):
-        """Count, for every cell, the reports that support it: the server side.
-
-        The reports are checked against the valid-report set first, then counted in chunks
-        of ``AGGREGATE_CHUNK`` rows, so memory stays bounded whatever their number. The
-        statistic is additive: statistics of disjoint sets of reports sum to that of their
-        union (streaming, sharded and distributed aggregation add them).
-
-        Parameters
-        ----------
-        reports : array-like
-            Reports in the format :meth:`randomize` produces.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_cells + 1,)
-            ``[C_0, ..., C_{n-1}, N]``: ``C_j`` the number of reports whose support set
-            contains cell ``j``, and ``N`` the number of reports.
-
-        Raises
-        ------
-        ValueError
-            If the array's layout is not the mechanism's, or a report lies outside its
-            valid-report set (:meth:`check_reports`).
-        """
+        # Checked against the valid-report set first, then counted in chunks of AGGREGATE_CHUNK rows
+        # (bounded memory): [C_0, ..., C_{n-1}, N], C_j the number of reports whose support set
+        # contains cell j.
         reports = self.check_reports(reports)
         counts = np.zeros(self.n_inputs, dtype=np.int64)
         for rows in chunks(reports.shape[0]):
@@ -88,25 +67,8 @@ class SupportOracle(Mechanism):
         return np.append(counts, np.int64(reports.shape[0]))
 
     def n_reports(self, statistic):
-        """Number of reports summarized by ``statistic``: its last entry, ``N``.
-
-        Parameters
-        ----------
-        statistic : array-like of shape (n_cells + 1,)
-            The output of :meth:`aggregate`, or a sum of several (validated as in
-            :meth:`estimate`).
-
-        Returns
-        -------
-        int
-            The number of reports (rounded to the nearest integer for an expected,
-            floating-point statistic).
-
-        Raises
-        ------
-        ValueError
-            If the statistic is not one this mechanism's reports can produce.
-        """
+        # The statistic's last entry, N (rounded to the nearest integer for an expected,
+        # floating-point statistic).
         return int(round(self._check_statistic(statistic)[-1].item()))
 
     def _check_statistic(self, statistic):
@@ -150,32 +112,11 @@ class SupportOracle(Mechanism):
         return low, high, None, None, False
 
     def report_influence(self, workload_matrix):
-        """Influence of one report on each query (:meth:`Mechanism.report_influence`).
-
-        A report with support set ``S`` adds ``1_S`` to the support counts and 1 to ``N``;
-        through ``(C - q N) / (p - q)`` and the known-total step it changes ``w . x_hat`` by
-        ``(w' . 1_S) / (p - q) + mean(w)``, ``w' = w - mean(w)`` (the ``q N`` terms cancel
-        against the known-total correction). So the extremes are those of ``w' . 1_S`` over
-        the valid reports' support sets.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_cells)
-            The queries, one dense row each (a 1-D array is one query).
-
-        Returns
-        -------
-        ReportInfluence
-            Per query, the smallest and largest change of the answer that one valid report
-            makes (``low``, ``high``), reports attaining them when the mechanism constructs
-            them (else None), and ``exact``: False when the extremes are bounds taken over
-            every subset of the cells rather than over the valid support sets.
-
-        Raises
-        ------
-        ValueError
-            If ``workload_matrix`` does not have ``n_cells`` columns.
-        """
+        # A report with support set S adds 1_S to the support counts and 1 to N; through (C - q N) /
+        # (p - q) and the known-total step it changes w . x_hat by (w' . 1_S) / (p - q) + mean(w),
+        # w' = w - mean(w) (the q N terms cancel against the known-total correction). So the
+        # extremes are those of w' . 1_S over the valid reports' support sets; exact is False where
+        # they are bounds over every subset of the cells.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         mean = W.mean(axis=1)
         low, high, low_reports, high_reports, exact = self._support_extremes(W - mean[:, None])
@@ -235,29 +176,9 @@ class SupportOracle(Mechanism):
         return (a0 - b0) / scale, (a1 - a0 - 2 * (b1 - b0)) / scale - 1.0
 
     def per_user_variance(self, gram):
-        """Exact ``z_u``: the total variance of the workload answers that one user of type
-        ``u`` contributes, in ``O(n)``.
-
-        ``z_u = c_norm tr(P G P) + c_own (P G P)_uu`` with ``P = I - 11^T/n`` (see the module
-        docstring), computed from ``diag(G)``, ``G 1`` and ``1^T G 1`` only, so a structured
-        Gram over millions of cells is never densified.
-
-        Parameters
-        ----------
-        gram : Gram, workload or ndarray of shape (n_cells, n_cells)
-            ``W^T W`` for the workload ``W``: a Gram operator, a workload (its ``gram()``)
-            or a dense array.
-
-        Returns
-        -------
-        ndarray of shape (n_cells,)
-            ``z_u`` for every user type ``u``, in squared counts per user.
-
-        Raises
-        ------
-        ValueError
-            If the Gram matrix is not ``n_cells x n_cells``.
-        """
+        # z_u = c_norm tr(P G P) + c_own (P G P)_uu with P = I - 11^T/n (module docstring), in O(n)
+        # from diag(G), G 1 and 1^T G 1 only, so a structured Gram over millions of cells is never
+        # densified.
         gram = check_gram(gram, self.n_inputs)
         n = self.n_inputs
         # Diagonal and trace of P G P without forming it: (PGP)_uu = G_uu - 2 mean_u + mean.
@@ -267,32 +188,10 @@ class SupportOracle(Mechanism):
         return c_norm * centered_diagonal.sum() + c_own * centered_diagonal
 
     def query_variance_summary(self, workload):
-        """``(worst, average)`` of ``query_variance`` over the user types, per query, without
-        forming the ``(p, n)`` matrix.
-
-        From ``query_stats()`` in ``O(p)``: ``z = c_norm ||w'||^2 + c_own w'_u^2`` is largest
-        where ``w'_u^2`` is (``c_own >= 0``) or smallest (otherwise); rows whose smallest
-        ``w'_u^2`` the statistics do not determine (``c_own < 0`` and a row with more than two
-        distinct values) are reduced from their dense rows.
-
-        Parameters
-        ----------
-        workload : workload or array-like of shape (n_queries, n_cells)
-            The queries: a structured workload or a query matrix.
-
-        Returns
-        -------
-        worst : ndarray of shape (n_queries,)
-            Per query, the largest per-user variance over the user types.
-        average : ndarray of shape (n_queries,)
-            Per query, the mean per-user variance over the user types.
-
-        Raises
-        ------
-        ValueError
-            If the workload does not have ``n_cells`` columns, or rows must be densified
-            and hold more than ``2^24`` query-cell entries.
-        """
+        # From query_stats() in O(p): z = c_norm ||w'||^2 + c_own w'_u^2 is largest where w'_u^2 is
+        # (c_own >= 0) or smallest (otherwise); rows whose smallest w'_u^2 the statistics do not
+        # determine (c_own < 0 and a row with more than two distinct values) are reduced from their
+        # dense rows.
         check_workload_width(workload, self.n_inputs)
         c_norm, c_own = self._variance_coefficients()
         largest, smallest, average = centered_square_extremes(workload)
@@ -308,27 +207,8 @@ class SupportOracle(Mechanism):
         return worst, mean
 
     def query_variance(self, workload_matrix):
-        """Per-user variance of each query for each user type (exact).
-
-        Entry ``[i, u]`` is ``c_norm ||w'||^2 + c_own w'_u^2`` with ``w' = w - mean(w)`` the
-        centered query ``i`` (see the module docstring).
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_cells)
-            The queries, one dense row each (a 1-D array is one query).
-
-        Returns
-        -------
-        ndarray of shape (n_queries, n_cells)
-            Entry ``[i, u]``: the variance of query ``i``'s answer that one user of type
-            ``u`` contributes.
-
-        Raises
-        ------
-        ValueError
-            If ``workload_matrix`` does not have ``n_cells`` columns.
-        """
+        # Entry [i, u] is c_norm ||w'||^2 + c_own w'_u^2 with w' = w - mean(w) the centered query i
+        # (module docstring).
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         centered = W - W.mean(axis=1, keepdims=True)
         c_norm, c_own = self._variance_coefficients()

@@ -162,6 +162,18 @@ class UnaryEncoding(SupportOracle):
     ((4, 1), dtype('uint8'))
     >>> mechanism.estimate(mechanism.aggregate(reports)).shape
     (4,)
+
+    The exact law of one report (:meth:`exact_law`):
+
+    >>> law = OptimizedUnaryEncoding(3, 1.0).exact_law(0)
+    >>> law.outputs.shape, law.total == 2 ** (3 * 52)
+    ((8, 1), True)
+
+    An exact draw of the aggregate of many users (:meth:`simulate_statistic`):
+
+    >>> mechanism = SymmetricUnaryEncoding(3, 1.0)
+    >>> mechanism.simulate_statistic(np.array([5, 0, 2]), np.random.default_rng(0))[-1]
+    np.int64(7)
     """
 
     kind = None
@@ -203,21 +215,8 @@ class UnaryEncoding(SupportOracle):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """Packed reports: every bit 1 with probability ``q``, then bit ``u`` redrawn with ``p``.
-
-        Parameters
-        ----------
-        indices : array-like of int of shape (n_users,)
-            The users' types (flat domain cells in ``[0, n)``).
-        rng : numpy.random.Generator
-            Source of randomness (the client's).
-
-        Returns
-        -------
-        reports : ndarray of uint8 of shape (n_users, ceil(n / 8))
-            One packed bit vector per user (``np.packbits(..., axis=1,
-            bitorder="little")``): bit ``j`` of a report is its bit for cell ``j``.
-        """
+        # Packed reports (little bit order): every bit 1 with probability q, then bit u redrawn with
+        # p.
         indices = check_type_indices(indices, self.n_inputs)
         check_packed_report_memory(indices.shape[0], self.n_inputs, self.name)
         reports = bernoulli_packed(rng, indices.shape[0], self.n_inputs, self.q_numerator)
@@ -228,29 +227,10 @@ class UnaryEncoding(SupportOracle):
         return reports
 
     def exact_law(self, value):
-        """The exact law of one user's packed report: all ``2^n`` bit vectors.
-
-        Bit ``value`` is 1 with probability ``p_numerator / 2^52`` and every other bit with
-        ``q_numerator / 2^52``, independently: the weight of a vector is the product of its
-        bits' numerators (Python integers), over ``2^(52 n)``.
-
-        Parameters
-        ----------
-        value : int
-            The user's cell, in ``[0, n)``.
-
-        Returns
-        -------
-        ExactLaw
-            Outputs: the packed vectors (uint8 rows, vector ``v`` has bit ``j`` equal to bit
-            ``j`` of the integer ``v``), in the order of ``v``.
-
-        Examples
-        --------
-        >>> law = OptimizedUnaryEncoding(3, 1.0).exact_law(0)
-        >>> law.outputs.shape, law.total == 2 ** (3 * 52)
-        ((8, 1), True)
-        """
+        # All 2^n packed bit vectors (uint8 rows; vector v has bit j equal to bit j of the integer
+        # v, in the order of v). Bit value is 1 with probability p_numerator / 2^52 and every other
+        # bit with q_numerator / 2^52, independently: the weight of a vector is the product of its
+        # bits' numerators (Python integers), over 2^(52 n).
         value = int(check_type_indices([value], self.n_inputs)[0])
         n = self.n_inputs
         check_law_size(2**n, self.name)
@@ -267,24 +247,8 @@ class UnaryEncoding(SupportOracle):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Every vector of ``n`` bits is a valid report (each has positive probability).
-
-        Parameters
-        ----------
-        reports : ndarray of uint8 of shape (n_reports, ceil(n / 8))
-            Packed reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        check : ReportCheck
-            The reports and, per report, whether no bit is set past bit ``n - 1`` (the
-            padding of the last byte).
-
-        Raises
-        ------
-        ValueError
-            If the array does not have the layout of packed ``n``-bit reports.
-        """
+        # Every vector of n bits is a valid report (each has positive probability): only bits set
+        # past bit n - 1 (the last byte's padding) are not.
         reports = packed_report_layout(reports, self.n_inputs, self.name)
         return ReportCheck(reports, unused_bits_clear(reports, self.n_inputs),
                            packed_rule(self.n_inputs))
@@ -302,29 +266,8 @@ class UnaryEncoding(SupportOracle):
         return column_counts(reports, self.n_inputs)
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of ``aggregate(randomize(users))``: ``O(n)``, no per-user randomness.
-
-        ``C_j = Binomial(x_j, p) + Binomial(N - x_j, q)``, independent across ``j``.
-
-        Parameters
-        ----------
-        type_counts : array-like of int of shape (n_inputs,)
-            Number of users of each type (at most ``2^62`` in all).
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_inputs + 1,)
-            Distributed exactly as ``aggregate(randomize(users))``: the reports with each
-            bit set, then the number of reports.
-
-        Examples
-        --------
-        >>> mechanism = SymmetricUnaryEncoding(3, 1.0)
-        >>> mechanism.simulate_statistic(np.array([5, 0, 2]), np.random.default_rng(0))[-1]
-        np.int64(7)
-        """
+        # C_j = Binomial(x_j, p) + Binomial(N - x_j, q), independent across j: O(n), no per-user
+        # randomness.
         counts = check_type_counts(type_counts, self.n_inputs)
         total = counts.sum()
         # A simulation (no report leaves a device): float binomials with the realised p, q.

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..._gram import MinMaxGram
 from ..._validation import check_epsilon, check_positive_int
-from .tree import HierarchicalHistogram, check_branching, range_matrix, tree_height
+from .tree import HierarchicalHistogram
+from .tree_structure import check_branching, range_matrix, tree_height
 
 # recommend_branching computes the exact average variance over the whole workload up to this
 # many cells (from the closed-form Gram in O(n log n) per candidate, so the limit is about the

@@ -179,6 +179,18 @@ class HaarHRR(Mechanism):
     >>> query[3:11] = 1
     >>> float(np.sqrt(20000 * mechanism.query_variance(query).max()).round(1))  # worst sd
     583.4
+
+    The exact law of one report (:meth:`exact_law`):
+
+    >>> law = HaarHRR(4, 1.0).exact_law(1)
+    >>> law.outputs.tolist(), law.total == 2 * 2 * sum(HaarHRR(4, 1.0).weights)
+    ([0, 1, 2, 3, 4, 5], True)
+
+    An exact draw of the aggregate of many users (:meth:`simulate_statistic`):
+
+    >>> mechanism = HaarHRR(8, 1.0)
+    >>> int(mechanism.simulate_statistic(np.full(8, 10), np.random.default_rng(0)).sum())
+    80
     """
 
     kind = "haar"
@@ -198,21 +210,7 @@ class HaarHRR(Mechanism):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        """One report ``offset_l + 2 j + bit`` per user (``O(1)`` each, vectorized).
-
-        Parameters
-        ----------
-        indices : array-like of int of shape (n_users,)
-            The users' cells in ``[0, n)``.
-        rng : numpy.random.Generator
-            Source of randomness (the client's).
-
-        Returns
-        -------
-        reports : ndarray of shape (n_users,)
-            One output index in ``[0, n_outputs)`` per user, in the smallest unsigned
-            integer dtype that holds it.
-        """
+        # One report offset_l + 2 j + bit per user, O(1) each, vectorized.
         indices = check_type_indices(indices, self.n_inputs)
         n_users = indices.shape[0]
         level = uniform_below(rng, self.height, n_users) + 1
@@ -228,28 +226,9 @@ class HaarHRR(Mechanism):
         return reports.astype(report_dtype(self.n_outputs))
 
     def exact_law(self, value):
-        """The exact law of one user's report over all ``2 (D - 1)`` outputs.
-
-        Output ``offset_l + 2 j + bit`` has probability ``(1 / h) (1 / m_l) (a or d) /
-        (a + d)``: weight ``(m_1 / m_l) a`` for the true sign of ``(l, j)``, ``(m_1 / m_l) d``
-        for the other, over the total ``h m_1 (a + d)``.
-
-        Parameters
-        ----------
-        value : int
-            The user's cell, in ``[0, n)``.
-
-        Returns
-        -------
-        ExactLaw
-            Outputs ``0 .. 2 (D - 1) - 1`` (report dtype), their integer weights and total.
-
-        Examples
-        --------
-        >>> law = HaarHRR(4, 1.0).exact_law(1)
-        >>> law.outputs.tolist(), law.total == 2 * 2 * sum(HaarHRR(4, 1.0).weights)
-        ([0, 1, 2, 3, 4, 5], True)
-        """
+        # All 2 (D - 1) outputs: output offset_l + 2 j + bit has probability (1 / h) (1 / m_l) (a or
+        # d) / (a + d), i.e. weight (m_1 / m_l) a for the true sign of (l, j), (m_1 / m_l) d for the
+        # other, over the total h m_1 (a + d).
         value = int(check_type_indices([value], self.n_inputs)[0])
         check_law_size(self.n_outputs, self.name)
         a, d = self.weights
@@ -267,44 +246,14 @@ class HaarHRR(Mechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Valid reports are the ``2 (D - 1)`` output indices ``offset_l + 2 j + bit``.
-
-        Parameters
-        ----------
-        reports : array-like of int of shape (n_reports,)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        check : ReportCheck
-            The reports and, per report, whether it lies in ``[0, n_outputs)``.
-
-        Raises
-        ------
-        ValueError
-            If ``reports`` is not a 1-D array of integers.
-        """
+        # Valid reports: the 2 (D - 1) output indices offset_l + 2 j + bit.
         return index_report_validity(reports, self.n_outputs, self.name)
 
     def report_influence(self, workload_matrix):
-        """Influence of one report (:meth:`~.base.Mechanism.report_influence`).
-
-        Report ``(l, j, b)`` changes ``w . x_hat`` by ``sum(w) / D + h c b (H a_l)[j] / 2^l``
-        (module docstring, with ``a_l`` the left-minus-right sums of ``w``): extreme at the
-        level and coefficient of largest ``|(H a_l)[j]| / 2^l``, with the sign ``b`` that adds
-        to (or subtracts from) the constant. One FWHT per level and query.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_inputs) or (n_inputs,)
-            Dense query rows over the cells (one row: one query).
-
-        Returns
-        -------
-        influence : ReportInfluence
-            Per query, the smallest and largest change of the answer that one report can
-            make, and reports that attain them (exact).
-        """
+        # Report (l, j, b) changes w . x_hat by sum(w) / D + h c b (H a_l)[j] / 2^l (module
+        # docstring, a_l the left-minus-right sums of w): extreme at the level and coefficient of
+        # largest |(H a_l)[j]| / 2^l, with the sign b that adds to (or subtracts from) the constant.
+        # One FWHT per level and query.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         rows = np.arange(W.shape[0])
         best_size = np.full(W.shape[0], -1.0)
@@ -327,23 +276,7 @@ class HaarHRR(Mechanism):
                                (best_output + plus).astype(dtype))
 
     def aggregate(self, reports):
-        """Count of each output (int64), in chunks: additive, bounded memory.
-
-        Parameters
-        ----------
-        reports : array-like of int of shape (n_reports,)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_outputs,)
-            How many reports name each output; statistics of disjoint sets of reports add.
-
-        Raises
-        ------
-        ValueError
-            If some report is not a valid output index.
-        """
+        # Counts of each output, in chunks.
         reports = self.check_reports(reports)
         counts = np.zeros(self.n_outputs, dtype=np.int64)
         for rows in chunks(reports.shape[0]):
@@ -358,31 +291,10 @@ class HaarHRR(Mechanism):
         return report_count(self._check_statistic(statistic))
 
     def simulate_statistic(self, type_counts, rng):
-        """Exact draw of ``aggregate(randomize(users))`` without one draw per user.
-
-        Users are split over the heights by sequential binomials; at each height the left-
-        and right-half users of every node are the ``+e_u`` and ``-e_u`` users of an HRR
-        drawn by :func:`~sklearn_ldp.mechanisms.oracles._hrr_simulation.simulate_signed_hrr`
-        (``O(m log m)`` binomials). ``O(D log D)`` in all: ``D = 2^20`` takes about a second.
-
-        Parameters
-        ----------
-        type_counts : array-like of int of shape (n_inputs,)
-            Number of users in each cell (at most ``2^62`` in all).
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        statistic : ndarray of int64 of shape (n_outputs,)
-            Distributed exactly as ``aggregate(randomize(users))``.
-
-        Examples
-        --------
-        >>> mechanism = HaarHRR(8, 1.0)
-        >>> int(mechanism.simulate_statistic(np.full(8, 10), np.random.default_rng(0)).sum())
-        80
-        """
+        # Users are split over the heights by sequential binomials; at each height the left- and
+        # right-half users of every node are the +e_u and -e_u users of an HRR drawn by
+        # simulate_signed_hrr (O(m log m) binomials). O(D log D) in all: D = 2^20 takes about a
+        # second.
         counts = check_type_counts(type_counts, self.n_inputs)
         padded = np.zeros(self.padded_size, dtype=np.int64)
         statistic = np.zeros(self.n_outputs, dtype=np.int64)
@@ -429,25 +341,7 @@ class HaarHRR(Mechanism):
         return result
 
     def estimate(self, statistic):
-        """Unbiased counts per cell: ``N / D + sum_l s_l(c) dhat_l[c >> l] / 2^l``.
-
-        Parameters
-        ----------
-        statistic : array-like of int of shape (n_outputs,)
-            Counts of each output, as :meth:`aggregate` returns them (sums of several
-            are statistics too).
-
-        Returns
-        -------
-        counts : ndarray of shape (n_inputs,)
-            Unbiased estimate of the number of users in each cell (they sum to the number
-            of reports).
-
-        Raises
-        ------
-        ValueError
-            If ``statistic`` is not a valid statistic of this mechanism.
-        """
+        # N / D + sum_l s_l(c) dhat_l[c >> l] / 2^l, summing to the number of reports.
         statistic = self._check_statistic(statistic)
         cells = np.arange(self.n_inputs)
         estimate = np.full(self.n_inputs, float(statistic.sum()) / self.padded_size)
@@ -491,49 +385,17 @@ class HaarHRR(Mechanism):
         return self.height * self.debias**2 * total
 
     def query_variance(self, workload_matrix):
-        """Exact per-user variance ``z[i, c]`` of each query for each cell (module docstring).
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_inputs) or (n_inputs,)
-            Dense query rows over the cells (one row: one query).
-
-        Returns
-        -------
-        variance : ndarray of shape (n_queries, n_inputs)
-            ``z[i, c]``, the variance that one user of cell ``c`` adds to the answer of
-            query ``i`` (the answer's variance is the sum over the users).
-        """
+        # Exact, from the module docstring's closed form.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         noise = self._noise(_left_minus_right(W, self.height, self.n_inputs))
         centered = W - W.sum(axis=1, keepdims=True) / self.padded_size
         return noise[:, None] - centered * centered
 
     def per_user_variance(self, gram):
-        """Exact ``z_u`` for the workload with Gram ``G = W^T W`` (a Gram operator, a
-        workload or a dense array): ``sum_i ||a_l(w_i)||^2 = tr(A_l G A_l^T)`` from block sums
-        of ``G`` (module docstring), and ``sum_i (w_i,c - wbar_i)^2`` is the diagonal of
-        ``P G P`` with ``P = I - 1 1^T / D``. ``O(n log n)`` for the closed-form Grams; other
-        Grams are densified up to ``DENSE_GRAM_CELLS`` cells or summed over the workload's
-        rows (``O(p n)``), else refused.
-
-        Parameters
-        ----------
-        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
-            ``G = W^T W`` of the workload ``W`` (an operator from a workload's ``gram()``,
-            the workload itself, or a dense array).
-
-        Returns
-        -------
-        variance : ndarray of shape (n_inputs,)
-            ``z_u``, the total variance of the workload's answers that one user of cell
-            ``u`` contributes.
-
-        Raises
-        ------
-        ValueError
-            If the Gram has no usable structure and is too large to densify.
-        """
+        # sum_i ||a_l(w_i)||^2 = tr(A_l G A_l^T) from block sums of G (module docstring), and sum_i
+        # (w_i,c - wbar_i)^2 is the diagonal of P G P with P = I - 1 1^T / D: O(n log n) for the
+        # closed-form Grams; other Grams are densified up to DENSE_GRAM_CELLS cells or summed over
+        # the workload's rows.
         gram = check_gram(gram, self.n_inputs)
         widths = [1 << level for level in range(self.height + 1)]
         structured = gram_with_blocks(gram, widths)
@@ -550,25 +412,9 @@ class HaarHRR(Mechanism):
         return noise - centered_diagonal
 
     def query_variance_summary(self, workload):
-        """``(worst, average)`` of ``query_variance`` over the cells, per query.
-
-        For interval workloads (``workload.intervals()`` not None) in ``O(p h)``: an interval
-        has ``a_l`` non-zero only at the (at most two) level-``l`` nodes holding its ends, and
-        its centered entries ``w_c - wbar`` take two values, ``1 - wbar`` inside and ``-wbar``
-        outside. Other workloads are reduced from their dense rows.
-
-        Parameters
-        ----------
-        workload : workload or array-like of shape (n_queries, n_inputs)
-            The queries: a workload or a dense query matrix.
-
-        Returns
-        -------
-        worst : ndarray of shape (n_queries,)
-            Per query, the largest per-user variance over the cells.
-        average : ndarray of shape (n_queries,)
-            Per query, the mean per-user variance over the cells.
-        """
+        # Interval workloads in O(p h): an interval has a_l non-zero only at the (at most two)
+        # level-l nodes holding its ends, and its centered entries w_c - wbar take two values, 1 -
+        # wbar inside and -wbar outside. Other workloads are reduced from their dense rows.
         check_workload_width(workload, self.n_inputs)
         intervals = workload.intervals() if is_workload(workload) else None
         if intervals is None:

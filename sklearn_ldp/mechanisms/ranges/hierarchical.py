@@ -15,7 +15,7 @@ size, OUE/OLH/HRR levels, consistency step) is
 import numpy as np
 
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
-from ..oracles.hadamard import hadamard_strategy
+from ..oracles.hadamard_layout import hadamard_strategy
 
 
 def hierarchical_levels(n, branching):
