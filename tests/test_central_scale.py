@@ -22,6 +22,7 @@ from sklearn_ldp.mechanisms.central.matrix import MatrixMechanism, gaussian_mech
 from sklearn_ldp.mechanisms.central.private_selection import relative_error_utilities
 from sklearn_ldp.optimize.eigen_design import eigen_queries, singular_value_bound
 from sklearn_ldp.selection.central import build_central_mechanism, central_strategy
+from sklearn_ldp.workloads import base as workload_base
 
 LINE = {"t": [f"v{i}" for i in range(12)]}
 CUBE = {"a": ["x", "y"], "b": ["p", "q", "r", "s"], "c": ["u", "v", "w"]}
@@ -162,7 +163,7 @@ def test_support_checks_on_operators(monkeypatch):
     full = MatrixMechanism(np.eye(12), 1.0, 1e-6)
     full.check_supports(workloads.all_range(LINE))
     # Past the size of W N the whole workload is checked through its Gram instead.
-    monkeypatch.setattr(workloads, "MAX_QUERY_ENTRIES", 1)
+    monkeypatch.setattr(workload_base, "MAX_QUERY_ENTRIES", 1)
     with pytest.raises(ValueError, match="fraction .* lies outside the row space"):
         partial.check_supports(workloads.all_range(LINE))
     spanning = MatrixMechanism(np.vstack([np.eye(12), np.eye(12)[:1]]), 1.0, 1e-6)
