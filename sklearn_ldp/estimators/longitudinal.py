@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nesting
-from ..longitudinal import LongitudinalReports
+from ..longitudinal import LongitudinalReports, longitudinal_references
 from ..mechanisms.longitudinal.mechanisms import OneBitMeanPM
 from ._base import forget_fitted
 
@@ -18,6 +18,7 @@ from ._base import forget_fitted
 _AVERAGE_GRID = 4097
 
 
+@longitudinal_references
 class LongitudinalEstimator(BaseEstimator):
     """Decode rounds of memoized reports, one estimate per round.
 
@@ -65,15 +66,7 @@ class LongitudinalEstimator(BaseEstimator):
     --------
     sklearn_ldp.longitudinal.LongitudinalEncoder : Produces the rounds.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
-    .. [2] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
-       NeurIPS 2017.
-    .. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility
-       of locally differentially private protocols for longitudinal and multidimensional
-       frequency estimates", Digital Communications and Networks, 2022.
+    <longitudinal references>
 
     Examples
     --------
