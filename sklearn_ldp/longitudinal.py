@@ -60,17 +60,20 @@ from .mechanisms.longitudinal.mechanisms import (
 )
 
 # The references of the longitudinal collection, written once: this module's docstring,
-# LongitudinalEncoder's and LongitudinalEstimator's name them as ``<longitudinal references>``.
-longitudinal_references = shared_sections({"longitudinal references": """\
-References
-----------
-.. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-   privacy-preserving ordinal response", ACM CCS 2014.
-.. [2] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
-   NeurIPS 2017.
-.. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility of
+# LongitudinalEncoder's and LongitudinalEstimator's name them as ``<longitudinal references>``,
+# LongitudinalReports' as ``<longitudinal references: 1>`` (the first only).
+_REFERENCES = (
+    """.. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", ACM CCS 2014.""",
+    """.. [2] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
+   NeurIPS 2017.""",
+    """.. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility of
    locally differentially private protocols for longitudinal and multidimensional frequency
-   estimates", Digital Communications and Networks, 2022."""})
+   estimates", Digital Communications and Networks, 2022.""",
+)
+# ``<longitudinal references: n>`` cites the first n only.
+longitudinal_references = shared_sections({"longitudinal references": lambda first: "\n".join(
+    ("References", "----------", *_REFERENCES[:int(first) if first else None]))})
 longitudinal_references(sys.modules[__name__])
 
 STRATEGIES = (*sorted(LONGITUDINAL_PROTOCOLS), "dbitflip", "1bitmean")
@@ -93,6 +96,7 @@ def _round_charge(epsilon_perm, cap, charged):
     return max(0.0, min(epsilon_perm, cap - charged))
 
 
+@longitudinal_references
 class LongitudinalReports:
     """One round of longitudinal reports, with the specification that produced them.
 
@@ -120,10 +124,7 @@ class LongitudinalReports:
     LongitudinalEncoder.transform : Produces them.
     sklearn_ldp.estimators.longitudinal.LongitudinalEstimator : Decodes them.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
+    <longitudinal references: 1>
 
     Examples
     --------
