@@ -21,4 +21,14 @@ ledger, ledger_users : str, path or None; str, default=None, "all"
     Privacy budget ledger (see :mod:`sklearn_ldp.deploy.budget`) charged when the
     estimator privatizes raw records (a collection, charged by its internal
     encoder); fitting on reports charges nothing here.""",
+    # The end of the parameters of a fit that ignores y, and what it returns; the argument
+    # names the estimator's class.
+    "ignored y and self": lambda name: f"""\
+y : ignored
+    Not used.
+
+Returns
+-------
+self : {name}
+    The fitted estimator.""",
 })

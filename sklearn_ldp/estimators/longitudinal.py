@@ -13,6 +13,7 @@ from .._validation import check_nesting
 from ..longitudinal import LongitudinalReports, longitudinal_references
 from ..mechanisms.longitudinal.mechanisms import OneBitMeanPM
 from ._base import forget_fitted
+from ._docstrings import estimator_docstring
 
 # Points of the grid that averages a counter's per-user variance over uniform values.
 _AVERAGE_GRID = 4097
@@ -88,6 +89,7 @@ class LongitudinalEstimator(BaseEstimator):
     def __init__(self, normalize=False):
         self.normalize = normalize
 
+    @estimator_docstring
     def fit(self, X, y=None):
         """Fit one round (forgetting the rounds fitted before).
 
@@ -95,18 +97,13 @@ class LongitudinalEstimator(BaseEstimator):
         ----------
         X : LongitudinalReports
             One round's reports.
-        y : ignored
-            Not used.
-
-        Returns
-        -------
-        self : LongitudinalEstimator
-            The fitted estimator.
+        <ignored y and self: LongitudinalEstimator>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("mechanism_", "spec_", "_rows", "statistics_"))
         return self.partial_fit(X)
 
+    @estimator_docstring
     def partial_fit(self, X, y=None):
         """Add one round.
 
@@ -115,13 +112,7 @@ class LongitudinalEstimator(BaseEstimator):
         X : LongitudinalReports
             One round's reports, of the same encoder specification as the rounds already
             fitted, with a round number not fitted yet.
-        y : ignored
-            Not used.
-
-        Returns
-        -------
-        self : LongitudinalEstimator
-            The fitted estimator.
+        <ignored y and self: LongitudinalEstimator>
 
         Raises
         ------
