@@ -24,15 +24,7 @@ permanent response, so they are not independent reports (two memoized L-GRR roun
 ``tests/test_longitudinal_front.py``). Not covered by any of it: the pattern of *which*
 rounds changed value (see ``docs/longitudinal.md``).
 
-References
-----------
-.. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-   privacy-preserving ordinal response", ACM CCS 2014.
-.. [2] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
-   NeurIPS 2017.
-.. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility of
-   locally differentially private protocols for longitudinal and multidimensional frequency
-   estimates", Digital Communications and Networks, 2022.
+<longitudinal references>
 """
 
 import hashlib
@@ -41,6 +33,7 @@ import math
 import numbers
 import os
 import secrets
+import sys
 import tempfile
 import zipfile
 
@@ -57,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import FreshEntropyMixin, check_epsilon, check_positive_int
 from .deploy.budget import EVERYONE, charge_ledger, resolve_ledger
 from .deploy.limits import check_size, checksum_mismatch, fsync_directory, get_limits
+from .mechanisms._base.docstrings import shared_sections
 from .mechanisms.longitudinal.mechanisms import (
     LONGITUDINAL_PROTOCOLS,
     DBitFlipPM,
@@ -64,6 +58,23 @@ from .mechanisms.longitudinal.mechanisms import (
     MemoState,
     OneBitMeanPM,
 )
+
+# The references of the longitudinal collection, written once: this module's docstring,
+# LongitudinalEncoder's and LongitudinalEstimator's name them as ``<longitudinal references>``,
+# LongitudinalReports' as ``<longitudinal references: 1>`` (the first only).
+_REFERENCES = (
+    """.. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", ACM CCS 2014.""",
+    """.. [2] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
+   NeurIPS 2017.""",
+    """.. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility of
+   locally differentially private protocols for longitudinal and multidimensional frequency
+   estimates", Digital Communications and Networks, 2022.""",
+)
+# ``<longitudinal references: n>`` cites the first n only.
+longitudinal_references = shared_sections({"longitudinal references": lambda first: "\n".join(
+    ("References", "----------", *_REFERENCES[:int(first) if first else None]))})
+longitudinal_references(sys.modules[__name__])
 
 STRATEGIES = (*sorted(LONGITUDINAL_PROTOCOLS), "dbitflip", "1bitmean")
 STATE_FORMAT = "sklearn_ldp.longitudinal_state"
@@ -85,6 +96,7 @@ def _round_charge(epsilon_perm, cap, charged):
     return max(0.0, min(epsilon_perm, cap - charged))
 
 
+@longitudinal_references
 class LongitudinalReports:
     """One round of longitudinal reports, with the specification that produced them.
 
@@ -112,10 +124,7 @@ class LongitudinalReports:
     LongitudinalEncoder.transform : Produces them.
     sklearn_ldp.estimators.longitudinal.LongitudinalEstimator : Decodes them.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
+    <longitudinal references: 1>
 
     Examples
     --------
@@ -483,6 +492,7 @@ def _check_memo(header, arrays, spec):
                          f" past max_values={spec['max_values']}")
 
 
+@longitudinal_references
 class LongitudinalEncoder(FreshEntropyMixin, TransformerMixin, BaseEstimator,
                           auto_wrap_output_keys=None):
     """Privatize rounds of the same users' values with memoization (client side).
@@ -561,15 +571,7 @@ default="l_osue"
     LongitudinalState : The clients' memory.
     sklearn_ldp.estimators.longitudinal.LongitudinalEstimator : Per-round estimates.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
-    .. [2] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
-       NeurIPS 2017.
-    .. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility
-       of locally differentially private protocols for longitudinal and multidimensional
-       frequency estimates", Digital Communications and Networks, 2022.
+    <longitudinal references>
 
     Examples
     --------

@@ -196,3 +196,15 @@ def record_invalid(estimator, reports):
         _logger.warning("%s: %d invalid reports were dropped when this batch was collected "
                         "(%d in all so far).", type(estimator).__name__, dropped,
                         estimator.n_invalid_reports_)
+
+
+# Tags of scikit-learn's Tags object itself; every other name given to with_tags is an input tag.
+_ESTIMATOR_TAGS = ("requires_fit", "non_deterministic")
+
+
+def with_tags(tags, **values):
+    """``tags`` (an estimator's scikit-learn ``Tags``) with the tags named in ``values`` set:
+    ``requires_fit`` and ``non_deterministic`` on ``tags``, the others on ``tags.input_tags``."""
+    for name, value in values.items():
+        setattr(tags if name in _ESTIMATOR_TAGS else tags.input_tags, name, value)
+    return tags

@@ -39,7 +39,7 @@ from .._glue import resolve_domain, validate_records
 from .._validation import FreshEntropyMixin, check_epsilon, check_nesting, check_positive_int
 from ..deploy.budget import charge_ledger, resolve_ledger
 from ..mechanisms.numeric.one_bit import BOUND_RTOL, OneBitRandomizer, check_bound
-from ._base import forget_fitted
+from ._base import forget_fitted, with_tags
 
 
 class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
@@ -361,12 +361,8 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
         self.n_rounds_ = len(self._answers)
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.non_deterministic = True
-        tags.requires_fit = True
-        return tags
+        return with_tags(super().__sklearn_tags__(), categorical=True, string=True,
+                         non_deterministic=True, requires_fit=True)
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "answers_") and len(self.answers_) > 0

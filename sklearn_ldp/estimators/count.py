@@ -28,7 +28,7 @@ from ..mechanisms.central.count import (
     sample_outputs,
 )
 from ..selection.count import design_count_mechanism
-from ._base import forget_fitted
+from ._base import forget_fitted, with_tags
 
 DECODERS = ("mean", "map")
 
@@ -461,12 +461,9 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
         return -float(losses.max() if self.aggregation == "max" else losses.mean())
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
         # Counts are non-negative integers: scikit-learn's checks then feed rounded data.
-        tags.input_tags.categorical = True
-        tags.input_tags.positive_only = True
-        tags.requires_fit = True
-        return tags
+        return with_tags(super().__sklearn_tags__(), categorical=True, positive_only=True,
+                         requires_fit=True)
 
 
 def _like(X, values, name):

@@ -10,14 +10,16 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nesting
-from ..longitudinal import LongitudinalReports
+from ..longitudinal import LongitudinalReports, longitudinal_references
 from ..mechanisms.longitudinal.mechanisms import OneBitMeanPM
 from ._base import forget_fitted
+from ._docstrings import estimator_docstring
 
 # Points of the grid that averages a counter's per-user variance over uniform values.
 _AVERAGE_GRID = 4097
 
 
+@longitudinal_references
 class LongitudinalEstimator(BaseEstimator):
     """Decode rounds of memoized reports, one estimate per round.
 
@@ -65,15 +67,7 @@ class LongitudinalEstimator(BaseEstimator):
     --------
     sklearn_ldp.longitudinal.LongitudinalEncoder : Produces the rounds.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
-    .. [2] B. Ding, J. Kulkarni and S. Yekhanin, "Collecting telemetry data privately",
-       NeurIPS 2017.
-    .. [3] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna and X. Xiao, "Improving the utility
-       of locally differentially private protocols for longitudinal and multidimensional
-       frequency estimates", Digital Communications and Networks, 2022.
+    <longitudinal references>
 
     Examples
     --------
@@ -95,6 +89,7 @@ class LongitudinalEstimator(BaseEstimator):
     def __init__(self, normalize=False):
         self.normalize = normalize
 
+    @estimator_docstring
     def fit(self, X, y=None):
         """Fit one round (forgetting the rounds fitted before).
 
@@ -102,18 +97,13 @@ class LongitudinalEstimator(BaseEstimator):
         ----------
         X : LongitudinalReports
             One round's reports.
-        y : ignored
-            Not used.
-
-        Returns
-        -------
-        self : LongitudinalEstimator
-            The fitted estimator.
+        <ignored y and self: LongitudinalEstimator>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("mechanism_", "spec_", "_rows", "statistics_"))
         return self.partial_fit(X)
 
+    @estimator_docstring
     def partial_fit(self, X, y=None):
         """Add one round.
 
@@ -122,13 +112,7 @@ class LongitudinalEstimator(BaseEstimator):
         X : LongitudinalReports
             One round's reports, of the same encoder specification as the rounds already
             fitted, with a round number not fitted yet.
-        y : ignored
-            Not used.
-
-        Returns
-        -------
-        self : LongitudinalEstimator
-            The fitted estimator.
+        <ignored y and self: LongitudinalEstimator>
 
         Raises
         ------

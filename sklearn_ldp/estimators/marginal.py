@@ -39,7 +39,9 @@ from ._base import (
     add_batch,
     forget_fitted,
     reports_or_privatized,
+    with_tags,
 )
+from ._docstrings import estimator_docstring
 
 OUTPUTS = ("fraction", "count")
 # What ``postprocess`` accepts; the default is chosen by measured error
@@ -106,6 +108,7 @@ class IndependenceTest:
     reject_noise_aware: bool
 
 
+@estimator_docstring
 class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     """Every k-way marginal, from one collection of LDP reports (thesis chapter 4).
 
@@ -143,16 +146,7 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     em_tol, em_max_iter : float, int, default=1e-5, 10000
         Stopping rule of the EM decoder of ``"inp_em"`` reports (the thesis's
         ``||Pr^{t+1} - Pr^t||_inf <= 1e-5``). Ignored by the other strategies.
-    strategy, epsilon, categories, max_order : optional
-        Only for fitting on raw records: the estimator privatizes them itself with an
-        :class:`~sklearn_ldp.encoder.LDPEncoder` of these parameters (a simulation
-        convenience, identical to a Pipeline of the two).
-    random_state : int, Generator or None, default=None
-        Used only when privatizing raw records.
-    ledger, ledger_users : str, path or None; str, default=None, "all"
-        Privacy budget ledger (see :mod:`sklearn_ldp.deploy.budget`) charged when the
-        estimator privatizes raw records (a collection, charged by its internal
-        encoder); fitting on reports charges nothing here.
+    <simulation parameters: strategy, epsilon, categories, max_order>
 
     Attributes
     ----------
@@ -754,9 +748,5 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         return edges.sort_values("mutual_information", ascending=False, ignore_index=True)
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.requires_fit = True
-        tags.non_deterministic = True
-        return tags
+        return with_tags(super().__sklearn_tags__(), categorical=True, string=True,
+                         requires_fit=True, non_deterministic=True)

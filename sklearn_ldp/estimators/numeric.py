@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import FreshEntropyMixin, check_nesting
+from ..mechanisms._base.docstrings import shared_sections
 from ..mechanisms.multi_attribute.columns import (
     ColumnsMechanism,
     _MeanPart,
@@ -44,6 +45,51 @@ _VARIANCE_BLOCK = 256
 # score of a categorical column through a frequency oracle builds its k x k per-user
 # variances: refused past this many categories.
 MAX_SCORE_CATEGORIES = 2**14
+
+# The docstring sections the column estimators share, written once
+# (:mod:`sklearn_ldp.mechanisms._base.docstrings`): classes and methods name them as
+# ``<name>`` (or ``<name: argument>``) and ``@_numeric_docstring`` writes them in.
+_numeric_docstring = shared_sections({
+    "raw records parameters": lambda names: f"""\
+{names} : optional
+    Only for fitting on raw records: the estimator privatizes them itself with an
+    :class:`~sklearn_ldp.LDPEncoder` of these parameters.
+random_state : int, Generator or None, default=None
+    Used only when privatizing raw records.
+ledger, ledger_users : str, path or None; str, default=None, "all"
+    Privacy budget ledger charged when the estimator privatizes raw records.""",
+    "statistic attributes": """\
+statistic_ : ndarray
+    The reports' additive statistic.
+mechanism_, domain_ : the objects the reports came with.""",
+    "columns parameter": """\
+Parameters
+----------
+columns : str, list of str or None, default=None
+    Column names (None: every column estimated).""",
+    "held-out parameters": """\
+Parameters
+----------
+X : LDPReports, AggregatedReports or DataFrame of report columns
+    Held-out reports of the fitted mechanism (raw records with ``strategy`` set).
+y : None
+    Ignored.""",
+    "column parameter": """\
+column : str or None, default=None
+    A square-wave column (default ``column_``).""",
+    # A quantile method's parameters and the type it returns.
+    "levels parameters": lambda name: f"""\
+Parameters
+----------
+{name} : float or array-like of float in [0, 1]
+    The levels.
+column : str or None, default=None
+    A square-wave column (default ``column_``).
+
+Returns
+-------
+float or ndarray""",
+})
 
 
 class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
@@ -196,6 +242,7 @@ def _mean_parts(mechanism, positions, counts):
         np.asarray(average), bounds
 
 
+@_numeric_docstring
 class MeanEstimator(_ColumnsEstimator):
     """Unbiased means of bounded numeric columns from LDP reports.
 
@@ -236,9 +283,7 @@ class MeanEstimator(_ColumnsEstimator):
         Number of reports fitted (``n_users_`` is the same number).
     bounds_ : dict
         Column -> its public bounds.
-    statistic_ : ndarray
-        The reports' additive statistic.
-    mechanism_, domain_ : the objects the reports came with.
+    <statistic attributes>
 
     See Also
     --------
@@ -299,13 +344,11 @@ class MeanEstimator(_ColumnsEstimator):
             "bounds_": dict(zip(columns, bounds, strict=True)),
         }
 
+    @_numeric_docstring
     def predict(self, columns=None):
         """The estimated mean of each column asked for.
 
-        Parameters
-        ----------
-        columns : str, list of str or None, default=None
-            Column names (None: every column estimated).
+        <columns parameter>
 
         Returns
         -------
@@ -321,13 +364,11 @@ class MeanEstimator(_ColumnsEstimator):
             return float(self.mean_[columns])
         return self.mean_.loc[names]
 
+    @_numeric_docstring
     def predict_error(self, columns=None):
         """The analytic variance of each mean asked for (``expected_error_``'s rows).
 
-        Parameters
-        ----------
-        columns : str, list of str or None, default=None
-            Column names (None: every column estimated).
+        <columns parameter>
 
         Returns
         -------
@@ -341,6 +382,7 @@ class MeanEstimator(_ColumnsEstimator):
         return self.expected_error_.loc[self._column_list(columns, self.mean_.index,
                                                           "columns")]
 
+    @_numeric_docstring
     def score(self, X, y=None):
         """Unbiased estimate of minus the mean squared error of the means, from held-out
         reports.
@@ -352,12 +394,7 @@ class MeanEstimator(_ColumnsEstimator):
         positive by chance). No raw value is read; the held-out reports spend their own
         budget when they are collected.
 
-        Parameters
-        ----------
-        X : LDPReports, AggregatedReports or DataFrame of report columns
-            Held-out reports of the fitted mechanism (raw records with ``strategy`` set).
-        y : None
-            Ignored.
+        <held-out parameters>
 
         Returns
         -------
@@ -375,6 +412,7 @@ class MeanEstimator(_ColumnsEstimator):
         return -float(np.mean(squared))
 
 
+@_numeric_docstring
 class DistributionEstimator(_ColumnsEstimator):
     """The distribution, CDF and quantiles of a bounded numeric column from Square Wave
     reports, by expectation maximization with smoothing (EMS).
@@ -403,13 +441,7 @@ class DistributionEstimator(_ColumnsEstimator):
         EM stops when the log-likelihood per report changes by less than ``tol``. None: the
         default of :meth:`SquareWaveMechanism.estimate_distribution
         <sklearn_ldp.mechanisms.numeric.square_wave.SquareWaveMechanism.estimate_distribution>`.
-    strategy, epsilon, bounds, n_bins, clip : optional
-        Only for fitting on raw records: the estimator privatizes them itself with an
-        :class:`~sklearn_ldp.LDPEncoder` of these parameters.
-    random_state : int, Generator or None, default=None
-        Used only when privatizing raw records.
-    ledger, ledger_users : str, path or None; str, default=None, "all"
-        Privacy budget ledger charged when the estimator privatizes raw records.
+    <raw records parameters: strategy, epsilon, bounds, n_bins, clip>
 
     Attributes
     ----------
@@ -426,9 +458,7 @@ class DistributionEstimator(_ColumnsEstimator):
         The fraction of users at or below each right bin edge of ``column_``.
     n_reports_ : int
         Number of reports fitted.
-    statistic_ : ndarray
-        The reports' additive statistic.
-    mechanism_, domain_ : the objects the reports came with.
+    <statistic attributes>
 
     See Also
     --------
@@ -530,6 +560,7 @@ class DistributionEstimator(_ColumnsEstimator):
                                 [interval.right for interval in distribution.index]])
         return edges, cdf
 
+    @_numeric_docstring
     def cdf(self, values=None, column=None):
         """The estimated CDF: the fraction of users at or below each value.
 
@@ -537,8 +568,7 @@ class DistributionEstimator(_ColumnsEstimator):
         ----------
         values : array-like of float or None, default=None
             Where to evaluate it (linear within a bin); None: at every right bin edge.
-        column : str or None, default=None
-            A square-wave column (default ``column_``).
+        <column parameter>
 
         Returns
         -------
@@ -553,6 +583,7 @@ class DistributionEstimator(_ColumnsEstimator):
         values = _finite(values, "values")
         return np.interp(values, edges, cdf)
 
+    @_numeric_docstring
     def predict(self, X, column=None):
         """The fraction of users in each closed interval ``[lo, hi]`` (value units).
 
@@ -560,8 +591,7 @@ class DistributionEstimator(_ColumnsEstimator):
         ----------
         X : array-like of shape (p, 2)
             One interval per row; bounds may lie outside the column's bounds.
-        column : str or None, default=None
-            A square-wave column (default ``column_``).
+        <column parameter>
 
         Returns
         -------
@@ -580,19 +610,11 @@ class DistributionEstimator(_ColumnsEstimator):
                              "intervals are [lo, hi] with lo <= hi.")
         return np.interp(intervals[:, 1], edges, cdf) - np.interp(intervals[:, 0], edges, cdf)
 
+    @_numeric_docstring
     def quantiles(self, q, column=None):
         """The ``q``-quantiles: for each level, the least value whose CDF reaches it.
 
-        Parameters
-        ----------
-        q : float or array-like of float in [0, 1]
-            The levels.
-        column : str or None, default=None
-            A square-wave column (default ``column_``).
-
-        Returns
-        -------
-        float or ndarray
+        <levels parameters: q>
             The quantile of each level (a float for a scalar ``q``), in value units.
         """
         check_nesting(self, locals())
@@ -610,24 +632,17 @@ class DistributionEstimator(_ColumnsEstimator):
         values = np.where(levels <= 0, edges[0], values)
         return float(values[0]) if scalar else values
 
+    @_numeric_docstring
     def quantile(self, probabilities, column=None):
         """Alias of :meth:`quantiles` (the name of ``RangeQueryEstimator.quantile``).
 
-        Parameters
-        ----------
-        probabilities : float or array-like of float in [0, 1]
-            The levels.
-        column : str or None, default=None
-            A square-wave column (default ``column_``).
-
-        Returns
-        -------
-        float or ndarray
+        <levels parameters: probabilities>
             As :meth:`quantiles`.
         """
         check_nesting(self, locals())
         return self.quantiles(probabilities, column=column)
 
+    @_numeric_docstring
     def score(self, X, y=None):
         """Mean log-likelihood of held-out reports under the fitted distributions.
 
@@ -636,12 +651,7 @@ class DistributionEstimator(_ColumnsEstimator):
         ``x`` the fitted distribution: a proper scoring rule computed from privatized
         reports only (greater is better), averaged over the columns.
 
-        Parameters
-        ----------
-        X : LDPReports, AggregatedReports or DataFrame of report columns
-            Held-out reports of the fitted mechanism (raw records with ``strategy`` set).
-        y : None
-            Ignored.
+        <held-out parameters>
 
         Returns
         -------
@@ -678,6 +688,7 @@ def _finite(values, name):
     return array
 
 
+@_numeric_docstring
 class AttributeHistogramEstimator(_ColumnsEstimator):
     """The histogram of every categorical column of a record from LDP reports, with its
     analytic error.
@@ -694,13 +705,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
     ----------
     output : {"fraction", "count"}, default="fraction"
         Answer in fractions of the users, or in counts.
-    strategy, epsilon, categories, oracle : optional
-        Only for fitting on raw records: the estimator privatizes them itself with an
-        :class:`~sklearn_ldp.LDPEncoder` of these parameters.
-    random_state : int, Generator or None, default=None
-        Used only when privatizing raw records.
-    ledger, ledger_users : str, path or None; str, default=None, "all"
-        Privacy budget ledger charged when the estimator privatizes raw records.
+    <raw records parameters: strategy, epsilon, categories, oracle>
 
     Attributes
     ----------
@@ -715,9 +720,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         ``[0, 1]``) and ``average_case`` (users spread uniformly over the categories).
     n_reports_ : int
         Number of reports fitted.
-    statistic_ : ndarray
-        The reports' additive statistic.
-    mechanism_, domain_ : the objects the reports came with.
+    <statistic attributes>
 
     See Also
     --------
@@ -811,13 +814,11 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
                 "expected_error_": pd.DataFrame({"worst_case": worst,
                                                  "average_case": average}, index=index)}
 
+    @_numeric_docstring
     def predict(self, columns=None):
         """The histogram of each column asked for.
 
-        Parameters
-        ----------
-        columns : str, list of str or None, default=None
-            Column names (None: every column estimated).
+        <columns parameter>
 
         Returns
         -------
@@ -833,13 +834,11 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
             return self.histograms_[columns].copy()
         return [self.histograms_[name].copy() for name in names]
 
+    @_numeric_docstring
     def predict_error(self, columns=None):
         """The analytic variance of every frequency of the columns asked for.
 
-        Parameters
-        ----------
-        columns : str, list of str or None, default=None
-            Column names (None: every column estimated).
+        <columns parameter>
 
         Returns
         -------
@@ -855,6 +854,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
                 (f"{name}={category}" for category in self.histograms_[name].index)]
         return self.expected_error_.loc[keep]
 
+    @_numeric_docstring
     def score(self, X, y=None):
         """Unbiased estimate of minus the mean squared error per frequency, from held-out
         reports.
@@ -866,12 +866,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         term ``f (1 - f)``, biased by ``O(d / N)``). The score is minus the average over the
         categories of ``(a - b)^2 - Var_hat(b)``.
 
-        Parameters
-        ----------
-        X : LDPReports, AggregatedReports or DataFrame of report columns
-            Held-out reports of the fitted mechanism (raw records with ``strategy`` set).
-        y : None
-            Ignored.
+        <held-out parameters>
 
         Returns
         -------

@@ -21,7 +21,9 @@ from ._base import (
     add_batch,
     forget_fitted,
     reports_or_privatized,
+    with_tags,
 )
+from ._docstrings import estimator_docstring
 
 MONOTONE = ("none", "isotonic", "cumulative")
 
@@ -31,6 +33,7 @@ MONOTONE = ("none", "isotonic", "cumulative")
 EXPECTED_ERROR_POINTS = 4096
 
 
+@estimator_docstring
 class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     """Fractions of users in ranges, the CDF and quantiles of an ordered column, from LDP
     reports.
@@ -60,16 +63,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
         biased upwards, no such guarantee. ``predict``, ``cdf`` and ``quantile`` all use the
         fixed CDF (range answers are then non-negative); ``expected_error_`` always
         describes the unbiased estimate.
-    strategy, epsilon, categories, branching, oracle : optional
-        Only for fitting on raw records: the estimator privatizes them itself with an
-        :class:`~sklearn_ldp.encoder.LDPEncoder` of these parameters (a simulation
-        convenience, identical to a Pipeline of the two).
-    random_state : int, Generator or None, default=None
-        Used only when privatizing raw records.
-    ledger, ledger_users : str, path or None; str, default=None, "all"
-        Privacy budget ledger (see :mod:`sklearn_ldp.deploy.budget`) charged when the
-        estimator privatizes raw records (a collection, charged by its internal
-        encoder); fitting on reports charges nothing here.
+    <simulation parameters: strategy, epsilon, categories, branching, oracle>
 
     Attributes
     ----------
@@ -412,9 +406,5 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
         return values[0] if scalar else values
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.requires_fit = True
-        tags.non_deterministic = True
-        return tags
+        return with_tags(super().__sklearn_tags__(), categorical=True, string=True,
+                         requires_fit=True, non_deterministic=True)

@@ -37,6 +37,7 @@ from ._base import (
     add_batch,
     forget_fitted,
     reports_or_privatized,
+    with_tags,
 )
 
 # What expected_error_ describes (``expected_error_kind_``): the answers returned, or the
@@ -755,8 +756,5 @@ default="none"
         return -float(difference @ gram.matvec(difference)) / self.workload_.n_queries
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.categorical = True
-        tags.input_tags.string = True
-        tags.requires_fit = True
-        return tags
+        return with_tags(super().__sklearn_tags__(), categorical=True, string=True,
+                         requires_fit=True)

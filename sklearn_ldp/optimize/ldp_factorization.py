@@ -43,6 +43,7 @@ Pure numpy/scipy; no scikit-learn here.
 """
 
 import contextlib
+import dataclasses
 import time
 
 import numpy as np
@@ -71,6 +72,7 @@ def limit_blas_threads(n):
     return threadpool_limits(limits=1, user_api="blas")
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class OptimizationResult:
     """What :func:`optimize_strategy` returns.
 
@@ -89,13 +91,14 @@ class OptimizationResult:
         ``n_outputs``, ``seconds`` since the start.
     """
 
-    def __init__(self, Q, worst_case, average_case, n_iter, converged, history):
-        self.Q = Q
-        self.worst_case = worst_case
-        self.average_case = average_case
-        self.n_iter = n_iter
-        self.converged = converged
-        self.history = history
+    # The fields are __init__'s parameters, in order; identity equality and the short repr
+    # below are kept (eq=False, repr=False).
+    Q: np.ndarray
+    worst_case: float
+    average_case: float
+    n_iter: int
+    converged: bool
+    history: list
 
     def __repr__(self):
         return (
@@ -166,18 +169,18 @@ class AverageCaseObjective:
         return evaluation
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class _Evaluation:
     """One point of the optimization: the iterate, its objective and cached factors."""
 
-    def __init__(self, Qt, objective, scaled, inverse_root, U, A):
-        self.Qt = Qt
-        self.objective = objective
-        self.scaled = scaled
-        self.inverse_root = inverse_root
-        self.U = U
-        self.A = A
-        self.gradient = None
-        self.per_user = None
+    Qt: np.ndarray
+    objective: float
+    scaled: np.ndarray
+    inverse_root: np.ndarray
+    U: np.ndarray
+    A: np.ndarray
+    gradient: np.ndarray = dataclasses.field(default=None, init=False)
+    per_user: np.ndarray = dataclasses.field(default=None, init=False)
 
 
 def _inner(a, b):
