@@ -46,10 +46,10 @@ from scipy import special
 from ..._validation import check_delta, check_epsilon, check_positive_int
 from .._base.counts import MAX_REPORTS
 from .._base.exact import TABLE_PRECISION, bernoulli_below
+from .._base.influence import ReportInfluence
 from .._base.mechanism import (
     Mechanism,
     ReportCheck,
-    ReportInfluence,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,

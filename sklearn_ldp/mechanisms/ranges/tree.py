@@ -50,9 +50,9 @@ from .._base.bits import (
 )
 from .._base.counts import check_count_values
 from .._base.exact import ExactLaw, check_law_size
+from .._base.influence import ReportInfluence
 from .._base.mechanism import (
     ReportCheck,
-    ReportInfluence,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
