@@ -132,7 +132,7 @@ def _unary_strategy(n, p, q):
     return own * q**others * (1 - q) ** (n - 1 - others)
 
 
-# The parameters and attributes of both unary encodings, written in at ``<unary parameters>``.
+# The parameters and attributes of the unary encodings, written in at ``<unary parameters>``.
 unary_docstring = shared_sections({"unary parameters": """\
 Parameters
 ----------
@@ -151,27 +151,14 @@ pair_own, pair_other : float
     ``p q`` and ``q^2`` (independent bits)."""})
 
 
+@unary_docstring
 class UnaryEncoding(SupportOracle):
     """Unary encoding frequency oracle (base of ``"rappor"`` and ``"oue"``), any domain size.
 
     Use :class:`SymmetricUnaryEncoding` or :class:`OptimizedUnaryEncoding`; subclasses only
     give the nominal ``(p, q)`` (see the module docstring for the mathematics).
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n`` (bits per report).
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
-
-    Attributes
-    ----------
-    p, q : float
-        Realized probabilities (multiples of ``2^-52``) of bit ``u`` and of every other bit.
-    p_numerator, q_numerator : int
-        ``p = p_numerator / 2^52``, ``q = q_numerator / 2^52``.
-    pair_own, pair_other : float
-        ``p q`` and ``q^2`` (independent bits).
+    <unary parameters>
 
     Examples
     --------
