@@ -46,10 +46,10 @@ from scipy import special
 from ..._validation import check_delta, check_epsilon, check_positive_int
 from .._base.counts import MAX_REPORTS
 from .._base.exact import TABLE_PRECISION, bernoulli_below
+from .._base.influence import ReportInfluence
 from .._base.mechanism import (
     Mechanism,
     ReportCheck,
-    ReportInfluence,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
@@ -538,36 +538,19 @@ class _VectorReportMechanism(Mechanism):
             np.minimum(at_low, at_high).sum(axis=1), np.maximum(at_low, at_high).sum(axis=1),
             np.where(positive, low, high), np.where(positive, high, low))
 
+    def report_influence(self, workload_matrix):
+        # A kept report ``r`` adds ``r`` to the sum, so ``W x_hat`` moves by ``W M^+ r``
+        # (``M`` the measured matrix), extreme at a corner of the box of report_bounds
+        # (a bottom report of the rejection mechanism moves nothing).
+        W = check_workload_matrix(workload_matrix, self.n_inputs)
+        return self._influence_from_coefficients(W @ self._solver.pinv)
+
     def supports(self, workload_matrix):
-        """Whether every query (a query matrix or a workload) lies in the row space of the
-        measured matrix.
-
-        Parameters
-        ----------
-        workload_matrix : workload or array-like of shape (p, n_inputs)
-            A query matrix or a workload.
-
-        Returns
-        -------
-        bool
-            True when every query's answer ``w . x_hat`` is unbiased.
-        """
+        # Every query in the row space of the measured matrix.
         return self._solver.in_row_space(self._support_rows(workload_matrix))
 
     def supports_gram(self, gram):
-        """Whether the workload with Gram ``W^T W`` (operator or array) lies in that row
-        space (same row space).
-
-        Parameters
-        ----------
-        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
-            ``W^T W`` for the workload ``W``.
-
-        Returns
-        -------
-        bool
-            True when the workload can be answered without bias.
-        """
+        # The workload of Gram ``W^T W`` in that row space.
         return self._solver.in_row_space(self._dense_gram(gram))
 
     @property
@@ -847,44 +830,8 @@ class GaussianMechanism(_VectorReportMechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Valid reports: finite rows inside :meth:`report_bounds` (width and dtype are
-        checked first).
-
-        Parameters
-        ----------
-        reports : ndarray of float of shape (n_reports, d)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        check : ReportCheck
-            The reports and, per report, whether it is finite and inside the bounds.
-
-        Raises
-        ------
-        ValueError
-            If the array is not 2-D with ``d`` float columns.
-        """
+        # Finite rows inside :meth:`report_bounds` (width and dtype are checked first).
         return self._box_validity(reports, bottom_allowed=False)
-
-    def report_influence(self, workload_matrix):
-        """Influence of one report (:meth:`~.base.Mechanism.report_influence`): a report
-        ``r`` adds ``r`` to the sum, so ``W x_hat`` moves by ``W A^+ r``, extreme at a corner
-        of the box of :meth:`report_bounds`.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (p, n_inputs) or (n_inputs,)
-            Dense query rows over the cells (one row: one query).
-
-        Returns
-        -------
-        influence : ReportInfluence
-            Per query, the smallest and largest change of the answer that one accepted
-            report can make, and the reports (box corners) that attain them.
-        """
-        W = check_workload_matrix(workload_matrix, self.n_inputs)
-        return self._influence_from_coefficients(W @ self._solver.pinv)
 
     def aggregate(self, reports):
         """``[sum of the reports (d), N]`` as float64 (additive over chunks).

@@ -690,44 +690,8 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
 
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
-        """Valid reports: rows of NaN (bottom), or finite rows inside
-        :meth:`report_bounds` (width and dtype are checked first).
-
-        Parameters
-        ----------
-        reports : ndarray of float of shape (n_reports, d)
-            Reports as :meth:`randomize` returns them.
-
-        Returns
-        -------
-        check : ReportCheck
-            The reports and, per report, whether it is bottom or finite inside the bounds.
-
-        Raises
-        ------
-        ValueError
-            If the array is not 2-D with ``d`` float columns.
-        """
+        # Rows of NaN (bottom), or finite rows inside :meth:`report_bounds`.
         return self._box_validity(reports, bottom_allowed=True)
-
-    def report_influence(self, workload_matrix):
-        """Influence of one report (:meth:`~.base.Mechanism.report_influence`): a kept
-        report ``v`` adds ``v`` to ``T``, so ``W x_hat`` moves by ``W B^+ v``, extreme at a
-        corner of the box of :meth:`report_bounds` (a bottom report moves nothing).
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (p, n_inputs) or (n_inputs,)
-            Dense query rows over the cells (one row: one query).
-
-        Returns
-        -------
-        influence : ReportInfluence
-            Per query, the smallest and largest change of the answer that one accepted
-            report can make, and the reports (box corners) that attain them.
-        """
-        W = check_workload_matrix(workload_matrix, self.n_inputs)
-        return self._influence_from_coefficients(W @ self._solver.pinv)
 
     def _check_statistic(self, statistic, extra):
         """As for every Gaussian statistic, and the kept reports are at most all reports."""

@@ -20,6 +20,7 @@ import numpy as np
 from scipy import linalg
 
 from ..._validation import EPSILON_RTOL, check_epsilon, check_ldp_strategy, realised_epsilon
+from .._base.docstrings import shared_sections
 from .._base.exact import TABLE_PRECISION, check_law_size, law_from_table_column, sample_table
 from .._base.mechanism import (
     OutputIndexMechanism,
@@ -39,6 +40,13 @@ PRIVACY_RTOL = EPSILON_RTOL
 # Version of the factorization specification: 2 carries the integer table that is sampled
 # (version 1 carried a float matrix, normalized and sampled in floating point).
 FACTORIZATION_SPEC_VERSION = 2
+
+
+# The paper behind this module, cited by a line ``<mmmm20 reference: the part cited>``.
+mmmm20_reference = shared_sections({"mmmm20 reference": """\
+.. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+   for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
+   ({}).""".format})
 
 
 def privacy_ratio(Q):
@@ -150,6 +158,7 @@ def workload_in_row_space(workload_matrix, null_space, rtol=1e-8):
 
 
 @register
+@mmmm20_reference
 class FactorizationMechanism(OutputIndexMechanism):
     """An epsilon-LDP mechanism given by a strategy matrix ``Q``.
 
@@ -197,9 +206,7 @@ class FactorizationMechanism(OutputIndexMechanism):
 
     References
     ----------
-    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
-       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
-       (the factorization mechanism, the optimal reconstruction and the variance).
+    <mmmm20 reference: the factorization mechanism, the optimal reconstruction and the variance>
 
     Examples
     --------
@@ -539,6 +546,7 @@ class FactorizationMechanism(OutputIndexMechanism):
         )
 
 
+@mmmm20_reference
 def optimal_reconstruction(Q, workload_matrix):
     """``V* = W (Q^T D^-1 Q)^+ Q^T D^-1`` for an arbitrary strategy ``Q`` (no privacy check).
 
@@ -565,9 +573,7 @@ def optimal_reconstruction(Q, workload_matrix):
 
     References
     ----------
-    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
-       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
-       (Theorem "optimal V").
+    <mmmm20 reference: Theorem "optimal V">
 
     Examples
     --------
@@ -585,6 +591,7 @@ def optimal_reconstruction(Q, workload_matrix):
     return np.asarray(workload_matrix, dtype=float) @ solver.solve(scaled.T)
 
 
+@mmmm20_reference
 def per_user_variance(V, Q, workload_matrix):
     """``z_u = sum_o ||V_{:,o}||^2 Q[o,u] - ||w_u||^2`` for any reconstruction ``V`` with VQ=W.
 
@@ -615,9 +622,7 @@ def per_user_variance(V, Q, workload_matrix):
 
     References
     ----------
-    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
-       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
-       (Theorem "variance").
+    <mmmm20 reference: Theorem "variance">
 
     Examples
     --------
@@ -642,6 +647,7 @@ def average_case_objective(Q, gram):
     return float(np.trace(solver.solve(gram)))
 
 
+@mmmm20_reference
 def svd_lower_bound(workload_matrix, epsilon):
     """Lower bound on the worst-case per-user variance of any epsilon-LDP factorization.
 
@@ -669,9 +675,7 @@ def svd_lower_bound(workload_matrix, epsilon):
 
     References
     ----------
-    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
-       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
-       (Theorem "lower bound" and its worst-case corollary).
+    <mmmm20 reference: Theorem "lower bound" and its worst-case corollary>
 
     Examples
     --------
@@ -688,6 +692,7 @@ def svd_lower_bound(workload_matrix, epsilon):
     return float((np.exp(-epsilon) * nuclear**2 - np.sum(W * W)) / W.shape[1])
 
 
+@mmmm20_reference
 def sample_complexity(worst_case_per_user, n_queries, alpha=0.01):
     """Users needed so that the normalized worst-case variance per query is ``alpha``.
 
@@ -717,9 +722,7 @@ def sample_complexity(worst_case_per_user, n_queries, alpha=0.01):
 
     References
     ----------
-    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
-       for linear queries under local differential privacy", PVLDB 13(11):1905-1918, 2020
-       (corollary "sample complexity").
+    <mmmm20 reference: corollary "sample complexity">
 
     Examples
     --------

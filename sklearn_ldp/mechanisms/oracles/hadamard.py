@@ -77,6 +77,7 @@ from ._hadamard_blocks import hyperplane_counts
 from .hadamard_layout import (
     block_and_column,
     block_counts,
+    cells_and_budget,
     check_layout,
     hadamard_strategy,
     paper_layout,
@@ -151,6 +152,7 @@ def _chosen_layout(n, epsilon):
     return best[-1]
 
 
+@cells_and_budget
 def hadamard_layout(n, epsilon):
     """The layout ``(n_blocks, block_size, hole)`` with the least average variance.
 
@@ -162,12 +164,7 @@ def hadamard_layout(n, epsilon):
     layout is, else overall unless such a layout is at most ``COMPUTABLE_TOLERANCE`` worse.
     See the module docstring, "Choosing the layout".
 
-    Parameters
-    ----------
-    n : int
-        Number of cells.
-    epsilon : float
-        The privacy budget.
+    <cells and budget>
 
     Returns
     -------

@@ -32,6 +32,7 @@ import numpy as np
 from scipy.linalg import hadamard
 
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
+from .._base.docstrings import shared_sections
 from .._base.ratio import ratio_weights
 
 
@@ -119,15 +120,22 @@ def block_and_column(cells, block_size, hole, n_full):
     return block, column
 
 
+# The parameters ``n`` and ``epsilon`` of the layout functions, written in at
+# ``<cells and budget>``.
+cells_and_budget = shared_sections({"cells and budget": """\
+Parameters
+----------
+n : int
+    Number of cells.
+epsilon : float
+    The privacy budget."""})
+
+
+@cells_and_budget
 def hadamard_strategy(n, epsilon, layout=None):
     """The ``K x n`` Hadamard response strategy matrix.
 
-    Parameters
-    ----------
-    n : int
-        Number of cells.
-    epsilon : float
-        The privacy budget.
+    <cells and budget>
     layout : tuple of int, optional
         ``(n_blocks, block_size, hole)`` (see :func:`check_layout`); by default the paper's
         layout of :func:`hadamard_shape` (the strategy of the ``"hierarchical_matrix"``

@@ -41,7 +41,8 @@ Pure numpy; no scikit-learn here.
 import numpy as np
 
 from .._base.counts import check_count_values, totals_differ
-from .._base.mechanism import Mechanism, ReportInfluence, check_workload_matrix, chunks
+from .._base.influence import ReportInfluence
+from .._base.mechanism import Mechanism, check_workload_matrix, chunks
 from .._base.workload_ops import centered_square_extremes, check_gram, check_workload_width
 
 

@@ -58,6 +58,7 @@ from .._base.bits import (
     set_bits,
     unused_bits_clear,
 )
+from .._base.docstrings import shared_sections
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import ReportCheck, check_type_counts, check_type_indices, register
 from .support import SupportOracle
@@ -131,27 +132,33 @@ def _unary_strategy(n, p, q):
     return own * q**others * (1 - q) ** (n - 1 - others)
 
 
+# The parameters and attributes of the unary encodings, written in at ``<unary parameters>``.
+unary_docstring = shared_sections({"unary parameters": """\
+Parameters
+----------
+n_inputs : int
+    Domain size ``n`` (bits per report), at least 1.
+epsilon : float
+    Privacy budget of one report, in ``(0, 50]``.
+
+Attributes
+----------
+p, q : float
+    Realized probabilities (multiples of ``2^-52``) of bit ``u`` and of every other bit.
+p_numerator, q_numerator : int
+    ``p = p_numerator / 2^52``, ``q = q_numerator / 2^52``.
+pair_own, pair_other : float
+    ``p q`` and ``q^2`` (independent bits)."""})
+
+
+@unary_docstring
 class UnaryEncoding(SupportOracle):
     """Unary encoding frequency oracle (base of ``"rappor"`` and ``"oue"``), any domain size.
 
     Use :class:`SymmetricUnaryEncoding` or :class:`OptimizedUnaryEncoding`; subclasses only
     give the nominal ``(p, q)`` (see the module docstring for the mathematics).
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n`` (bits per report).
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
-
-    Attributes
-    ----------
-    p, q : float
-        Realized probabilities (multiples of ``2^-52``) of bit ``u`` and of every other bit.
-    p_numerator, q_numerator : int
-        ``p = p_numerator / 2^52``, ``q = q_numerator / 2^52``.
-    pair_own, pair_other : float
-        ``p q`` and ``q^2`` (independent bits).
+    <unary parameters>
 
     Examples
     --------
@@ -298,6 +305,7 @@ class UnaryEncoding(SupportOracle):
 
 
 @register
+@unary_docstring
 class SymmetricUnaryEncoding(UnaryEncoding):
     """Symmetric unary encoding (basic one-time RAPPOR): ``p = e^{eps/2} / (1 + e^{eps/2})``,
     ``q = 1 - p`` (realized: rounded to multiples of ``2^-52``, ``p`` down, ``q`` up).
@@ -307,21 +315,7 @@ class SymmetricUnaryEncoding(UnaryEncoding):
     bit set and estimates ``(C - q N) / (p - q)``, then spreads the difference to the known
     total ``N`` over the cells (module :mod:`~sklearn_ldp.mechanisms.oracles.unary`).
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n`` (bits per report), at least 1.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
-
-    Attributes
-    ----------
-    p, q : float
-        Realized probabilities (multiples of ``2^-52``) of bit ``u`` and of every other bit.
-    p_numerator, q_numerator : int
-        ``p = p_numerator / 2^52``, ``q = q_numerator / 2^52``.
-    pair_own, pair_other : float
-        ``p q`` and ``q^2`` (independent bits).
+    <unary parameters>
 
     See Also
     --------
@@ -360,6 +354,7 @@ class SymmetricUnaryEncoding(UnaryEncoding):
 
 
 @register
+@unary_docstring
 class OptimizedUnaryEncoding(UnaryEncoding):
     """Optimized unary encoding (OUE): ``p = 1/2``, ``q = 1 / (e^eps + 1)``
     (realized ``q``: rounded up to a multiple of ``2^-52``; ``p = 1/2`` is exact).
@@ -368,21 +363,7 @@ class OptimizedUnaryEncoding(UnaryEncoding):
     chose ``p`` and ``q`` to minimize the variance ``q (1 - q) / (p - q)^2`` of each count
     under the privacy constraint ``p (1 - q) / (q (1 - p)) = e^eps``.
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n`` (bits per report), at least 1.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
-
-    Attributes
-    ----------
-    p, q : float
-        Realized probabilities (multiples of ``2^-52``) of bit ``u`` and of every other bit.
-    p_numerator, q_numerator : int
-        ``p = p_numerator / 2^52``, ``q = q_numerator / 2^52``.
-    pair_own, pair_other : float
-        ``p q`` and ``q^2`` (independent bits).
+    <unary parameters>
 
     See Also
     --------

@@ -74,9 +74,9 @@ from ..._fwht import fwht, hadamard_parity
 from ..._validation import check_dense_size, check_epsilon, check_positive_int
 from .._base.counts import report_count
 from .._base.exact import ExactLaw, check_law_size, uniform_below
+from .._base.influence import ReportInfluence
 from .._base.mechanism import (
     Mechanism,
-    ReportInfluence,
     check_output_counts,
     check_type_counts,
     check_type_indices,

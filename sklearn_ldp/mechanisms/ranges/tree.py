@@ -49,10 +49,11 @@ from .._base.bits import (
     unused_bits_clear,
 )
 from .._base.counts import check_count_values
+from .._base.docstrings import shared_sections
 from .._base.exact import ExactLaw, check_law_size
+from .._base.influence import ReportInfluence
 from .._base.mechanism import (
     ReportCheck,
-    ReportInfluence,
     check_type_counts,
     check_type_indices,
     check_workload_matrix,
@@ -80,6 +81,15 @@ LEVEL_ORACLES = {
     "olh": OptimizedLocalHashing,
     "hrr": HadamardRandomizedResponse,
 }
+
+# The ``statistic`` parameter of the methods that decode one, written in at
+# ``<statistic parameter>``.
+_statistic_parameter = shared_sections({"statistic parameter": """\
+Parameters
+----------
+statistic : ndarray of int64
+    The output of :meth:`aggregate` (or a sum of such outputs); checked first."""})
+
 
 @register
 class HierarchicalHistogram(_TreeVariance):
@@ -507,14 +517,12 @@ class HierarchicalHistogram(_TreeVariance):
         return statistic
 
     # ------------------------------------------------------------------ estimation
+    @_statistic_parameter
     def level_estimates(self, statistic):
         """Unbiased population counts of every node, level by level (coarsest first), before
         consistency: ``h y_l - (h N_l - N) / m_l`` (each level sums to ``N``).
 
-        Parameters
-        ----------
-        statistic : ndarray of int64
-            The output of :meth:`aggregate` (or a sum of such outputs); checked first.
+        <statistic parameter>
 
         Returns
         -------
@@ -542,13 +550,11 @@ class HierarchicalHistogram(_TreeVariance):
                           - (self.height * reported[k] - total) / oracle.n_inputs)
         return levels
 
+    @_statistic_parameter
     def consistent_levels(self, statistic):
         """All levels after the consistency step (each parent = the sum of its children).
 
-        Parameters
-        ----------
-        statistic : ndarray of int64
-            The output of :meth:`aggregate` (or a sum of such outputs); checked first.
+        <statistic parameter>
 
         Returns
         -------
@@ -565,6 +571,7 @@ class HierarchicalHistogram(_TreeVariance):
         # The leaves of the consistent tree (they sum to N).
         return self.consistent_levels(statistic)[-1]
 
+    @_statistic_parameter
     def range_counts(self, statistic, lo, hi, consistency=True):
         """Estimated number of users in each closed range ``[lo_i, hi_i]`` of cells.
 
@@ -572,10 +579,7 @@ class HierarchicalHistogram(_TreeVariance):
         the B-adic decomposition of the raw level estimates (the thesis's TreeOUE, TreeOLH,
         TreeHRR without "CI"). Both are unbiased.
 
-        Parameters
-        ----------
-        statistic : ndarray of int64
-            The output of :meth:`aggregate` (or a sum of such outputs); checked first.
+        <statistic parameter>
         lo, hi : array-like of int
             First and last cell of each range, ``0 <= lo_i <= hi_i < n``.
         consistency : bool, default=True
