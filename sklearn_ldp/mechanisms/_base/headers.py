@@ -67,3 +67,25 @@ class SpecEquality:
 
     def __hash__(self):
         return hash(repr(self.to_dict()))
+
+
+class FieldSpec(SpecEquality):
+    """Mixin: the version-1 specification of the constructor's arguments ``spec_fields`` (in
+    order, each an attribute of the same name), and the repr that names them."""
+
+    spec_fields = ()
+
+    def to_dict(self):
+        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
+        return {"version": 1, "mechanism": self.kind,
+                **{name: getattr(self, name) for name in self.spec_fields}}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
+        check_version_one_fields(spec, cls.kind, set(cls.spec_fields))
+        return cls(*(spec[name] for name in cls.spec_fields))
+
+    def __repr__(self):
+        arguments = ", ".join(f"{name}={getattr(self, name)}" for name in self.spec_fields)
+        return f"{type(self).__name__}({arguments})"

@@ -74,7 +74,7 @@ from .._base.exact import (
     integer_ratio_at_most,
     uniform_below,
 )
-from .._base.headers import SpecEquality, check_version_one_fields
+from .._base.headers import FieldSpec, SpecEquality
 from .._base.prf import (
     new_secrets,
     prf_bernoulli,
@@ -690,7 +690,7 @@ def _derived_subsets(secrets, k, d):
     return np.sort(out, axis=1)
 
 
-class DBitFlipPM(SpecEquality):
+class DBitFlipPM(FieldSpec):
     """Microsoft's dBitFlipPM: histograms over time with permanent memoization.
 
     Each user samples ``d`` of the ``k`` buckets once (kept), and for each sampled bucket
@@ -739,6 +739,7 @@ class DBitFlipPM(SpecEquality):
     """
 
     kind = "dbitflip_pm"
+    spec_fields = ("n_cells", "epsilon", "n_sampled")
 
     def __init__(self, n_cells, epsilon, n_sampled=1):
         self.n_cells = check_positive_int(n_cells, "n_cells")
@@ -760,22 +761,6 @@ class DBitFlipPM(SpecEquality):
         # The realized ratio: every formula in e (estimate, variance) is then exact for the
         # probabilities drawn, own / 2^52 = e / (e + 1).
         self.e = self._own / self._other
-
-    def to_dict(self):
-        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
-        return {"version": 1, "mechanism": self.kind, "n_cells": self.n_cells,
-                "epsilon": self.epsilon, "n_sampled": self.n_sampled}
-
-    @classmethod
-    def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
-        fields = {"n_cells", "epsilon", "n_sampled"}
-        check_version_one_fields(spec, cls.kind, fields)
-        return cls(spec["n_cells"], spec["epsilon"], spec["n_sampled"])
-
-    def __repr__(self):
-        return (f"DBitFlipPM(n_cells={self.n_cells}, epsilon={self.epsilon}, n_sampled="
-                f"{self.n_sampled})")
 
     def new_state(self, n_users, rng=None):
         """The users' memory: a :class:`MemoState` (a secret per user; ``rng`` None draws the
@@ -879,7 +864,7 @@ class DBitFlipPM(SpecEquality):
         return n_users * ((1 - f) * other + f * own)
 
 
-class OneBitMeanPM(SpecEquality):
+class OneBitMeanPM(FieldSpec):
     """Ding et al.'s 1BitMean for counters over time, with alpha-point rounding memoized.
 
     A user's counter ``x`` lies in ``[0, m]``. The range is cut into ``s`` equal segments;
@@ -946,6 +931,7 @@ class OneBitMeanPM(SpecEquality):
     """
 
     kind = "1bitmean_pm"
+    spec_fields = ("max_value", "epsilon", "n_segments")
 
     def __init__(self, max_value, epsilon, n_segments=8):
         if isinstance(max_value, bool) or not isinstance(max_value, int | float | np.number) \
@@ -969,22 +955,6 @@ class OneBitMeanPM(SpecEquality):
         self._numerators = self._numerators.astype(np.int64)
         self.p = self._numerators / one
         self.p_low, self.p_high = low / one, high / one
-
-    def to_dict(self):
-        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
-        return {"version": 1, "mechanism": self.kind, "max_value": self.max_value,
-                "epsilon": self.epsilon, "n_segments": self.n_segments}
-
-    @classmethod
-    def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
-        fields = {"max_value", "epsilon", "n_segments"}
-        check_version_one_fields(spec, cls.kind, fields)
-        return cls(spec["max_value"], spec["epsilon"], spec["n_segments"])
-
-    def __repr__(self):
-        return (f"OneBitMeanPM(max_value={self.max_value}, epsilon={self.epsilon}, "
-                f"n_segments={self.n_segments})")
 
     @property
     def n_cells(self):
