@@ -171,13 +171,19 @@ def refuse_deep_nesting(method):
     return guarded
 
 
+def check_positive_real(value, name):
+    """Return ``value`` as a finite float > 0, or raise a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a positive real number, got {value!r}.")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    return value
+
+
 def check_epsilon(epsilon, name="epsilon"):
     """Return ``epsilon`` as a float, or raise a ValueError saying what is allowed."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ValueError(f"{name} must be a positive real number, got {epsilon!r}.")
-    epsilon = float(epsilon)
-    if not math.isfinite(epsilon) or epsilon <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}.")
+    epsilon = check_positive_real(epsilon, name)
     if epsilon > 50:
         # exp(50) ~ 5e21: the strategy ratios lose all floating-point meaning beyond this.
         raise ValueError(f"{name}={epsilon!r} is too large to be meaningful; use a value <= 50.")

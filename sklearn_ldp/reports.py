@@ -36,8 +36,33 @@ import numpy as np
 # The .npz format sits with the other file formats in deploy/; it takes and returns arrays,
 # mechanisms, domains and workloads, never these containers, so nothing there imports back.
 from .deploy.npz import load_npz, save_npz
+from .mechanisms._base.docstrings import shared_sections
 from .mechanisms._base.mechanism import MAX_REPORTS, Mechanism
 from .mechanisms._base.statistics import check_statistic, sum_statistics
+
+# The path parameters and the load error of the ``save``/``load`` methods, written once (lines
+# ``<save path>``, ``<load path>``, ``<refused>`` (the start of a paragraph) and ``<load error>``;
+# :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+_file_docstring = shared_sections({
+    "save path": """\
+Parameters
+----------
+path : str or os.PathLike
+    The file to write (replaced atomically if it exists; no suffix is added).""",
+    "load path": """\
+Parameters
+----------
+path : str or os.PathLike
+    A file written by :meth:`save`.""",
+    "refused": """\
+Refused: another kind of file, an unknown file or specification version or mechanism,
+a checksum mismatch (the file was modified or truncated), declared sizes over the""",
+    "load error": """\
+Raises
+------
+ValueError
+    If the file cannot be read or verified (the message names the file).""",
+})
 
 
 class LDPReports:
@@ -132,16 +157,14 @@ class LDPReports:
         return AggregatedReports(self.mechanism.aggregate(self.reports), self.mechanism,
                                  self.domain, self.workload)
 
+    @_file_docstring
     def save(self, path):
         """Write the reports, the mechanism's JSON spec, the domain and the workload to ``path``.
 
         A compressed ``.npz`` file without pickled objects (safe to load from others);
         :meth:`load` rebuilds equal reports.
 
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write (replaced atomically if it exists; no suffix is added).
+        <save path>
 
         Raises
         ------
@@ -170,18 +193,15 @@ class LDPReports:
                   self.workload, self.n_invalid)
 
     @classmethod
+    @_file_docstring
     def load(cls, path, *, allow_unverified=False):
         """Reports saved by :meth:`save`; a ValueError naming the file if they cannot be read.
 
-        Refused: another kind of file, an unknown file or specification version or mechanism,
-        a checksum mismatch (the file was modified or truncated), declared sizes over the
+        <refused>
         caps of :mod:`sklearn_ldp.deploy.limits`, reports the mechanism refuses, and a file saved by
         an earlier version (file version 1 or 2: no checksum) unless ``allow_unverified``.
 
-        Parameters
-        ----------
-        path : str or os.PathLike
-            A file written by :meth:`save`.
+        <load path>
         allow_unverified : bool, default=False
             Load a file without a checksum (file versions 1 and 2) with an
             :class:`~sklearn_ldp.deploy.limits.UnverifiedFileWarning` instead of refusing it. Only
@@ -192,10 +212,7 @@ class LDPReports:
         LDPReports
             The reports with their mechanism, domain, workload and ``n_invalid``.
 
-        Raises
-        ------
-        ValueError
-            If the file cannot be read or verified (the message names the file).
+        <load error>
         """
         reports, mechanism, domain, workload, n_invalid = load_npz(
             path, "LDPReports", "reports", allow_unverified)
@@ -377,16 +394,14 @@ class AggregatedReports:
         return NotImplemented
 
     # ------------------------------------------------------------------ files
+    @_file_docstring
     def save(self, path):
         """Write the statistic, the mechanism's JSON spec, the domain and the workload.
 
         A compressed ``.npz`` file without pickled objects, with a SHA-256 checksum of its
         content; :meth:`load` reads it back.
 
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write (replaced atomically if it exists; no suffix is added).
+        <save path>
 
         Raises
         ------
@@ -408,20 +423,17 @@ class AggregatedReports:
                   self.domain, self.workload)
 
     @classmethod
+    @_file_docstring
     def load(cls, path, *, allow_unverified=False):
         """An aggregate saved by :meth:`save`; a ValueError naming the file if it cannot be read.
 
-        Refused: another kind of file, an unknown file or specification version or mechanism,
-        a checksum mismatch (the file was modified or truncated), declared sizes over the
+        <refused>
         caps of :mod:`sklearn_ldp.deploy.limits`, a statistic that
         :func:`~sklearn_ldp.mechanisms._base.statistics.check_statistic` refuses
         (wrong shape or type, negative counts, inconsistent totals), and a file saved by an
         earlier version (file version 1 or 2: no checksum) unless ``allow_unverified``.
 
-        Parameters
-        ----------
-        path : str or os.PathLike
-            A file written by :meth:`save`.
+        <load path>
         allow_unverified : bool, default=False
             Load a file without a checksum, with a warning, as :meth:`LDPReports.load`.
 
@@ -430,10 +442,7 @@ class AggregatedReports:
         AggregatedReports
             The statistic with its mechanism, domain and workload.
 
-        Raises
-        ------
-        ValueError
-            If the file cannot be read or verified (the message names the file).
+        <load error>
         """
         statistic, mechanism, domain, workload, _ = load_npz(
             path, "AggregatedReports", "statistic", allow_unverified)

@@ -92,6 +92,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from ..mechanisms._base.docstrings import shared_sections
 from .limits import (
     UnverifiedFileWarning,
     atomic_write,
@@ -108,6 +109,21 @@ CHECKSUM_KEY = "sha256"
 STATE_KEYS = ("format", "version", "total_epsilon", "total_delta", "groups", "entries")
 EVERYONE = "all"
 KINDS = ("collection", "release")
+
+# The parameter and the error of the queries by cohort (lines ``<cohort parameter>`` and
+# ``<cohort error>`` of a docstring; :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+_cohort_query = shared_sections({
+    "cohort parameter": """\
+Parameters
+----------
+users : str, default="all"
+    A declared cohort, or ``"all"``.""",
+    "cohort error": """\
+Raises
+------
+ValueError
+    If ``users`` is not ``"all"`` or a declared cohort.""",
+})
 # Relative slack of the comparison spent <= total: absorbs the rounding of float sums
 # (0.1 + 0.1 + 0.1 > 0.3 in binary floating point) and nothing more.
 BUDGET_RTOL = 1e-9
@@ -675,13 +691,11 @@ class PrivacyLedger:
         """Every recorded charge, oldest first (a list of dicts; copies)."""
         return [dict(entry) for entry in self._read()["entries"]]
 
+    @_cohort_query
     def spent(self, users=EVERYONE):
         """Budget spent by ``users``: a cohort, or ``"all"`` for the most charged person.
 
-        Parameters
-        ----------
-        users : str, default="all"
-            A declared cohort, or ``"all"``.
+        <cohort parameter>
 
         Returns
         -------
@@ -689,30 +703,22 @@ class PrivacyLedger:
             For a cohort, its charges plus the charges on everyone; for ``"all"``, the
             largest of these over the cohorts and the people in no cohort.
 
-        Raises
-        ------
-        ValueError
-            If ``users`` is not ``"all"`` or a declared cohort.
+        <cohort error>
         """
         return _spent(self._read(), users)
 
+    @_cohort_query
     def remaining(self, users=EVERYONE):
         """Budget ``users`` can still spend (for ``"all"``: what a charge on everyone may use).
 
-        Parameters
-        ----------
-        users : str, default="all"
-            A declared cohort, or ``"all"``.
+        <cohort parameter>
 
         Returns
         -------
         Budget
             The totals minus :meth:`spent`, floored at zero.
 
-        Raises
-        ------
-        ValueError
-            If ``users`` is not ``"all"`` or a declared cohort.
+        <cohort error>
         """
         state = self._read()
         return _remaining(state, _spent(state, users))

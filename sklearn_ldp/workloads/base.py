@@ -76,7 +76,8 @@ domain : Domain, mapping or int, optional
     The domain the queries range over; ``n`` must equal its number of cells.""")
 
 
-# The parameters of the workloads over the flat order of n_cells cells, with the default name.
+# The parameters of the workloads over the flat order of n_cells cells, with the default name,
+# then the See Also entry of their builder (of that name).
 _documents_cells = _shared_sections(cells_parameters=lambda name: f"""Parameters
 ----------
 n_cells : int
@@ -84,7 +85,11 @@ n_cells : int
 domain : Domain, mapping or int, optional
     The domain (its size must be ``n_cells``).
 name : str, default="{name}"
-    A short name of the workload family.""")
+    A short name of the workload family.
+
+See Also
+--------
+{name} : The builder of this workload from a domain.""")
 
 def _check_query_entries(n_queries, n_columns, what, name):
     if n_queries * n_columns > MAX_QUERY_ENTRIES:

@@ -38,10 +38,6 @@ class Identity(_Structured):
 
     {cells_parameters:histogram}
 
-    See Also
-    --------
-    histogram : The builder of this workload from a domain.
-
     Examples
     --------
     >>> W = Identity(3)
@@ -88,10 +84,6 @@ class Total(_Structured):
 
     {cells_parameters:total}
 
-    See Also
-    --------
-    total : The builder of this workload from a domain.
-
     Examples
     --------
     >>> Total(3) @ [1, 2, 3]
@@ -132,10 +124,6 @@ class Prefix(_Structured):
     A one-column domain labels the queries with its categories.
 
     {cells_parameters:prefix}
-
-    See Also
-    --------
-    prefix : The builder of this workload from a domain.
 
     Examples
     --------
@@ -316,10 +304,6 @@ class AllRange(_IntervalFamily):
     unless asked (its Gram ``(min(i, j) + 1) (n - max(i, j))`` is a closed form).
 
     {cells_parameters:all_range}
-
-    See Also
-    --------
-    all_range : The builder of this workload from a domain.
     Intervals : Chosen intervals only.
     Prefix : The intervals that start at the first cell.
 

@@ -14,7 +14,7 @@ from ...mechanisms._base.statistics import add_counts
 from ...reports import AggregatedReports
 from .formats import CHUNK_SIZE, check_chunk_size
 from .frames import aggregate_checked
-from .readers import open_files
+from .readers import files_docstring, open_files
 
 
 class _Progress:
@@ -58,6 +58,7 @@ class _Progress:
             sys.stderr.flush()
 
 
+@files_docstring
 def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_size=CHUNK_SIZE,
                     progress=False, *, allow_unverified=False):
     """Aggregate the reports of many CSV or Parquet files in chunks, in bounded memory.
@@ -105,10 +106,7 @@ def aggregate_files(source, mechanism=None, domain=None, workload=None, chunk_si
         ``2**62`` reports. Every header is checked before any data is read; on any error
         nothing is returned.
 
-    Warns
-    -----
-    UnverifiedFileWarning
-        With ``allow_unverified=True``, for each file without a checksum.
+    <unverified warning>
 
     See Also
     --------

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ...mechanisms import Mechanism
+from ...mechanisms._base.docstrings import shared_sections
 from ...mechanisms._base.rows import empty_reports
 from ...mechanisms._base.specs import load_mechanism_json
 from ...reports import LDPReports
@@ -47,6 +48,23 @@ from .formats import (
 )
 from .frames import check_column_names, checked_reports, columns_to_array, first_bad, report_columns
 
+# Docstring sections of the readers, written once (lines ``<files parameters>`` and
+# ``<unverified warning>`` of a docstring; :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+files_docstring = shared_sections({
+    "files parameters": """\
+Parameters
+----------
+source : str, path-like or list of them
+    A file, a directory, a glob pattern or a list of files, as in
+    :func:`aggregate_files`.
+mechanism : Mechanism, optional
+    The mechanism the clients ran, as in :func:`aggregate_files`.""",
+    "unverified warning": """\
+Warns
+-----
+UnverifiedFileWarning
+    With ``allow_unverified=True``, for each file without a checksum.""",
+})
 
 def _check_rows(n_rows, where):
     """``n_rows`` if within ``max_file_rows`` (zero rows are allowed)."""
@@ -417,6 +435,7 @@ def open_files(source, mechanism, allow_unverified):
     return files, mechanism
 
 
+@files_docstring
 def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE, *,
                        allow_unverified=False):
     """Yield the reports of the files at ``source`` as arrays of at most ``chunk_size`` rows.
@@ -426,13 +445,7 @@ def iter_report_chunks(source, mechanism=None, chunk_size=CHUNK_SIZE, *,
     checksum is verified completely before its first chunk is yielded (see the module
     docstring).
 
-    Parameters
-    ----------
-    source : str, path-like or list of them
-        A file, a directory, a glob pattern or a list of files, as in
-        :func:`aggregate_files`.
-    mechanism : Mechanism, optional
-        The mechanism the clients ran, as in :func:`aggregate_files`.
+    <files parameters>
     chunk_size : int, default=2**20
         Most reports per chunk (a chunk never spans two files); an integer >= 1.
     allow_unverified : bool, default=False
@@ -477,19 +490,14 @@ def _report_chunks(source, mechanism, chunk_size, allow_unverified):
             yield checked_reports(mechanism, array, file.path, first_row)
 
 
+@files_docstring
 def read_reports(source, mechanism=None, domain=None, workload=None, *,
                  allow_unverified=False):
     """All reports of the files at ``source`` in memory, as LDPReports (for small files).
 
     Use :func:`aggregate_files` for large ones: it never holds more than one chunk.
 
-    Parameters
-    ----------
-    source : str, path-like or list of them
-        A file, a directory, a glob pattern or a list of files, as in
-        :func:`aggregate_files`.
-    mechanism : Mechanism, optional
-        The mechanism the clients ran, as in :func:`aggregate_files`.
+    <files parameters>
     domain : Domain, optional
         Attached to the result (for labelled answers).
     workload : Workload, optional
@@ -507,10 +515,7 @@ def read_reports(source, mechanism=None, domain=None, workload=None, *,
     ValueError
         As :func:`aggregate_files`, naming the file, row and column.
 
-    Warns
-    -----
-    UnverifiedFileWarning
-        With ``allow_unverified=True``, for each file without a checksum.
+    <unverified warning>
 
     See Also
     --------

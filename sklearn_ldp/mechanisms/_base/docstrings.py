@@ -39,3 +39,16 @@ def shared_sections(sections):
         return cls
 
     return decorate
+
+
+# The parameter and the return type of a ``from_dict`` that reads its own ``to_dict``: a line
+# ``<from dict: ReturnType>`` of the method's docstring, the return's description below it.
+from_dict_docstring = shared_sections({"from dict": lambda returns: f"""\
+Parameters
+----------
+spec : dict
+    A specification written by :meth:`to_dict`.
+
+Returns
+-------
+{returns}"""})

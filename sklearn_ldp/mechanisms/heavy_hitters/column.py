@@ -15,6 +15,8 @@ import codecs
 import numpy as np
 
 from ...deploy.limits import check_size
+from .._base.docstrings import from_dict_docstring
+from .._base.headers import check_spec_header
 from .._base.mechanism import MAX_REPORTS, Mechanism, ReportCheck, exact_total
 from .prefix import PrefixHeavyHitters
 from .sketches import SketchFrequencyOracle
@@ -121,7 +123,7 @@ class HeavyHitterMechanism(Mechanism):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_ldp.mechanisms.heavy_hitters import SketchFrequencyOracle
+    >>> from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
     >>> mechanism = HeavyHitterMechanism(SketchFrequencyOracle(2.0, 16, 64, hadamard=True),
     ...                                  "app", "strings", 64)
     >>> reports = mechanism.randomize(mechanism.encode(["mail", "maps"], "apps"),
@@ -188,25 +190,14 @@ class HeavyHitterMechanism(Mechanism):
                            "bit_length": self.bit_length, "oracle": self.oracle.to_dict()}}
 
     @classmethod
+    @from_dict_docstring
     def from_dict(cls, spec):
         """Rebuild from :meth:`to_dict`; every problem is a ValueError naming the field.
 
-        Parameters
-        ----------
-        spec : dict
-            A specification written by :meth:`to_dict`.
-
-        Returns
-        -------
-        HeavyHitterMechanism
+        <from dict: HeavyHitterMechanism>
             The mechanism it describes (sizes checked before anything is allocated).
         """
-        if not isinstance(spec, dict) or spec.get("mechanism") != HEAVY_HITTERS_KIND:
-            raise ValueError(f"not a {HEAVY_HITTERS_KIND!r} specification: {str(spec)[:80]!r}.")
-        if spec.get("version") != HEAVY_HITTERS_SPEC_VERSION:
-            raise ValueError(f"unsupported {HEAVY_HITTERS_KIND!r} specification version "
-                             f"{spec.get('version')!r}; this sklearn_ldp reads "
-                             f"{HEAVY_HITTERS_SPEC_VERSION}.")
+        check_spec_header(spec, HEAVY_HITTERS_KIND, HEAVY_HITTERS_SPEC_VERSION)
         params = spec.get("params")
         if not isinstance(params, dict) or set(params) != {"column", "values", "bit_length",
                                                            "oracle"}:

@@ -49,6 +49,7 @@ from .._base.exact import (
     uniform_below,
     uniform_mixture,
 )
+from .._base.headers import SpecEquality, check_version_one_fields
 from ..oracles.local_hashing import best_power_of_two_buckets, splitmix64
 from .values import (
     _GOLDEN,
@@ -73,6 +74,8 @@ FOURIER_COST = 10
 # The reference these docstrings share, written once
 # (:mod:`sklearn_ldp.mechanisms._base.docstrings`).
 pem_reference = shared_sections({"pem reference": """\
+References
+----------
 .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
    identification", IEEE TDSC, 2019."""})
 
@@ -234,8 +237,6 @@ def prefix_schedule(bit_length, n_candidates, extension_bits):
     PrefixHeavyHitters : Uses this schedule (its ``lengths``).
     default_extension_bits : The default ``eta``.
 
-    References
-    ----------
     <pem reference>
 
     Examples
@@ -305,8 +306,6 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     prefix_schedule : The rounds an ``eta`` gives.
     PrefixHeavyHitters : The protocol.
 
-    References
-    ----------
     <pem reference>
 
     Examples
@@ -343,7 +342,7 @@ def check_prefix_numerator(numerator, n_buckets, epsilon):
 
 
 @pem_reference
-class PrefixHeavyHitters:
+class PrefixHeavyHitters(SpecEquality):
     """Heavy hitters by prefix extension: PEM (local hashing) or TreeHist (one bit).
 
     Parameters
@@ -378,8 +377,6 @@ class PrefixHeavyHitters:
     --------
     SketchFrequencyOracle : Frequencies of given candidates (CMS, HCMS).
 
-    References
-    ----------
     <pem reference>
     .. [2] R. Bassily, K. Nissim, U. Stemmer and A. Thakurta, "Practical locally private heavy
        hitters", NeurIPS 2017.
@@ -457,18 +454,9 @@ class PrefixHeavyHitters:
     def from_dict(cls, spec):
         """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
         fields = {"bit_length", "epsilon", "protocol", "n_candidates", "extension_bits"}
-        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
-                or spec.get("version") != 1 or not fields <= set(spec):
-            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
-                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
+        check_version_one_fields(spec, cls.kind, fields)
         return cls(spec["bit_length"], spec["epsilon"], spec["protocol"],
                    spec["n_candidates"], spec["extension_bits"])
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
 
     # ------------------------------------------------------------------ client side
     def randomize(self, words, rng):

@@ -38,6 +38,7 @@ from .._base.exact import (
     keep_numerator,
     uniform_mixture,
 )
+from .._base.headers import SpecEquality, check_version_one_fields
 from ..oracles.local_hashing import splitmix64
 from .values import (
     _GOLDEN,
@@ -54,6 +55,8 @@ SKETCH_SQUARED_MASS = 0.01
 # The reference these docstrings share, written once
 # (:mod:`sklearn_ldp.mechanisms._base.docstrings`).
 apple_reference = shared_sections({"apple reference": """\
+References
+----------
 .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
    Learning Journal, 2017."""})
 
@@ -90,8 +93,6 @@ def default_sketch_hashes(epsilon, width, hadamard, n_users):
     --------
     SketchFrequencyOracle : The sketches.
 
-    References
-    ----------
     <apple reference>
 
     Examples
@@ -134,7 +135,7 @@ def check_sketch_numerator(flip_numerator, epsilon, hadamard):
 
 
 @apple_reference
-class SketchFrequencyOracle:
+class SketchFrequencyOracle(SpecEquality):
     """Apple's count-mean sketch (CMS) and its Hadamard variant (HCMS).
 
     Parameters
@@ -160,8 +161,6 @@ class SketchFrequencyOracle:
     --------
     PrefixHeavyHitters : Find the heavy hitters without candidates.
 
-    References
-    ----------
     <apple reference>
 
     Examples
@@ -222,18 +221,9 @@ class SketchFrequencyOracle:
     def from_dict(cls, spec):
         """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
         fields = {"epsilon", "n_hashes", "width", "hadamard", "hash_seed"}
-        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
-                or spec.get("version") != 1 or not fields <= set(spec):
-            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
-                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
+        check_version_one_fields(spec, cls.kind, fields)
         return cls(spec["epsilon"], spec["n_hashes"], spec["width"], spec["hadamard"],
                    spec["hash_seed"])
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
 
     def hash(self, words, which):
         """``h_j(x)`` in ``[0, m)`` for values ``words`` ``(n, W)`` and hash indices

@@ -74,6 +74,7 @@ from .._base.exact import (
     integer_ratio_at_most,
     uniform_below,
 )
+from .._base.headers import FieldSpec, SpecEquality
 from .._base.prf import (
     new_secrets,
     prf_bernoulli,
@@ -111,7 +112,7 @@ def _report_epsilon(kind, P1, P0):
     return math.log(P1 * (1 - P0) / (P0 * (1 - P1)))
 
 
-class LongitudinalMechanism:
+class LongitudinalMechanism(SpecEquality):
     """Memoized frequency oracle for rounds of collection (RAPPOR-style chaining).
 
     Parameters
@@ -342,12 +343,6 @@ class LongitudinalMechanism:
                         spec["protocol"])
         _check_shipped_numerators(spec["numerators"], mechanism.numerators(), cls.kind)
         return mechanism
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
 
     def __repr__(self):
         return (f"LongitudinalMechanism(n_cells={self.n_cells}, epsilon_perm="
@@ -695,7 +690,7 @@ def _derived_subsets(secrets, k, d):
     return np.sort(out, axis=1)
 
 
-class DBitFlipPM:
+class DBitFlipPM(FieldSpec):
     """Microsoft's dBitFlipPM: histograms over time with permanent memoization.
 
     Each user samples ``d`` of the ``k`` buckets once (kept), and for each sampled bucket
@@ -744,6 +739,7 @@ class DBitFlipPM:
     """
 
     kind = "dbitflip_pm"
+    spec_fields = ("n_cells", "epsilon", "n_sampled")
 
     def __init__(self, n_cells, epsilon, n_sampled=1):
         self.n_cells = check_positive_int(n_cells, "n_cells")
@@ -765,31 +761,6 @@ class DBitFlipPM:
         # The realized ratio: every formula in e (estimate, variance) is then exact for the
         # probabilities drawn, own / 2^52 = e / (e + 1).
         self.e = self._own / self._other
-
-    def to_dict(self):
-        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
-        return {"version": 1, "mechanism": self.kind, "n_cells": self.n_cells,
-                "epsilon": self.epsilon, "n_sampled": self.n_sampled}
-
-    @classmethod
-    def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
-        fields = {"n_cells", "epsilon", "n_sampled"}
-        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
-                or spec.get("version") != 1 or not fields <= set(spec):
-            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
-                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
-        return cls(spec["n_cells"], spec["epsilon"], spec["n_sampled"])
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
-
-    def __repr__(self):
-        return (f"DBitFlipPM(n_cells={self.n_cells}, epsilon={self.epsilon}, n_sampled="
-                f"{self.n_sampled})")
 
     def new_state(self, n_users, rng=None):
         """The users' memory: a :class:`MemoState` (a secret per user; ``rng`` None draws the
@@ -893,7 +864,7 @@ class DBitFlipPM:
         return n_users * ((1 - f) * other + f * own)
 
 
-class OneBitMeanPM:
+class OneBitMeanPM(FieldSpec):
     """Ding et al.'s 1BitMean for counters over time, with alpha-point rounding memoized.
 
     A user's counter ``x`` lies in ``[0, m]``. The range is cut into ``s`` equal segments;
@@ -960,6 +931,7 @@ class OneBitMeanPM:
     """
 
     kind = "1bitmean_pm"
+    spec_fields = ("max_value", "epsilon", "n_segments")
 
     def __init__(self, max_value, epsilon, n_segments=8):
         if isinstance(max_value, bool) or not isinstance(max_value, int | float | np.number) \
@@ -983,31 +955,6 @@ class OneBitMeanPM:
         self._numerators = self._numerators.astype(np.int64)
         self.p = self._numerators / one
         self.p_low, self.p_high = low / one, high / one
-
-    def to_dict(self):
-        """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
-        return {"version": 1, "mechanism": self.kind, "max_value": self.max_value,
-                "epsilon": self.epsilon, "n_segments": self.n_segments}
-
-    @classmethod
-    def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
-        fields = {"max_value", "epsilon", "n_segments"}
-        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
-                or spec.get("version") != 1 or not fields <= set(spec):
-            raise ValueError(f"not a version-1 {cls.kind!r} specification with fields "
-                             f"{sorted(fields)}: {str(spec)[:80]!r}.")
-        return cls(spec["max_value"], spec["epsilon"], spec["n_segments"])
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
-
-    def __repr__(self):
-        return (f"OneBitMeanPM(max_value={self.max_value}, epsilon={self.epsilon}, "
-                f"n_segments={self.n_segments})")
 
     @property
     def n_cells(self):

@@ -114,10 +114,14 @@ SIMULATION_ENTRIES = 2**22
 
 
 # Docstring sections every marginal mechanism shares, written once. A class docstring names
-# one by a line ``<marginal parameters>``, ``<marginal parameters, sampled sets>`` or
-# ``<marginal references: the part of the thesis>``, and ``@marginal_docstring`` writes it in
+# one by a line ``<marginal parameters>`` (the whole Parameters section),
+# ``<marginal parameters, sampled sets>``, ``<marginal references: the part of the thesis>``
+# or ``<interface and marginal references: the part>`` (the See Also entry of
+# MarginalMechanism, then the References), and ``@marginal_docstring`` writes it in
 # (:mod:`sklearn_ldp.mechanisms._base.docstrings`).
 _PARAMETERS = """\
+Parameters
+----------
 n_inputs : int
     Number of domain cells, ``prod(shape)``.
 epsilon : float
@@ -138,6 +142,13 @@ marginal_docstring = shared_sections({
     "marginal parameters": _PARAMETERS,
     "marginal parameters, sampled sets": _PARAMETERS[:-1] + _SAMPLED_SETS,
     "marginal references": _REFERENCES.format,
+    # The last See Also entry of a mechanism, then its References.
+    "interface and marginal references": lambda chapter: """\
+MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
+
+References
+----------
+""" + _REFERENCES.format(chapter),
 })
 
 
@@ -213,8 +224,6 @@ class MarginalMechanism(Mechanism):
     there, and a subclass documents only what it adds (its report layout goes in its class
     docstring).
 
-    Parameters
-    ----------
     <marginal parameters>
 
     Attributes

@@ -74,8 +74,6 @@ class InpEM(_MarginalsOnlyMechanism):
     Statistic: the noisy counts of every ``max_order``-set's table (C order over the set's
     attributes), concatenated in ``attribute_sets(max_order)`` order (``cell_offsets``).
 
-    Parameters
-    ----------
     <marginal parameters>
 
     Attributes

@@ -108,8 +108,6 @@ class InpRR(_FullDomainMechanism):
 
     Statistic: the ``"rappor"`` one, ``[C_0, ..., C_{n-1}, N]`` (support counts, reports).
 
-    Parameters
-    ----------
     <marginal parameters>
 
     See Also
@@ -117,11 +115,7 @@ class InpRR(_FullDomainMechanism):
     SymmetricUnaryEncoding : The frequency oracle it runs on the whole domain.
     MargRR : The same encoding of a sampled set's cell (shorter reports).
     InpHT : Less error with one bit per user.
-    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
-
-    References
-    ----------
-    <marginal references: chapter 4 (InpRR)>
+    <interface and marginal references: chapter 4 (InpRR)>
     .. [3] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: Randomized aggregatable
        privacy-preserving ordinal response", CCS 2014 (basic RAPPOR).
 
@@ -157,8 +151,6 @@ class InpPS(_FullDomainMechanism):
 
     Statistic: ``[C_0, ..., C_{n-1}, N]``.
 
-    Parameters
-    ----------
     <marginal parameters>
 
     See Also
@@ -166,11 +158,7 @@ class InpPS(_FullDomainMechanism):
     RandomizedResponse : The frequency oracle it runs on the whole domain.
     MargPS : The same over a sampled set's cells (much less error on large domains).
     InpHT : One Fourier coefficient per user.
-    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
-
-    References
-    ----------
-    <marginal references: chapter 4 (InpPS)>
+    <interface and marginal references: chapter 4 (InpPS)>
 
     Examples
     --------
@@ -210,8 +198,6 @@ class InpHT(_FourierSignMechanism):
     Exact law (:meth:`exact_law`): outputs ``0 .. 2T - 1``, weight ``a`` (the sign's numerator)
     for the true sign of each coefficient and ``2^52 - a`` for the other, total ``T 2^52``.
 
-    Parameters
-    ----------
     <marginal parameters>
 
     Attributes
@@ -228,11 +214,7 @@ class InpHT(_FourierSignMechanism):
     MargHT : The same idea within a sampled set of attributes.
     fourier_strategy : This mechanism as a dense strategy matrix.
     HadamardRandomizedResponse : One Hadamard coefficient of the whole record.
-    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
-
-    References
-    ----------
-    <marginal references: chapter 4, Algorithms 1-2 (InpHT)>
+    <interface and marginal references: chapter 4, Algorithms 1-2 (InpHT)>
     .. [3] B. Barak, K. Chaudhuri, C. Dwork, S. Kale, F. McSherry and K. Talwar, "Privacy,
        accuracy, and consistency too: a holistic solution to contingency table release",
        PODS 2007 (marginals from low-order Fourier coefficients).

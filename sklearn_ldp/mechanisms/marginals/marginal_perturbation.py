@@ -203,8 +203,6 @@ class MargPS(_SetOracleMechanism):
 
     Statistic: the count of each output (int64, length ``sum_s m_s``).
 
-    Parameters
-    ----------
     <marginal parameters, sampled sets>
 
     See Also
@@ -212,11 +210,7 @@ class MargPS(_SetOracleMechanism):
     InpPS : Randomized response over the whole domain.
     MargRR : Unary encoding of the sampled set's cell.
     MargHT : One Hadamard coefficient of the sampled set's marginal.
-    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
-
-    References
-    ----------
-    <marginal references: chapter 4 (MargPS)>
+    <interface and marginal references: chapter 4 (MargPS)>
 
     Examples
     --------
@@ -275,8 +269,6 @@ class MargRR(_SetOracleMechanism):
 
     Statistic: ``sum_s m_s`` support counts (concatenated by set), then ``K`` report counts.
 
-    Parameters
-    ----------
     <marginal parameters, sampled sets>
 
     See Also
@@ -284,11 +276,7 @@ class MargRR(_SetOracleMechanism):
     InpRR : Unary encoding of the whole record.
     MargPS : Randomized response over the sampled set's cells (one integer per user).
     SymmetricUnaryEncoding : The frequency oracle run on each set.
-    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
-
-    References
-    ----------
-    <marginal references: chapter 4 (MargRR)>
+    <interface and marginal references: chapter 4 (MargRR)>
 
     Examples
     --------
@@ -444,19 +432,13 @@ class MargHT(_SampledSetMechanism, _FourierSignMechanism):
     (``1 / (2^{k2_s} - 1)``), the true sign kept with ``a / 2^52``: integer weights over the
     common total ``K lcm_s(2^{k2_s} - 1) 2^52``, outputs ``0 .. n_outputs - 1``.
 
-    Parameters
-    ----------
     <marginal parameters, sampled sets>
 
     See Also
     --------
     InpHT : One coefficient of the whole record (less error for low orders).
     MargPS : Randomized response over the sampled set's cells.
-    MarginalMechanism : The common interface (estimate_marginal, marginal_variance).
-
-    References
-    ----------
-    <marginal references: chapter 4 (MargHT)>
+    <interface and marginal references: chapter 4 (MargHT)>
 
     Examples
     --------

@@ -18,7 +18,9 @@ import numpy as np
 
 from ...deploy.limits import check_size
 from ...workloads import histogram
+from .._base.docstrings import from_dict_docstring, shared_sections
 from .._base.exact import product_law
+from .._base.headers import check_spec_header
 from .._base.mechanism import (
     MAX_REPORTS,
     Mechanism,
@@ -74,8 +76,8 @@ class _Part:
 
     Subclasses set ``width`` (report columns), ``report_dtype`` (float64, or the unsigned
     type of the integer reports), ``statistic_size`` and ``float_statistic``, and implement
-    the client side (``randomize``), the checks (``validity``, ``check_statistic``), the
-    statistic (``aggregate``) and the spec.
+    the client side (``randomize``, given for one-column parts), the checks (``validity``,
+    ``check_statistic``), the statistic (``aggregate``) and the spec.
     """
 
     kind = None
@@ -99,6 +101,18 @@ class _Part:
 
     def spec(self):
         return {"columns": list(self.columns), "spec": self.mechanism.to_dict()}
+
+    def _check_one_column_per_attribute(self, what):
+        """A ValueError unless the part has one column per attribute of its mechanism."""
+        n_attributes = self.mechanism.n_attributes
+        if len(self.columns) != n_attributes:
+            raise ValueError(f"a {what} part over {n_attributes} attributes "
+                             f"needs as many columns, got {list(self.columns)!r}.")
+
+    def randomize(self, records, rng):
+        """The mechanism's reports of the part's column, as one report column (one-column
+        parts)."""
+        return self.mechanism.randomize(records[:, 0], rng)[:, None]
 
     def exact_law(self, values):
         """The exact law of the part's report of one user's ``values`` (its columns of the
@@ -127,9 +141,6 @@ class _MeanPart(_Part):
     @property
     def strategy(self):
         return self.mechanism.kind
-
-    def randomize(self, records, rng):
-        return self.mechanism.randomize(records[:, 0], rng)[:, None]
 
     def _native(self, block):
         column = block[:, 0]
@@ -187,9 +198,7 @@ class _SampledMeanPart(_Part):
 
     def __init__(self, columns, mechanism):
         super().__init__(columns, mechanism)
-        if len(self.columns) != mechanism.n_attributes:
-            raise ValueError(f"a sampled-mean part over {mechanism.n_attributes} attributes "
-                             f"needs as many columns, got {list(self.columns)!r}.")
+        self._check_one_column_per_attribute("sampled-mean")
         self.width = 2 * mechanism.n_sampled
         self.statistic_size = 1 + 2 * mechanism.n_attributes
 
@@ -302,9 +311,6 @@ class _SquareWavePart(_Part):
     def statistic_size(self):
         return self.mechanism.n_buckets
 
-    def randomize(self, records, rng):
-        return self.mechanism.randomize(records[:, 0], rng)[:, None]
-
     def validity(self, block):
         if block.dtype.kind != "f":
             return np.zeros(block.shape[0], dtype=bool)
@@ -340,9 +346,7 @@ class _MultiAttributePart(_Part):
 
     def __init__(self, columns, mechanism):
         super().__init__(columns, mechanism)
-        if len(self.columns) != mechanism.n_attributes:
-            raise ValueError(f"a multi-attribute part over {mechanism.n_attributes} attributes "
-                             f"needs as many columns, got {list(self.columns)!r}.")
+        self._check_one_column_per_attribute("multi-attribute")
         layouts = [_native_dtype(oracle) for oracle in mechanism.oracles]
         self._dtypes = [dtype for dtype, _ in layouts]
         self._packed = [ndim == 2 for _, ndim in layouts]
@@ -584,6 +588,21 @@ def _part_from_spec(entry, position):
                      f"{', '.join(known)}).")
 
 
+# The sections of the methods ColumnsMechanism refuses (lines ``<any queries>`` and
+# ``<always raises: ErrorType>``; :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+_refusal_docstring = shared_sections({
+    "any queries": """\
+Parameters
+----------
+workload_matrix : workload or array-like
+    Any queries.""",
+    "always raises": lambda error: f"""\
+Raises
+------
+{error}
+    Always.""",
+})
+
 class ColumnsMechanism(Mechanism):
     """Records of several columns, each part of the record privatized by its own mechanism.
 
@@ -698,6 +717,7 @@ class ColumnsMechanism(Mechanism):
                 "params": {"parts": [part.spec() for part in self.parts]}}
 
     @classmethod
+    @from_dict_docstring
     def from_dict(cls, spec):
         """Rebuild from :meth:`to_dict`; every problem is a ValueError naming the field.
 
@@ -705,22 +725,10 @@ class ColumnsMechanism(Mechanism):
         :mod:`sklearn_ldp.deploy.limits` and the exact privacy checks of the frequency oracles),
         and the declared total epsilon must equal the sum of the parts' budgets.
 
-        Parameters
-        ----------
-        spec : dict
-            A specification written by :meth:`to_dict`.
-
-        Returns
-        -------
-        ColumnsMechanism
+        <from dict: ColumnsMechanism>
             The mechanism it describes.
         """
-        if not isinstance(spec, dict) or spec.get("mechanism") != COLUMNS_KIND:
-            raise ValueError(f"not a {COLUMNS_KIND!r} specification: {str(spec)[:80]!r}.")
-        if spec.get("version") != COLUMNS_SPEC_VERSION:
-            raise ValueError(f"unsupported {COLUMNS_KIND!r} specification version "
-                             f"{spec.get('version')!r}; this sklearn_ldp reads "
-                             f"{COLUMNS_SPEC_VERSION}.")
+        check_spec_header(spec, COLUMNS_KIND, COLUMNS_SPEC_VERSION)
         params = spec.get("params")
         if not isinstance(params, dict) or set(params) != {"parts"} \
                 or not isinstance(params["parts"], list):
@@ -818,7 +826,7 @@ class ColumnsMechanism(Mechanism):
         Examples
         --------
         >>> from sklearn_ldp.mechanisms import RandomizedResponse
-        >>> from sklearn_ldp.mechanisms.numeric import DuchiMechanism
+        >>> from sklearn_ldp.mechanisms.numeric.means import DuchiMechanism
         >>> mechanism = ColumnsMechanism([
         ...     column_part(["x"], DuchiMechanism(0.5, (0.0, 10.0))),
         ...     column_part(["c"], RandomizedResponse(3, 0.5))])
@@ -966,6 +974,7 @@ class ColumnsMechanism(Mechanism):
         """
         return self._checked(statistic)[1]
 
+    @_refusal_docstring
     def estimate(self, statistic):
         """Not a data vector: raises a ValueError naming the estimators that decode it.
 
@@ -974,20 +983,15 @@ class ColumnsMechanism(Mechanism):
         statistic : array-like
             A statistic of :meth:`aggregate`.
 
-        Raises
-        ------
-        ValueError
-            Always.
+        <always raises: ValueError>
         """
         raise ValueError(_COLUMNS_DECODERS)
 
+    @_refusal_docstring
     def supports(self, workload_matrix):
         """False: no workload over joint cells is answered (see :meth:`estimate`).
 
-        Parameters
-        ----------
-        workload_matrix : workload or array-like
-            Any queries.
+        <any queries>
 
         Returns
         -------
@@ -996,21 +1000,17 @@ class ColumnsMechanism(Mechanism):
         """
         return False
 
+    @_refusal_docstring
     def check_supports(self, workload_matrix):
         """Raise the ValueError of :meth:`estimate`.
 
-        Parameters
-        ----------
-        workload_matrix : workload or array-like
-            Any queries.
+        <any queries>
 
-        Raises
-        ------
-        ValueError
-            Always.
+        <always raises: ValueError>
         """
         raise ValueError(_COLUMNS_DECODERS)
 
+    @_refusal_docstring
     def per_user_variance(self, gram):
         """Not defined on joint cells (see :meth:`estimate`).
 
@@ -1019,10 +1019,7 @@ class ColumnsMechanism(Mechanism):
         gram : Gram or array-like
             Any Gram matrix.
 
-        Raises
-        ------
-        NotImplementedError
-            Always.
+        <always raises: NotImplementedError>
         """
         raise NotImplementedError(_COLUMNS_DECODERS)
 

@@ -71,6 +71,7 @@ from .._base.exact import (
     uniform_mixture,
     worst_pair_ratio,
 )
+from .._base.headers import SpecEquality
 from .._base.mechanism import report_dtype
 from ..oracles.randomized_response import RandomizedResponse
 from ..oracles.unary import OptimizedUnaryEncoding
@@ -232,7 +233,7 @@ def _check_shape(shape):
     return tuple(int(size) for size in shape)
 
 
-class MultiAttributeMechanism:
+class MultiAttributeMechanism(SpecEquality):
     """Per-attribute histograms of ``d`` categorical attributes by SPL, SMP or RS+FD.
 
     Parameters
@@ -365,12 +366,6 @@ class MultiAttributeMechanism:
         if "shape" not in spec or "epsilon" not in spec:
             raise ValueError(f"a {cls.kind!r} specification needs 'shape' and 'epsilon'.")
         return cls(spec["shape"], spec["epsilon"], **params)
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
 
     def __repr__(self):
         return (f"MultiAttributeMechanism(shape={self.shape}, epsilon="

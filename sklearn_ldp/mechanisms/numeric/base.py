@@ -33,6 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..._validation import check_epsilon
+from .._base.headers import SpecEquality
 from .._base.window import (
     MAX_GRID_SIZE,
     unit_fraction,
@@ -118,7 +119,7 @@ def _check_grid_spec(spec, derived, kind):
                              f"{derived.get(key)!r}: an edited grid is refused.")
 
 
-class _Scaled:
+class _Scaled(SpecEquality):
     """Shared parts of the numeric mechanisms: budget, public bounds, the spec."""
 
     kind = None
@@ -140,12 +141,6 @@ class _Scaled:
 
     def _params(self):
         return {}
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.to_dict() == self.to_dict()
-
-    def __hash__(self):
-        return hash(repr(self.to_dict()))
 
     def __repr__(self):
         params = "".join(f", {key}={value!r}" for key, value in self._params().items())

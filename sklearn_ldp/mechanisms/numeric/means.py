@@ -59,6 +59,7 @@ from .._base.exact import (
     uniform_below,
     uniform_bits,
 )
+from .._base.headers import check_spec_header
 from .._base.window import (
     DEFAULT_GRID_SIZE,
     FRACTION_BITS,
@@ -139,15 +140,25 @@ def optimal_sample_size(n_attributes, epsilon):
 
 
 
-# Docstring sections the mean randomizers share, written once (lines ``<mean parameters>`` and
-# ``<wang 2019>`` of a class docstring; :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+# Docstring sections the mean randomizers share, written once (lines ``<mean parameters>``,
+# ``<grid size: description>`` and ``<see also and wang 2019: names>`` of a class docstring;
+# :mod:`sklearn_ldp.mechanisms._base.docstrings`).
 mean_docstring = shared_sections({
     "mean parameters": """\
 epsilon : float
     Privacy budget of each report.
 bounds : tuple of float, default=(-1.0, 1.0)
     Public bounds ``(low, high)`` of the value.""",
-    "wang 2019": """\
+    "grid size": lambda description: f"""\
+grid_size : int, default=4096
+    {description}""",
+    "see also and wang 2019": lambda see_also: f"""\
+See Also
+--------
+{see_also}
+
+References
+----------
 .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin and G. Yu,
    "Collecting and analyzing multidimensional data with local differential privacy",
    ICDE 2019.""",
@@ -352,16 +363,9 @@ class PiecewiseMechanism(MeanMechanism):
     Parameters
     ----------
     <mean parameters>
-    grid_size : int, default=4096
-        Cells ``M`` of the report grid (distinct report values), at most 65,536.
+    <grid size: Cells ``M`` of the report grid (distinct report values), at most 65,536.>
 
-    See Also
-    --------
-    DuchiMechanism, HybridMechanism
-
-    References
-    ----------
-    <wang 2019>
+    <see also and wang 2019: DuchiMechanism, HybridMechanism>
 
     Examples
     --------
@@ -423,16 +427,9 @@ class HybridMechanism(MeanMechanism):
     Parameters
     ----------
     <mean parameters>
-    grid_size : int, default=4096
-        Cells of the Piecewise part's grid.
+    <grid size: Cells of the Piecewise part's grid.>
 
-    See Also
-    --------
-    DuchiMechanism, PiecewiseMechanism
-
-    References
-    ----------
-    <wang 2019>
+    <see also and wang 2019: DuchiMechanism, PiecewiseMechanism>
 
     Examples
     --------
@@ -539,13 +536,7 @@ class SampledMeanMechanism:
     grid_size : int or None, default=None
         Cells of the Piecewise grid of the base randomizer (default 4096; none for Duchi).
 
-    See Also
-    --------
-    HybridMechanism, PiecewiseMechanism, DuchiMechanism
-
-    References
-    ----------
-    <wang 2019>
+    <see also and wang 2019: HybridMechanism, PiecewiseMechanism, DuchiMechanism>
 
     Examples
     --------
@@ -612,11 +603,7 @@ class SampledMeanMechanism:
     @classmethod
     def from_dict(cls, spec):
         """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
-        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind:
-            raise ValueError(f"not a {cls.kind!r} specification: {str(spec)[:80]!r}.")
-        if spec.get("version") != SPEC_VERSION:
-            raise ValueError(f"unsupported sampled-mean specification version "
-                             f"{spec.get('version')!r}; this sklearn_ldp reads {SPEC_VERSION}.")
+        check_spec_header(spec, cls.kind, SPEC_VERSION, "sampled-mean")
         params = spec.get("params")
         if not isinstance(params, dict) or set(params) != {"base", "n_sampled", "grid_size"}:
             raise ValueError(f"a sampled-mean specification has params 'base', 'n_sampled' "

@@ -26,13 +26,12 @@ value. ``exact_law(s)`` is the integer law of one bit.
 Pure numpy; nothing here knows about scikit-learn or pandas.
 """
 
-import math
-import numbers
 from fractions import Fraction
 
 import numpy as np
 
-from ..._validation import check_epsilon
+from ..._validation import check_epsilon, check_positive_real
+from .._base.docstrings import shared_sections
 from .._base.exact import ExactLaw
 from .._base.window import TWO_POINT_FRACTION_BITS, WindowLaw, two_point_weights, unit_fraction
 
@@ -42,13 +41,16 @@ BOUND_RTOL = 1e-12
 
 def check_bound(bound, name="bound"):
     """Return ``bound`` as a finite float > 0, or raise a ValueError."""
-    if isinstance(bound, bool) or not isinstance(bound, numbers.Real):
-        raise ValueError(f"{name} must be a positive real number, got {bound!r}.")
-    bound = float(bound)
-    if not math.isfinite(bound) or bound <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {bound!r}.")
-    return bound
+    return check_positive_real(bound, name)
 
+
+# The values parameter of the methods taking values (a line ``<bounded values>``;
+# :mod:`sklearn_ldp.mechanisms._base.docstrings`).
+_values_docstring = shared_sections({"bounded values": """\
+Parameters
+----------
+values : array-like of float
+    Values in ``[-bound, bound]``."""})
 
 class OneBitRandomizer:
     """Unbiased one-bit eps-LDP randomizer for values in ``[-bound, bound]``.
@@ -158,14 +160,12 @@ class OneBitRandomizer:
         return self.law.positions(unit_fraction(self.check_values(values),
                                                 (-self.bound, self.bound)))
 
+    @_values_docstring
     def probability_plus(self, values):
         """``P(+1 | s)``, the exact ``(b 2^35 + F (a - b)) / 2^63`` as a float (``1/2 + s /
         (2 c r)`` for the rounded value), for each value.
 
-        Parameters
-        ----------
-        values : array-like of float
-            Values in ``[-bound, bound]``.
+        <bounded values>
 
         Returns
         -------
@@ -195,13 +195,11 @@ class OneBitRandomizer:
                         self.law.law_weights(w0[0], numerators[0]),
                         self.law.total * 2**self.law.fraction_bits)
 
+    @_values_docstring
     def randomize(self, values, rng):
         """One bit per value, as an ``int8`` array of ``+1`` / ``-1`` (vectorized).
 
-        Parameters
-        ----------
-        values : array-like of float
-            Values in ``[-bound, bound]``.
+        <bounded values>
         rng : numpy.random.Generator
             Source of randomness (the client's).
 
@@ -291,14 +289,12 @@ class OneBitRandomizer:
             raise ValueError("no reports: the mean of zero values is undefined.")
         return float(self.scale * bits.mean(dtype=float))
 
+    @_values_docstring
     def variance(self, values):
         """Exact variance of each decoded bit: ``(c r)^2 - s'^2``, ``s'`` the value rounded
         as the law rounds it (``s`` within ``2^-34 r``).
 
-        Parameters
-        ----------
-        values : array-like of float
-            Values in ``[-bound, bound]``.
+        <bounded values>
 
         Returns
         -------
@@ -309,13 +305,11 @@ class OneBitRandomizer:
         rounded = self.bound * (numerators / float(2**(self.law.fraction_bits - 1)) - 1.0)
         return self.scale**2 - rounded**2
 
+    @_values_docstring
     def strategy_matrix(self, values):
         """``2 x k`` matrix of ``P(+1 | s)`` and ``P(-1 | s)``, for exact privacy checks.
 
-        Parameters
-        ----------
-        values : array-like of float
-            Values in ``[-bound, bound]``.
+        <bounded values>
 
         Returns
         -------
