@@ -402,7 +402,7 @@ def stack_client_reports(values, mechanism):
 
     Examples
     --------
-    >>> from sklearn_ldp.mechanisms.numeric import DuchiMechanism
+    >>> from sklearn_ldp.mechanisms.numeric.means import DuchiMechanism
     >>> mechanism = DuchiMechanism(1.0, bounds=(0, 10))
     >>> bits = stack_client_reports([1, 0, 1], mechanism)
     >>> bits.dtype, round(float(mechanism.estimate_mean(mechanism.aggregate(bits))), 3)
