@@ -36,7 +36,8 @@ from sklearn_ldp.mechanisms import (
     SubsetSelection,
     SymmetricUnaryEncoding,
 )
-from sklearn_ldp.mechanisms._base.bits import decimal_exp, ratio_at_most
+from sklearn_ldp.mechanisms._base.bits import ratio_at_most
+from sklearn_ldp.mechanisms._base.exact import exp_decimal
 from sklearn_ldp.mechanisms.marginals.em import InpEM
 from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, InpRR
 from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
@@ -214,12 +215,12 @@ def test_dyadic_probabilities_equal_the_servers_and_are_exactly_private(epsilon)
         p_num, q_num = client_oracles._unary_numerators(server.kind, epsilon)
         assert (p_num, q_num) == (server.p_numerator, server.q_numerator)
         one = 2**52
-        assert ratio_at_most(p_num * (one - q_num), q_num * (one - p_num), decimal_exp(epsilon))
+        assert ratio_at_most(p_num * (one - q_num), q_num * (one - p_num), exp_decimal(epsilon))
     for n, k in ((6, 2), (20, 5), (9, 8)):
         server = SubsetSelection(n, epsilon, subset_size=k)
         p_num = client_oracles._subset_numerator(n, k, epsilon)
         assert p_num == server.p_numerator
-        assert ratio_at_most(p_num * (n - k), (2**52 - p_num) * k, decimal_exp(epsilon))
+        assert ratio_at_most(p_num * (n - k), (2**52 - p_num) * k, exp_decimal(epsilon))
 
 
 def test_uniform_words_are_52_bit_and_uniform():

@@ -186,7 +186,7 @@ def test_dbitflip_rounds_are_unbiased_and_memoized(n_sampled):
 def test_unary_probabilities_are_dyadic_and_within_both_budgets_exactly(protocol):
     from fractions import Fraction
 
-    from sklearn_ldp.mechanisms._base.bits import decimal_exp
+    from sklearn_ldp.mechanisms._base.exact import exp_decimal as decimal_exp
     for eps_perm, eps_1 in [(2.0, 1.0), (4.0, 0.5), (1.0, 0.2), (8.0, 3.0)]:
         try:
             mechanism = LongitudinalMechanism(16, eps_perm, eps_1, protocol)
@@ -263,7 +263,8 @@ def test_dbitflip_samples_every_bucket_subset_uniformly(k, d):
 def test_one_bit_mean_exact_privacy(epsilon, n_segments):
     from fractions import Fraction
 
-    from sklearn_ldp.mechanisms._base.bits import PRECISION, decimal_exp, ratio_at_most
+    from sklearn_ldp.mechanisms._base.bits import PRECISION, ratio_at_most
+    from sklearn_ldp.mechanisms._base.exact import exp_decimal as decimal_exp
     mechanism = OneBitMeanPM(10.0, epsilon, n_segments)
     numerators = [int(a) for a in mechanism._numerators]
     one = 2**PRECISION

@@ -15,6 +15,7 @@ from _stats import check_unbiased, check_unbiased_and_variance, chi_square_p_val
 from sklearn_ldp import workloads
 from sklearn_ldp.mechanisms._base import bits as _bits
 from sklearn_ldp.mechanisms._base import mechanism as mechanisms_base
+from sklearn_ldp.mechanisms._base.exact import exp_decimal
 from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_json
 from sklearn_ldp.mechanisms.factorization.mechanism import privacy_ratio
 from sklearn_ldp.mechanisms.oracles.subset_selection import (
@@ -164,7 +165,7 @@ def test_bernoulli_degenerate_probabilities_and_bad_numerators():
 
 
 def test_dyadic_rounding_goes_in_the_requested_direction():
-    value = _bits.decimal_exp(1.0) / 10  # 0.2718...
+    value = exp_decimal(1.0) / 10  # 0.2718...
     down = _bits.dyadic_numerator(value, "down")
     up = _bits.dyadic_numerator(value, "up")
     assert up == down + 1 and down / 2**52 <= 0.2718281828459045 <= up / 2**52
@@ -260,7 +261,7 @@ def test_unary_strategy_is_exactly_private(cls, epsilon, n):
 def test_unary_realized_ratio_never_exceeds_e_epsilon_exactly(epsilon):
     """Exact rational check of p (1 - q) / (q (1 - p)) <= e^eps with the integer numerators."""
     one = 2**52
-    bound = _bits.decimal_exp(epsilon)
+    bound = exp_decimal(epsilon)
     for cls in UNARY:
         mechanism = cls(100, epsilon)
         p, q = mechanism.p_numerator, mechanism.q_numerator
@@ -449,7 +450,7 @@ def test_subset_strategy_is_exactly_private(n, k, epsilon):
     assert -2.0**-52 <= mechanism.p - k * e / (k * e + n - k) <= 1e-16
     assert mechanism.p == mechanism.p_numerator / 2**52
     assert _bits.ratio_at_most(mechanism.p_numerator * (n - k),
-                               (2**52 - mechanism.p_numerator) * k, _bits.decimal_exp(epsilon))
+                               (2**52 - mechanism.p_numerator) * k, exp_decimal(epsilon))
 
 
 @pytest.mark.parametrize("n, k", [(5, 2), (6, 4), (9, 3)])

@@ -40,6 +40,8 @@ import decimal
 
 import numpy as np
 
+from .exact import DECIMAL_CONTEXT
+
 # Binary digits of the realized probabilities: every numerator / 2**PRECISION is a float64.
 PRECISION = 52
 
@@ -57,7 +59,6 @@ _LOW_BIT_OF_EACH_BYTE = np.uint64(0x0101010101010101)
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 # 80 significant digits: enough to round probabilities to 2^-52 and check ratios exactly.
-DECIMAL_CONTEXT = decimal.Context(prec=80)
 
 
 def n_packed_bytes(n_bits):
@@ -96,17 +97,6 @@ def _last_byte_mask(n_bits):
 
 
 # ---------------------------------------------------------------------- dyadic probabilities
-def decimal_exp(x):
-    """``e^x`` as a Decimal with 80 significant digits (``x`` a float, taken exactly).
-
-    Examples
-    --------
-    >>> str(decimal_exp(1.0))[:10]
-    '2.71828182'
-    """
-    return DECIMAL_CONTEXT.exp(decimal.Decimal(float(x)))
-
-
 def dyadic_numerator(value, rounding, precision=PRECISION):
     """The integer ``a`` with ``a / 2^precision`` the dyadic rounding of ``value``.
 
@@ -138,7 +128,8 @@ def ratio_at_most(numerator, denominator, bound):
 
     Examples
     --------
-    >>> ratio_at_most(27, 10, decimal_exp(1.0)), ratio_at_most(28, 10, decimal_exp(1.0))
+    >>> from sklearn_ldp.mechanisms._base.exact import exp_decimal
+    >>> ratio_at_most(27, 10, exp_decimal(1.0)), ratio_at_most(28, 10, exp_decimal(1.0))
     (True, False)
     """
     return DECIMAL_CONTEXT.divide(decimal.Decimal(numerator), decimal.Decimal(denominator)) <= bound

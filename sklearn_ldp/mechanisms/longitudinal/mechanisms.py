@@ -61,7 +61,6 @@ from .._base.bits import (
     PRECISION,
     bernoulli_packed,
     column_counts,
-    decimal_exp,
     dyadic_numerator,
     n_packed_bytes,
     random_words,
@@ -71,6 +70,7 @@ from .._base.exact import (
     ExactLaw,
     bernoulli_below,
     check_law_size,
+    exp_decimal,
     integer_ratio_at_most,
     uniform_below,
 )
@@ -299,7 +299,7 @@ class LongitudinalMechanism(SpecEquality):
             self._q1 += 1
             self._p1 = complement(self.permanent, self._q1)
         self._q2 = dyadic_numerator(self.q2, "up")
-        bound = decimal_exp(self.epsilon_1)
+        bound = exp_decimal(self.epsilon_1)
         for _ in range(64):
             self._p2 = complement(self.instant, self._q2)
             # P1, P0 as exact fractions over one^2: one report's odds ratio for two values.
@@ -753,7 +753,7 @@ class DBitFlipPM(FieldSpec):
         # A bit is 1 with own / 2^52 (own bucket) or other / 2^52, other = 1 / (e + 1)
         # rounded up (towards 1/2, lowering the ratio) and own = 2^52 - other; checked exactly.
         self._other = dyadic_numerator(DECIMAL_CONTEXT.divide(
-            1, DECIMAL_CONTEXT.add(decimal_exp(self.epsilon / 2), 1)), "up")
+            1, DECIMAL_CONTEXT.add(exp_decimal(self.epsilon / 2), 1)), "up")
         self._own = _ONE - self._other
         if not integer_ratio_at_most(self._own, self._other, self.epsilon / 2):
             raise ValueError(f"epsilon={epsilon!r}: the realized bit numerators {self._own} / "
@@ -943,7 +943,7 @@ class OneBitMeanPM(FieldSpec):
         if self.n_segments > 2**20:
             raise ValueError(f"n_segments must be at most 2**20, got {n_segments!r}.")
         one = 2**PRECISION
-        e = decimal_exp(self.epsilon)
+        e = exp_decimal(self.epsilon)
         low = dyadic_numerator(1 / (e + 1), "up")  # rounding p_0 up lowers p_s / p_0
         high = one - low
         if not (ratio_at_most(high, low, e) and ratio_at_most(one - low, one - high, e)):

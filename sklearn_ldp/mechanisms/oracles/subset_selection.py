@@ -78,7 +78,6 @@ from .._base.bits import (
     check_packed_report_memory,
     check_packed_reports,
     column_counts,
-    decimal_exp,
     dyadic_numerator,
     n_packed_bytes,
     packed_report_layout,
@@ -88,7 +87,7 @@ from .._base.bits import (
     unused_bits_clear,
 )
 from .._base.counts import count_total, totals_differ
-from .._base.exact import ExactLaw, check_law_size
+from .._base.exact import ExactLaw, check_law_size, exp_decimal
 from .._base.mechanism import ReportCheck, check_type_indices, chunks, register, report_text
 from .support import SupportOracle
 
@@ -238,7 +237,7 @@ class SubsetSelection(SupportOracle):
                 )
         self.subset_size = k
         self.params = {"subset_size": k}
-        e = decimal_exp(self.epsilon)
+        e = exp_decimal(self.epsilon)
         with decimal.localcontext(DECIMAL_CONTEXT):
             p_nominal = k * e / (k * e + (n - k))
         p_num = dyadic_numerator(p_nominal, "down")

@@ -50,7 +50,6 @@ from .._base.bits import (
     bernoulli_packed,
     check_packed_report_memory,
     column_counts,
-    decimal_exp,
     dyadic_numerator,
     packed_report_layout,
     packed_rule,
@@ -59,7 +58,7 @@ from .._base.bits import (
     unused_bits_clear,
 )
 from .._base.docstrings import shared_sections
-from .._base.exact import ExactLaw, check_law_size
+from .._base.exact import ExactLaw, check_law_size, exp_decimal
 from .._base.mechanism import ReportCheck, check_type_counts, check_type_indices, register
 from .support import SupportOracle
 
@@ -194,14 +193,14 @@ class UnaryEncoding(SupportOracle):
         self.name = self.kind
         self.params = {}
         with decimal.localcontext(DECIMAL_CONTEXT):
-            p_nominal, q_nominal = self._nominal_probabilities(decimal_exp(self.epsilon))
+            p_nominal, q_nominal = self._nominal_probabilities(exp_decimal(self.epsilon))
         p_num = dyadic_numerator(p_nominal, "down")
         q_num = dyadic_numerator(q_nominal, "up")
         one = 2**PRECISION
         # Rounding p down and q up cannot raise the ratio; this exact check guards the
         # 80-digit arithmetic against a nominal value lying on a multiple of 2^-52.
         while q_num < p_num and not ratio_at_most(p_num * (one - q_num), q_num * (one - p_num),
-                                                  decimal_exp(self.epsilon)):
+                                                  exp_decimal(self.epsilon)):
             q_num += 1
         if p_num <= q_num:
             raise ValueError(
