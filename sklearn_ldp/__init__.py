@@ -10,66 +10,74 @@ Quick start::
     pipe = make_pipeline(LDPEncoder(categories=dom, strategy="optimized", epsilon=1.0,
                                     workload=W, random_state=0),
                          WorkloadEstimator(workload=W))
+
+The public names are loaded on first use (PEP 562): ``import sklearn_ldp`` imports neither
+scikit-learn, SciPy, pandas nor the optional dependencies, so that a script or a command line
+that needs one estimator does not pay for all of them. ``from sklearn_ldp import X``,
+``sklearn_ldp.X`` and ``dir(sklearn_ldp)`` work as for eagerly imported names.
 """
 
-from . import binning, longitudinal, mechanisms, workloads
-from .deploy import budget, distributed, io
-from .deploy.budget import BudgetExceededError, PrivacyLedger
-from .deploy.collect import reports_from_client, stack_client_reports
-from .deploy.limits import FileLockedError, UnverifiedFileWarning, get_limits, limits, set_limits
-from .domain import Domain
-from .encoder import LDPEncoder
-from .estimators import (
-    AdaptiveQueryEstimator,
-    AttributeHistogramEstimator,
-    CountMechanism,
-    DistributionEstimator,
-    HeavyHitterEstimator,
-    LongitudinalEstimator,
-    MarginalEstimator,
-    MeanEstimator,
-    RangeQueryEstimator,
-    WorkloadEstimator,
-)
-from .longitudinal import LongitudinalEncoder
-from .mechanisms import mechanism_from_json
-from .model_selection import expected_error_scorer
-from .reports import AggregatedReports, LDPReports
+import importlib
+import sys
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AdaptiveQueryEstimator",
-    "AggregatedReports",
-    "AttributeHistogramEstimator",
-    "BudgetExceededError",
-    "CountMechanism",
-    "DistributionEstimator",
-    "Domain",
-    "FileLockedError",
-    "HeavyHitterEstimator",
-    "LDPEncoder",
-    "LDPReports",
-    "LongitudinalEncoder",
-    "LongitudinalEstimator",
-    "MarginalEstimator",
-    "MeanEstimator",
-    "PrivacyLedger",
-    "RangeQueryEstimator",
-    "UnverifiedFileWarning",
-    "WorkloadEstimator",
-    "binning",
-    "budget",
-    "distributed",
-    "expected_error_scorer",
-    "get_limits",
-    "io",
-    "limits",
-    "longitudinal",
-    "mechanism_from_json",
-    "mechanisms",
-    "reports_from_client",
-    "set_limits",
-    "stack_client_reports",
-    "workloads",
-]
+# The public subpackages and modules -> their module (relative to this package), and each other
+# public name -> the module that defines it. To add a public name, add its line here.
+_MODULES = {
+    "binning": ".binning",
+    "budget": ".deploy.budget",
+    "distributed": ".deploy.distributed",
+    "io": ".deploy.io",
+    "longitudinal": ".longitudinal",
+    "mechanisms": ".mechanisms",
+    "workloads": ".workloads",
+}
+_OBJECTS = {
+    "AdaptiveQueryEstimator": ".estimators",
+    "AggregatedReports": ".reports",
+    "AttributeHistogramEstimator": ".estimators",
+    "BudgetExceededError": ".deploy.budget",
+    "CountMechanism": ".estimators",
+    "DistributionEstimator": ".estimators",
+    "Domain": ".domain",
+    "FileLockedError": ".deploy.limits",
+    "HeavyHitterEstimator": ".estimators",
+    "LDPEncoder": ".encoder",
+    "LDPReports": ".reports",
+    "LongitudinalEncoder": ".longitudinal",
+    "LongitudinalEstimator": ".estimators",
+    "MarginalEstimator": ".estimators",
+    "MeanEstimator": ".estimators",
+    "PrivacyLedger": ".deploy.budget",
+    "RangeQueryEstimator": ".estimators",
+    "UnverifiedFileWarning": ".deploy.limits",
+    "WorkloadEstimator": ".estimators",
+    "expected_error_scorer": ".model_selection",
+    "get_limits": ".deploy.limits",
+    "limits": ".deploy.limits",
+    "mechanism_from_json": ".mechanisms",
+    "reports_from_client": ".deploy.collect",
+    "set_limits": ".deploy.limits",
+    "stack_client_reports": ".deploy.collect",
+}
+
+__all__ = sorted([*_MODULES, *_OBJECTS])
+
+
+def __getattr__(name):
+    """Import the module behind a public name on first use, and keep the result."""
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name], __name__)
+    elif name in _OBJECTS:
+        value = getattr(importlib.import_module(_OBJECTS[name], __name__), name)
+    else:
+        # name and obj let Python's traceback suggest the nearest public name
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name,
+                             obj=sys.modules[__name__])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

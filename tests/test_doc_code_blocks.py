@@ -145,3 +145,32 @@ def test_page_code_blocks_run(page, tmp_path, monkeypatch):
     finally:
         plt.close("all")
         sklearn_ldp.set_limits(**saved_limits)
+
+
+# ---------------------------------------------------------------------- what the pages say
+README_MAX_LINES = 150
+# Development history in a user page: the pages state what holds and how to reproduce it.
+# Narrow phrases, so that ordinary prose ("a key used to sign") does not match.
+HISTORY = re.compile(
+    r"\bissue\s+\d+|\b(?:the|this)\s+issue's\b|\bused to (?:be|come|take|give|have|return)\b"
+    r"|\bpreviously\b|\ban earlier (?:run|version|release)\b|\bmeasured again\b"
+    r"|\bdeprecated\b|\bnot \(?yet\)? offered\b|\bwent from\b", re.IGNORECASE)
+
+
+def test_readme_is_short_and_holds_the_three_setup_commands():
+    # .ci/run runs the first three ```bash blocks, in this order: quick start, tests, docs.
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
+    bash = [source for _, language, source in _blocks(ROOT / "README.md") if language == "bash"]
+    assert len(bash) >= 3
+    assert '".[examples]"' in bash[0] and "examples/quickstart.py" in bash[0]
+    assert '".[dev]"' in bash[1] and "pytest" in bash[1]
+    assert '".[docs]"' in bash[2] and "sphinx" in bash[2]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_pages_state_results_not_history(page):
+    found = [(number, match.group(0)) for number, text in
+             enumerate(page.read_text(encoding="utf-8").splitlines(), start=1)
+             for match in HISTORY.finditer(text)]
+    assert not found, f"{_page_id(page)}: development history at (line, phrase) {found}"
