@@ -34,6 +34,7 @@ from .estimators import (
 from .longitudinal import LongitudinalEncoder
 from .mechanisms import mechanism_from_json
 from .model_selection import expected_error_scorer
+from .planning import margin_of_error, users_needed
 from .reports import AggregatedReports, LDPReports
 
 __version__ = "0.1.0"
@@ -66,10 +67,12 @@ __all__ = [
     "io",
     "limits",
     "longitudinal",
+    "margin_of_error",
     "mechanism_from_json",
     "mechanisms",
     "reports_from_client",
     "set_limits",
     "stack_client_reports",
+    "users_needed",
     "workloads",
 ]
