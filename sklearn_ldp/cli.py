@@ -129,6 +129,15 @@ def _workload(value, domain, where):
                        f"'all_range') or {{'marginals': k}}, got {value!r}.")
 
 
+def _check_output(path):
+    """Refuse an output path whose folder does not exist (before any work is done)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CommandError(f"{path}: the folder {folder} does not exist.")
+    if os.path.isdir(path):
+        raise CommandError(f"{path}: is a directory, not an output file.")
+
+
 def _write_bytes(path, data):
     """``data`` at ``path``, atomically (temporary file, fsync, rename) under its lock."""
     with writer_lock(path), atomic_write(path) as handle:
@@ -149,6 +158,7 @@ def _encoder(config, path):
 
 def command_spec(args):
     """Write the client specification of a configuration."""
+    _check_output(args.output)
     config = _read_config(args.config)
     try:
         encoder = _encoder(config, args.config).fit()
@@ -225,19 +235,21 @@ def _load_npz(path, allow_unverified):
 
 def command_aggregate(args):
     """Aggregate report files and folders into one ``AggregatedReports`` file."""
+    _check_output(args.output)
     npz, others = _expand(args.reports)
     model = _load_spec(args.spec)[1] if args.spec else None
     mechanism = None if model is None else model.mechanism
     parts = [_load_npz(path, args.allow_unverified) for path in npz]
+    for path, part in zip(npz, parts, strict=True):
+        mechanism = mechanism or part.mechanism
+        if part.mechanism != mechanism:
+            where = "the spec's" if model is not None else f"{npz[0]}'s"
+            raise CommandError(f"{path}: holds reports of {part.mechanism!r}, not of "
+                               f"{where} {mechanism!r}.")
     if others:
         show = not args.quiet and sys.stderr.isatty()
         parts.append(aggregate_files(others, mechanism=mechanism, progress=show,
                                      allow_unverified=args.allow_unverified))
-    if mechanism is not None:
-        for path, part in zip(npz, parts, strict=False):
-            if part.mechanism != mechanism:
-                raise CommandError(f"{path}: holds reports of {part.mechanism!r}, not of the "
-                                   f"spec's {mechanism!r}.")
     total = AggregatedReports.merge(parts)
     if model is not None:
         total = AggregatedReports(total.statistic, total.mechanism,
@@ -362,6 +374,7 @@ def command_estimate(args):
     """Answer from an aggregate file; write CSV or Parquet."""
     if not args.output.endswith((".csv", ".parquet")):
         raise CommandError(f"{args.output}: the output must end in .csv or .parquet.")
+    _check_output(args.output)
     if not os.path.exists(args.aggregate):
         raise CommandError(f"{args.aggregate}: no such file (aggregate).")
     aggregate = AggregatedReports.load(args.aggregate, allow_unverified=args.allow_unverified)

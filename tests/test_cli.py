@@ -28,6 +28,7 @@ from sklearn_ldp.cli import main
 from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.deploy.collect import reports_from_client
 from sklearn_ldp.deploy.io import write_reports
+from sklearn_ldp.mechanisms import RandomizedResponse
 from sklearn_ldp.mechanisms._base.specs import load_mechanism
 from sklearn_ldp.planning import margin_of_error, users_needed
 
@@ -258,6 +259,16 @@ def test_truncated_and_foreign_report_files(categorical, capsys):
     _collect(spec, [{"age": "<30", "smoker": "no"}] * 10, tmp_path / "fresh", n_files=1)
     _fails(capsys, ["aggregate", tmp_path / "fresh", "--spec", other_spec, "-o", out],
            "part-0.csv", output=out)
+
+
+def test_missing_output_folder_and_mixed_mechanisms(categorical, capsys):
+    tmp_path, spec, reports, aggregate = categorical
+    _fails(capsys, ["estimate", aggregate, "--estimator", "histogram", "-o",
+                    tmp_path / "nowhere" / "o.csv"], "nowhere", "does not exist")
+    other = tmp_path / "other.npz"
+    LDPReports(np.array([0, 1]), RandomizedResponse(6, 0.25)).aggregate().save(other)
+    out = tmp_path / "mixed.npz"
+    _fails(capsys, ["aggregate", aggregate, other, "-o", out], "other.npz", output=out)
 
 
 def test_output_is_never_partial(categorical, capsys):
