@@ -93,6 +93,10 @@ def _read_config(path):
     for key in ("columns", "epsilon"):
         if key not in config:
             raise CommandError(f"{path}: the configuration has no {key!r}.")
+    n_users = config.get("n_users")
+    if n_users is not None and (isinstance(n_users, bool) or not isinstance(n_users, int)
+                                or n_users < 1):
+        raise CommandError(f"{path}: 'n_users' must be an integer >= 1, got {n_users!r}.")
     return config
 
 

@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sklearn_ldp import (
     AggregatedReports,
@@ -223,6 +225,8 @@ def test_bad_and_foreign_configs(tmp_path, capsys):
     _fails(capsys, ["spec", bad, "-o", out], "bad.json", "not valid JSON", output=out)
     bad.write_text('{"columns": {"a": ["x", "y"]}, "epsilon": 1, "epsilom": 2}')
     _fails(capsys, ["spec", bad, "-o", out], "bad.json", "epsilom", output=out)
+    bad.write_text('{"columns": {"a": ["x", "y"]}, "epsilon": 1, "n_users": 0}')
+    _fails(capsys, ["spec", bad, "-o", out], "bad.json", "n_users", output=out)
     bad.write_text('{"columns": {"a": ["x", "y"]}, "epsilon": -1}')
     _fails(capsys, ["spec", bad, "-o", out], "bad.json", "epsilon", output=out)
     binary = tmp_path / "blob.json"
@@ -306,3 +310,47 @@ def test_python_m_sklearn_ldp_subprocess(categorical):
                             capture_output=True, text=True, check=False)
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "x: no such file" in result.stderr
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=True)
+    | st.text(max_size=4),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=8)
+_columns = st.dictionaries(
+    st.sampled_from(["a", "b", ""]),
+    st.lists(st.integers(0, 3) | st.text(max_size=2), max_size=4)
+    | st.fixed_dictionaries({"bounds": _json}) | st.fixed_dictionaries({"categories": _json})
+    | _json, max_size=2)
+_config = st.fixed_dictionaries(
+    {"columns": _columns | _json},
+    optional={"epsilon": st.floats(-1, 3) | _json,
+              "strategy": st.sampled_from(["auto", "oue", "hybrid", "nope"]) | _json,
+              "workload": st.sampled_from(["prefix", "cdf"]) | _json,
+              "n_users": _json, "branching": _json})
+
+
+@settings(max_examples=60, deadline=10_000,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(config=_config | _json)
+def test_hostile_configs_fail_with_one_line(tmp_path, capsys, config):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(config))
+    out = tmp_path / "hostile_spec.json"
+    if out.exists():
+        out.unlink()
+    status = main(["spec", str(path), "-o", str(out), "-q"])
+    err = capsys.readouterr().err
+    if status == 0:
+        assert out.exists() and err == ""
+    else:
+        assert status == 1 and err.count("\n") == 1 and "hostile.json" in err, err
+        assert not out.exists()
+
+
+def test_no_progress_bar_without_a_terminal(categorical, capsys):
+    tmp_path, _, _, _ = categorical
+    assert main(["aggregate", str(tmp_path / "reports"), "-o", str(tmp_path / "n.npz")]) == 0
+    err = capsys.readouterr().err
+    assert "aggregating [" not in err and err.startswith("wrote ")
