@@ -26,7 +26,7 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtri
 from sklearn.base import clone
 
 from . import workloads
@@ -107,7 +107,7 @@ def z_value(confidence, n_answers=1, simultaneous=False):
     alpha = 1.0 - confidence
     if simultaneous:
         alpha /= n_answers
-    return float(norm.isf(alpha / 2))
+    return float(-ndtri(alpha / 2))
 
 
 # ---------------------------------------------------------------------- per-user variances

@@ -354,3 +354,13 @@ def test_no_progress_bar_without_a_terminal(categorical, capsys):
     assert main(["aggregate", str(tmp_path / "reports"), "-o", str(tmp_path / "n.npz")]) == 0
     err = capsys.readouterr().err
     assert "aggregating [" not in err and err.startswith("wrote ")
+
+
+def test_progress_bar_on_a_terminal(categorical, capsys, monkeypatch):
+    tmp_path, _, _, _ = categorical
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["aggregate", str(tmp_path / "reports"), "-o", str(tmp_path / "t.npz")]) == 0
+    assert "aggregating [" in capsys.readouterr().err
+    assert main(["aggregate", str(tmp_path / "reports"), "-o", str(tmp_path / "t.npz"),
+                 "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
