@@ -43,6 +43,8 @@ from .mechanisms.marginals.base import MarginalMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 
 KINDS = ("worst_case", "average_case")
+# The most reports one aggregate counts (the statistics' overflow guard).
+MAX_USERS = 2**62
 
 # Number of users at which marginal variances are evaluated before being scaled to one user
 # (every marginal cell variance is proportional to 1 / N).
@@ -415,7 +417,12 @@ def users_needed(model, margin=0.01, confidence=0.95, queries=None, *, simultane
     variance, n_answers = per_user_variance(model, queries, kind)
     z = z_value(confidence, n_answers, simultaneous)
     worst = float(variance.max())
-    n_users = max(1, math.ceil(z * z * worst / (margin * margin)))
+    ratio = z * math.sqrt(worst) / margin  # not z^2 v / m^2: m^2 may underflow to 0
+    exact = ratio * ratio  # inf, not OverflowError, past the float range
+    if not exact <= MAX_USERS:  # also NaN / inf from a margin near 0
+        raise ValueError(f"margin={margin!r} would need more than 2^62 users (the most one "
+                         "aggregate can count); ask for a larger margin.")
+    n_users = max(1, math.ceil(exact))
     while z * math.sqrt(worst / n_users) > margin:  # floating-point rounding of the ceil
         n_users += 1
     return n_users

@@ -137,6 +137,8 @@ def test_marginals_columns_heavy_hitters_longitudinal():
     (lambda e: users_needed(e, margin=0), "margin must be a positive number.*0"),
     (lambda e: users_needed(e, margin=-0.01), "margin.*-0.01"),
     (lambda e: users_needed(e, margin=float("nan")), "margin.*nan"),
+    (lambda e: users_needed(e, margin=1e-300), "margin=1e-300 would need more than 2\\^62"),
+    (lambda e: users_needed(e, margin=float("inf")), "margin.*inf"),
     (lambda e: users_needed(e, confidence=1.0), "confidence.*1.0"),
     (lambda e: users_needed(e, confidence=0), "confidence.*0"),
     (lambda e: users_needed(e, confidence=95), "confidence.*95"),
@@ -179,3 +181,18 @@ def test_per_user_variance_counts_marginal_cells():
                          epsilon=1.0)
     _, n_answers = per_user_variance(encoder)
     assert n_answers == 2 + 3 + 6
+
+
+@settings(max_examples=80, deadline=2000)
+@given(margin=st.floats() | st.integers() | st.none() | st.text(max_size=3),
+       confidence=st.floats() | st.integers(-2, 2) | st.booleans(),
+       n_users=st.integers(-5, 2**70) | st.floats() | st.booleans())
+def test_any_number_is_an_answer_or_a_value_error(margin, confidence, n_users):
+    mechanism = RandomizedResponse(3, 1.0)
+    for call in (lambda: users_needed(mechanism, margin, confidence),
+                 lambda: margin_of_error(mechanism, n_users, confidence)):
+        try:
+            result = call()
+        except ValueError:
+            continue
+        assert isinstance(result, int | float) and result > 0
