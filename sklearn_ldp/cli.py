@@ -172,6 +172,9 @@ def command_spec(args):
         "format": SPEC_FORMAT,
         "version": SPEC_VERSION,
         "mechanism": json.loads(encoder.client_spec()),
+        # The server's mechanism: the same, except for heavy hitters, whose devices run the
+        # bare protocol while the server's reports carry the column and its encoding.
+        "server_mechanism": encoder.mechanism_.to_dict(),
         "categories": None if encoder.domain_ is None else encoder.domain_.to_dict(),
         "workload": config.get("workload"),
         "n_users": config.get("n_users"),
@@ -195,7 +198,7 @@ def _load_spec(path):
         raise CommandError(f"{path}: unsupported spec version {spec.get('version')!r}; this "
                            f"sklearn_ldp reads version {SPEC_VERSION}.")
     try:
-        mechanism = load_mechanism(spec["mechanism"])
+        mechanism = load_mechanism(spec.get("server_mechanism", spec["mechanism"]))
         domain = None if spec.get("categories") is None else Domain(spec["categories"])
         workload = spec.get("workload")
         if domain is not None and not isinstance(mechanism, MarginalMechanism | ColumnsMechanism):

@@ -364,3 +364,17 @@ def test_progress_bar_on_a_terminal(categorical, capsys, monkeypatch):
     assert main(["aggregate", str(tmp_path / "reports"), "-o", str(tmp_path / "t.npz"),
                  "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_heavy_hitter_spec_and_plan(tmp_path, capsys):
+    from sklearn_ldp import LDPEncoder
+
+    config = _write_config(tmp_path, {"columns": {"url": "strings"}, "epsilon": 2.0})
+    spec = tmp_path / "spec.json"
+    _run("spec", config, "-o", spec, "-q")
+    written = json.loads(spec.read_text())
+    assert written["mechanism"]["mechanism"] == "prefix_heavy_hitters"   # the devices' part
+    Randomizer(written["mechanism"]).privatize("example.org")
+    _run("plan", spec, "--margin", "0.01")
+    encoder = LDPEncoder(categories={"url": "strings"}, epsilon=2.0)
+    assert f": {users_needed(encoder, 0.01)}\n" in capsys.readouterr().out
