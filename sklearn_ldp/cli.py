@@ -104,7 +104,8 @@ def _column_options(columns, path):
     """``(categories, bounds)`` from the ``columns`` of a configuration."""
     if not isinstance(columns, dict) or not columns:
         raise CommandError(f"{path}: 'columns' must be an object column -> categories (a list), "
-                           f"{{'bounds': [low, high]}} or 'strings', got {columns!r}.")
+                           f"{{'bounds': [low, high]}}, 'strings' or a bit length, got "
+                           f"{columns!r}.")
     categories, bounds = {}, {}
     for name, value in columns.items():
         if isinstance(value, dict) and set(value) == {"categories"}:
@@ -112,11 +113,13 @@ def _column_options(columns, path):
         if isinstance(value, dict) and set(value) == {"bounds"}:
             bounds[name] = tuple(value["bounds"]) if isinstance(value["bounds"], list) \
                 else value["bounds"]
-        elif isinstance(value, list) or value == "strings":
-            categories[name] = value
+        elif isinstance(value, list) or value == "strings" or (
+                isinstance(value, int) and not isinstance(value, bool)):
+            categories[name] = value  # a list, or heavy hitters: "strings" or a bit length
         else:
             raise CommandError(f"{path}: column {name!r} must be a list of categories, "
-                               f"{{'bounds': [low, high]}} or 'strings', got {value!r}.")
+                               f"{{'bounds': [low, high]}}, 'strings' or a bit length, got "
+                               f"{value!r}.")
     return categories or None, bounds or None
 
 
@@ -151,8 +154,8 @@ def _write_bytes(path, data):
 # ---------------------------------------------------------------------- spec
 def _encoder(config, path):
     categories, bounds = _column_options(config["columns"], path)
-    domain = Domain(categories) if categories and "strings" not in categories.values() \
-        else None
+    listed = categories and all(isinstance(v, list) for v in categories.values())
+    domain = Domain(categories) if listed else None
     options = {key: config[key] for key in ("delta", "branching", "oracle", "max_order")
                if key in config}
     return LDPEncoder(categories=categories, bounds=bounds, epsilon=config["epsilon"],
