@@ -109,13 +109,14 @@ def z_value(confidence, n_answers=1, simultaneous=False):
     alpha = 1.0 - confidence
     if simultaneous:
         alpha /= n_answers
-    return float(-ndtri(alpha / 2))
+    return max(0.0, float(-ndtri(alpha / 2)))  # -ndtri: accurate for small alpha; 0.0, not -0.0
 
 
 # ---------------------------------------------------------------------- per-user variances
 def _fitted(model):
     """``(mechanism, domain, workload, encoder)`` of an encoder (fitted here on its public
-    domain when it is not yet), a mechanism, or reports that carry one."""
+    domain when it is not yet), a mechanism, reports that carry one, or a fitted
+    estimator."""
     if isinstance(model, LDPEncoder | LongitudinalEncoder):
         if not hasattr(model, "mechanism_"):
             # fit is data-independent when the categories (or bounds) are declared.
@@ -125,11 +126,13 @@ def _fitted(model):
         return model.mechanism_, model.domain_, model.workload_, model
     if isinstance(model, Mechanism):
         return model, None, None, None
-    mechanism = getattr(model, "mechanism", None)
-    if isinstance(mechanism, Mechanism):  # LDPReports, AggregatedReports
-        return mechanism, getattr(model, "domain", None), getattr(model, "workload", None), None
-    raise TypeError(f"model must be an LDPEncoder, a LongitudinalEncoder, a mechanism or "
-                    f"reports that carry one, got {describe(model)}.")
+    for suffix in ("", "_"):  # reports (mechanism), fitted estimators (mechanism_)
+        mechanism = getattr(model, f"mechanism{suffix}", None)
+        if isinstance(mechanism, Mechanism):
+            return (mechanism, getattr(model, f"domain{suffix}", None),
+                    getattr(model, f"workload{suffix}", None), None)
+    raise TypeError(f"model must be an LDPEncoder, a LongitudinalEncoder, a mechanism, "
+                    f"reports that carry one or a fitted estimator, got {describe(model)}.")
 
 
 def per_user_variance(model, queries=None, kind="worst_case"):
@@ -294,9 +297,11 @@ def margin_of_error(model, n_users, confidence=0.95, queries=None, *, simultaneo
 
     Parameters
     ----------
-    model : LDPEncoder, LongitudinalEncoder, Mechanism, LDPReports or AggregatedReports
+    model : LDPEncoder, LongitudinalEncoder, Mechanism, LDPReports, AggregatedReports or \
+fitted estimator
         The strategy. An unfitted encoder is fitted on its declared public domain (no data
-        is read, no budget is spent).
+        is read, no budget is spent); a fitted estimator gives the margin its mechanism and
+        workload would have for ``n_users`` users.
     n_users : int
         The number of users who report.
     confidence : float in (0, 1), default=0.95

@@ -17,7 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sklearn_ldp import LDPEncoder, LongitudinalEncoder, MeanEstimator, workloads
+from sklearn_ldp import (
+    Domain,
+    LDPEncoder,
+    LDPReports,
+    LongitudinalEncoder,
+    MeanEstimator,
+    WorkloadEstimator,
+    workloads,
+)
 from sklearn_ldp.mechanisms import RandomizedResponse
 from sklearn_ldp.planning import margin_of_error, per_user_variance, users_needed, z_value
 
@@ -116,6 +124,10 @@ def test_mechanism_and_reports_models():
     assert margin_of_error(mechanism, 1000) == pytest.approx(
         1.959964 * math.sqrt(float(mechanism.query_variance(np.eye(4)).max()) / 1000),
         rel=1e-6)
+    reports = LDPReports(np.array([0, 1, 3]), mechanism, domain=Domain.from_size(4))
+    fitted = WorkloadEstimator(workload="prefix").fit(reports)
+    assert margin_of_error(reports.aggregate(), 1000) == margin_of_error(mechanism, 1000)
+    assert margin_of_error(fitted, 1000) == margin_of_error(mechanism, 1000, queries="prefix")
 
 
 def test_marginals_columns_heavy_hitters_longitudinal():
@@ -195,4 +207,4 @@ def test_any_number_is_an_answer_or_a_value_error(margin, confidence, n_users):
             result = call()
         except ValueError:
             continue
-        assert isinstance(result, int | float) and result > 0
+        assert isinstance(result, int | float) and result >= 0  # 0: confidence near 0
