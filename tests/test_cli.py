@@ -378,3 +378,28 @@ def test_heavy_hitter_spec_and_plan(tmp_path, capsys):
     _run("plan", spec, "--margin", "0.01")
     encoder = LDPEncoder(categories={"url": "strings"}, epsilon=2.0)
     assert f": {users_needed(encoder, 0.01)}\n" in capsys.readouterr().out
+
+
+def test_workload_round_trip(tmp_path):
+    config = _write_config(tmp_path, {"columns": {"age": AGE, "smoker": SMOKER},
+                                      "epsilon": 1.0, "strategy": "oue",
+                                      "workload": {"marginals": 1}})
+    spec = tmp_path / "spec.json"
+    _run("spec", config, "-o", spec, "-q")
+    records = [{"age": AGE[i % 3], "smoker": SMOKER[i % 2]} for i in range(300)]
+    reports = _collect(spec, records, tmp_path / "r", n_files=2)
+    aggregate = tmp_path / "agg.npz"
+    _run("aggregate", tmp_path / "r", "--spec", spec, "-o", aggregate, "-q")
+    out = tmp_path / "w.csv"
+    _run("estimate", aggregate, "--estimator", "workload", "--confidence", "0.9", "-o", out,
+         "-q")
+    table = pd.read_csv(out)
+    loaded = AggregatedReports.load(aggregate)
+    python = WorkloadEstimator(normalize=True).fit(
+        LDPReports(reports.reports, reports.mechanism, loaded.domain, loaded.workload))
+    assert list(table["query"]) == list(python.answers_.index)
+    assert len(table) == 5   # the one-way marginals: 3 ages + 2 smoker values
+    np.testing.assert_allclose(table["answer"], python.answers_.to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        table["margin"], margin_of_error(loaded, 300, 0.9, loaded.workload,
+                                         per_query=True).to_numpy(), rtol=1e-12)
