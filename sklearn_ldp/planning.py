@@ -201,7 +201,14 @@ def _workload_variances(mechanism, domain, workload, queries, kind):
     elif isinstance(queries, list | tuple) and queries and all(
             isinstance(q, tuple) and len(q) == 2 for q in queries):
         queries = workloads.ranges(domain, list(queries))  # [(lo, hi), ...]: closed ranges
-    queries = resolve_workload(queries, domain)
+    try:
+        queries = resolve_workload(queries, domain)
+    except ValueError as exc:
+        if np.ndim(queries) == 2 and np.shape(queries)[1] == 2:
+            # [[lo, hi], ...] as RangeQueryEstimator.predict takes them reads as a matrix.
+            raise ValueError(f"{exc} For closed ranges give (lo, hi) tuples, e.g. "
+                             "queries=[(lo, hi), ...], or workloads.ranges(...).") from None
+        raise
     mechanism.check_supports(queries)
     worst, average = mechanism.query_variance_summary(queries)
     values = np.asarray(worst if kind == "worst_case" else average, dtype=float)

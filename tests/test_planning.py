@@ -159,6 +159,8 @@ def test_marginals_columns_heavy_hitters_longitudinal():
     (lambda e: margin_of_error(e, 10, kind="best"), "kind.*best"),
     (lambda e: margin_of_error(e, 10, queries="cdf"), "unknown workload name 'cdf'"),
     (lambda e: margin_of_error(e, 10, queries=[("a", "z")]), "z"),
+    (lambda e: margin_of_error(e, 10, queries=[["a", "b"]]), r"\(lo, hi\) tuples"),
+    (lambda e: margin_of_error(e, 10, queries=[[0, 1]]), r"\(lo, hi\) tuples"),
 ])
 def test_hostile_input_names_the_value(call, match):
     encoder = LDPEncoder(categories={"a": list("abc")}, epsilon=1.0)
