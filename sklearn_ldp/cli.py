@@ -29,6 +29,7 @@ import pandas as pd
 from . import workloads
 from ._glue import resolve_workload
 from .deploy.io import aggregate_files
+from .deploy.io.aggregate import _Progress
 from .deploy.limits import atomic_write, writer_lock
 from .domain import Domain
 from .encoder import LDPEncoder
@@ -249,7 +250,14 @@ def command_aggregate(args):
     npz, others = _expand(args.reports)
     model = _load_spec(args.spec)[1] if args.spec else None
     mechanism = None if model is None else model.mechanism
-    parts = [_load_npz(path, args.allow_unverified) for path in npz]
+    show = not args.quiet and sys.stderr.isatty()
+    # The readers' progress bar, one step per .npz file (each is read at once).
+    bar = _Progress([types.SimpleNamespace(path=path, n_rows=0) for path in npz], show)
+    parts = []
+    for path in npz:
+        parts.append(_load_npz(path, args.allow_unverified))
+        bar.update(None, len(parts[-1]), 0)
+        bar.file_done()
     for path, part in zip(npz, parts, strict=True):
         mechanism = mechanism or part.mechanism
         if part.mechanism != mechanism:
@@ -257,7 +265,6 @@ def command_aggregate(args):
             raise CommandError(f"{path}: holds reports of {part.mechanism!r}, not of "
                                f"{where} {mechanism!r}.")
     if others:
-        show = not args.quiet and sys.stderr.isatty()
         parts.append(aggregate_files(others, mechanism=mechanism, progress=show,
                                      allow_unverified=args.allow_unverified))
     total = AggregatedReports.merge(parts)

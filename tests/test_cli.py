@@ -364,6 +364,9 @@ def test_progress_bar_on_a_terminal(categorical, capsys, monkeypatch):
     assert main(["aggregate", str(tmp_path / "reports"), "-o", str(tmp_path / "t.npz"),
                  "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+    assert main(["aggregate", str(tmp_path / "t.npz"), str(tmp_path / "agg.npz"), "-o",
+                 str(tmp_path / "u.npz")]) == 0
+    assert "2/2 files" in capsys.readouterr().err
 
 
 def test_heavy_hitter_spec_and_plan(tmp_path, capsys):
