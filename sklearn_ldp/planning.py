@@ -37,6 +37,7 @@ from .domain import Domain
 from .encoder import LDPEncoder
 from .longitudinal import LongitudinalEncoder
 from .mechanisms._base.mechanism import Mechanism
+from .mechanisms.central.matrix import MatrixMechanism
 from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
 from .mechanisms.longitudinal.mechanisms import OneBitMeanPM
 from .mechanisms.marginals.base import MarginalMechanism
@@ -128,7 +129,7 @@ def _fitted(model):
         return model, None, None, None
     for suffix in ("", "_"):  # reports (mechanism), fitted estimators (mechanism_)
         mechanism = getattr(model, f"mechanism{suffix}", None)
-        if isinstance(mechanism, Mechanism):
+        if isinstance(mechanism, Mechanism | MatrixMechanism):  # central: refused later
             return (mechanism, getattr(model, f"domain{suffix}", None),
                     getattr(model, f"workload{suffix}", None), None)
     raise TypeError(f"model must be an LDPEncoder, a LongitudinalEncoder, a mechanism, "
@@ -144,7 +145,8 @@ def per_user_variance(model, queries=None, kind="worst_case"):
 
     Parameters
     ----------
-    model : LDPEncoder, LongitudinalEncoder, Mechanism, LDPReports or AggregatedReports
+    model : LDPEncoder, LongitudinalEncoder, Mechanism, LDPReports, AggregatedReports or \
+fitted estimator
         The strategy. An unfitted encoder is fitted on its declared public domain (no data).
     queries : optional
         What the matching estimator answers (default: every answer of the strategy, see
@@ -170,6 +172,10 @@ def per_user_variance(model, queries=None, kind="worst_case"):
     """
     kind = _check_kind(kind)
     mechanism, domain, workload, encoder = _fitted(model)
+    if isinstance(mechanism, MatrixMechanism):
+        raise ValueError("the central model's error does not depend on the number of users "
+                         "(its noise is added once to the counts): read the estimator's "
+                         "expected_error_, in counts.")
     if isinstance(mechanism, MarginalMechanism):
         return _marginal_variances(mechanism, domain, queries, kind)
     if isinstance(mechanism, ColumnsMechanism):

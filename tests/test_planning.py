@@ -174,6 +174,11 @@ def test_refuses_what_has_no_analytic_error():
         margin_of_error(square, 100)
     with pytest.raises(TypeError, match="model must be"):
         margin_of_error("histogram", 100)
+    central = WorkloadEstimator(strategy="identity", epsilon=1.0, delta=1e-6,
+                                categories={"a": list("abc")}, random_state=0)
+    central.fit(pd.DataFrame({"a": list("abcab")}))
+    with pytest.raises(ValueError, match="central model"):
+        margin_of_error(central, 100)
 
 
 @settings(max_examples=40, deadline=2000)
