@@ -129,7 +129,7 @@ def _fitted(model):
         return model, None, None, None
     for suffix in ("", "_"):  # reports (mechanism), fitted estimators (mechanism_)
         mechanism = getattr(model, f"mechanism{suffix}", None)
-        if isinstance(mechanism, Mechanism | MatrixMechanism):  # central: refused later
+        if isinstance(mechanism, Mechanism | MatrixMechanism):  # central: refused with why
             return (mechanism, getattr(model, f"domain{suffix}", None),
                     getattr(model, f"workload{suffix}", None), None)
     raise TypeError(f"model must be an LDPEncoder, a LongitudinalEncoder, a mechanism, "
@@ -173,9 +173,9 @@ fitted estimator
     kind = _check_kind(kind)
     mechanism, domain, workload, encoder = _fitted(model)
     if isinstance(mechanism, MatrixMechanism):
-        raise ValueError("the central model's error does not depend on the number of users "
-                         "(its noise is added once to the counts): read the estimator's "
-                         "expected_error_, in counts.")
+        raise ValueError("the central model adds its noise once to the counts, not per user: "
+                         "a share's standard error is the count's (the estimator's "
+                         "expected_error_, in counts squared) square root over N.")
     if isinstance(mechanism, MarginalMechanism):
         return _marginal_variances(mechanism, domain, queries, kind)
     if isinstance(mechanism, ColumnsMechanism):
