@@ -56,10 +56,12 @@ _OBJECTS = {
     "expected_error_scorer": ".model_selection",
     "get_limits": ".deploy.limits",
     "limits": ".deploy.limits",
+    "margin_of_error": ".planning",
     "mechanism_from_json": ".mechanisms",
     "reports_from_client": ".deploy.collect",
     "set_limits": ".deploy.limits",
     "stack_client_reports": ".deploy.collect",
+    "users_needed": ".planning",
 }
 
 __all__ = sorted([*_MODULES, *_OBJECTS])

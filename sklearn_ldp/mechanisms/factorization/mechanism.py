@@ -719,6 +719,8 @@ def sample_complexity(worst_case_per_user, n_queries, alpha=0.01):
     --------
     per_user_variance : The per-user variance ``z_u``.
     Mechanism.expected_error : The worst-case variance of a built mechanism.
+    sklearn_ldp.users_needed : Users for a margin of error at a confidence level, in the
+        answers' units (a share of users, a mean's unit).
 
     References
     ----------
