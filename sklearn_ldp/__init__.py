@@ -17,6 +17,14 @@ from .deploy import budget, distributed, io
 from .deploy.budget import BudgetExceededError, PrivacyLedger
 from .deploy.collect import reports_from_client, stack_client_reports
 from .deploy.limits import FileLockedError, UnverifiedFileWarning, get_limits, limits, set_limits
+from .display import (
+    CDFDisplay,
+    HeavyHitterDisplay,
+    HistogramDisplay,
+    LongitudinalDisplay,
+    MeanDisplay,
+    StrategyComparisonDisplay,
+)
 from .domain import Domain
 from .encoder import LDPEncoder
 from .estimators import (
@@ -43,19 +51,25 @@ __all__ = [
     "AggregatedReports",
     "AttributeHistogramEstimator",
     "BudgetExceededError",
+    "CDFDisplay",
     "CountMechanism",
     "DistributionEstimator",
     "Domain",
     "FileLockedError",
+    "HeavyHitterDisplay",
     "HeavyHitterEstimator",
+    "HistogramDisplay",
     "LDPEncoder",
     "LDPReports",
+    "LongitudinalDisplay",
     "LongitudinalEncoder",
     "LongitudinalEstimator",
     "MarginalEstimator",
+    "MeanDisplay",
     "MeanEstimator",
     "PrivacyLedger",
     "RangeQueryEstimator",
+    "StrategyComparisonDisplay",
     "UnverifiedFileWarning",
     "WorkloadEstimator",
     "binning",
