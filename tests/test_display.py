@@ -292,7 +292,10 @@ def test_longitudinal_lines_and_bands():
     for _ in range(3):
         estimator.partial_fit(encoder.transform(rng.choice(["mail", "maps"], 3000,
                                                            p=[0.7, 0.3]), state=state))
-    display = LongitudinalDisplay.from_estimator(estimator, clip_negative=False)
+    truth = np.tile([0.7, 0.3], (3, 1))
+    display = LongitudinalDisplay.from_estimator(estimator, clip_negative=False,
+                                                 true_values=truth)
+    np.testing.assert_allclose(display.truth_["maps"].get_ydata(), truth[:, 1])
     for column in ("mail", "maps"):
         np.testing.assert_allclose(display.lines_[column].get_ydata(),
                                    estimator.estimates_[column])
@@ -303,6 +306,8 @@ def test_longitudinal_lines_and_bands():
     assert list(only.lines_) == ["maps"]
     with pytest.raises(ValueError, match="columns"):
         LongitudinalDisplay.from_estimator(estimator, columns=["web"])
+    with pytest.raises(ValueError, match="true_values"):
+        LongitudinalDisplay.from_estimator(estimator, true_values=truth[:2])
     with pytest.raises(NotFittedError):
         LongitudinalDisplay.from_estimator(LongitudinalEstimator())
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..estimators import (
+    AdaptiveQueryEstimator,
     AttributeHistogramEstimator,
     HeavyHitterEstimator,
     MarginalEstimator,
@@ -46,9 +47,9 @@ def _marginal_key(estimator, marginal):
 
 def _histogram_numbers(estimator, column, marginal, error):
     """``(estimates Series, standard errors, units)`` of a fitted histogram-like estimator."""
-    fitted(estimator, (AttributeHistogramEstimator, WorkloadEstimator, MarginalEstimator),
-           "n_users_" if not isinstance(estimator, AttributeHistogramEstimator)
-           else "histograms_")
+    fitted(estimator, (AttributeHistogramEstimator, WorkloadEstimator, MarginalEstimator,
+                       AdaptiveQueryEstimator), "answers_" if isinstance(
+        estimator, AttributeHistogramEstimator | AdaptiveQueryEstimator) else "n_users_")
     if isinstance(estimator, MarginalEstimator):
         if column is not None:
             raise ValueError("column= applies to AttributeHistogramEstimator; a "
@@ -66,11 +67,12 @@ def _histogram_numbers(estimator, column, marginal, error):
         raise ValueError("marginal= applies to MarginalEstimator only.")
     error = check_error_kind(error or "worst_case", ERROR_KINDS)
     table = estimator.expected_error_
-    if isinstance(estimator, WorkloadEstimator):
+    if isinstance(estimator, WorkloadEstimator | AdaptiveQueryEstimator):
         if column is not None:
-            raise ValueError("column= applies to AttributeHistogramEstimator; a "
-                             "WorkloadEstimator shows its workload's answers.")
-        units = "share of users" if estimator.normalize else "users"
+            raise ValueError(f"column= applies to AttributeHistogramEstimator; a "
+                             f"{type(estimator).__name__} shows its queries' answers.")
+        units = ("share of users" if getattr(estimator, "normalize", True)  # adaptive: shares
+                 else "users")
         return estimator.answers_, std_errors_from(table[error], "expected_error_"), units
     units = "share of users" if estimator.output == "fraction" else "users"
     if column is None:
@@ -191,7 +193,8 @@ class HistogramDisplay(_BarsWithIntervals):
 
         Parameters
         ----------
-        estimator : AttributeHistogramEstimator, MarginalEstimator or WorkloadEstimator
+        estimator : AttributeHistogramEstimator, MarginalEstimator, WorkloadEstimator or \
+AdaptiveQueryEstimator
             Fitted. Its own numbers are drawn: ``answers_`` (or ``histograms_[column]``,
             or ``predict([marginal])``) and the variances of ``expected_error_``.
         column : str or None, default=None
@@ -237,7 +240,9 @@ class HistogramDisplay(_BarsWithIntervals):
                             (truth, "true value"), horizontal=False, kwargs=kwargs)
         ax = self.ax_
         labels = [_label(value) for value in estimates.index]
-        ax.set_xticks(x, labels, rotation=90 if n > 8 else 0)
+        crowded = sum(len(label) + 2 for label in labels) > 60  # characters across the axis
+        ax.set_xticks(x, labels, rotation=45 if crowded else 0,
+                      horizontalalignment="right" if crowded else "center")
         ax.set_ylabel(self.units)
         if estimates.index.name:
             ax.set_xlabel(str(estimates.index.name))

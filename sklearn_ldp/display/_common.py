@@ -96,8 +96,8 @@ class Display:
 
     def _axes(self, ax):
         plt = pyplot()
-        if ax is None:
-            _, ax = plt.subplots()
+        if ax is None:  # constrained: long tick labels stay inside the figure
+            _, ax = plt.subplots(layout="constrained")
         self.ax_ = ax
         self.figure_ = ax.figure
         return ax

@@ -231,6 +231,9 @@ class LongitudinalDisplay(Display):
         are never negative); ``estimates`` keeps the numbers as estimated.
     units : str, default="estimate"
         Label of the value axis.
+    true_values : pandas.DataFrame, array-like of the shape of ``estimates`` or None, \
+default=None
+        The true values (in a simulation), drawn as dashed lines.
 
     Attributes
     ----------
@@ -241,6 +244,8 @@ class LongitudinalDisplay(Display):
         Category -> its band (matplotlib PolyCollection).
     lower_, upper_ : pandas.DataFrame
         The bands' ends, as drawn.
+    truth_ : dict
+        Category -> the Line2D of its true values (empty without ``true_values``).
 
     See Also
     --------
@@ -260,17 +265,18 @@ class LongitudinalDisplay(Display):
     """
 
     def __init__(self, estimates, standard_errors, *, confidence=0.95, clip_negative=True,
-                 units="estimate"):
+                 units="estimate", true_values=None):
         self.estimates = estimates
         self.standard_errors = standard_errors
         self.confidence = confidence
         self.clip_negative = clip_negative
         self.units = units
+        self.true_values = true_values
 
     @classmethod
     @shared_docstring("``Axes.plot`` (every line)")
     def from_estimator(cls, estimator, *, columns=None, confidence=0.95, clip_negative=True,
-                       ax=None, **kwargs):
+                       true_values=None, ax=None, **kwargs):
         """Draw ``estimates_`` of a fitted LongitudinalEstimator with bands from
         ``standard_errors_``.
 
@@ -284,6 +290,8 @@ class LongitudinalDisplay(Display):
             Level of the bands.
         clip_negative : bool, default=True
             No negative estimate drawn.
+        true_values : pandas.DataFrame, array-like or None, default=None
+            The true values of the columns drawn, one row per round, as dashed lines.
         <ax parameter>
         <kwargs>
 
@@ -305,7 +313,7 @@ class LongitudinalDisplay(Display):
         else:
             units = "share of users" if estimator.normalize else "users"
         return cls(estimates, errors, confidence=confidence, clip_negative=clip_negative,
-                   units=units).plot(ax=ax, **kwargs)
+                   units=units, true_values=true_values).plot(ax=ax, **kwargs)
 
     @shared_docstring("``Axes.plot`` (every line)")
     def plot(self, ax=None, **kwargs):
@@ -318,9 +326,16 @@ class LongitudinalDisplay(Display):
         if errors.shape != estimates.shape or list(errors.columns) != list(estimates.columns):
             raise ValueError(f"standard_errors must have the shape and columns of estimates "
                              f"{estimates.shape}, got {errors.shape}.")
+        truth = None
+        if self.true_values is not None:
+            truth = np.asarray(self.true_values, dtype=float)
+            if truth.shape != estimates.shape or not np.all(np.isfinite(truth)):
+                raise ValueError(f"true_values must hold finite numbers in the shape of "
+                                 f"estimates {estimates.shape}, got shape {truth.shape}.")
         clip = check_flag(self.clip_negative, "clip_negative")
         ax = self._axes(ax)
         rounds = estimates.index.to_numpy()
+        self.truth_ = {}
         self.lines_, self.bands_ = {}, {}
         lower, upper = {}, {}
         for column in estimates.columns:
@@ -333,9 +348,13 @@ class LongitudinalDisplay(Display):
             self.lines_[column] = line
             self.bands_[column] = ax.fill_between(rounds, lower[column], upper[column],
                                                   alpha=0.2, color=line.get_color())
+            if truth is not None:
+                (self.truth_[column],) = ax.plot(
+                    rounds, truth[:, estimates.columns.get_loc(column)], linestyle="--",
+                    linewidth=1, color=line.get_color())
         self.lower_ = pd.DataFrame(lower, index=estimates.index)
         self.upper_ = pd.DataFrame(upper, index=estimates.index)
         ax.set_xlabel(str(estimates.index.name or "round"))
         ax.set_ylabel(f"{self.units} ({self._level()})")
-        ax.legend(loc="best")
+        ax.legend(loc="best", ncol=min(3, len(self.lines_)), fontsize="small")
         return self
