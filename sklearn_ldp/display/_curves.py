@@ -34,11 +34,14 @@ def _range_numbers(estimator, error, levels):
     points = labels.get_indexer(estimator.expected_error_.index)
     std = std_errors_from(estimator.expected_error_[error], "expected_error_")
     found = labels.get_indexer(estimator.quantile(levels)) if levels.size else []
+    domain = estimator.domain_
+    name = labels.name or (domain.columns[0] if domain is not None and domain.n_columns == 1
+                           else "cell")
     return {"x": x, "cdf": estimator.cdf_, "band_x": x[points],
             "band_std": std, "band_cdf": estimator.cdf_[points],
             "quantile_values": x[np.asarray(found, dtype=np.int64)],
             "tick_labels": None if numeric else [str(v) for v in labels],
-            "xlabel": labels.name or "cell"}
+            "xlabel": name}
 
 
 def _distribution_numbers(estimator, column, levels):
