@@ -327,7 +327,7 @@ def test_strategy_comparison_from_a_search():
     display = StrategyComparisonDisplay.from_search(search)
     widths = np.array([bar.get_width() for bar in display.bars_])
     np.testing.assert_allclose(widths, -search.cv_results_["mean_test_score"])
-    assert display.best_ == f"strategy={search.best_params_['strategy']!r}"
+    assert display.best_ == search.best_params_["strategy"]
     direct = StrategyComparisonDisplay.from_encoders(
         [LDPEncoder(categories={"day": range(16)}, epsilon=1.0, workload="prefix",
                     strategy=s).fit() for s in strategies])
