@@ -337,6 +337,8 @@ default=None
                                  f"estimates {estimates.shape}, got shape {truth.shape}.")
         clip = check_flag(self.clip_negative, "clip_negative")
         ax = self._axes(ax)
+        from matplotlib.ticker import MaxNLocator  # matplotlib: only when drawing
+
         rounds = estimates.index.to_numpy()
         self.truth_ = {}
         self.lines_, self.bands_ = {}, {}
@@ -357,6 +359,7 @@ default=None
                     linewidth=1, color=line.get_color())
         self.lower_ = pd.DataFrame(lower, index=estimates.index)
         self.upper_ = pd.DataFrame(upper, index=estimates.index)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
         ax.set_xlabel(str(estimates.index.name or "round"))
         ax.set_ylabel(f"{self.units} ({self._level()})")
         ax.legend(loc="best", ncol=min(3, len(self.lines_)), fontsize="small")
