@@ -351,3 +351,30 @@ def test_strategy_comparison_refuses_another_scorer():
         np.zeros((4, 1)), np.arange(4.0))
     with pytest.raises(TypeError, match="expected_error_scorer"):
         StrategyComparisonDisplay.from_search(search)
+
+
+# --------------------------------------------------------------------- hostile numbers
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ANY_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(),
+                        st.booleans(), st.none(), st.text(max_size=3))
+
+
+@settings(max_examples=40, deadline=5000)
+@given(estimates=st.lists(st.floats(-1, 2), min_size=1, max_size=6),
+       std_errors=st.lists(st.one_of(st.floats(0, 1), _ANY_NUMBER), min_size=0, max_size=7),
+       confidence=_ANY_NUMBER)
+def test_histogram_from_any_numbers_draws_or_refuses(estimates, std_errors, confidence):
+    display = HistogramDisplay(pd.Series(estimates), std_errors, confidence=confidence)
+    try:
+        display.plot()
+    except (ValueError, TypeError) as error:
+        assert "std_errors" in str(error) or "confidence" in str(error)
+        return
+    finally:
+        plt.close("all")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    expected_upper = np.maximum(np.array(estimates) + z * np.array(std_errors, dtype=float), 0)
+    np.testing.assert_allclose(display.upper_, expected_upper)
+    assert np.all(_bar_heights(display.bars_) >= 0)

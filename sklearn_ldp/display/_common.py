@@ -82,7 +82,11 @@ def fitted(estimator, kinds, attribute):
 
 
 def check_same_length(name, values, length):
-    values = np.asarray(values, dtype=float)
+    """``values`` as floats, one per estimate and finite, or an error naming ``name``."""
+    try:
+        values = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold numbers, got {values!r}.") from None
     if values.ndim != 1 or values.shape[0] != length:
         raise ValueError(f"{name} must hold one number per estimate ({length}), got shape "
                          f"{values.shape}.")
