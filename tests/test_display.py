@@ -378,3 +378,21 @@ def test_histogram_from_any_numbers_draws_or_refuses(estimates, std_errors, conf
     expected_upper = np.maximum(np.array(estimates) + z * np.array(std_errors, dtype=float), 0)
     np.testing.assert_allclose(display.upper_, expected_upper)
     assert np.all(_bar_heights(display.bars_) >= 0)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda ax: HistogramDisplay(pd.Series([0.2, 0.8]), [0.1, 0.1]).plot(ax=ax),
+    lambda ax: HeavyHitterDisplay(["a"], [0.5], [0.1]).plot(ax=ax),
+    lambda ax: MeanDisplay(pd.Series({"age": 40.0}), [1.0]).plot(ax=ax),
+    lambda ax: CDFDisplay([0, 1, 2], [0.2, 0.6, 1.0], band_x=[0, 2], band_cdf=[0.2, 1.0],
+                          band_std=[0.1, 0.0]).plot(ax=ax),
+    lambda ax: LongitudinalDisplay(pd.DataFrame({"a": [0.5, 0.6]}),
+                                   pd.DataFrame({"a": [0.1, 0.1]})).plot(ax=ax),
+    lambda ax: StrategyComparisonDisplay(["x", "y"], [2.0, 1.0]).plot(ax=ax),
+], ids=["histogram", "heavy_hitters", "mean", "cdf", "longitudinal", "strategies"])
+def test_every_display_draws_on_the_axes_given(draw):
+    figure, (other, target) = plt.subplots(1, 2)
+    display = draw(target)
+    assert display.ax_ is target and display.figure_ is figure
+    assert not other.has_data() and target.has_data()
+    assert len(figure.axes) == 2
