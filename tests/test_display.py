@@ -152,6 +152,17 @@ def test_histogram_of_a_marginal():
         HistogramDisplay.from_estimator(estimator, marginal=("b", "a"))
 
 
+def test_too_many_bars_is_refused_before_the_answers_are_built():
+    estimator = WorkloadEstimator(workload="histogram", strategy="olh", epsilon=1.0,
+                                  categories={"port": range(2**12)}, random_state=0).fit(
+        pd.DataFrame({"port": np.arange(2**12)}))
+    with pytest.raises(ValueError, match="too many bars"):
+        HistogramDisplay.from_estimator(estimator)
+    assert estimator._answers is None  # refused from the workload's size alone
+    with pytest.raises(ValueError, match="too many bars"):
+        HeavyHitterDisplay(np.arange(600), np.zeros(600), np.zeros(600)).plot()
+
+
 def test_histogram_refusals(histogram):
     with pytest.raises(NotFittedError):
         HistogramDisplay.from_estimator(AttributeHistogramEstimator())

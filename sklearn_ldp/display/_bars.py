@@ -25,6 +25,16 @@ from ._common import (
 )
 
 ERROR_KINDS = ("worst_case", "average_case")
+# More bars than this cannot be read (and take matplotlib minutes to draw).
+MAX_BARS = 500
+
+
+def check_n_bars(n):
+    if n > MAX_BARS:
+        raise ValueError(
+            f"{n} estimates are too many bars to draw (at most {MAX_BARS}): draw a selection, "
+            "e.g. HistogramDisplay(est.predict(queries), est.predict_error(queries)"
+            "['worst_case'] ** 0.5).plot(), or the CDF of an ordered domain with CDFDisplay.")
 
 
 def _label(index_value):
@@ -73,6 +83,8 @@ def _histogram_numbers(estimator, column, marginal, error):
                              f"{type(estimator).__name__} shows its queries' answers.")
         units = ("share of users" if getattr(estimator, "normalize", True)  # adaptive: shares
                  else "users")
+        if isinstance(estimator, WorkloadEstimator):  # before answers_ builds every answer
+            check_n_bars(estimator.workload_.n_queries)
         return estimator.answers_, std_errors_from(table[error], "expected_error_"), units
     units = "share of users" if estimator.output == "fraction" else "users"
     if column is None:
@@ -121,7 +133,8 @@ class HistogramDisplay(_BarsWithIntervals):
 
     Build it with :meth:`from_estimator`, or from numbers and call :meth:`plot`. Each bar is
     an estimate, each error bar its normal interval ``estimate +- z * std_error`` at the
-    level ``confidence``.
+    level ``confidence``. At most 500 bars are drawn: more are refused with a ValueError
+    (draw a selection of the queries, or the CDF of an ordered domain).
 
     Parameters
     ----------
@@ -234,6 +247,7 @@ AdaptiveQueryEstimator
         """
         estimates = pd.Series(self.estimates)
         n = estimates.shape[0]
+        check_n_bars(n)
         truth = (None if self.true_values is None
                  else check_same_length("true_values", self.true_values, n))
         x = self._draw_bars(ax, estimates.to_numpy(dtype=float), self.std_errors,
@@ -350,6 +364,7 @@ class HeavyHitterDisplay(_BarsWithIntervals):
         <plot sections>
         """
         values = list(self.values)
+        check_n_bars(len(values))
         frequencies = check_same_length("frequencies", self.frequencies, len(values))
         truth = None
         if self.true_frequency is not None:
