@@ -227,13 +227,7 @@ AdaptiveQueryEstimator
             No negative share drawn (see the class).
         true_values : array-like or None, default=None
             The true values, drawn as markers.
-        <ax parameter>
-        <kwargs>
-
-        Returns
-        -------
-        HistogramDisplay
-            The display, drawn.
+        <drawing sections>
         """
         estimates, std_errors, units = _histogram_numbers(estimator, column, marginal, error)
         return cls(estimates, std_errors, confidence=confidence, clip_negative=clip_negative,
@@ -338,13 +332,7 @@ class HeavyHitterDisplay(_BarsWithIntervals):
             No negative share drawn.
         true_frequency : mapping or pandas.Series or None, default=None
             Value -> its true share, drawn as markers.
-        <ax parameter>
-        <kwargs>
-
-        Returns
-        -------
-        HeavyHitterDisplay
-            The display, drawn.
+        <drawing sections>
         """
         fitted(estimator, (HeavyHitterEstimator,), "heavy_hitters_")
         table = estimator.heavy_hitters_
@@ -446,13 +434,7 @@ class MeanDisplay(Display):
             Level of the intervals.
         true_means : array-like or None, default=None
             The true means, drawn as markers.
-        <ax parameter>
-        <kwargs>
-
-        Returns
-        -------
-        MeanDisplay
-            The display, drawn.
+        <drawing sections>
         """
         fitted(estimator, (MeanEstimator,), "mean_")
         check_error_kind(error, ("std_error", *ERROR_KINDS))

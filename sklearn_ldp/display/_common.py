@@ -125,17 +125,20 @@ figure_ : matplotlib Figure
 def shared_docstring(kwargs_to=None):
     """Fill a docstring's ``<ax parameter>``, ``<figure attributes>``, ``<confidence
     parameter>`` lines (at their indentation), ``<kwargs>`` (the ``**kwargs`` entry, passed
-    to ``kwargs_to``) and ``<plot sections>`` (the Parameters and Returns of ``plot``)."""
+    to ``kwargs_to``), ``<plot sections>`` (the Parameters and Returns of ``plot``) and
+    ``<drawing sections>`` (the last parameters and the Returns of a ``from_*`` method)."""
     parts = dict(_SHARED_DOCS)
     if kwargs_to is not None:
         parts["kwargs"] = f"**kwargs : dict\n    Passed to {kwargs_to}."
 
     def fill(obj):
         owner = obj.__qualname__.split(".")[0]
-        parts["plot sections"] = "\n".join([
-            "Parameters", "----------", _SHARED_DOCS["ax parameter"], parts.get("kwargs", ""),
-            "", "Returns", "-------", owner,
-            "    ``self``, with ``ax_``, ``figure_`` and the artists set."])
+        ending = [_SHARED_DOCS["ax parameter"], parts.get("kwargs", ""), "", "Returns",
+                  "-------", owner]
+        parts["plot sections"] = "\n".join(
+            ["Parameters", "----------", *ending,
+             "    ``self``, with ``ax_``, ``figure_`` and the artists set."])
+        parts["drawing sections"] = "\n".join([*ending, "    The display, drawn."])
         lines = []
         for line in obj.__doc__.splitlines():
             key = line.strip()[1:-1] if line.strip().startswith("<") else None

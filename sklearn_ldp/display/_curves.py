@@ -153,13 +153,7 @@ class CDFDisplay(Display):
             Level of the band.
         quantiles : array-like of float, default=(0.25, 0.5, 0.75)
             Levels of the quantiles marked by vertical lines; empty for none.
-        <ax parameter>
-        <kwargs>
-
-        Returns
-        -------
-        CDFDisplay
-            The display, drawn.
+        <drawing sections>
         """
         fitted(estimator, (RangeQueryEstimator, DistributionEstimator), "cdf_")
         levels = _levels(quantiles)
@@ -295,13 +289,7 @@ default=None
             No negative estimate drawn.
         true_values : pandas.DataFrame, array-like or None, default=None
             The true values of the columns drawn, one row per round, as dashed lines.
-        <ax parameter>
-        <kwargs>
-
-        Returns
-        -------
-        LongitudinalDisplay
-            The display, drawn.
+        <drawing sections>
         """
         fitted(estimator, (LongitudinalEstimator,), "estimates_")
         estimates, errors = estimator.estimates_, estimator.standard_errors_

@@ -83,13 +83,7 @@ class StrategyComparisonDisplay(Display):
         search : GridSearchCV or RandomizedSearchCV
             Fitted with ``scoring=expected_error_scorer(...)``; the error of each candidate
             is minus its ``mean_test_score``.
-        <ax parameter>
-        <kwargs>
-
-        Returns
-        -------
-        StrategyComparisonDisplay
-            The display, drawn.
+        <drawing sections>
         """
         check_is_fitted(search, "cv_results_")
         scorer = getattr(search, "scorer_", None)
@@ -121,13 +115,7 @@ class StrategyComparisonDisplay(Display):
             The error for this many users; None: per user.
         names : list of str or None, default=None
             One name per encoder; None: the strategy of each (``strategy_``).
-        <ax parameter>
-        <kwargs>
-
-        Returns
-        -------
-        StrategyComparisonDisplay
-            The display, drawn.
+        <drawing sections>
         """
         encoders = list(encoders)
         if not encoders:
