@@ -66,7 +66,10 @@ def _histogram_numbers(estimator, column, marginal, error):
                              "MarginalEstimator's table is chosen with marginal=.")
         # The mechanism's per-cell variance for users spread uniformly: the only per-cell
         # error it has (expected_error_ sums the cells of each table).
-        check_error_kind(error or "average_case", ("average_case",))
+        if error not in (None, "average_case"):
+            raise ValueError(f"error={error!r}: a MarginalEstimator's only per-cell error is "
+                             "'average_case' (users spread uniformly; its expected_error_ "
+                             "sums the cells of each table).")
         key = _marginal_key(estimator, marginal)
         estimates = estimator.predict([key])[0]
         positions = tuple(estimator.attributes_.index(name) for name in key)
