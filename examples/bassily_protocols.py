@@ -6,15 +6,23 @@
    epsilon-LDP rejection sampler.
 2. ``AdaptiveQueryEstimator``: the next question depends on the previous answer ("if most
    users are under 30, ask about the youngest; otherwise about the oldest"), each answered
-   by a fresh group of users sending one bit.
+   by a fresh group of users sending one bit; the answers are drawn with their 95% intervals
+   (:class:`~sklearn_ldp.HistogramDisplay`).
 
 Run: ``python examples/bassily_protocols.py`` (a few seconds).
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sklearn_ldp import AdaptiveQueryEstimator, LDPEncoder, WorkloadEstimator, workloads
+from sklearn_ldp import (
+    AdaptiveQueryEstimator,
+    HistogramDisplay,
+    LDPEncoder,
+    WorkloadEstimator,
+    workloads,
+)
 
 domain = {"age": ["<20", "20-30", "30-40", "40-50", "50-60", "60+"],
           "region": ["north", "south", "east", "west", "centre"],
@@ -62,3 +70,5 @@ print("\nadaptive queries (answers are fractions of users):")
 print(pd.DataFrame({"answer": adaptive.answers_,
                     "standard error": np.sqrt(adaptive.expected_error_["worst_case"])}))
 print(f"true share under 30: {df['age'].isin(['<20', '20-30']).mean():.3f}")
+HistogramDisplay.from_estimator(adaptive)  # the two answers with their 95% intervals
+plt.show()

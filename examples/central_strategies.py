@@ -11,9 +11,10 @@ categories (256 cells), and 400 random ranges over 128 cells. Strategies: identi
 the workload itself, hierarchical (binary tree), Haar wavelet, Fourier, Eigen-Design, and
 Eigen-Design refined by 10 L-BFGS steps on the exact error.
 
-The plot is saved as ``central_strategies.png`` next to this script (if matplotlib is
-installed); the table is printed in any case. Then the curator's release itself is shown
-with ``WorkloadEstimator(strategy="auto", epsilon=..., delta=...)`` on simulated records.
+The table is printed and drawn (one :class:`~sklearn_ldp.StrategyComparisonDisplay` a
+workload), the plot saved as ``central_strategies.png`` next to this script. Then the
+curator's release itself is shown with ``WorkloadEstimator(strategy="auto", epsilon=...,
+delta=...)`` on simulated records.
 
 Run: ``python examples/central_strategies.py``
 """
@@ -21,10 +22,11 @@ Run: ``python examples/central_strategies.py``
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sklearn_ldp import WorkloadEstimator, workloads
+from sklearn_ldp import StrategyComparisonDisplay, WorkloadEstimator, workloads
 from sklearn_ldp.optimize.eigen_design import singular_value_bound, strategy_error
 from sklearn_ldp.selection import central_strategy
 
@@ -55,28 +57,16 @@ def ratios_to_bound(W, shape):
 
 
 def plot(table, path):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib).")
-        return
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    width = 0.8 / len(table.columns)
-    x = np.arange(len(table.index))
-    for i, strategy in enumerate(table.columns):
-        ax.bar(x + i * width, table[strategy], width, label=strategy)
-    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(x + width * (len(table.columns) - 1) / 2, table.index)
-    ax.set_yscale("log")
-    ax.set_ylim(0.9, 4 * float(table.to_numpy().max()))  # room for the legend above the bars
-    ax.set_ylabel("total squared error / singular value bound")
-    ax.set_title("Central matrix mechanism: error relative to the lower bound (1 = optimal)")
-    ax.legend(ncols=4, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    """One panel per workload: the strategies' ratios to the bound, the least highlighted."""
+    figure, axes = plt.subplots(1, len(table.index), figsize=(13, 4), layout="constrained")
+    for axis, (workload, ratios) in zip(axes, table.iterrows(), strict=True):
+        StrategyComparisonDisplay(ratios.index, ratios.to_numpy(), log_scale=False,
+                                  error_label="total squared error / bound (1 = optimal)"
+                                  ).plot(ax=axis)
+        axis.axvline(1.0, color="black", linewidth=0.8, linestyle="--")  # the bound
+        axis.set_title(workload)
+    figure.suptitle("Central matrix mechanism: error relative to the lower bound")
+    figure.savefig(path, dpi=120)
     print(f"plot saved to {path}")
 
 
@@ -109,3 +99,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    plt.show()

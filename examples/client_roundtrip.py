@@ -13,7 +13,8 @@ the server decodes their reports.
    entropy.
 3. The server stacks the JSON reports with ``reports_from_client`` and fits a
    ``WorkloadEstimator``; we print the estimates against the truth (known only because the
-   data are synthetic), with the analytic standard error.
+   data are synthetic), with the analytic standard error, and draw them with
+   :class:`~sklearn_ldp.HistogramDisplay`.
 
 Run:  python examples/client_roundtrip.py      (a few seconds)
 """
@@ -23,11 +24,12 @@ import json
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 import sklearn_ldp
-from sklearn_ldp import Domain, LDPEncoder, WorkloadEstimator, workloads
+from sklearn_ldp import Domain, HistogramDisplay, LDPEncoder, WorkloadEstimator, workloads
 from sklearn_ldp.deploy.collect import reports_from_client
 
 # ---------------------------------------------------------------- 1. server: the spec
@@ -69,3 +71,7 @@ table = pd.DataFrame({"estimate": estimator.answers_.to_numpy().round(0), "truth
 print(f"{n_users} devices, mechanism {encoder.mechanism_.kind!r}, epsilon = 1.0; "
       f"one report is {len(wire[0])} bytes of JSON, e.g. {wire[0]}")
 print(table.to_string())
+
+# The estimates with their 95% intervals (worst case over the data), the truth as diamonds.
+HistogramDisplay.from_estimator(estimator, true_values=truth)
+plt.show()

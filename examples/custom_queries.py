@@ -3,7 +3,8 @@
 
 1. Build a workload from pandas predicates and optimize a strategy for it.
 2. Answer *other* queries from the same reports with ``WorkloadEstimator.predict``.
-3. Compare the unbiased answers (postprocess="none") with non-negative least squares ("wnnls").
+3. Compare the unbiased answers (postprocess="none") with non-negative least squares ("wnnls");
+   draw the unbiased ones with their intervals (:class:`~sklearn_ldp.HistogramDisplay`).
 4. Ship the mechanism to clients as JSON, rebuild it, and wrap reports that "arrive from the
    clients" with ``LDPReports(array, mechanism=...)``.
 5. Aggregate the reports in chunks with ``partial_fit`` (as on a stream or a cluster): the
@@ -14,12 +15,20 @@ Run:  python examples/custom_queries.py      (a few seconds)
 
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_ldp
-from sklearn_ldp import Domain, LDPEncoder, LDPReports, WorkloadEstimator, workloads
+from sklearn_ldp import (
+    Domain,
+    HistogramDisplay,
+    LDPEncoder,
+    LDPReports,
+    WorkloadEstimator,
+    workloads,
+)
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
 pd.set_option("display.width", 120)
@@ -57,6 +66,8 @@ print(pd.DataFrame({
     "true": W.toarray() @ x_true,
     "expected_std": np.sqrt(unbiased.expected_error_["worst_case"]).round(0),
 }).to_string())
+# The unbiased answers with their 95% intervals (worst case over the data); truth: diamonds.
+HistogramDisplay.from_estimator(unbiased, true_values=W.toarray() @ x_true)
 print("negative cell estimates: none", int((unbiased.data_vector_ < 0).sum()),
       "| wnnls", int((wnnls.data_vector_ < -1e-9).sum()), "(wnnls is biased, lower variance)")
 
@@ -103,3 +114,4 @@ one_shot = WorkloadEstimator(workload=W).fit(server_reports)
 print(f"partial_fit over 4 chunks: {streaming.n_users_} users; equal to one fit: "
       f"{np.allclose(streaming.answers_, one_shot.answers_)}")
 print(streaming.answers_.round(0).to_string())
+plt.show()

@@ -15,7 +15,7 @@ day reloads it, as a long simulation would).
 
 The script prints each day's estimate next to the truth, the ledger's entries (one per day:
 ``min(epsilon_perm, 6 - charged so far)``), and plots the estimated daily share of each app
-with its 95% interval against the truth.
+with its 95% band against the truth (:class:`~sklearn_ldp.LongitudinalDisplay`).
 
 Run: ``python examples/daily_telemetry.py`` (about 15 s).
 """
@@ -26,7 +26,7 @@ import tempfile
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sklearn_ldp import LongitudinalEncoder, LongitudinalEstimator
+from sklearn_ldp import LongitudinalDisplay, LongitudinalEncoder, LongitudinalEstimator
 from sklearn_ldp.deploy.budget import PrivacyLedger
 
 APPS = ["mail", "maps", "news", "chat", "music", "photos"]
@@ -84,16 +84,7 @@ print("spent:", ledger.spent().epsilon, "of", ledger.total_epsilon,
 z = (estimator.estimates_.to_numpy() - truth) / estimator.standard_errors_.to_numpy()
 print(f"errors within 3 standard errors: {np.mean(np.abs(z) < 3):.1%} of {z.size}")
 
-days = np.arange(1, N_DAYS + 1)
-fig, ax = plt.subplots(figsize=(8, 4.5))
-for j, app in enumerate(APPS):
-    line, = ax.plot(days, truth[:, j], lw=1.5, label=f"{app} (truth)")
-    half = 1.96 * estimator.standard_errors_.iloc[:, j]
-    ax.errorbar(days, estimator.estimates_.iloc[:, j], yerr=half, fmt="o", ms=3,
-                color=line.get_color(), capsize=2)
-ax.set_xlabel("day")
-ax.set_ylabel("share of users")
-ax.set_title("Daily app usage: memoized L-OSUE estimates (dots, 95%) vs truth (lines)")
-ax.legend(ncol=3, fontsize=8)
-fig.tight_layout()
+# The figure: each app's daily estimate with its 95% band, the truth dashed.
+display = LongitudinalDisplay.from_estimator(estimator, true_values=truth)
+display.ax_.set_title("Daily app usage (L-OSUE): estimates with 95% bands, truth dashed")
 plt.show()

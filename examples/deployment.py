@@ -4,7 +4,8 @@
 A telemetry team collects, each day, the LDP reports of the app its users opened most. The
 collectors write the reports to Parquet (or CSV) shards; the server aggregates the shards
 from disk in bounded memory, or on a Dask cluster when one is available, merges the
-aggregates (exactly: they are integer counts) and fits an estimator. The aggregate and the
+aggregates (exactly: they are integer counts) and fits an estimator, drawn with its 95%
+intervals (:class:`~sklearn_ldp.HistogramDisplay`). The aggregate and the
 fitted estimator are saved for the next run.
 
 Run:  python examples/deployment.py      (a few seconds; ~15 s more with Dask installed)
@@ -14,10 +15,11 @@ import os
 import pickle
 import tempfile
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sklearn_ldp import AggregatedReports, LDPEncoder, WorkloadEstimator
+from sklearn_ldp import AggregatedReports, HistogramDisplay, LDPEncoder, WorkloadEstimator
 from sklearn_ldp.deploy.io import aggregate_files, write_reports
 
 APPS = ["mail", "maps", "music", "news", "photos", "video"]
@@ -77,6 +79,7 @@ def run(folder):
                           "std error": np.sqrt(estimator.expected_error_["worst_case"])},
                          index=estimator.answers_.index)
     print(table.round(4))
+    HistogramDisplay.from_estimator(estimator, true_values=TRUE_SHARES)  # 95% intervals
     total.save(os.path.join(folder, "aggregate.npz"))
     restored_total = AggregatedReports.load(os.path.join(folder, "aggregate.npz"))
     restored = pickle.loads(pickle.dumps(estimator))
@@ -88,6 +91,7 @@ def run(folder):
 def main():
     with tempfile.TemporaryDirectory(prefix="sklearn_ldp_deployment_") as folder:
         run(folder)
+    plt.show()
 
 
 if __name__ == "__main__":

@@ -14,19 +14,17 @@ Two telemetry questions over domains far too large for a dense workload matrix:
    error of any range of ports (``predict_error``), without the 2^16 x 2^16 identity ever
    being formed.
 
-The script prints the tables and saves ``large_domains.png`` (true and private CDF of the
-second of the day; needs matplotlib) next to itself.
+The script prints the tables and draws the true and private CDF of the second of the day with
+its confidence band (:class:`~sklearn_ldp.CDFDisplay`).
 
 Run: ``python examples/large_domains.py`` (about 40 s).
 """
 
-import os
-import sys
-
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sklearn_ldp import LDPEncoder, RangeQueryEstimator, WorkloadEstimator, workloads
+from sklearn_ldp import CDFDisplay, LDPEncoder, RangeQueryEstimator, WorkloadEstimator, workloads
 
 EPSILON = 1.0
 SECONDS = 86_400
@@ -78,24 +76,8 @@ print(pd.concat([port_estimator.predict(ephemeral).rename("private"),
                  np.sqrt(port_estimator.predict_error(ephemeral)["worst_case"]).rename(
                      "worst-case std")], axis=1).round())
 
-try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:  # the plot is optional
-    plt = None
-if plt is not None:
-    figure, axis = plt.subplots(figsize=(7, 4))
-    hours = np.arange(SECONDS) / 3600
-    axis.plot(hours, cumulative[1:] / n_users, label="true CDF")
-    axis.plot(hours, estimator.cdf_, label=f"private CDF ({encoder.strategy_}, eps = 1)",
-              alpha=0.8)
-    axis.set_xlabel("hour of the day (86,400 one-second cells)")
-    axis.set_ylabel("fraction of users")
-    axis.legend()
-    figure.tight_layout()
-    # sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
-    path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "large_domains.png")
-    figure.savefig(path, dpi=100)
-    print("saved", path)
+# The private CDF of the second of the day with its 95% band and quartiles, and the truth.
+display = CDFDisplay.from_estimator(estimator, label=f"private CDF ({encoder.strategy_})")
+display.ax_.plot(cumulative[1:] / n_users, color="black", linewidth=1, label="true CDF")
+display.ax_.legend(loc="upper left")
+plt.show()

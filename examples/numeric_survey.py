@@ -12,23 +12,24 @@ estimates
 * the income distribution, its quartiles and deciles (Square Wave with EM and smoothing),
 * the smoker and region frequencies (randomized response),
 
-all from the same reports, compared with the truth; and saves a plot of the true and
-private income distributions (``numeric_survey.png`` next to this script; needs
-matplotlib).
+all from the same reports, compared with the truth; and draws them with their intervals
+(:class:`~sklearn_ldp.MeanDisplay`, :class:`~sklearn_ldp.CDFDisplay`,
+:class:`~sklearn_ldp.HistogramDisplay`).
 
 Run: ``python examples/numeric_survey.py`` (a few seconds).
 """
 
-import os
-import sys
-
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from sklearn_ldp import (
     AttributeHistogramEstimator,
+    CDFDisplay,
     DistributionEstimator,
+    HistogramDisplay,
     LDPEncoder,
+    MeanDisplay,
     MeanEstimator,
 )
 
@@ -94,40 +95,17 @@ print(pd.DataFrame({"private": histograms.answers_.round(3),
                     "analytic sd": np.sqrt(histograms.expected_error_["worst_case"]).round(4),
                     "true": truth.reindex(histograms.answers_.index).round(3)}).to_string())
 
-try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:  # the plot needs the "examples" extra
-    print("matplotlib is not installed: skipping the plot (pip install -e '.[examples]').")
-else:
-    edges = incomes.bin_edges_
-    widths = np.diff(edges)
-    true_histogram = np.histogram(df["income"], bins=edges)[0] / N_USERS
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    left.bar(edges[:-1] / 1000, true_histogram / widths * 1000, width=widths / 1000,
-             align="edge", color="lightgray", label="true")
-    left.plot((edges[:-1] + widths / 2) / 1000,
-              incomes.distribution_.to_numpy() / widths * 1000, color="C3",
-              label="private (Square Wave + EMS)")
-    left.set_xlim(0, 150)
-    left.set_xlabel("income (thousands)")
-    left.set_ylabel("density (per thousand)")
-    left.legend()
-    right.plot(edges[1:] / 1000, np.cumsum(true_histogram), color="black", linewidth=2,
-               label="true CDF")
-    right.plot(edges[1:] / 1000, incomes.cdf_, color="C3", label="private CDF")
-    right.scatter(incomes.quantiles(levels) / 1000, levels, color="C3", zorder=3,
-                  label="private deciles and quartiles")
-    right.set_xlim(0, 150)
-    right.set_xlabel("income (thousands)")
-    right.set_ylabel("fraction of households")
-    right.legend()
-    figure.suptitle(f"Income of {N_USERS:,} households, epsilon = {EPSILON:g} per record "
-                    f"({encoder.column_budget_.loc['income', 'epsilon']:.3g} for the income)")
-    figure.tight_layout()
-    # sys.argv[0], not __file__: the docs' gallery (sphinx-gallery) runs examples without it.
-    path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "numeric_survey.png")
-    figure.savefig(path, dpi=120)
-    print(f"\nplot saved to {path}")
+# The figure, one display a panel: the means with their 95% intervals, the income CDF with
+# its quantiles, the categorical shares with their intervals; the truth in each.
+figure, (left, middle, right) = plt.subplots(1, 3, figsize=(14, 4.2), layout="constrained")
+MeanDisplay.from_estimator(means, true_means=df[means.mean_.index].mean(), ax=left)
+CDFDisplay.from_estimator(incomes, quantiles=levels, ax=middle)
+middle.plot(np.sort(df["income"]), np.arange(1, N_USERS + 1) / N_USERS, color="black",
+            linewidth=1, label="true CDF")
+middle.set_xlim(0, 150_000)
+middle.set_xticks([0, 50_000, 100_000, 150_000])
+middle.legend(loc="lower right")
+HistogramDisplay.from_estimator(histograms, ax=right,
+                                true_values=truth.reindex(histograms.answers_.index))
+figure.suptitle(f"{N_USERS:,} households, epsilon = {EPSILON:g} per record")
+plt.show()

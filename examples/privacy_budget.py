@@ -8,7 +8,7 @@ The script:
 2. chooses a strategy with GridSearchCV on the ``"selection"`` cohort (every fit and every
    held-out score is a collection, all charged to the same file through cloned estimators);
 3. collects from the ``"production"`` cohort with the chosen strategy (parallel composition:
-   the cohorts' budgets do not add up);
+   the cohorts' budgets do not add up) and draws its answers with their 95% intervals;
 4. has a trusted curator release central-model marginals of everyone, (epsilon, delta)-DP;
 5. shows the refusal once a cohort's budget is exhausted, and prints the ledger.
 
@@ -19,12 +19,13 @@ temporary directory, removed at the end.
 import os
 import tempfile
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-from sklearn_ldp import LDPEncoder, WorkloadEstimator, workloads
+from sklearn_ldp import HistogramDisplay, LDPEncoder, WorkloadEstimator, workloads
 from sklearn_ldp.deploy.budget import BudgetExceededError, PrivacyLedger
 
 DOMAIN = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region": list("NESW")}
@@ -63,8 +64,9 @@ def main(directory):
     # 3. the production collection, on other people: parallel composition
     encoder = LDPEncoder(categories=DOMAIN, strategy=best, workload=W, epsilon=1.0,
                          ledger=path, ledger_users="production", random_state=1).fit()
-    answers = WorkloadEstimator(workload=W).fit(encoder.transform(production_users)).answers_
-    print(f"production: {len(answers)} answers; cohort 'production' spent "
+    production = WorkloadEstimator(workload=W).fit(encoder.transform(production_users))
+    HistogramDisplay.from_estimator(production)  # the answers, with 95% intervals
+    print(f"production: {len(production.answers_)} answers; cohort 'production' spent "
           f"{ledger.spent('production').epsilon:g}")
 
     # 4. a central release about everyone (both cohorts): (epsilon, delta) of each of them
@@ -87,3 +89,4 @@ def main(directory):
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as scratch:
         main(scratch)
+    plt.show()

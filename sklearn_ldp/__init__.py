@@ -34,6 +34,12 @@ _MODULES = {
     "workloads": ".workloads",
 }
 _OBJECTS = {
+    "StrategyComparisonDisplay": ".display",
+    "MeanDisplay": ".display",
+    "LongitudinalDisplay": ".display",
+    "HistogramDisplay": ".display",
+    "HeavyHitterDisplay": ".display",
+    "CDFDisplay": ".display",
     "AdaptiveQueryEstimator": ".estimators",
     "AggregatedReports": ".reports",
     "AttributeHistogramEstimator": ".estimators",
