@@ -7,20 +7,29 @@ true ones (known here only because the data are synthetic) and with the analytic
 the library predicts *before* any data are collected. Then GridSearchCV compares strategies
 at this privacy budget with the analytic scorer (``expected_error_scorer``): it ranks them by
 their expected error, exactly and without privatizing anything (epsilon is a policy
-decision, not a hyperparameter, so it is not searched).
+decision, not a hyperparameter, so it is not searched), and draws the comparison
+(:class:`~sklearn_ldp.StrategyComparisonDisplay`).
 
 Run:  python examples/quickstart.py      (about 10 s)
 """
 
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-from sklearn_ldp import Domain, LDPEncoder, WorkloadEstimator, expected_error_scorer, workloads
+from sklearn_ldp import (
+    Domain,
+    LDPEncoder,
+    StrategyComparisonDisplay,
+    WorkloadEstimator,
+    expected_error_scorer,
+    workloads,
+)
 
 # The optimizer may stop on its iteration cap; the strategy is still valid (see docs/encoder.md).
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
@@ -83,3 +92,7 @@ print("\nGridSearchCV best_params_:", search.best_params_)
 scores = pd.Series(-search.cv_results_["mean_test_score"], index=strategies,
                    name="worst-case per-user variance of the workload").sort_values()
 print(scores.to_string(float_format=lambda v: f"{v:.1f}"))
+
+# The same comparison as a figure: the strategy with the least expected error is highlighted.
+StrategyComparisonDisplay.from_search(search)
+plt.show()
