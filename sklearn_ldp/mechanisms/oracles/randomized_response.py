@@ -165,10 +165,7 @@ class RandomizedResponse(SupportOracle):
     kind = "randomized_response"
 
     def __init__(self, n_inputs, epsilon):
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
-        self.epsilon = check_epsilon(epsilon)
-        self.name = "randomized_response"
-        self.params = {}
+        self._set_domain_and_budget(n_inputs, epsilon)
         if self.n_inputs == 1:
             self.weights = None  # one output, reported by everybody
             self.p, self.q = 1.0, float(1.0 / np.exp(self.epsilon))

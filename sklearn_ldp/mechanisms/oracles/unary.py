@@ -188,10 +188,7 @@ class UnaryEncoding(SupportOracle):
         if self.kind is None:
             raise TypeError("UnaryEncoding is abstract: use SymmetricUnaryEncoding ('rappor') "
                             "or OptimizedUnaryEncoding ('oue').")
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
-        self.epsilon = check_epsilon(epsilon)
-        self.name = self.kind
-        self.params = {}
+        self._set_domain_and_budget(n_inputs, epsilon)
         with decimal.localcontext(DECIMAL_CONTEXT):
             p_nominal, q_nominal = self._nominal_probabilities(exp_decimal(self.epsilon))
         p_num = dyadic_numerator(p_nominal, "down")
