@@ -378,6 +378,20 @@ def flip_bits(packed, positions, rows):
 
 
 # ---------------------------------------------------------------------- validation
+def prefixed_report_layout(reports, width, owner, layout, rows="n_reports"):
+    """Reports as an array, or a ValueError if the array is not 2-D uint8 of ``width`` bytes
+    per report (a prefix, such as a level or a set index, then packed bits, as ``layout``
+    says); ``owner`` names the mechanism in the message."""
+    reports = np.asarray(reports)
+    if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != width:
+        raise ValueError(
+            f"reports of the {owner} are a 2-D uint8 array of shape ({rows}, {width}) "
+            f"({layout}), got shape {reports.shape} and dtype {reports.dtype}: they come "
+            "from another mechanism or domain."
+        )
+    return reports
+
+
 def packed_report_layout(reports, n_bits, name):
     """Packed bit reports as an array, or a ValueError if the array is not 2-D uint8 of width
     ``ceil(n_bits / 8)`` (the layout is wrong, not one report)."""
