@@ -144,7 +144,8 @@ def store_params(estimator, arguments):
     """Store every ``__init__`` argument of ``estimator`` unchanged, under its own name.
 
     scikit-learn's convention (no logic in ``__init__``; all work in ``fit``) written once:
-    the whole body of an estimator's ``__init__`` is ``store_params(self, locals())``.
+    the whole body of an estimator's ``__init__`` is ``store_params(self, locals())``, whose
+    only names are then the arguments (a subclass's ``__init__`` stores its own the same way).
 
     Examples
     --------
@@ -153,10 +154,16 @@ def store_params(estimator, arguments):
     ...         store_params(self, locals())
     >>> vars(Example(beta=[2]))
     {'alpha': 1.0, 'beta': [2]}
+    >>> class Child(Example):
+    ...     def __init__(self, gamma=0, alpha=1.0):
+    ...         super().__init__(alpha=alpha)
+    ...         store_params(self, locals())
+    >>> vars(Child(gamma=5))
+    {'alpha': 1.0, 'beta': None, 'gamma': 5}
     """
-    for name in inspect.signature(type(estimator).__init__).parameters:
-        if name != "self":
-            setattr(estimator, name, arguments[name])
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 def refuse_deep_nesting(method):
