@@ -140,6 +140,32 @@ def check_nesting(owner, arguments):
                              f"levels deep, got {describe(value)}.")
 
 
+def store_params(estimator, arguments):
+    """Store every ``__init__`` argument of ``estimator`` unchanged, under its own name.
+
+    scikit-learn's convention (no logic in ``__init__``; all work in ``fit``) written once:
+    the whole body of an estimator's ``__init__`` is ``store_params(self, locals())``, whose
+    only names are then the arguments (a subclass's ``__init__`` stores its own the same way).
+
+    Examples
+    --------
+    >>> class Example:
+    ...     def __init__(self, alpha=1.0, beta=None):
+    ...         store_params(self, locals())
+    >>> vars(Example(beta=[2]))
+    {'alpha': 1.0, 'beta': [2]}
+    >>> class Child(Example):
+    ...     def __init__(self, gamma=0, alpha=1.0):
+    ...         super().__init__(alpha=alpha)
+    ...         store_params(self, locals())
+    >>> vars(Child(gamma=5))
+    {'alpha': 1.0, 'beta': None, 'gamma': 5}
+    """
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 def refuse_deep_nesting(method):
     """Turn a RecursionError of ``method`` into a ValueError naming the argument or the
     estimator parameter that nests too deeply (found by an iterative walk, after the error,

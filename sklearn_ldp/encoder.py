@@ -39,6 +39,7 @@ from ._validation import (
     check_real,
     describe,
     short_repr,
+    store_params,
 )
 from .deploy.budget import BudgetExceededError, charge_ledger, resolve_ledger
 from .deploy.io import report_columns, reports_frame
@@ -401,73 +402,15 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
     (4, 1)
     """
 
-    def __init__(
-        self,
-        categories=None,
-        strategy="auto",
-        epsilon=1.0,
-        workload=None,
-        delta=None,
-        branching=4,
-        oracle="auto",
-        max_order=None,
-        n_outputs=None,
-        init="best",
-        max_iter=500,
-        tol=1e-5,
-        verbose=0,
-        max_seconds=None,
-        random_state=None,
-        ledger=None,
-        ledger_users="all",
-        handle_unknown="error",
-        unknown_category=None,
-        handle_missing="error",
-        missing_category=None,
-        bounds=None,
-        clip=False,
-        budget_weights=None,
-        n_bins=1024,
-        neighbourhood="record",
-        max_string_bytes=32,
-        n_candidates=20,
-        extension_bits=None,
-        sketch_width=None,
-        n_hashes=None,
-        n_users=None,
-    ):
-        self.categories = categories
-        self.strategy = strategy
-        self.epsilon = epsilon
-        self.workload = workload
-        self.delta = delta
-        self.branching = branching
-        self.oracle = oracle
-        self.max_order = max_order
-        self.n_outputs = n_outputs
-        self.init = init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.verbose = verbose
-        self.max_seconds = max_seconds
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
-        self.handle_unknown = handle_unknown
-        self.unknown_category = unknown_category
-        self.handle_missing = handle_missing
-        self.missing_category = missing_category
-        self.bounds = bounds
-        self.clip = clip
-        self.budget_weights = budget_weights
-        self.n_bins = n_bins
-        self.neighbourhood = neighbourhood
-        self.max_string_bytes = max_string_bytes
-        self.n_candidates = n_candidates
-        self.extension_bits = extension_bits
-        self.sketch_width = sketch_width
-        self.n_hashes = n_hashes
-        self.n_users = n_users
+    def __init__(self, categories=None, strategy="auto", epsilon=1.0, workload=None, delta=None,
+                 branching=4, oracle="auto", max_order=None, n_outputs=None, init="best",
+                 max_iter=500, tol=1e-5, verbose=0, max_seconds=None, random_state=None,
+                 ledger=None, ledger_users="all", handle_unknown="error", unknown_category=None,
+                 handle_missing="error", missing_category=None, bounds=None, clip=False,
+                 budget_weights=None, n_bins=1024, neighbourhood="record", max_string_bytes=32,
+                 n_candidates=20, extension_bits=None, sketch_width=None, n_hashes=None,
+                 n_users=None):
+        store_params(self, locals())
 
     def fit(self, X=None, y=None):
         """Build the strategy from the public domain and the workload (data-independent).

@@ -47,7 +47,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import FreshEntropyMixin, check_epsilon, check_positive_int
+from ._validation import FreshEntropyMixin, check_epsilon, check_positive_int, store_params
 from .deploy.budget import EVERYONE, charge_ledger, resolve_ledger
 from .deploy.limits import check_size, checksum_mismatch, fsync_directory, get_limits
 from .mechanisms._base.docstrings import shared_sections
@@ -587,17 +587,7 @@ default="l_osue"
     def __init__(self, categories=None, strategy="l_osue", epsilon_perm=2.0, epsilon_1=1.0,
                  n_sampled=1, max_value=None, n_segments=8, max_values=None, ledger=None,
                  ledger_users=EVERYONE, random_state=None):
-        self.categories = categories
-        self.strategy = strategy
-        self.epsilon_perm = epsilon_perm
-        self.epsilon_1 = epsilon_1
-        self.n_sampled = n_sampled
-        self.max_value = max_value
-        self.n_segments = n_segments
-        self.max_values = max_values
-        self.ledger = ledger
-        self.ledger_users = ledger_users
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _check_categories(self):
         categories, column = self.categories, None

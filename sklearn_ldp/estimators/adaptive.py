@@ -36,7 +36,13 @@ from sklearn.base import BaseEstimator
 
 from .. import workloads
 from .._glue import resolve_domain, validate_records
-from .._validation import FreshEntropyMixin, check_epsilon, check_nesting, check_positive_int
+from .._validation import (
+    FreshEntropyMixin,
+    check_epsilon,
+    check_nesting,
+    check_positive_int,
+    store_params,
+)
 from ..deploy.budget import charge_ledger, resolve_ledger
 from ..mechanisms.numeric.one_bit import BOUND_RTOL, OneBitRandomizer, check_bound
 from ._base import forget_fitted, with_tags
@@ -146,14 +152,7 @@ class AdaptiveQueryEstimator(FreshEntropyMixin, BaseEstimator):
 
     def __init__(self, categories=None, epsilon=1.0, bound=1.0, queries=None, n_rounds=None,
                  random_state=None, ledger=None, ledger_users="all"):
-        self.categories = categories
-        self.epsilon = epsilon
-        self.bound = bound
-        self.queries = queries
-        self.n_rounds = n_rounds
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):

@@ -13,7 +13,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .._validation import FreshEntropyMixin, check_nesting
+from .._validation import FreshEntropyMixin, check_nesting, store_params
 from ..deploy.budget import charge_ledger, resolve_ledger
 from ..mechanisms.central.count import (
     MECHANISMS,
@@ -160,41 +160,11 @@ class CountMechanism(FreshEntropyMixin, TransformerMixin, BaseEstimator):
     (3,)
     """
 
-    def __init__(
-        self,
-        group_size=8,
-        epsilon=1.0,
-        loss="L0",
-        d=1,
-        aggregation="sum",
-        prior=None,
-        properties=(),
-        strategy="auto",
-        solver="auto",
-        symmetric="auto",
-        decode="mean",
-        group_column=None,
-        value_column=None,
-        random_state=None,
-        ledger=None,
-        ledger_users="all",
-    ):
-        self.group_size = group_size
-        self.epsilon = epsilon
-        self.loss = loss
-        self.d = d
-        self.aggregation = aggregation
-        self.prior = prior
-        self.properties = properties
-        self.strategy = strategy
-        self.solver = solver
-        self.symmetric = symmetric
-        self.decode = decode
-        self.group_column = group_column
-        self.value_column = value_column
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
+    def __init__(self, group_size=8, epsilon=1.0, loss="L0", d=1, aggregation="sum", prior=None,
+                 properties=(), strategy="auto", solver="auto", symmetric="auto", decode="mean",
+                 group_column=None, value_column=None, random_state=None, ledger=None,
+                 ledger_users="all"):
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X=None, y=None):

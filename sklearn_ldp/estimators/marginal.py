@@ -26,7 +26,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._glue import all_attribute_sets, marginal_error_table
-from .._validation import FreshEntropyMixin, check_nesting, check_positive_int, check_random_state
+from .._validation import (
+    FreshEntropyMixin,
+    check_nesting,
+    check_positive_int,
+    check_random_state,
+    store_params,
+)
 from ..mechanisms.marginals.base import MarginalMechanism
 from ..postprocess import (
     clip_to_distribution,
@@ -243,29 +249,10 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
 
-    def __init__(
-        self,
-        postprocess=DEFAULT_POSTPROCESS,
-        em_tol=1e-5,
-        em_max_iter=10000,
-        strategy=None,
-        epsilon=None,
-        categories=None,
-        max_order=None,
-        random_state=None,
-        ledger=None,
-        ledger_users="all",
-    ):
-        self.postprocess = postprocess
-        self.em_tol = em_tol
-        self.em_max_iter = em_max_iter
-        self.strategy = strategy
-        self.epsilon = epsilon
-        self.categories = categories
-        self.max_order = max_order
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
+    def __init__(self, postprocess=DEFAULT_POSTPROCESS, em_tol=1e-5, em_max_iter=10000,
+                 strategy=None, epsilon=None, categories=None, max_order=None, random_state=None,
+                 ledger=None, ledger_users="all"):
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):

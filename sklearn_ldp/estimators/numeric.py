@@ -18,7 +18,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import FreshEntropyMixin, check_nesting
+from .._validation import FreshEntropyMixin, check_nesting, store_params
 from ..mechanisms._base.docstrings import shared_sections
 from ..mechanisms.multi_attribute.columns import (
     ColumnsMechanism,
@@ -201,6 +201,17 @@ class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
             raise ValueError("score needs at least 2 held-out reports.")
         return statistic, n_reports
 
+    def _asked_columns(self, columns, fitted):
+        """The ``columns`` argument of a prediction method, checked (after its nesting and
+        the fit) against the columns of the fitted ``fitted`` (a Series or a dict by column):
+        None for every column, else the list of names."""
+        check_nesting(self, {"columns": columns})
+        check_is_fitted(self, fitted)
+        if columns is None:
+            return None
+        table = getattr(self, fitted)
+        return self._column_list(columns, getattr(table, "index", table), "columns")
+
     def _column_list(self, columns, known, what):
         """``columns`` (a name or a list of names) checked against ``known``."""
         if isinstance(columns, str):
@@ -317,15 +328,9 @@ class MeanEstimator(_ColumnsEstimator):
     _parts = (_MeanPart, _SampledMeanPart)
     _what = "means of numeric columns (strategies 'duchi', 'piecewise', 'hybrid')"
 
-    def __init__(self, strategy=None, epsilon=None, bounds=None, clip=False,
-                 random_state=None, ledger=None, ledger_users="all"):
-        self.strategy = strategy
-        self.epsilon = epsilon
-        self.bounds = bounds
-        self.clip = clip
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
+    def __init__(self, strategy=None, epsilon=None, bounds=None, clip=False, random_state=None,
+                 ledger=None, ledger_users="all"):
+        store_params(self, locals())
 
     def _encoder_params(self):
         return {"bounds": self.bounds, "clip": self.clip}
@@ -355,11 +360,9 @@ class MeanEstimator(_ColumnsEstimator):
         float or pandas.Series
             The mean (a float for one column name), or a Series indexed by the columns.
         """
-        check_nesting(self, locals())
-        check_is_fitted(self, "mean_")
-        if columns is None:
+        names = self._asked_columns(columns, "mean_")
+        if names is None:
             return self.mean_.copy()
-        names = self._column_list(columns, self.mean_.index, "columns")
         if isinstance(columns, str):
             return float(self.mean_[columns])
         return self.mean_.loc[names]
@@ -375,12 +378,8 @@ class MeanEstimator(_ColumnsEstimator):
         pandas.DataFrame
             Columns ``worst_case`` and ``average_case``, one row per column.
         """
-        check_nesting(self, locals())
-        check_is_fitted(self, "mean_")
-        if columns is None:
-            return self.expected_error_.copy()
-        return self.expected_error_.loc[self._column_list(columns, self.mean_.index,
-                                                          "columns")]
+        names = self._asked_columns(columns, "mean_")
+        return self.expected_error_.copy() if names is None else self.expected_error_.loc[names]
 
     @_numeric_docstring
     def score(self, X, y=None):
@@ -491,20 +490,9 @@ class DistributionEstimator(_ColumnsEstimator):
     _what = "distributions of square-wave columns (strategy 'square_wave')"
 
     def __init__(self, column=None, smoothing=True, max_iter=10000, tol=None, strategy=None,
-                 epsilon=None, bounds=None, n_bins=1024, clip=False, random_state=None,
-                 ledger=None, ledger_users="all"):
-        self.column = column
-        self.smoothing = smoothing
-        self.max_iter = max_iter
-        self.tol = tol
-        self.strategy = strategy
-        self.epsilon = epsilon
-        self.bounds = bounds
-        self.n_bins = n_bins
-        self.clip = clip
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
+                 epsilon=None, bounds=None, n_bins=1024, clip=False, random_state=None, ledger=None,
+                 ledger_users="all"):
+        store_params(self, locals())
 
     def _encoder_params(self):
         return {"bounds": self.bounds, "clip": self.clip, "n_bins": self.n_bins}
@@ -759,14 +747,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
 
     def __init__(self, output="fraction", strategy=None, epsilon=None, categories=None,
                  oracle="auto", random_state=None, ledger=None, ledger_users="all"):
-        self.output = output
-        self.strategy = strategy
-        self.epsilon = epsilon
-        self.categories = categories
-        self.oracle = oracle
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
+        store_params(self, locals())
 
     def _encoder_params(self):
         return {"oracle": self.oracle}
@@ -825,11 +806,9 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         pandas.Series or list of pandas.Series
             The histogram (indexed by the categories) of one column, or a list of them.
         """
-        check_nesting(self, locals())
-        check_is_fitted(self, "histograms_")
-        if columns is None:
+        names = self._asked_columns(columns, "histograms_")
+        if names is None:
             return [histogram.copy() for histogram in self.histograms_.values()]
-        names = self._column_list(columns, self.histograms_, "columns")
         if isinstance(columns, str):
             return self.histograms_[columns].copy()
         return [self.histograms_[name].copy() for name in names]
@@ -845,11 +824,9 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         pandas.DataFrame
             ``expected_error_``'s rows of those columns.
         """
-        check_nesting(self, locals())
-        check_is_fitted(self, "histograms_")
-        if columns is None:
+        names = self._asked_columns(columns, "histograms_")
+        if names is None:
             return self.expected_error_.copy()
-        names = self._column_list(columns, self.histograms_, "columns")
         keep = [label for name in names for label in
                 (f"{name}={category}" for category in self.histograms_[name].index)]
         return self.expected_error_.loc[keep]

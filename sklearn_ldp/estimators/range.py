@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import FreshEntropyMixin, check_nesting
+from .._validation import FreshEntropyMixin, check_nesting, store_params
 from ..mechanisms.ranges.tree import HierarchicalHistogram
 from ..workloads import Intervals
 from ._base import (
@@ -122,29 +122,10 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
 
-    def __init__(
-        self,
-        consistency=True,
-        monotone="none",
-        strategy=None,
-        epsilon=None,
-        categories=None,
-        branching=4,
-        oracle="auto",
-        random_state=None,
-        ledger=None,
-        ledger_users="all",
-    ):
-        self.consistency = consistency
-        self.monotone = monotone
-        self.strategy = strategy
-        self.epsilon = epsilon
-        self.categories = categories
-        self.branching = branching
-        self.oracle = oracle
-        self.random_state = random_state
-        self.ledger = ledger
-        self.ledger_users = ledger_users
+    def __init__(self, consistency=True, monotone="none", strategy=None, epsilon=None,
+                 categories=None, branching=4, oracle="auto", random_state=None, ledger=None,
+                 ledger_users="all"):
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
     def _as_reports(self, X, first_call):

@@ -27,7 +27,7 @@ from .._glue import (
     resolve_workload,
     validate_records,
 )
-from .._validation import FreshEntropyMixin, as_float_matrix, check_nesting
+from .._validation import FreshEntropyMixin, as_float_matrix, check_nesting, store_params
 from ..deploy.budget import charge_ledger, resolve_ledger
 from ..mechanisms.central.matrix import MatrixMechanism
 from ..postprocess import POSTPROCESS, POSTPROCESS_PARAMS, em_estimate, postprocess
@@ -321,39 +321,11 @@ default="none"
 
     # Renamed statistic_ (issue 16, item 7): the old name warns for one release.
 
-    def __init__(
-        self,
-        workload=None,
-        postprocess="none",
-        normalize=False,
-        strategy=None,
-        epsilon=None,
-        categories=None,
-        random_state=None,
-        delta=None,
-        strategy_params=None,
-        ledger=None,
-        ledger_users="all",
-        postprocess_params=None,
-        branching=None,
-        oracle=None,
-        max_order=None,
-    ):
-        self.workload = workload
-        self.postprocess = postprocess
-        self.postprocess_params = postprocess_params
-        self.normalize = normalize
-        self.strategy = strategy
-        self.epsilon = epsilon
-        self.categories = categories
-        self.random_state = random_state
-        self.delta = delta
-        self.strategy_params = strategy_params
-        self.ledger = ledger
-        self.ledger_users = ledger_users
-        self.branching = branching
-        self.oracle = oracle
-        self.max_order = max_order
+    def __init__(self, workload=None, postprocess="none", normalize=False, strategy=None,
+                 epsilon=None, categories=None, random_state=None, delta=None, strategy_params=None,
+                 ledger=None, ledger_users="all", postprocess_params=None, branching=None,
+                 oracle=None, max_order=None):
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):

@@ -20,11 +20,9 @@ import numpy as np
 from .._validation import check_epsilon, check_positive_int
 from ..mechanisms.central.count import (
     alpha_of,
-    check_aggregation,
-    check_d,
     check_group_size,
-    check_loss,
     check_mechanism_name,
+    check_objective,
     check_prior,
     check_properties,
     check_property_names,
@@ -90,9 +88,7 @@ def _solve(k, epsilon, loss, d, aggregation, prior, properties, solver, symmetri
     start = time.perf_counter()
     epsilon = check_epsilon(epsilon)
     alpha = math.exp(-epsilon)
-    loss = check_loss(loss)
-    d = check_d(d)
-    aggregation = check_aggregation(aggregation)
+    loss, d, aggregation = check_objective(loss, d, aggregation)
     properties = check_property_names(properties)
     solver = _check_solver(solver)
     symmetric = _check_symmetric(symmetric)
@@ -244,7 +240,7 @@ def design_count_mechanism(group_size, epsilon, loss="L0", d=1, aggregation="sum
     epsilon = check_epsilon(epsilon)
     mechanism = check_mechanism_name(mechanism)
     required = check_property_names(properties)
-    loss, d, aggregation = check_loss(loss), check_d(d), check_aggregation(aggregation)
+    loss, d, aggregation = check_objective(loss, d, aggregation)
     _check_solver(solver)
     _check_symmetric(symmetric)
     w = check_prior(prior, n)

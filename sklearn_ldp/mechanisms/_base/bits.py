@@ -40,7 +40,7 @@ import decimal
 
 import numpy as np
 
-from .exact import DECIMAL_CONTEXT
+from .exact import DECIMAL_CONTEXT, random_words
 
 # Binary digits of the realized probabilities: every numerator / 2**PRECISION is a float64.
 PRECISION = 52
@@ -136,20 +136,6 @@ def ratio_at_most(numerator, denominator, bound):
 
 
 # ---------------------------------------------------------------------- exact Bernoulli bits
-def random_words(rng, size):
-    """``size`` independent uniform 64-bit words from a numpy Generator.
-
-    ``Generator.integers`` over the full uint64 range returns the raw 64-bit outputs of the
-    bit generator; measured 2x faster than ``bit_generator.random_raw``.
-
-    Examples
-    --------
-    >>> random_words(np.random.default_rng(0), 2).dtype
-    dtype('uint64')
-    """
-    return rng.integers(0, 2**64 - 1, size=size, dtype=np.uint64, endpoint=True)
-
-
 def _bernoulli_words(rng, size, digits):
     """``size`` words of independent bits, each 1 with probability ``0.d_1 d_2 ... d_L`` (binary).
 
@@ -392,6 +378,20 @@ def flip_bits(packed, positions, rows):
 
 
 # ---------------------------------------------------------------------- validation
+def prefixed_report_layout(reports, width, owner, layout, rows="n_reports"):
+    """Reports as an array, or a ValueError if the array is not 2-D uint8 of ``width`` bytes
+    per report (a prefix, such as a level or a set index, then packed bits, as ``layout``
+    says); ``owner`` names the mechanism in the message."""
+    reports = np.asarray(reports)
+    if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != width:
+        raise ValueError(
+            f"reports of the {owner} are a 2-D uint8 array of shape ({rows}, {width}) "
+            f"({layout}), got shape {reports.shape} and dtype {reports.dtype}: they come "
+            "from another mechanism or domain."
+        )
+    return reports
+
+
 def packed_report_layout(reports, n_bits, name):
     """Packed bit reports as an array, or a ValueError if the array is not 2-D uint8 of width
     ``ceil(n_bits / 8)`` (the layout is wrong, not one report)."""

@@ -40,9 +40,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._validation import MAX_DENSE_ENTRIES
+from ..._validation import MAX_DENSE_ENTRIES, check_epsilon, check_positive_int
 from ...deploy.limits import check_mechanism_spec_sizes
 from .counts import MAX_REPORTS, check_count_values, exact_total, report_count
+from .docstrings import shared_sections
 from .influence import ReportInfluence
 from .workload_ops import (
     DENSE_GRAM_CELLS,
@@ -63,6 +64,31 @@ AGGREGATE_CHUNK = 2**18
 
 
 _REGISTRY = {}
+
+
+# The docstring sections that the contract's methods share, written in at ``<name>`` lines.
+_contract_docstring = shared_sections({
+    "reports parameter": """\
+Parameters
+----------
+reports : array-like
+    Reports in the format :meth:`randomize` produces.""",
+    "layout raises": """\
+Raises
+------
+ValueError
+    If the array's layout (dimension, dtype, width) is not the mechanism's.""",
+    "rows parameter": """\
+Parameters
+----------
+workload_matrix : array-like of shape (n_queries, n_cells)
+    The queries, one dense row each (a 1-D array is one query).""",
+    "workload parameter": """\
+Parameters
+----------
+workload_matrix : workload or array-like of shape (n_queries, n_cells)
+    A query matrix or a workload.""",
+})
 
 
 def register(cls):
@@ -429,6 +455,14 @@ class Mechanism:
 
     kind = None
 
+    def _set_domain_and_budget(self, n_inputs, epsilon):
+        """Check and set ``n_inputs`` and ``epsilon``; ``name`` is the kind, ``params`` empty
+        (the common start of the ``__init__`` of a mechanism without other parameters)."""
+        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
+        self.epsilon = check_epsilon(epsilon)
+        self.name = self.kind
+        self.params = {}
+
     @property
     def n_cells(self):
         """Number of domain cells (user types), the package's one public name for it.
@@ -471,6 +505,7 @@ class Mechanism:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ server side
+    @_contract_docstring
     def report_validity(self, reports):
         """Which reports lie in the mechanism's valid-report set, as a :class:`ReportCheck`.
 
@@ -481,10 +516,7 @@ class Mechanism:
         default serves mechanisms that only implement ``check_reports`` (every report is
         then valid or the whole array is refused, so none can be dropped one by one).
 
-        Parameters
-        ----------
-        reports : array-like
-            Reports in the format :meth:`randomize` produces.
+        <reports parameter>
 
         Returns
         -------
@@ -492,10 +524,7 @@ class Mechanism:
             ``reports`` (as an array), ``valid`` (a boolean per report) and ``rule`` (the
             valid set in words, for messages).
 
-        Raises
-        ------
-        ValueError
-            If the array's layout (dimension, dtype, width) is not the mechanism's.
+        <layout raises>
         """
         if type(self).check_reports is Mechanism.check_reports:
             raise NotImplementedError(f"the {self.name!r} mechanism does not check its reports.")
@@ -503,13 +532,11 @@ class Mechanism:
         return ReportCheck(reports, np.ones(np.shape(reports)[0], dtype=bool),
                            "accepted as a whole")
 
+    @_contract_docstring
     def check_reports(self, reports):
         """The reports as an array, or a ValueError if any lies outside the valid-report set.
 
-        Parameters
-        ----------
-        reports : array-like
-            Reports in the format :meth:`randomize` produces.
+        <reports parameter>
 
         Returns
         -------
@@ -524,6 +551,7 @@ class Mechanism:
         """
         return raise_invalid_reports(self.name, self.report_validity(reports))
 
+    @_contract_docstring
     def drop_invalid_reports(self, reports):
         """The reports without those outside the valid-report set, and how many were dropped.
 
@@ -531,10 +559,7 @@ class Mechanism:
         mechanism can send is removed and counted rather than refused (a wrong array layout
         still raises).
 
-        Parameters
-        ----------
-        reports : array-like
-            Reports in the format :meth:`randomize` produces.
+        <reports parameter>
 
         Returns
         -------
@@ -543,10 +568,7 @@ class Mechanism:
         n_dropped : int
             The number of reports removed.
 
-        Raises
-        ------
-        ValueError
-            If the array's layout (dimension, dtype, width) is not the mechanism's.
+        <layout raises>
         """
         check = self.report_validity(reports)
         n_invalid = int(check.valid.shape[0] - np.count_nonzero(check.valid))
@@ -892,13 +914,11 @@ class Mechanism:
         z = self.per_user_variance(gram)
         return {"worst_case": n_users * float(z.max()), "average_case": n_users * float(z.mean())}
 
+    @_contract_docstring
     def supports(self, workload_matrix):
         """Whether every query can be answered without bias (frequency oracles: always).
 
-        Parameters
-        ----------
-        workload_matrix : workload or array-like of shape (n_queries, n_cells)
-            A query matrix or a workload.
+        <workload parameter>
 
         Returns
         -------
@@ -927,13 +947,11 @@ class Mechanism:
         """Dimension of the data directions the mechanism cannot measure (0: full rank)."""
         return 0
 
+    @_contract_docstring
     def check_supports(self, workload_matrix):
         """Raise a ValueError if the workload has the wrong width or cannot be answered.
 
-        Parameters
-        ----------
-        workload_matrix : workload or array-like of shape (n_queries, n_cells)
-            A query matrix or a workload.
+        <workload parameter>
 
         Raises
         ------
@@ -1115,6 +1133,7 @@ class OutputIndexMechanism(Mechanism):
     def n_reports(self, statistic):
         return report_count(check_output_counts(statistic, self.n_outputs, self.name))
 
+    @_contract_docstring
     def output_answers(self, workload_matrix):
         """``(p, n_outputs)``: the change of each query's answer when one report names each
         output, i.e. ``W V`` for the linear decoder ``V`` (``estimate(y) = V y``).
@@ -1122,10 +1141,7 @@ class OutputIndexMechanism(Mechanism):
         This default uses the mechanism's dense ``reconstruction(W)`` (factorization
         strategies); structured mechanisms override it.
 
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_cells)
-            The queries, one dense row each (a 1-D array is one query).
+        <rows parameter>
 
         Returns
         -------
@@ -1144,6 +1160,7 @@ class OutputIndexMechanism(Mechanism):
         return np.atleast_2d(self.reconstruction(check_workload_matrix(workload_matrix,
                                                                        self.n_inputs)))
 
+    @_contract_docstring
     def report_influence(self, workload_matrix):
         """Influence of one report: the extremes of each row of :meth:`output_answers`.
 
@@ -1151,10 +1168,7 @@ class OutputIndexMechanism(Mechanism):
         makes to a query's answer are the smallest and largest entries of its row (see
         :meth:`Mechanism.report_influence`).
 
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (n_queries, n_cells)
-            The queries, one dense row each (a 1-D array is one query).
+        <rows parameter>
 
         Returns
         -------

@@ -182,6 +182,11 @@ def check_d(d):
     return check_positive_int(d, "d", minimum=0)
 
 
+def check_objective(loss, d, aggregation):
+    """``(loss, d, aggregation)``, each checked: what a count mechanism's design minimizes."""
+    return check_loss(loss), check_d(d), check_aggregation(aggregation)
+
+
 def check_prior(prior, n):
     """Prior weights over the true counts ``0..n`` as a float array summing to 1.
 
@@ -915,9 +920,7 @@ def choose_mechanism(n, epsilon, properties=(), loss="L0", d=1, aggregation="sum
     n = check_group_size(n)
     alpha = alpha_of(epsilon)
     properties = check_property_names(properties)
-    loss = check_loss(loss)
-    d = check_d(d)
-    aggregation = check_aggregation(aggregation)
+    loss, d, aggregation = check_objective(loss, d, aggregation)
     w = check_prior(prior, n)
     wrong_answer_loss = loss in ("L0", "L1", "L2") or d == 0  # all equal 1[i != j] for n = 1
     if n == 1 and aggregation == "sum" and wrong_answer_loss and alpha * w[0] < w[1] < w[0] / alpha:

@@ -7,6 +7,7 @@ record (:mod:`.signs`). The privacy argument, the coding and the variances of al
 mechanisms are in the :mod:`.base` docstring.
 """
 
+import functools
 import math
 from itertools import combinations
 
@@ -36,6 +37,18 @@ from .fourier import cell_bit_strings
 from .signs import _FourierSignMechanism
 
 
+def _oracle_method(name):
+    """The method ``name`` of :class:`_FullDomainMechanism`: the oracle's, whose signature
+    and documentation it keeps."""
+
+    @functools.wraps(getattr(MarginalMechanism, name))
+    def method(self, *args):
+        return getattr(self.oracle, name)(*args)
+
+    method.__qualname__ = f"_FullDomainMechanism.{name}"
+    return method
+
+
 class _FullDomainMechanism(MarginalMechanism):
     """A frequency oracle on the full domain; marginals sum its unbiased cell estimates."""
 
@@ -46,38 +59,22 @@ class _FullDomainMechanism(MarginalMechanism):
         super().__init__(n_inputs, epsilon, shape, max_order)
         self.oracle = self._build_oracle()
 
-    def randomize(self, indices, rng):
-        return self.oracle.randomize(indices, rng)
+    # The oracle's reports, statistic and variances are the mechanism's own.
+    randomize = _oracle_method("randomize")
+    report_validity = _oracle_method("report_validity")
+    report_influence = _oracle_method("report_influence")
+    aggregate = _oracle_method("aggregate")
+    estimate = _oracle_method("estimate")
+    per_user_variance = _oracle_method("per_user_variance")
+    query_variance = _oracle_method("query_variance")
+    simulate_statistic = _oracle_method("simulate_statistic")
+    strategy_matrix = _oracle_method("strategy_matrix")
 
     def exact_law(self, value):
         return self.oracle.exact_law(_one_cell(value, self.n_inputs))
 
-    def report_validity(self, reports):
-        return self.oracle.report_validity(reports)
-
-    def report_influence(self, workload_matrix):
-        return self.oracle.report_influence(workload_matrix)
-
-    def aggregate(self, reports):
-        return self.oracle.aggregate(reports)
-
     def n_reports(self, statistic):
         return self.oracle.n_reports(self.oracle._check_statistic(statistic))
-
-    def estimate(self, statistic):
-        return self.oracle.estimate(statistic)
-
-    def per_user_variance(self, gram):
-        return self.oracle.per_user_variance(gram)
-
-    def query_variance(self, workload_matrix):
-        return self.oracle.query_variance(workload_matrix)
-
-    def simulate_statistic(self, type_counts, rng):
-        return self.oracle.simulate_statistic(type_counts, rng)
-
-    def strategy_matrix(self):
-        return self.oracle.strategy_matrix()
 
     def estimate_marginal(self, statistic, attributes):
         attributes = self._check_attributes(attributes)

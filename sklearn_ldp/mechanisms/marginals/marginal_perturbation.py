@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._fwht import hadamard_parity
 from ..._validation import check_dense_size
-from .._base.bits import n_packed_bytes
+from .._base.bits import n_packed_bytes, prefixed_report_layout
 from .._base.exact import TABLE_PRECISION, ExactLaw, check_law_size, uniform_mixture
 from .._base.mechanism import (
     AGGREGATE_CHUNK,
@@ -341,15 +341,9 @@ class MargRR(_SetOracleMechanism):
             If the array is not 2-D uint8 of this mechanism's width (its layout is checked
             before any row).
         """
-        reports = np.asarray(reports)
-        width = self._set_bytes + self._bit_bytes
-        if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != width:
-            raise ValueError(
-                f"reports of the {self.name!r} mechanism are a 2-D uint8 array of shape "
-                f"(n_reports, {width}) (set index, then packed bits), got shape "
-                f"{reports.shape} and dtype {reports.dtype}: they come from another mechanism "
-                "or domain."
-            )
+        reports = prefixed_report_layout(reports, self._set_bytes + self._bit_bytes,
+                                         f"{self.name!r} mechanism",
+                                         "set index, then packed bits")
         valid = np.empty(reports.shape[0], dtype=bool)
         for rows in chunks(reports.shape[0]):
             chosen = self._decode_sets(reports[rows])

@@ -156,3 +156,12 @@ class _Scaled(SpecEquality):
 def _float_reports(reports):
     """Whether ``reports`` is a 1-D float array (the grid kinds' report format)."""
     return reports.ndim == 1 and reports.dtype.kind == "f"
+
+
+def _grid_report_validity(reports, grid):
+    """Per report, whether it is a value of ``grid`` (none is when ``reports`` is not a 1-D
+    float array, the grid kinds' report format)."""
+    reports = np.asarray(reports)
+    if not _float_reports(reports):
+        return np.zeros(reports.shape[:1] or (1,), dtype=bool)
+    return grid.indices(reports)[1]

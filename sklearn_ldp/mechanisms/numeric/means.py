@@ -75,6 +75,7 @@ from .base import (
     SPEC_VERSION,
     _check_grid_spec,
     _float_reports,
+    _grid_report_validity,
     _grid_size,
     _Scaled,
     check_bounds,
@@ -407,10 +408,7 @@ class PiecewiseMechanism(MeanMechanism):
         return float(max(abs(self.grid.lowest()), abs(self.grid.highest())))
 
     def report_validity(self, reports):
-        reports = np.asarray(reports)
-        if not _float_reports(reports):
-            return np.zeros(reports.shape[:1] or (1,), dtype=bool)
-        return self.grid.indices(reports)[1]
+        return _grid_report_validity(reports, self.grid)
 
     def _variance_unit(self, u):
         return self.grid.slope ** 2 * self.law.cell_variance(u)

@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..._validation import check_epsilon, check_positive_real
-from .._base.docstrings import shared_sections
+from .._base.docstrings import from_dict_docstring, shared_sections
 from .._base.exact import ExactLaw
 from .._base.window import TWO_POINT_FRACTION_BITS, WindowLaw, two_point_weights, unit_fraction
 
@@ -332,17 +332,11 @@ class OneBitRandomizer:
                 "weights": [self.law.a, self.law.b], "fraction_bits": self.law.fraction_bits}
 
     @classmethod
+    @from_dict_docstring
     def from_dict(cls, spec):
         """Rebuild a randomizer from the dict :meth:`to_dict` returned.
 
-        Parameters
-        ----------
-        spec : dict
-            A specification from :meth:`to_dict`.
-
-        Returns
-        -------
-        randomizer : OneBitRandomizer
+        <from dict: randomizer : OneBitRandomizer>
             A randomizer equal to the one that wrote ``spec``.
 
         Raises

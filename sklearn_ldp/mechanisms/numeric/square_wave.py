@@ -47,7 +47,7 @@ from .._base.window import (
     window_length,
     window_weights,
 )
-from .base import _float_reports, _grid_size, _Scaled
+from .base import _float_reports, _grid_report_validity, _grid_size, _Scaled
 
 # Most buckets / bins of a Square Wave channel (the EM holds an n_buckets x n_bins matrix).
 MAX_SQUARE_WAVE_CELLS = 2**12
@@ -216,10 +216,7 @@ class SquareWaveMechanism(_Scaled):
 
     def report_validity(self, reports):
         """Boolean mask of the reports that are grid values."""
-        reports = np.asarray(reports)
-        if not _float_reports(reports):
-            return np.zeros(reports.shape[:1] or (1,), dtype=bool)
-        return self.grid.indices(reports)[1]
+        return _grid_report_validity(reports, self.grid)
 
     def aggregate(self, reports):
         """Counts of the reports in the ``n_buckets`` buckets (int64; ValueError if invalid)."""

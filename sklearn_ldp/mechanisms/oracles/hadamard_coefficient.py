@@ -68,7 +68,7 @@ Pure numpy; no scikit-learn here.
 import numpy as np
 
 from ..._fwht import fwht, hadamard_parity
-from ..._validation import check_dense_size, check_epsilon, check_positive_int
+from ..._validation import check_dense_size
 from .._base.counts import report_count
 from .._base.exact import ExactLaw, check_law_size, uniform_below
 from .._base.influence import ReportInfluence
@@ -151,10 +151,7 @@ class HadamardRandomizedResponse(Mechanism):
     kind = "hrr"
 
     def __init__(self, n_inputs, epsilon):
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
-        self.epsilon = check_epsilon(epsilon)
-        self.name = "hrr"
-        self.params = {}
+        self._set_domain_and_budget(n_inputs, epsilon)
         self.n_coefficients = max(2, 1 << (self.n_inputs - 1).bit_length())
         self.n_outputs = 2 * self.n_coefficients
         # The realised p and 1 / (2p - 1), from the integers sampled (checked exactly).

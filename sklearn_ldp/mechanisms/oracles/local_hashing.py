@@ -118,7 +118,7 @@ from ..._validation import MAX_DENSE_ENTRIES, check_epsilon, check_positive_int
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import ReportCheck, check_type_indices, chunks, register
 from .._base.ratio import ratio_law_weights, ratio_weights, sample_ratio_law
-from .support import SupportOracle
+from .support import SupportOracle, oracle_docstring
 
 MAX_BUCKETS = 2**20
 HASH_FAMILIES = ("tabulation", "linear")
@@ -246,16 +246,12 @@ def best_power_of_two_buckets(epsilon):
     return min(candidates, key=lambda g: (e + g - 1) ** 2 / (g - 1))
 
 
+@oracle_docstring
 class LocalHashing(SupportOracle):
     """Local hashing with ``g`` buckets (base of :class:`OptimizedLocalHashing` and
     :class:`BinaryLocalHashing`; see the module docstring for the math).
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n``.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
+    <oracle parameters: Domain size ``n``.>
     n_buckets : int
         ``g``, in ``[2, MAX_BUCKETS]``; a power of two for the linear family.
     hash_family : {"tabulation", "linear"}, default="tabulation"
@@ -592,6 +588,7 @@ def _default_family(n_inputs, hash_family):
 
 
 @register
+@oracle_docstring
 class OptimizedLocalHashing(LocalHashing):
     """Optimized local hashing (OLH): ``g`` near ``e^eps + 1`` buckets.
 
@@ -602,12 +599,7 @@ class OptimizedLocalHashing(LocalHashing):
     variance OLH matches (for rare cells, at ``g = e^eps + 1``) with reports of two integers
     instead of ``n`` bits.
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n``, at least 1.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
+    <oracle parameters: Domain size ``n``, at least 1.>
     n_buckets : int or None, default=None
         ``g``; default ``round(e^eps) + 1`` capped to ``[2, MAX_BUCKETS]`` (round rather than
         ceil, as in Wang et al.'s code) for tabulation, and the power of two of least variance
@@ -633,10 +625,7 @@ class OptimizedLocalHashing(LocalHashing):
     OptimizedUnaryEncoding : The same variance with ``n`` bits per report.
     HadamardResponse : One index per report, decoded by a fast transform.
 
-    References
-    ----------
-    .. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
-       for frequency estimation", USENIX Security 2017.
+    <wang17 reference>
 
     Examples
     --------
@@ -677,6 +666,7 @@ class OptimizedLocalHashing(LocalHashing):
 
 
 @register
+@oracle_docstring
 class BinaryLocalHashing(LocalHashing):
     """Binary local hashing (BLH): ``g = 2`` buckets, one bit of ``y`` per report.
 
@@ -685,12 +675,7 @@ class BinaryLocalHashing(LocalHashing):
     accurate at larger epsilon, where OLH uses more buckets (``g > 2`` once
     ``e^eps >= 1.5``).
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n``, at least 1.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
+    <oracle parameters: Domain size ``n``, at least 1.>
     hash_family : {"tabulation", "linear"} or None, default=None
         As for :class:`OptimizedLocalHashing`.
 
@@ -708,10 +693,7 @@ class BinaryLocalHashing(LocalHashing):
     OptimizedLocalHashing : Local hashing with ``g`` near ``e^eps + 1`` buckets.
     RandomizedResponse : Randomized response on the cells themselves.
 
-    References
-    ----------
-    .. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
-       for frequency estimation", USENIX Security 2017.
+    <wang17 reference>
 
     Examples
     --------

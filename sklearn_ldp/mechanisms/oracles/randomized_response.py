@@ -21,7 +21,7 @@ from .._base.mechanism import (
     report_dtype,
 )
 from .._base.ratio import ratio_law_weights, ratio_weights, sample_ratio_law
-from .support import SupportOracle
+from .support import SupportOracle, oracle_docstring
 
 # Types whose users are spread at once by the exact simulation (memory O(n * block)).
 SIMULATION_BLOCK = 256
@@ -90,6 +90,7 @@ def randomized_response_histogram_variance(n, epsilon):
 
 
 @register
+@oracle_docstring
 class RandomizedResponse(SupportOracle):
     """Randomized response over ``n`` values (k-RR, direct encoding), for any domain size.
 
@@ -99,12 +100,7 @@ class RandomizedResponse(SupportOracle):
     only, so ``r_own = r_other = 0``, and the estimate ``(C - q N) / (p - q)`` is the
     inverse of the strategy matrix applied to the counts (the optimal reconstruction).
 
-    Parameters
-    ----------
-    n_inputs : int
-        Domain size ``n``, at least 1.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
+    <oracle parameters: Domain size ``n``, at least 1.>
 
     Attributes
     ----------
@@ -169,10 +165,7 @@ class RandomizedResponse(SupportOracle):
     kind = "randomized_response"
 
     def __init__(self, n_inputs, epsilon):
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
-        self.epsilon = check_epsilon(epsilon)
-        self.name = "randomized_response"
-        self.params = {}
+        self._set_domain_and_budget(n_inputs, epsilon)
         if self.n_inputs == 1:
             self.weights = None  # one output, reported by everybody
             self.p, self.q = 1.0, float(1.0 / np.exp(self.epsilon))

@@ -41,9 +41,27 @@ Pure numpy; no scikit-learn here.
 import numpy as np
 
 from .._base.counts import check_count_values, totals_differ
+from .._base.docstrings import shared_sections
 from .._base.influence import ReportInfluence
 from .._base.mechanism import Mechanism, check_workload_matrix, chunks
 from .._base.workload_ops import centered_square_extremes, check_gram, check_workload_width
+
+# The docstring sections the oracles share: ``<oracle parameters: description of n_inputs>``
+# and ``<wang17 reference>`` (the paper that describes the family).
+oracle_docstring = shared_sections({
+    "oracle parameters": lambda n_inputs: f"""\
+Parameters
+----------
+n_inputs : int
+    {n_inputs}
+epsilon : float
+    Privacy budget of one report, in ``(0, 50]``.""",
+    "wang17 reference": """\
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
+   for frequency estimation", USENIX Security 2017.""",
+})
 
 
 class SupportOracle(Mechanism):

@@ -60,7 +60,7 @@ from .._base.bits import (
 from .._base.docstrings import shared_sections
 from .._base.exact import ExactLaw, check_law_size, exp_decimal
 from .._base.mechanism import ReportCheck, check_type_counts, check_type_indices, register
-from .support import SupportOracle
+from .support import SupportOracle, oracle_docstring
 
 MAX_EXACT_RAPPOR_CELLS = 16
 
@@ -188,10 +188,7 @@ class UnaryEncoding(SupportOracle):
         if self.kind is None:
             raise TypeError("UnaryEncoding is abstract: use SymmetricUnaryEncoding ('rappor') "
                             "or OptimizedUnaryEncoding ('oue').")
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
-        self.epsilon = check_epsilon(epsilon)
-        self.name = self.kind
-        self.params = {}
+        self._set_domain_and_budget(n_inputs, epsilon)
         with decimal.localcontext(DECIMAL_CONTEXT):
             p_nominal, q_nominal = self._nominal_probabilities(exp_decimal(self.epsilon))
         p_num = dyadic_numerator(p_nominal, "down")
@@ -354,6 +351,7 @@ class SymmetricUnaryEncoding(UnaryEncoding):
 
 @register
 @unary_docstring
+@oracle_docstring
 class OptimizedUnaryEncoding(UnaryEncoding):
     """Optimized unary encoding (OUE): ``p = 1/2``, ``q = 1 / (e^eps + 1)``
     (realized ``q``: rounded up to a multiple of ``2^-52``; ``p = 1/2`` is exact).
@@ -370,10 +368,7 @@ class OptimizedUnaryEncoding(UnaryEncoding):
     OptimizedLocalHashing : About the same variance, with reports of two integers.
     RandomizedResponse : One cell index per user; less variance on small domains.
 
-    References
-    ----------
-    .. [1] T. Wang, J. Blocki, N. Li and S. Jha, "Locally differentially private protocols
-       for frequency estimation", USENIX Security 2017.
+    <wang17 reference>
 
     Examples
     --------

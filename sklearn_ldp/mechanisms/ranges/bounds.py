@@ -29,6 +29,7 @@ import numpy as np
 
 from ..._gram import MinMaxGram
 from ..._validation import check_epsilon, check_positive_int
+from .._base.docstrings import shared_sections
 from .tree import HierarchicalHistogram
 from .tree_structure import check_branching, range_matrix, tree_height
 
@@ -37,7 +38,36 @@ from .tree_structure import check_branching, range_matrix, tree_height
 # time: all 15 default candidates take ~2 s at 2^16).
 EXACT_RECOMMENDATION_CELLS = 1024
 
+# The parameters and the reference that the bounds below share.
+_bound_docstring = shared_sections({
+    "n_cells": """\
+n_cells : int
+    Domain size ``D``.""",
+    "epsilon": """\
+epsilon : float
+    Privacy budget of one report, in ``(0, 50]``.""",
+    "n_users": """\
+n_users : int, default=1
+    Number of users ``N``: the variance is of a fraction of them (per-user variance of
+    a count for ``N = 1``).""",
+    "oracle": """\
+oracle : {"oue", "olh", "hrr"}, default="oue"
+    The frequency oracle, through its rare-item variance (:func:`oracle_variance`).""",
+    "range raises": """\
+Raises
+------
+ValueError
+    If a parameter is invalid or ``range_length > n_cells``.""",
+    "thesis reference": """\
+References
+----------
+.. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
+   differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
+   dissertation, University of Warwick, whose equation numbers are used here).""",
+})
 
+
+@_bound_docstring
 def oracle_variance(epsilon, oracle="oue", n_users=1):
     """Rare-item variance ``V_F`` of one cell's frequency, per the thesis (digest section 2).
 
@@ -46,14 +76,11 @@ def oracle_variance(epsilon, oracle="oue", n_users=1):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
+    <epsilon>
     oracle : {"oue", "olh", "hrr"}, default="oue"
         The frequency oracle: optimized unary encoding, optimized local hashing, or
         Hadamard randomized response.
-    n_users : int, default=1
-        Number of users ``N``: the variance is of a fraction of them (per-user variance of
-        a count for ``N = 1``).
+    <n_users>
 
     Returns
     -------
@@ -71,11 +98,7 @@ def oracle_variance(epsilon, oracle="oue", n_users=1):
     OptimizedUnaryEncoding : The ``"oue"`` oracle, with its exact variance.
     HadamardRandomizedResponse : The ``"hrr"`` oracle, with its exact variance.
 
-    References
-    ----------
-    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
-       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
-       dissertation, University of Warwick, whose equation numbers are used here).
+    <thesis reference>
 
     Examples
     --------
@@ -105,34 +128,27 @@ def _check_length(range_length, n_cells):
     return range_length
 
 
+@_bound_docstring
 def flat_variance(n_cells, epsilon, range_length=None, n_users=1, oracle="oue"):
     """Flat method: ``r V_F`` for a range of ``r`` cells, or ``(D + 2) / 3 V_F`` averaged
     over all ranges (``range_length=None``).
 
     Parameters
     ----------
-    n_cells : int
-        Domain size ``D``.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
+    <n_cells>
+    <epsilon>
     range_length : int or None, default=None
         ``r``, the number of cells in the range, in ``[1, D]``; None averages over all
         ``D (D + 1) / 2`` ranges.
-    n_users : int, default=1
-        Number of users ``N``: the variance is of a fraction of them (per-user variance of
-        a count for ``N = 1``).
-    oracle : {"oue", "olh", "hrr"}, default="oue"
-        The frequency oracle, through its rare-item variance (:func:`oracle_variance`).
+    <n_users>
+    <oracle>
 
     Returns
     -------
     variance : float
         The rare-item variance of the range's answer, as a fraction of ``n_users``.
 
-    Raises
-    ------
-    ValueError
-        If a parameter is invalid or ``range_length > n_cells``.
+    <range raises>
 
     See Also
     --------
@@ -140,11 +156,7 @@ def flat_variance(n_cells, epsilon, range_length=None, n_users=1, oracle="oue"):
     haar_variance_bound : The bound for HaarHRR.
     oracle_variance : ``V_F``.
 
-    References
-    ----------
-    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
-       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
-       dissertation, University of Warwick, whose equation numbers are used here).
+    <thesis reference>
 
     Examples
     --------
@@ -158,6 +170,7 @@ def flat_variance(n_cells, epsilon, range_length=None, n_users=1, oracle="oue"):
     return _check_length(range_length, n_cells) * v_f
 
 
+@_bound_docstring
 def hierarchical_variance_bound(n_cells, epsilon, branching=4, range_length=None,
                                 consistency=True, n_users=1, oracle="oue"):
     """Thesis bounds for HH_B: eq. 5.1 (``consistency=False``) or eq. 5.2 (``True``).
@@ -167,31 +180,23 @@ def hierarchical_variance_bound(n_cells, epsilon, branching=4, range_length=None
 
     Parameters
     ----------
-    n_cells : int
-        Domain size ``D``.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
+    <n_cells>
+    <epsilon>
     branching : int, default=4
         The fan-out ``B >= 2`` of the tree; its height is ``h = ceil(log_B D)``.
     range_length : int or None, default=None
         ``r``, the number of cells in the range, in ``[1, D]``; None as described above.
     consistency : bool, default=True
         Whether the tree's estimates are made consistent (eq. 5.2) or not (eq. 5.1).
-    n_users : int, default=1
-        Number of users ``N``: the variance is of a fraction of them (per-user variance of
-        a count for ``N = 1``).
-    oracle : {"oue", "olh", "hrr"}, default="oue"
-        The frequency oracle, through its rare-item variance (:func:`oracle_variance`).
+    <n_users>
+    <oracle>
 
     Returns
     -------
     variance : float
         The bound on the variance of the range's answer, as a fraction of ``n_users``.
 
-    Raises
-    ------
-    ValueError
-        If a parameter is invalid or ``range_length > n_cells``.
+    <range raises>
 
     See Also
     --------
@@ -199,11 +204,7 @@ def hierarchical_variance_bound(n_cells, epsilon, branching=4, range_length=None
     recommend_branching : The fan-out of least error.
     flat_variance : The same for the oracle alone.
 
-    References
-    ----------
-    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
-       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
-       dissertation, University of Warwick, whose equation numbers are used here).
+    <thesis reference>
 
     Examples
     --------
@@ -223,6 +224,7 @@ def hierarchical_variance_bound(n_cells, epsilon, branching=4, range_length=None
     return 2 * (branching - 1) * height * max(math.ceil(_log(length, branching) - 1e-12), 1) * v_f
 
 
+@_bound_docstring
 def haar_variance_bound(n_cells, epsilon, n_users=1):
     """HaarHRR, eq. 5.3: ``h^2 / 2 V_F`` (``h = ceil(log2 D)``, HRR's ``V_F``) for every
     range, hence also on average. An upper bound on the exact variance of
@@ -230,13 +232,9 @@ def haar_variance_bound(n_cells, epsilon, n_users=1):
 
     Parameters
     ----------
-    n_cells : int
-        Domain size ``D``.
-    epsilon : float
-        Privacy budget of one report, in ``(0, 50]``.
-    n_users : int, default=1
-        Number of users ``N``: the variance is of a fraction of them (per-user variance of
-        a count for ``N = 1``).
+    <n_cells>
+    <epsilon>
+    <n_users>
 
     Returns
     -------
@@ -253,11 +251,7 @@ def haar_variance_bound(n_cells, epsilon, n_users=1):
     HaarHRR : The mechanism, with its exact variance.
     hierarchical_variance_bound : The bound for a tree of oracles.
 
-    References
-    ----------
-    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
-       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
-       dissertation, University of Warwick, whose equation numbers are used here).
+    <thesis reference>
 
     Examples
     --------
@@ -293,6 +287,7 @@ def _sampled_ranges(n_cells, workload, n_ranges):
     return lo, hi
 
 
+@_bound_docstring
 def recommend_branching(n_cells, epsilon=1.0, workload="all_range", consistency=True,
                         oracle="oue", candidates=range(2, 17), n_sampled_ranges=16,
                         return_scores=False):
@@ -346,11 +341,7 @@ def recommend_branching(n_cells, epsilon=1.0, workload="all_range", consistency=
     HierarchicalHistogram : The tree of frequency oracles whose fan-out this chooses.
     hierarchical_variance_bound : The paper's bounds.
 
-    References
-    ----------
-    .. [1] G. Cormode, T. Kulkarni and D. Srivastava, "Answering range queries under local
-       differential privacy", PVLDB 12(10), 2019 (chapter 5 of T. Kulkarni's PhD
-       dissertation, University of Warwick, whose equation numbers are used here).
+    <thesis reference>
 
     Examples
     --------

@@ -71,7 +71,7 @@ Pure numpy; no scikit-learn here.
 import numpy as np
 
 from ..._fwht import fwht, hadamard_parity
-from ..._validation import check_dense_size, check_epsilon, check_positive_int
+from ..._validation import check_dense_size
 from .._base.counts import report_count
 from .._base.exact import ExactLaw, check_law_size, uniform_below
 from .._base.influence import ReportInfluence
@@ -196,10 +196,7 @@ class HaarHRR(Mechanism):
     kind = "haar"
 
     def __init__(self, n_inputs, epsilon):
-        self.n_inputs = check_positive_int(n_inputs, "n_inputs")
-        self.epsilon = check_epsilon(epsilon)
-        self.name = self.kind
-        self.params = {}
+        self._set_domain_and_budget(n_inputs, epsilon)
         self.height = max(1, (self.n_inputs - 1).bit_length())
         self.padded_size = 1 << self.height
         self.level_sizes = [self.padded_size >> level for level in range(1, self.height + 1)]

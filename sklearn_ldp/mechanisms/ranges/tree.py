@@ -46,6 +46,7 @@ from .._base.bits import (
     check_packed_report_memory,
     column_counts,
     n_packed_bytes,
+    prefixed_report_layout,
     unused_bits_clear,
 )
 from .._base.counts import check_count_values
@@ -384,13 +385,9 @@ class HierarchicalHistogram(_TreeVariance):
             return ReportCheck(reports, valid,
                                f"[level, seed, bucket] rows with a level in [1, {self.height}] "
                                f"and a bucket in [0, {int(buckets.min())})")
-        if reports.ndim != 2 or reports.dtype != np.uint8 or reports.shape[1] != self.report_width:
-            raise ValueError(
-                f"reports of the {self.name!r} mechanism (oracle 'oue') are a 2-D uint8 array of "
-                f"shape (N, {self.report_width}) (the level, then packed bits), got shape "
-                f"{reports.shape} and dtype {reports.dtype}: they come from another mechanism "
-                "or domain."
-            )
+        reports = prefixed_report_layout(reports, self.report_width,
+                                         f"{self.name!r} mechanism (oracle 'oue')",
+                                         "the level, then packed bits", rows="N")
         valid = np.zeros(reports.shape[0], dtype=bool)
         for rows in chunks(reports.shape[0]):
             block = reports[rows]
