@@ -36,6 +36,7 @@ from .column_tables import column_answer_errors
 from .domain import Domain
 from .encoder import LDPEncoder
 from .longitudinal import LongitudinalEncoder
+from .mechanisms._base.docstrings import shared_sections
 from .mechanisms._base.mechanism import Mechanism
 from .mechanisms.central.matrix import MatrixMechanism
 from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
@@ -53,6 +54,15 @@ _REFERENCE_USERS = 2**20
 
 
 # ---------------------------------------------------------------------- validation
+# The reference both planning functions cite, written once.
+_planning_docstring = shared_sections({"references": """\
+References
+----------
+.. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
+   for linear queries under local differential privacy", PVLDB 13(11), 2020 (per-user
+   variance and sample complexity)."""})
+
+
 def _check_confidence(confidence):
     if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) \
             or not 0 < confidence < 1:
@@ -298,6 +308,7 @@ def _longitudinal_variances(mechanism, encoder, queries, kind):
 
 
 # ---------------------------------------------------------------------- the public answers
+@_planning_docstring
 def margin_of_error(model, n_users, confidence=0.95, queries=None, *, simultaneous=False,
                     kind="worst_case", per_query=False):
     """The margin of error of the answers for ``n_users`` users, in the answers' unit.
@@ -356,11 +367,7 @@ fitted estimator
     users_needed : The converse: users for a margin.
     sklearn_ldp.LDPEncoder.expected_error_ : The per-user variances behind it.
 
-    References
-    ----------
-    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
-       for linear queries under local differential privacy", PVLDB 13(11), 2020 (per-user
-       variance and sample complexity).
+    <references>
 
     Examples
     --------
@@ -379,6 +386,7 @@ fitted estimator
     return margins if per_query else float(margins.max())
 
 
+@_planning_docstring
 def users_needed(model, margin=0.01, confidence=0.95, queries=None, *, simultaneous=False,
                  kind="worst_case"):
     """The least number of users for which every answer's margin of error is ``margin``.
@@ -418,11 +426,7 @@ def users_needed(model, margin=0.01, confidence=0.95, queries=None, *, simultane
     margin_of_error : The converse: the margin for a number of users.
     sklearn_ldp.mechanisms.sample_complexity : Users for a normalized variance per query.
 
-    References
-    ----------
-    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive mechanism
-       for linear queries under local differential privacy", PVLDB 13(11), 2020 (per-user
-       variance and sample complexity).
+    <references>
 
     Examples
     --------

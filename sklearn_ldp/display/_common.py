@@ -10,6 +10,8 @@ from statistics import NormalDist
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..mechanisms._base.docstrings import shared_sections
+
 INSTALL = 'pip install "sklearn_ldp[examples]"'
 
 
@@ -126,28 +128,22 @@ def shared_docstring(kwargs_to=None):
     """Fill a docstring's ``<ax parameter>``, ``<figure attributes>``, ``<confidence
     parameter>`` lines (at their indentation), ``<kwargs>`` (the ``**kwargs`` entry, passed
     to ``kwargs_to``), ``<plot sections>`` (the Parameters and Returns of ``plot``) and
-    ``<drawing sections>`` (the last parameters and the Returns of a ``from_*`` method)."""
+    ``<drawing sections>`` (the last parameters and the Returns of a ``from_*`` method),
+    with the package's :func:`~sklearn_ldp.mechanisms._base.docstrings.shared_sections`."""
     parts = dict(_SHARED_DOCS)
     if kwargs_to is not None:
         parts["kwargs"] = f"**kwargs : dict\n    Passed to {kwargs_to}."
 
     def fill(obj):
+        # The Returns entry names the display class the method belongs to.
         owner = obj.__qualname__.split(".")[0]
         ending = [_SHARED_DOCS["ax parameter"], parts.get("kwargs", ""), "", "Returns",
                   "-------", owner]
-        parts["plot sections"] = "\n".join(
+        sections = dict(parts)
+        sections["plot sections"] = "\n".join(
             ["Parameters", "----------", *ending,
              "    ``self``, with ``ax_``, ``figure_`` and the artists set."])
-        parts["drawing sections"] = "\n".join([*ending, "    The display, drawn."])
-        lines = []
-        for line in obj.__doc__.splitlines():
-            key = line.strip()[1:-1] if line.strip().startswith("<") else None
-            if key in parts:
-                indent = line[:len(line) - len(line.lstrip())]
-                lines.extend(indent + part if part else "" for part in parts[key].splitlines())
-            else:
-                lines.append(line)
-        obj.__doc__ = "\n".join(lines)
-        return obj
+        sections["drawing sections"] = "\n".join([*ending, "    The display, drawn."])
+        return shared_sections(sections)(obj)
 
     return fill
