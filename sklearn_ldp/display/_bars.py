@@ -146,8 +146,7 @@ class HistogramDisplay(_BarsWithIntervals):
         indexed by their labels.
     std_errors : array-like of shape (n_estimates,)
         The standard error of each estimate.
-    confidence : float, default=0.95
-        Level of the intervals, in (0, 1).
+    <confidence parameter>
     clip_negative : bool, default=True
         Draw a negative estimate as a bar of height 0 and cut every interval at 0: a share
         of users is never negative. ``False`` draws the estimates as they are. Either way
@@ -273,8 +272,7 @@ class HeavyHitterDisplay(_BarsWithIntervals):
         Their estimated shares of the users.
     std_errors : array-like of shape (n_values,)
         The standard error of each share.
-    confidence : float, default=0.95
-        Level of the intervals, in (0, 1).
+    <confidence parameter>
     clip_negative : bool, default=True
         Draw negative estimates at 0 and cut the intervals at 0 (see
         :class:`HistogramDisplay`).
@@ -383,8 +381,7 @@ class MeanDisplay(Display):
         The estimated means, indexed by column.
     std_errors : array-like of shape (n_columns,)
         The standard error of each mean.
-    confidence : float, default=0.95
-        Level of the intervals, in (0, 1).
+    <confidence parameter>
     true_means : array-like of shape (n_columns,) or None, default=None
         The true means (in a simulation), drawn as markers.
 
