@@ -192,7 +192,10 @@ MEMO_SOURCE = r'''
 import inspect, json, sys, time
 sys.path.insert(0, sys.argv[3])
 import numpy as np
-from sklearn_ldp.mechanisms import longitudinal as L
+try:  # the family's package (this layout), or the single module of older trees
+    from sklearn_ldp.mechanisms.longitudinal import mechanisms as L
+except ImportError:
+    from sklearn_ldp.mechanisms import longitudinal as L
 data = np.load(sys.argv[1])
 params = json.loads(sys.argv[2])
 rounds, name, k = data["rounds"], params["kind"], params["cells"]
@@ -226,9 +229,11 @@ def before_commit():
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    first = subprocess.run(["git", "log", "--format=%H", "--reverse", "--",
+    # --follow: the module was moved (from sklearn_ldp/mechanisms/_prf.py); without it the
+    # "first" commit would be the move, whose parent already memoizes with the PRF.
+    first = subprocess.run(["git", "log", "--follow", "--format=%H", "--",
                             "sklearn_ldp/mechanisms/_base/prf.py"], cwd=root, check=True,
-                           capture_output=True, text=True).stdout.split()[0]
+                           capture_output=True, text=True).stdout.split()[-1]
     return first + "~1"
 
 
