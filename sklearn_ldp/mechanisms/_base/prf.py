@@ -139,22 +139,27 @@ def siphash24(key0, key1, blocks):
     # hash then run on cached data; the state starts from the key slices directly.
     for start in range(0, out.shape[0], _CHUNK):
         part = slice(start, start + _CHUNK)
-        a, b = k0[part], k1[part]
-        v0, v1, v2, v3 = a ^ _INIT[0], b ^ _INIT[1], a ^ _INIT[2], b ^ _INIT[3]
-        scratch = np.empty_like(v0)
-        for block in blocks:
-            block = block[part]
-            v3 ^= block
-            _sip_round(v0, v1, v2, v3, scratch)
-            _sip_round(v0, v1, v2, v3, scratch)
-            v0 ^= block
-        v2 ^= _U64(0xFF)
-        for _ in range(4):
-            _sip_round(v0, v1, v2, v3, scratch)
-        v0 ^= v1
-        v2 ^= v3
-        np.bitwise_xor(v0, v2, out=out[part])
+        _hash_chunk(k0[part], k1[part], [block[part] for block in blocks], out[part])
     return out.reshape(shape)
+
+
+def _hash_chunk(a, b, blocks, out):
+    """SipHash-2-4 of one cache-sized chunk: keys ``a, b``, message ``blocks``, into ``out``
+    (1-D uint64 arrays of one length; none of the inputs is modified)."""
+    v0, v1, v2, v3 = a ^ _INIT[0], b ^ _INIT[1], a ^ _INIT[2], b ^ _INIT[3]
+    scratch = np.empty_like(v0)
+    for block in blocks:
+        v3 ^= block
+        _sip_round(v0, v1, v2, v3, scratch)
+        _sip_round(v0, v1, v2, v3, scratch)
+        v0 ^= block
+    v2 ^= _U64(0xFF)
+    for _ in range(4):
+        _sip_round(v0, v1, v2, v3, scratch)
+    v0 ^= v1
+    v2 ^= v3
+    np.bitwise_xor(v0, v2, out=out)
+    return out
 
 
 def _field(values, name):
@@ -227,7 +232,7 @@ def prf_uniform_below(secrets, label, values, high):
     high = int(high)
     if not 1 <= high < 2**63:
         raise ValueError(f"high must lie in [1, 2^63), got {high!r}.")
-    values = np.asarray(values)
+    values = np.broadcast_to(np.asarray(values), (secrets.shape[0],))
     limit = _U64((2**64) % high)
     out = np.empty(values.shape[0], dtype=np.int64)
     pending = np.arange(values.shape[0])
@@ -236,6 +241,8 @@ def prf_uniform_below(secrets, label, values, high):
         words = prf_words(secrets[pending] if counter else secrets, label,
                           values[pending] if counter else values, counter)
         accepted = words >= limit
+        if not counter and accepted.all():  # the usual case: no word rejected, no gathers
+            return (words % _U64(high)).astype(np.int64)
         out[pending[accepted]] = (words[accepted] % _U64(high)).astype(np.int64)
         pending = pending[~accepted]
         counter += 1
@@ -297,69 +304,85 @@ def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52,
         raise ValueError(f"n_bits must be at most 2^24 (the PRF's counter field), got "
                          f"{n_bits!r}.")
     result = np.zeros((n, groups), dtype=_U64)
-
-    def digits(a):  # a's binary digits from the top; 2^precision is "1 without digits"
-        return [(a >> (precision - 1 - t)) & 1 for t in range(precision)] \
-            if a < 2**precision else None
-
-    common, special = digits(numerator), digits(own)
+    # Validated once; a word's message is then this base with its counter OR-ed in.
+    base = np.broadcast_to(prf_message(label, values, 0), (n,))
+    k0, k1 = (np.ascontiguousarray(secrets[:, i], dtype=_U64) for i in (0, 1))
+    lanes = [_LaneDigits(numerator, precision), _LaneDigits(own, precision)]
     for group in range(groups):
         width = min(64, n_bits - 64 * group)
-        valid = _U64(2**width - 1)
-        lane_bits = 1 << (width - 1).bit_length()
-        per_word = 64 // lane_bits
         # The own lane's bit in this group, per row (0 where the value is elsewhere).
-        inside = (values >> 6) == group if own != numerator else np.zeros(n, bool)
-        own_bit = np.where(inside, _U64(1) << (values & 63).astype(_U64), _U64(0))
-        ones = valid if common is None else _U64(0)  # lanes that are 1 without digits
-        ones = ones & ~own_bit | (own_bit if special is None else _U64(0))
-        if common is None and special is None:
-            result[:, group] = ones
-            continue
-        # Dense over the rows whose group still has an undecided lane (one array operation
-        # per digit, no per-lane indexing); decided rows are written out and dropped before
-        # each new word is hashed.
-        rows, keys, messages = np.arange(n), secrets, values
-        bits = np.broadcast_to(ones, (n,)).copy()
-        pending = valid & ~bits
-        if common is None:
-            pending &= own_bit
-        elif special is None:
-            pending &= ~own_bit
-        differs_own = own_bit if own != numerator else None
-        stored = None
-        for t in range(precision):
-            step = t % per_word
-            if step == 0:
-                keep = pending != 0
-                if not keep.all():
-                    done = ~keep
-                    result[rows[done], group] = bits[done]
-                    rows, keys, messages = rows[keep], keys[keep], messages[keep]
-                    pending, bits = pending[keep], bits[keep]
-                    if differs_own is not None:
-                        differs_own = differs_own[keep]
-                if not rows.size:
-                    break
-                stored = prf_words(keys, label, messages, group * _GROUP_WORDS + t // per_word)
-                words = stored
-            else:
-                # This digit of every lane in the low bits (the bits above belong to other
-                # digits and meet no pending lane).
-                words = stored >> _U64(step * lane_bits)
-            # The numerators' digit t per lane: the common one, the own lane's where it
-            # differs (a lane is decided where its digit of U differs from it, and is 1 when
-            # the numerator's digit is the 1).
-            digit = _U64(0) if common is None else (valid if common[t] else _U64(0))
-            if differs_own is not None and special is not None \
-                    and special[t] != (common[t] if common is not None else 0):
-                digit = digit ^ differs_own
-            decided = pending & (words ^ digit)
-            bits |= decided & digit
-            pending &= ~decided
-        result[rows, group] = bits
+        own_bit = np.zeros(n, _U64) if own == numerator else np.where(
+            (values >> 6) == group, _U64(1) << (values & 63).astype(_U64), _U64(0))
+        # Row chunks that stay in the processor's cache through every digit.
+        for start in range(0, n, _CHUNK):
+            part = slice(start, start + _CHUNK)
+            result[part, group] = _decide_lanes(
+                k0[part], k1[part], base[part], own_bit[part], width,
+                group * _GROUP_WORDS, lanes)
     # Lanes equal to their numerator on every digit are U_j == numerator: not below, 0.
     return result
+
+
+class _LaneDigits:
+    """A numerator's binary digits from the top (``None`` for ``2^precision``: 1 at once)."""
+
+    def __init__(self, numerator, precision):
+        self.numerator = numerator
+        self.digits = None if numerator == 2**precision else [
+            (numerator >> (precision - 1 - t)) & 1 for t in range(precision)]
+
+    def digit(self, t):
+        return 0 if self.digits is None else self.digits[t]
+
+
+def _decide_lanes(k0, k1, base, own_bit, width, first_counter, lanes):
+    """One group's lanes for one chunk of rows (see :func:`prf_bernoulli_lanes`): the common
+    numerator's lanes, and the own lane (``own_bit``) with the second numerator."""
+    common, special = lanes
+    valid = _U64(2**width - 1)
+    n = k0.shape[0]
+    out = np.zeros(n, dtype=_U64)
+    # Lanes that are 1 without digits, and the undecided ones.
+    ones = (_U64(0) if common.digits is not None else valid) & ~own_bit
+    if special.digits is None:
+        ones |= own_bit
+    pending = valid & ~ones
+    if common.digits is None and special.digits is None:
+        return ones
+    lane_bits = 1 << (width - 1).bit_length()
+    per_word = 64 // lane_bits
+    rows, bits, stored = np.arange(n), ones, np.empty(n, dtype=_U64)
+    for t in range(len((common.digits or special.digits))):
+        step = t % per_word
+        if step == 0:
+            # Rows with every lane decided are written out and dropped, once they are an
+            # eighth of the rows still hashed (each drop costs a few gathers).
+            done = pending == 0
+            count = int(np.count_nonzero(done))
+            if count == rows.size:
+                break
+            if 8 * count >= rows.size:
+                out[rows[done]] = bits[done]
+                keep = ~done
+                rows, bits, pending = rows[keep], bits[keep], pending[keep]
+                k0, k1, base, own_bit = k0[keep], k1[keep], base[keep], own_bit[keep]
+                stored = stored[:rows.size]
+            message = base | _U64((first_counter + t // per_word) << 32)
+            words = _hash_chunk(k0, k1, [message], stored)
+        else:
+            # This digit of every lane in the low bits (the bits above belong to other
+            # digits and meet no pending lane).
+            words = stored >> _U64(step * lane_bits)
+        # The numerators' digit t per lane: the common one, the own lane's where it differs.
+        # A lane is decided where its digit of U differs, and is 1 where its numerator's is 1.
+        digit = valid if common.digit(t) else _U64(0)
+        if special.digit(t) != common.digit(t):
+            digit = own_bit ^ digit
+        decided = pending & (words ^ digit)
+        bits |= decided & digit
+        pending &= ~decided
+    out[rows] = bits
+    return out
 
 
 def new_secrets(n_users, rng=None):

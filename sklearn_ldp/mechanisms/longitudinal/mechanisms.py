@@ -663,7 +663,8 @@ class MemoState:
         points : ndarray of int64, shape (n_users,)
             Each user's value (or rounded point).
         derive : callable
-            ``derive(users, points)``: the mechanism's derivation for some users (indices).
+            ``derive(users, points)``: the mechanism's derivation for some users (indices,
+            or ``slice(None)`` for all of them).
 
         Returns
         -------
@@ -675,7 +676,7 @@ class MemoState:
             # The first round: every pair is new and the keys, one per user in user order,
             # are already sorted, so they are the record and the cache as they are (no
             # search, merge or sort).
-            fresh = derive(np.arange(points.shape[0]), points)
+            fresh = derive(slice(None), points)  # every user: views, no gathers
             self.keys, self._cache_keys, self._cache = keys, keys, fresh
             return fresh.copy()  # the caller's reports, not the cache itself
         position = np.searchsorted(self._cache_keys, keys)
@@ -707,10 +708,9 @@ def _derived_subsets(secrets, k, d):
     n = secrets.shape[0]
     out = np.empty((n, d), dtype=np.int64)
     for i, j in enumerate(range(k - d, k)):
-        t = prf_uniform_below(secrets, "dbf-bckt", np.full(n, j, dtype=np.int64), j + 1)
-        taken = (out[:, :i] == t[:, None]).any(axis=1)
-        out[:, i] = np.where(taken, j, t)
-    return np.sort(out, axis=1)
+        t = prf_uniform_below(secrets, "dbf-bckt", j, j + 1)
+        out[:, i] = np.where((out[:, :i] == t[:, None]).any(axis=1), j, t) if i else t
+    return np.sort(out, axis=1) if d > 1 else out
 
 
 class DBitFlipPM(FieldSpec):
