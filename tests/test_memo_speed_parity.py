@@ -92,6 +92,21 @@ def test_bit_lanes_match_the_client(n_bits):
                 assert got == expected, (n_bits, numerator, own, i)
 
 
+def test_bit_lanes_past_one_chunk_match_the_client():
+    # Several row chunks, and rows still undecided after the chunked digits (pooled).
+    n = 2**14 + 300
+    rng = np.random.default_rng(8)
+    keys = new_secrets(n, rng)
+    values = rng.integers(0, 130, n)
+    words = prf_bernoulli_lanes(keys, "ue-plane", values, 130, 0x1E5F3A2B4C6D7,
+                                own_numerator=2**51)
+    for i in [*range(0, n, 997), n - 1]:
+        expected = client._prf_lanes(_secret_bytes(keys[i]), "ue-plane", int(values[i]), 130,
+                                     0x1E5F3A2B4C6D7, 2**51)
+        assert sum(int(word) << (64 * group) for group, word in enumerate(words[i])) \
+            == expected, i
+
+
 def test_own_lane_has_its_own_law():
     from _stats import chi_square_p_value
     n = 20_000

@@ -313,14 +313,26 @@ def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52,
         # The own lane's bit in this group, per row (0 where the value is elsewhere).
         own_bit = np.zeros(n, _U64) if own == numerator else np.where(
             (values >> 6) == group, _U64(1) << (values & 63).astype(_U64), _U64(0))
-        # Row chunks that stay in the processor's cache through every digit.
+        column = result[:, group]
+        # The first digits row chunk by row chunk, in the processor's cache; the few rows
+        # still undecided then (about a fifth) together, so that the last digits are not
+        # many small chunks (each array operation has a fixed cost).
+        tails = []
         for start in range(0, n, _CHUNK):
             part = slice(start, start + _CHUNK)
-            result[part, group] = _decide_lanes(
-                k0[part], k1[part], base[part], own_bit[part], width,
-                group * _GROUP_WORDS, lanes)
+            rows = _LaneRows(np.arange(start, min(start + _CHUNK, n)), k0[part], k1[part],
+                             base[part], own_bit[part], width, lanes)
+            tails.append(rows.decide(column, group * _GROUP_WORDS, 0, _DENSE_DIGITS))
+        _LaneRows.concatenate(tails).decide(column, group * _GROUP_WORDS, _DENSE_DIGITS,
+                                            precision)
+        result[:, group] = column
     # Lanes equal to their numerator on every digit are U_j == numerator: not below, 0.
     return result
+
+
+# Digits decided chunk by chunk before the undecided rows are pooled (a multiple of every
+# group's digits per word, 64 // lane_bits, up to 8; narrower groups finish in one phase).
+_DENSE_DIGITS = 8
 
 
 class _LaneDigits:
@@ -335,54 +347,75 @@ class _LaneDigits:
         return 0 if self.digits is None else self.digits[t]
 
 
-def _decide_lanes(k0, k1, base, own_bit, width, first_counter, lanes):
-    """One group's lanes for one chunk of rows (see :func:`prf_bernoulli_lanes`): the common
-    numerator's lanes, and the own lane (``own_bit``) with the second numerator."""
-    common, special = lanes
-    valid = _U64(2**width - 1)
-    n = k0.shape[0]
-    out = np.zeros(n, dtype=_U64)
-    # Lanes that are 1 without digits, and the undecided ones.
-    ones = (_U64(0) if common.digits is not None else valid) & ~own_bit
-    if special.digits is None:
-        ones |= own_bit
-    pending = valid & ~ones
-    if common.digits is None and special.digits is None:
-        return ones
-    lane_bits = 1 << (width - 1).bit_length()
-    per_word = 64 // lane_bits
-    rows, bits, stored = np.arange(n), ones, np.empty(n, dtype=_U64)
-    for t in range(len((common.digits or special.digits))):
-        step = t % per_word
-        if step == 0:
-            # Rows with every lane decided are written out and dropped, once they are an
-            # eighth of the rows still hashed (each drop costs a few gathers).
-            done = pending == 0
-            count = int(np.count_nonzero(done))
-            if count == rows.size:
-                break
-            if 8 * count >= rows.size:
-                out[rows[done]] = bits[done]
-                keep = ~done
-                rows, bits, pending = rows[keep], bits[keep], pending[keep]
-                k0, k1, base, own_bit = k0[keep], k1[keep], base[keep], own_bit[keep]
-                stored = stored[:rows.size]
-            message = base | _U64((first_counter + t // per_word) << 32)
-            words = _hash_chunk(k0, k1, [message], stored)
-        else:
-            # This digit of every lane in the low bits (the bits above belong to other
-            # digits and meet no pending lane).
-            words = stored >> _U64(step * lane_bits)
-        # The numerators' digit t per lane: the common one, the own lane's where it differs.
-        # A lane is decided where its digit of U differs, and is 1 where its numerator's is 1.
-        digit = valid if common.digit(t) else _U64(0)
-        if special.digit(t) != common.digit(t):
-            digit = own_bit ^ digit
-        decided = pending & (words ^ digit)
-        bits |= decided & digit
-        pending &= ~decided
-    out[rows] = bits
-    return out
+class _LaneRows:
+    """Rows of one group whose lanes are being decided (see :func:`prf_bernoulli_lanes`):
+    their indices, keys, base messages, own-lane bits, decided bits and undecided lanes."""
+
+    def __init__(self, rows, k0, k1, base, own_bit, width, lanes, bits=None, pending=None):
+        self.rows, self.k0, self.k1, self.base, self.own_bit = rows, k0, k1, base, own_bit
+        self.width, self.lanes = width, lanes
+        self.valid = _U64(2**width - 1)
+        if bits is None:
+            common, special = lanes
+            # Lanes that are 1 without digits (a numerator of 2^precision); the others wait.
+            bits = (_U64(0) if common.digits is not None else self.valid) & ~own_bit
+            if special.digits is None:
+                bits |= own_bit
+            pending = self.valid & ~bits
+        self.bits, self.pending = bits, pending
+
+    @classmethod
+    def concatenate(cls, parts):
+        first = parts[0]
+        joined = [np.concatenate([getattr(part, name) for part in parts]) for name in
+                  ("rows", "k0", "k1", "base", "own_bit", "bits", "pending")]
+        rows, k0, k1, base, own_bit, bits, pending = joined
+        return cls(rows, k0, k1, base, own_bit, first.width, first.lanes, bits, pending)
+
+    def _keep(self, keep):
+        kept = np.flatnonzero(keep)  # once, instead of once per array
+        for name in ("rows", "k0", "k1", "base", "own_bit", "bits", "pending"):
+            setattr(self, name, getattr(self, name).take(kept))
+
+    def decide(self, column, first_counter, start, stop):
+        """Digits ``start .. stop - 1``; rows decided are written to ``column`` and dropped.
+        Returns ``self`` (the rows still undecided)."""
+        common, special = self.lanes
+        lane_bits = 1 << (self.width - 1).bit_length()
+        per_word = 64 // lane_bits
+        stop = min(stop, len(common.digits or special.digits or []))
+        stored = None
+        for t in range(start, stop):
+            step = t % per_word
+            if step == 0 or stored is None:
+                # Rows with every lane decided are written out and dropped, once they are
+                # an eighth of the rows still hashed (each drop costs a few gathers).
+                done = self.pending == 0
+                count = int(np.count_nonzero(done))
+                if count and (8 * count >= done.size or count == done.size):
+                    column[self.rows[done]] = self.bits[done]
+                    self._keep(~done)
+                if not self.rows.size:
+                    break
+                message = self.base | _U64((first_counter + t // per_word) << 32)
+                stored = siphash24(self.k0, self.k1, [message])
+                words = stored >> _U64(step * lane_bits) if step else stored
+            else:
+                # This digit of every lane in the low bits (the bits above belong to other
+                # digits and meet no pending lane).
+                words = stored >> _U64(step * lane_bits)
+            # The numerators' digit t per lane: the common one, the own lane's where it
+            # differs. A lane is decided where its digit of U differs, and is 1 where its
+            # numerator's digit is 1.
+            digit = self.valid if common.digit(t) else _U64(0)
+            if special.digit(t) != common.digit(t):
+                digit = self.own_bit ^ digit
+            decided = self.pending & (words ^ digit)
+            self.bits |= decided & digit
+            self.pending &= ~decided
+        if stop == len(common.digits or special.digits or []):
+            column[self.rows] = self.bits
+        return self
 
 
 def new_secrets(n_users, rng=None):
