@@ -6,9 +6,10 @@ has a *permanent* randomized response per value (budget ``eps_perm``) and every 
 fresh *instantaneous* randomization of it (RAPPOR's scheme, Erlingsson et al. 2014).
 
 The permanent response is derived, never stored: it is a function of the user's 128-bit
-secret and the value (SipHash-2-4 words read by the exact samplers, see :mod:`._prf` and
-:class:`MemoState`), so a restored backup, a second process or a rebuilt state gives a
-(user, value) the same permanent response, never a second one. Every probability is an
+secret and the value (SipHash-2-4 words read by the exact samplers, see
+:mod:`sklearn_ldp.mechanisms._base.prf` and :class:`MemoState`), so a restored backup, a
+second process or a rebuilt state gives a (user, value) the same permanent response, never
+a second one. Every probability is an
 integer numerator over ``2^52`` (GRR: keep numerators; unary: bit numerators), checked
 exactly against ``eps_perm`` (the permanent step) and ``eps_1`` (one report) at
 construction, and :meth:`LongitudinalMechanism.exact_law` gives the integer law of one report.
