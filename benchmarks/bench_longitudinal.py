@@ -34,16 +34,19 @@ users (default 2 x 10^5), and their times are scaled by N / peer-users (marked
 ``--memo-speed`` instead times memoization's cost: each kind (L-GRR, L-SUE, L-OUE, L-OSUE,
 L-SOUE, dBitFlipPM, 1BitMean) at each ``--memo-users`` (default 10^6 and 10^7), first round
 and later rounds, in this tree and in the tree of ``--before`` (default: the parent of the
-first commit of ``sklearn_ldp/mechanisms/_base/prf.py``, when permanent responses were drawn from
-the round's generator and stored), each in its own subprocess (``git archive`` of that commit
+first commit of ``sklearn_ldp/mechanisms/_base/prf.py``, followed through its move from
+``sklearn_ldp/mechanisms/_prf.py``: the tree where permanent responses were drawn from the
+round's generator and stored), each in its own subprocess (``git archive`` of that commit
 into a temporary folder, imported by path), one after the other on the same values; ratio =
-this tree's CPU seconds over the before tree's. Measured (2 cores shared, load average
-10-12, d = 64): round 1 is 2.8-4.4x slower than before memoization at 10^6 users (final
-code) and 3.5-7.0x at 10^7 (an earlier run, before the last single-word fix), later rounds
-1.0-1.7x; the 2x target is not met. A round 1 needs about 2 SipHash-2-4
-words per user for L-GRR, dBitFlipPM and 1BitMean (~0.13 s per 10^6 words in numpy) where
-the tree before drew from PCG64 in a few nanoseconds, and about 7 words per 64 lanes for the
-unary kinds; see the report of the h-memo branch for the figures.
+this tree's CPU seconds over the before tree's. Measured (2 cores shared with other jobs, load
+average 10-16, d = 64, one run; the before column itself varies by up to 1.5x between runs):
+round 1 within 2x for L-GRR (1.05-1.4x) and 1BitMean (1.6x at 10^6); dBitFlipPM 1.2-2.7x at
+10^6 and 2.5x at 10^7; the unary kinds 2.3-3.7x; later rounds 1.05-1.8x. A PRF word is
+SipHash-2-4 of one 7-byte block, about 0.08 s per 10^6 words in numpy against a few
+milliseconds for PCG64: L-GRR and 1BitMean need one word per user and value (1BitMean one
+more per user, its alpha), dBitFlipPM one per user (its bucket) and one per value, and the
+unary kinds about 7.4 words per 64 lanes (bit-sliced Bernoulli lanes decided together: the
+expected maximum of 64 geometric digit counts) plus the lanes' bookkeeping.
 
 Examples
 --------

@@ -993,7 +993,7 @@ class OneBitMeanPM(FieldSpec):
         """Each user's rounding offset ``A / 2^52`` (float64, exact), ``A`` the top 52 bits of
         a PRF word of its secret (tag ``1bm-alph``): uniform on the ``2^52`` multiples of
         ``2^-52`` in ``[0, 1)``."""
-        words = prf_words(secrets, "1bm-alph", np.zeros(secrets.shape[0], np.int64), 0)
+        words = prf_words(secrets, "1bm-alph", 0, 0)  # value 0 for every user: broadcast
         return (words >> np.uint64(12)).astype(np.float64) / _ONE
 
     def check_values(self, values, n_users=None):
