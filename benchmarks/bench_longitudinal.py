@@ -39,9 +39,10 @@ first commit of ``sklearn_ldp/mechanisms/_base/prf.py``, followed through its mo
 round's generator and stored), each in its own subprocess (``git archive`` of that commit
 into a temporary folder, imported by path), one after the other on the same values; ratio =
 this tree's CPU seconds over the before tree's. Measured (2 cores shared with other jobs, load
-average 10-16, d = 64, one run; the before column itself varies by up to 1.5x between runs):
-round 1 within 2x for L-GRR (1.05-1.4x) and 1BitMean (1.6x at 10^6); dBitFlipPM 1.2-2.7x at
-10^6 and 2.5x at 10^7; the unary kinds 2.3-3.7x; later rounds 1.05-1.8x. A PRF word is
+average 10-16, d = 64, two runs; the before column itself varies by up to 1.5x between runs),
+round 1 after / before at 10^6 and 10^7 users: L-GRR 0.96-1.4x, 1BitMean 1.25-2.2x,
+dBitFlipPM 1.9-2.7x, the unary kinds (L-SUE, L-OUE, L-OSUE, L-SOUE) 2.3-3.7x; later rounds
+1.05-1.8x. A PRF word is
 SipHash-2-4 of one 7-byte block, about 0.08 s per 10^6 words in numpy against a few
 milliseconds for PCG64: L-GRR and 1BitMean need one word per user and value (1BitMean one
 more per user, its alpha), dBitFlipPM one per user (its bucket) and one per value, and the
