@@ -34,16 +34,20 @@ users (default 2 x 10^5), and their times are scaled by N / peer-users (marked
 ``--memo-speed`` instead times memoization's cost: each kind (L-GRR, L-SUE, L-OUE, L-OSUE,
 L-SOUE, dBitFlipPM, 1BitMean) at each ``--memo-users`` (default 10^6 and 10^7), first round
 and later rounds, in this tree and in the tree of ``--before`` (default: the parent of the
-first commit of ``sklearn_ldp/mechanisms/_base/prf.py``, when permanent responses were drawn from
-the round's generator and stored), each in its own subprocess (``git archive`` of that commit
+first commit of ``sklearn_ldp/mechanisms/_base/prf.py``, followed through its move from
+``sklearn_ldp/mechanisms/_prf.py``: the tree where permanent responses were drawn from the
+round's generator and stored), each in its own subprocess (``git archive`` of that commit
 into a temporary folder, imported by path), one after the other on the same values; ratio =
-this tree's CPU seconds over the before tree's. Measured (2 cores shared, load average
-10-12, d = 64): round 1 is 2.8-4.4x slower than before memoization at 10^6 users (final
-code) and 3.5-7.0x at 10^7 (an earlier run, before the last single-word fix), later rounds
-1.0-1.7x; the 2x target is not met. A round 1 needs about 2 SipHash-2-4
-words per user for L-GRR, dBitFlipPM and 1BitMean (~0.13 s per 10^6 words in numpy) where
-the tree before drew from PCG64 in a few nanoseconds, and about 7 words per 64 lanes for the
-unary kinds; see the report of the h-memo branch for the figures.
+this tree's CPU seconds over the before tree's. Measured (2 cores shared with other jobs, load
+average 10-16, d = 64, two runs; the before column itself varies by up to 1.5x between runs),
+round 1 after / before at 10^6 and 10^7 users: L-GRR 0.96-1.4x, 1BitMean 1.25-2.2x,
+dBitFlipPM 1.9-2.7x, the unary kinds (L-SUE, L-OUE, L-OSUE, L-SOUE) 2.3-3.7x; later rounds
+1.05-1.8x. A PRF word is
+SipHash-2-4 of one 7-byte block, about 0.08 s per 10^6 words in numpy against a few
+milliseconds for PCG64: L-GRR and 1BitMean need one word per user and value (1BitMean one
+more per user, its alpha), dBitFlipPM one per user (its bucket) and one per value, and the
+unary kinds about 7.4 words per 64 lanes (bit-sliced Bernoulli lanes decided together: the
+expected maximum of 64 geometric digit counts) plus the lanes' bookkeeping.
 
 Examples
 --------
@@ -192,7 +196,10 @@ MEMO_SOURCE = r'''
 import inspect, json, sys, time
 sys.path.insert(0, sys.argv[3])
 import numpy as np
-from sklearn_ldp.mechanisms import longitudinal as L
+try:  # the family's package (this layout), or the single module of older trees
+    from sklearn_ldp.mechanisms.longitudinal import mechanisms as L
+except ImportError:
+    from sklearn_ldp.mechanisms import longitudinal as L
 data = np.load(sys.argv[1])
 params = json.loads(sys.argv[2])
 rounds, name, k = data["rounds"], params["kind"], params["cells"]
@@ -226,9 +233,11 @@ def before_commit():
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    first = subprocess.run(["git", "log", "--format=%H", "--reverse", "--",
+    # --follow: the module was moved (from sklearn_ldp/mechanisms/_prf.py); without it the
+    # "first" commit would be the move, whose parent already memoizes with the PRF.
+    first = subprocess.run(["git", "log", "--follow", "--format=%H", "--",
                             "sklearn_ldp/mechanisms/_base/prf.py"], cwd=root, check=True,
-                           capture_output=True, text=True).stdout.split()[0]
+                           capture_output=True, text=True).stdout.split()[-1]
     return first + "~1"
 
 

@@ -78,7 +78,9 @@ longitudinal_references(sys.modules[__name__])
 
 STRATEGIES = (*sorted(LONGITUDINAL_PROTOCOLS), "dbitflip", "1bitmean")
 STATE_FORMAT = "sklearn_ldp.longitudinal_state"
-STATE_VERSION = 2
+# 3: permanent responses from one-block PRF messages (sklearn_ldp.mechanisms._base.prf); a
+# version-2 file's secrets would give other responses, so it is refused.
+STATE_VERSION = 3
 # The arrays of a state file: the users' secrets (the permanent responses are derived from
 # them, never stored) and the (user, value) pairs reported so far (the ledger's count).
 _MEMO_ARRAYS = ("keys", "secrets")

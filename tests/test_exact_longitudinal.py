@@ -77,15 +77,15 @@ def test_siphash_matches_the_papers_test_vector_on_server_and_client():
 def test_prf_words_and_samplers_are_the_clients_bit_for_bit():
     rng = np.random.default_rng(1)
     secrets = new_secrets(300, rng)
-    values = rng.integers(0, 2**40, 300)
-    counters = rng.integers(0, 2**20, 300)
+    values = rng.integers(0, 2**24, 300)  # a PRF message's value field
+    counters = rng.integers(0, 2**24, 300)
     words = prf_words(secrets, "ue-plane", values, counters)
     for row, value, counter, word in zip(secrets, values, counters, words, strict=True):
         assert client_memo._prf(_key(row), "ue-plane", int(value), int(counter)) == int(word)
     for high in (1, 2, 7, 1000, 2**33 + 1):
-        below = prf_uniform_below(secrets, "grr-othr", values, high)
+        below = prf_uniform_below(secrets, "dbf-bckt", values, high)
         assert below.min() >= 0 and below.max() < high
-        assert [client_memo._prf_below(_key(row), "grr-othr", int(v), high)
+        assert [client_memo._prf_below(_key(row), "dbf-bckt", int(v), high)
                 for row, v in zip(secrets, values, strict=True)] == below.tolist()
     for n_bits, numerator in ((5, 2**51), (64, 12345678901), (70, 2**52 - 1), (9, 0),
                               (9, 2**52)):

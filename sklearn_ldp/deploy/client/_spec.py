@@ -14,12 +14,12 @@ FACTORIZATION_SPEC_VERSION = 2
 NUMERIC_SPEC_VERSION = 2
 # Kinds whose specification format has its own version (the others read SPEC_VERSION):
 # factorization tables, the numeric grids, and longitudinal specifications, which carry
-# their numerators since version 2.
+# their numerators since version 2 (3: one-word permanent GRR, one-block PRF messages).
 KIND_SPEC_VERSIONS = {
     "factorization": FACTORIZATION_SPEC_VERSION,
     **dict.fromkeys(("duchi", "piecewise", "hybrid", "square_wave", "sampled_mean"),
                     NUMERIC_SPEC_VERSION),
-    "longitudinal": 2,
+    "longitudinal": 3,
     # Bassily's Gaussian kinds: lattice points and their exact integers since version 2.
     **dict.fromkeys(("gaussian", "gaussian_pure"), 2),
 }

@@ -82,6 +82,10 @@ def _longitudinal_numerators(spec, k, permanent, instant, epsilon_perm, epsilon_
         permanent_pair = (p1 * (_ONE - q1), q1 * (_ONE - p1))
     else:
         keep = numerators["keep_perm"]
+        if (_ONE - keep) % (k - 1) or keep == _ONE:
+            raise ValueError(f"numerators.keep_perm of the {kind!r} specification must leave "
+                             f"a positive multiple of n_cells - 1 = {k - 1} below 2^52 (every "
+                             f"other value m / 2^52), got {keep}.")
         permanent_pair = (keep * (k - 1), _ONE - keep)
     if not _within_both_ways(*permanent_pair, epsilon_perm):
         raise ValueError(f"numerators of the {kind!r} specification make the permanent "
@@ -114,17 +118,17 @@ def _longitudinal(spec):
     numerators = _longitudinal_numerators(spec, k, permanent, instant, epsilon_perm,
                                           epsilon_1)
     n_bytes = (k + 7) // 8
+    share = None if unary else (_ONE - numerators["keep_perm"]) // (k - 1)
 
     def draw_permanent(value, secret):
         if not unary:
-            if _prf_bit(secret, "grr-keep", value, 0, numerators["keep_perm"]):
-                return value
-            other = _prf_below(secret, "grr-othr", value, k - 1)
-            return other + (other >= value)
-        # Every bit 1 with q1, then the value's own bit 1 with p1 (the server's order).
-        bits = _prf_lanes(secret, "ue-plane", value, k, numerators["q_perm"])
-        bits &= ~(1 << value)
-        bits |= _prf_bit(secret, "ue-ownbt", value, 0, numerators["p_perm"]) << value
+            # One word (the server's permanent_response): its top 52 bits below (k - 1) m
+            # name another value, m each; the others keep the value.
+            other = (_prf(secret, "grr-perm", value, 0) >> 12) // share
+            return other + (other >= value) if other < k - 1 else value
+        # The value's own bit with p_perm, every other bit with q_perm (bit-sliced lanes).
+        bits = _prf_lanes(secret, "ue-plane", value, k, numerators["q_perm"],
+                          numerators["p_perm"])
         return list(bits.to_bytes(n_bytes, "little"))
 
     def instantaneous(response, rng):

@@ -20,7 +20,9 @@ import tempfile
 from ._exact import _MASK64, _ONE, PRECISION
 
 STATE_FORMAT = "sklearn_ldp.client_state"
-STATE_VERSION = 2
+# 3: permanent responses from one-block PRF messages (sklearn_ldp.mechanisms._base.prf);
+# a version-2 file's secret would give other responses, so it is refused.
+STATE_VERSION = 3
 
 
 def _canonical(obj):
@@ -33,8 +35,11 @@ def _sha256(text):
 
 
 # The PRF that derives permanent responses from the client's secret, bit for bit the server's
-# (sklearn_ldp.mechanisms._base.prf): SipHash-2-4 (Aumasson and Bernstein 2012) of the 24-byte
-# message (tag, value, counter), three little-endian 64-bit words.
+# (sklearn_ldp.mechanisms._base.prf): SipHash-2-4 (Aumasson and Bernstein 2012) of the 7-byte
+# message tag | value << 8 | counter << 32 (little-endian; value and counter below 2^24).
+PURPOSES = ("grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits")
+FIELD_LIMIT = 2**24
+_GROUP_WORDS = 64  # prf lanes: the word of digit block b of group g has counter 64 g + b
 def _rotl(x, r):
     return ((x << r) | (x >> (64 - r))) & _MASK64
 
@@ -73,8 +78,11 @@ def _siphash24(key, message):
 
 def _prf(secret, label, value, counter):
     """The PRF word of ``(label, value, counter)`` under the client's 16-byte ``secret``."""
-    return _siphash24(secret, label.encode("ascii") + value.to_bytes(8, "little")
-                      + counter.to_bytes(8, "little"))
+    if not (0 <= value < FIELD_LIMIT and 0 <= counter < FIELD_LIMIT):
+        raise ValueError(f"PRF values and counters must lie in [0, 2^24), got {value!r}, "
+                         f"{counter!r}.")
+    message = (PURPOSES.index(label) + 1) | value << 8 | counter << 32
+    return _siphash24(secret, message.to_bytes(7, "little"))
 
 
 def _prf_bit(secret, label, value, counter, numerator):
@@ -94,31 +102,41 @@ def _prf_below(secret, label, value, high):
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _prf_lanes(secret, label, value, n_bits, numerator):
+def _prf_lanes(secret, label, value, n_bits, numerator, own_numerator=None):
     """``n_bits`` independent bits (an integer, bit ``j`` for value ``j``), each 1 with
-    probability ``numerator / 2^52``: the server's bit-sliced ``prf_bernoulli_lanes`` (digit
-    ``t`` of lane ``j`` of group ``g`` is bit ``(t mod P) L + j`` of the word of counter
-    ``256 g + t div P``, ``L`` the power of two at least the group's width, ``P = 64 / L``;
-    the digits are compared with the numerator's, top digit first)."""
+    probability ``numerator / 2^52`` (bit ``value`` with ``own_numerator`` when given): the
+    server's bit-sliced ``prf_bernoulli_lanes`` (digit ``t`` of lane ``j`` of group ``g`` is
+    bit ``(t mod P) L + j`` of the word of counter ``64 g + t div P``, ``L`` the power of two
+    at least the group's width, ``P = 64 / L``; a lane's digits are compared with its
+    numerator's, top digit first; a numerator of ``2^52`` is 1 without digits)."""
+    own = numerator if own_numerator is None else own_numerator
     bits = 0
     for group in range((n_bits + 63) // 64):
         width = min(64, n_bits - 64 * group)
         valid = (1 << width) - 1
+        own_bit = 1 << (value - 64 * group) if 0 <= value - 64 * group < width else 0
+        result, undecided = 0, 0
+        for lanes, a in ((valid & ~own_bit, numerator), (own_bit, own)):
+            if a == _ONE:
+                result |= lanes
+            else:
+                undecided |= lanes
         lane_bits = 1 << (width - 1).bit_length()
         per_word = 64 // lane_bits
-        result, undecided = (valid, 0) if numerator == _ONE else (0, valid)
-        word = 0
         for t in range(PRECISION):
             if not undecided:
                 break
             if t % per_word == 0:
-                stored = _prf(secret, label, value, 256 * group + t // per_word)
+                stored = _prf(secret, label, value, _GROUP_WORDS * group + t // per_word)
             word = stored >> ((t % per_word) * lane_bits)
-            if (numerator >> (PRECISION - 1 - t)) & 1:
-                decided = undecided & ~word
-                result |= decided
+            # The numerators' digit t, lane by lane (the own lane's may differ).
+            digit = valid if (numerator >> (PRECISION - 1 - t)) & 1 else 0
+            if (own >> (PRECISION - 1 - t)) & 1:
+                digit |= own_bit
             else:
-                decided = undecided & word
+                digit &= ~own_bit
+            decided = undecided & (word ^ digit)
+            result |= decided & digit
             undecided &= ~decided
         bits |= result << (64 * group)
     return bits

@@ -8,29 +8,29 @@ of a per-user secret key and the value, through SipHash-2-4 (Aumasson and Bernst
 a PRF with a 128-bit key and 64-bit output. Whoever holds the same secret computes the same
 response; without the secret the words are indistinguishable from uniform random words.
 
-The messages are always three 64-bit words ``(tag, value, counter)`` (24 bytes): ``tag``
-separates the purposes (an 8-character ASCII label read as a little-endian integer, see
-:func:`tag`), ``value`` is the reported value (or a step index) and ``counter`` numbers the
-words one purpose needs. The exact samplers then read those words as they read random words:
-a Bernoulli(``a / 2^52``) bit is ``(word >> 12) < a``, a uniform integer in ``[0, m)`` is
-``word % m`` for the first word of a counter sequence at or above ``2^64 mod m`` (rejection),
-so the law of a derived response is exactly the law that is checked (for a secret drawn
-uniformly at random and SipHash taken as a PRF).
+Messages. Every word is SipHash-2-4 of one 7-byte message, ``tag | value << 8 | counter
+<< 32`` (little-endian): ``tag`` (one byte, :func:`tag`) separates the purposes, ``value`` is
+the reported value (or a step index) and ``counter`` numbers the words one purpose needs, both
+below ``2^24`` (:data:`FIELD_LIMIT`; the memoized mechanisms have at most ``2^24`` cells). The
+encoding is injective, so distinct (purpose, value, counter) are distinct messages, and a
+message under 8 bytes is SipHash's single final block: 2 compression and 4 finalization rounds
+per word (a 24-byte message took 12).
 
-The standard-library client (``sklearn_ldp/deploy/client.py``) computes the same function in pure
-Python, bit for bit (tested against the paper's test vector and against this module).
+Security argument. SipHash-2-4 is a PRF for messages of any length under a uniformly random
+128-bit key (Aumasson and Bernstein 2012): its outputs on distinct messages are
+indistinguishable from independent uniform 64-bit words for anyone without the key. Each user
+has its own key (its secret) and each word it needs has its own message, so the words read by
+the samplers below are, computationally, independent uniform words, and a sampler that is
+exact on uniform words gives exactly the law that is checked. The exact samplers read them as
+they read random words: a Bernoulli(``a / 2^52``) bit is ``(word >> 12) < a``, a uniform
+integer in ``[0, m)`` is ``word % m`` for the first word of a counter sequence at or above
+``2^64 mod m`` (rejection), and :func:`prf_bernoulli_lanes` compares the digits of bit-sliced
+uniform integers with the numerators'. Nothing in a report depends on the words except through
+those samplers, and nothing about the key is stored beyond the secret itself. Not used:
+SipHash-1-3 (fewer rounds, a weaker analysis) and ad-hoc extensions of the output.
 
-Speed, without changing the function. SipHash absorbs a message block by block, so the
-state after the first blocks ``(tag, value)`` is shared by every counter of that user and
-value: :func:`prf_absorb` computes it once and :func:`prf_finish` continues from it for each
-counter (8 of the 12 rounds of a 24-byte message). This is an evaluation order, not a new
-construction: every word is exactly SipHash-2-4 of its full message under the user's key,
-so the security argument above (a PRF under a uniformly random 128-bit key, distinct
-messages for distinct words) is unchanged, and the client, which hashes each message whole,
-derives identical words. The cached states are as secret as the keys (they determine every
-word of that prefix) and live only in memory, never in a saved state. Not done: SipHash-1-3
-(fewer rounds, weaker analysis) and several words per output (SipHash's 128-bit-output
-variant); either would change the words and the state format.
+The standard-library client (``sklearn_ldp/deploy/client/memo.py``) computes the same function
+in pure Python, bit for bit (tested against the paper's test vector and against this module).
 
 References
 ----------
@@ -50,24 +50,28 @@ _U64 = np.uint64
 _INIT = (_U64(0x736F6D6570736575), _U64(0x646F72616E646F6D), _U64(0x6C7967656E657261),
          _U64(0x7465646279746573))
 _SHIFTS = {r: (_U64(r), _U64(64 - r)) for r in (13, 16, 17, 21, 32)}
-# The last block of a 24-byte message: no trailing bytes, the length (24) in the top byte.
-_LENGTH_24 = _U64(24 << 56)
 # Elements hashed at once (see siphash24).
 _CHUNK = 2**14
+# The purposes of the words (the message's tag byte is the position here plus one).
+PURPOSES = ("grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits")
+FIELD_LIMIT = 2**24  # values and counters of a message lie in [0, FIELD_LIMIT)
+_MESSAGE_LENGTH = _U64(7 << 56)  # SipHash's length byte of a 7-byte message
+# The counters of prf_bernoulli_lanes: group * _GROUP_WORDS + word (a group reads at most 52
+# words, one digit each), below FIELD_LIMIT for 2^24 lanes.
+_GROUP_WORDS = 64
 
 
 def tag(label):
-    """The domain-separation word of an 8-character ASCII label (little-endian).
+    """The tag byte of a purpose (``PURPOSES``): its position plus one.
 
     Examples
     --------
-    >>> hex(tag("grr-keep"))
-    '0x7065656b2d727267'
+    >>> tag("grr-perm"), tag("1bm-bits")
+    (1, 6)
     """
-    raw = label.encode("ascii")
-    if len(raw) != 8:
-        raise ValueError(f"a tag is 8 ASCII characters, got {label!r}.")
-    return int.from_bytes(raw, "little")
+    if label not in PURPOSES:
+        raise ValueError(f"the PRF purpose must be one of {PURPOSES}, got {label!r}.")
+    return PURPOSES.index(label) + 1
 
 
 def _rotate(x, r, scratch):
@@ -131,118 +135,56 @@ def siphash24(key0, key1, blocks):
     k0, k1, *blocks = (np.broadcast_to(part, shape).reshape(-1)
                        for part in (k0, k1, *blocks))
     out = np.empty(k0.shape[0], dtype=_U64)
-    # Chunks that stay in the processor's cache; the state starts from the key slices
-    # directly (no (4, n) state array: measured 0.125 s per 10^6 words against 0.16 s).
+    # Chunks that stay in the processor's cache: the ~170 array operations of a one-block
+    # hash then run on cached data; the state starts from the key slices directly.
     for start in range(0, out.shape[0], _CHUNK):
         part = slice(start, start + _CHUNK)
-        a, b = k0[part], k1[part]
-        v0, v1, v2, v3 = a ^ _INIT[0], b ^ _INIT[1], a ^ _INIT[2], b ^ _INIT[3]
-        scratch = np.empty_like(v0)
-        _compress(v0, v1, v2, v3, [block[part] for block in blocks], scratch)
-        _finalize(v0, v1, v2, v3, scratch, out[part])
+        _hash_chunk(k0[part], k1[part], [block[part] for block in blocks], out[part])
     return out.reshape(shape)
 
 
-def _finalize(v0, v1, v2, v3, scratch, out):
-    """SipHash-2-4's finalization of ``v0..v3`` into ``out``."""
+def _hash_chunk(a, b, blocks, out):
+    """SipHash-2-4 of one cache-sized chunk: keys ``a, b``, message ``blocks``, into ``out``
+    (1-D uint64 arrays of one length; none of the inputs is modified)."""
+    v0, v1, v2, v3 = a ^ _INIT[0], b ^ _INIT[1], a ^ _INIT[2], b ^ _INIT[3]
+    scratch = np.empty_like(v0)
+    for block in blocks:
+        v3 ^= block
+        _sip_round(v0, v1, v2, v3, scratch)
+        _sip_round(v0, v1, v2, v3, scratch)
+        v0 ^= block
     v2 ^= _U64(0xFF)
     for _ in range(4):
         _sip_round(v0, v1, v2, v3, scratch)
     v0 ^= v1
     v2 ^= v3
     np.bitwise_xor(v0, v2, out=out)
-
-
-def _initial_state(k0, k1):
-    """``(4, n)`` uint64: SipHash's state ``v0..v3`` after the key, before any block."""
-    return np.stack([k0 ^ _INIT[0], k1 ^ _INIT[1], k0 ^ _INIT[2], k1 ^ _INIT[3]])
-
-
-def _broadcast_blocks(blocks, n):
-    return [np.broadcast_to(np.asarray(block, dtype=_U64), (n,)) for block in blocks]
-
-
-def siphash24_absorb(key0, key1, blocks):
-    """SipHash-2-4's internal state after the key and the first message ``blocks``.
-
-    The hash of a message is a function of this state and the remaining blocks only
-    (:func:`siphash24_finish`), so words whose messages share their first blocks (one user's
-    ``(tag, value)`` with many counters) compute those blocks' rounds once. The output is
-    bit for bit SipHash-2-4 of the whole message: this is the same function, evaluated in
-    two steps.
-
-    Parameters
-    ----------
-    key0, key1 : ndarray of uint64, shape (n,)
-        The two halves of each key.
-    blocks : sequence of array-like of uint64
-        The first blocks of the messages (none of them the length block).
-
-    Returns
-    -------
-    ndarray of uint64, shape (4, n)
-
-    Examples
-    --------
-    >>> keys = np.array([3, 4], dtype=np.uint64)
-    >>> state = siphash24_absorb(keys[:1], keys[1:], [np.uint64(7)])
-    >>> bool(siphash24_finish(state, [np.uint64(8 << 56)])[0]
-    ...      == siphash24(keys[0], keys[1], [np.uint64(7), np.uint64(8 << 56)]))
-    True
-    """
-    k0 = np.asarray(key0, dtype=_U64).reshape(-1)
-    k1 = np.asarray(key1, dtype=_U64).reshape(-1)
-    state = _initial_state(k0, k1)
-    blocks = _broadcast_blocks(blocks, k0.shape[0])
-    for start in range(0, k0.shape[0], _CHUNK):
-        part = slice(start, start + _CHUNK)
-        v0, v1, v2, v3 = (row.copy() for row in state[:, part])
-        _compress(v0, v1, v2, v3, [block[part] for block in blocks], np.empty_like(v0))
-        state[:, part] = v0, v1, v2, v3
-    return state
-
-
-def siphash24_finish(state, blocks):
-    """SipHash-2-4 outputs from states of :func:`siphash24_absorb` and the messages' last
-    ``blocks`` (the final one holding the length byte); ``state`` is not modified.
-
-    Parameters
-    ----------
-    state : ndarray of uint64, shape (4, n)
-    blocks : sequence of array-like of uint64, each broadcast to ``(n,)``
-
-    Returns
-    -------
-    ndarray of uint64, shape (n,)
-
-    Examples
-    --------
-    >>> state = siphash24_absorb(np.zeros(1, np.uint64), np.zeros(1, np.uint64), [])
-    >>> bool(siphash24_finish(state, [np.uint64(0)])[0]
-    ...      == siphash24(np.uint64(0), np.uint64(0), [np.uint64(0)]))
-    True
-    """
-    n = state.shape[1]
-    blocks = _broadcast_blocks(blocks, n)
-    out = np.empty(n, dtype=_U64)
-    # Chunks that stay in the processor's cache: the ~200 array operations of a hash then
-    # run on cached data (about 3.5x faster than whole arrays of 10^6 words).
-    for start in range(0, n, _CHUNK):
-        part = slice(start, start + _CHUNK)
-        v0, v1, v2, v3 = (row.copy() for row in state[:, part])
-        scratch = np.empty_like(v0)
-        _compress(v0, v1, v2, v3, [block[part] for block in blocks], scratch)
-        _finalize(v0, v1, v2, v3, scratch, out[part])
     return out
 
 
-def _compress(v0, v1, v2, v3, blocks, scratch):
-    """SipHash-2-4's compression of message blocks into ``v0..v3`` (in place)."""
-    for block in blocks:
-        v3 ^= block
-        _sip_round(v0, v1, v2, v3, scratch)
-        _sip_round(v0, v1, v2, v3, scratch)
-        v0 ^= block
+def _field(values, name):
+    """``values`` as uint64, or a ValueError naming the field if one is outside
+    ``[0, FIELD_LIMIT)``."""
+    values = np.asarray(values)
+    if values.dtype.kind not in "iu":
+        raise ValueError(f"PRF {name}s must be integers, got {values.dtype}.")
+    if values.size and (values.min() < 0 or values.max() >= FIELD_LIMIT):
+        raise ValueError(f"PRF {name}s must lie in [0, 2^24), got {values.min()} .. "
+                         f"{values.max()}.")
+    return values.astype(_U64)
+
+
+def prf_message(label, values, counters):
+    """The one-block messages ``tag | value << 8 | counter << 32``, length byte included
+    (uint64).
+
+    Examples
+    --------
+    >>> hex(int(prf_message("grr-perm", 5, 2)))
+    '0x700000200000501'
+    """
+    values, counters = _field(values, "value"), _field(counters, "counter")
+    return (_U64(tag(label)) | (values << _U64(8)) | (counters << _U64(32))) | _MESSAGE_LENGTH
 
 
 def prf_words(secrets, label, values, counters):
@@ -253,9 +195,9 @@ def prf_words(secrets, label, values, counters):
     secrets : ndarray of uint64, shape (n, 2)
         One 128-bit secret per element (the two key halves).
     label : str
-        The purpose (an 8-character tag, see :func:`tag`).
+        The purpose (one of ``PURPOSES``, see :func:`tag`).
     values, counters : array-like of int
-        Broadcast to ``(n,)``; non-negative, below ``2^63``.
+        Broadcast to ``(n,)``; in ``[0, 2^24)``.
 
     Returns
     -------
@@ -264,47 +206,13 @@ def prf_words(secrets, label, values, counters):
     Examples
     --------
     >>> keys = np.array([[1, 2], [1, 2]], dtype=np.uint64)
-    >>> words = prf_words(keys, "grr-keep", [5, 5], [0, 1])
+    >>> words = prf_words(keys, "ue-plane", [5, 5], [0, 1])
     >>> bool(words[0] != words[1])
     True
     """
     secrets = np.asarray(secrets, dtype=_U64)
-    values = np.asarray(values).astype(_U64)
-    counters = np.asarray(counters).astype(_U64)
-    return siphash24(secrets[:, 0], secrets[:, 1],
-                     [_U64(tag(label)), values, counters, _LENGTH_24])
-
-
-def prf_absorb(secrets, label, values):
-    """SipHash-2-4 states of each ``(secret, label, value)`` message prefix, shape (4, n).
-
-    :func:`prf_finish` then gives the word of any counter: ``prf_finish(prf_absorb(s, l, v),
-    c)`` equals ``prf_words(s, l, v, c)`` bit for bit, the ``(tag, value)`` rounds being
-    computed once for all the counters one user needs.
-
-    Examples
-    --------
-    >>> keys = np.array([[1, 2], [3, 4]], dtype=np.uint64)
-    >>> state = prf_absorb(keys, "ue-plane", [5, 6])
-    >>> bool((prf_finish(state, 3) == prf_words(keys, "ue-plane", [5, 6], 3)).all())
-    True
-    """
-    secrets = np.asarray(secrets, dtype=_U64)
-    values = np.broadcast_to(np.asarray(values).astype(_U64), (secrets.shape[0],))
-    return siphash24_absorb(secrets[:, 0], secrets[:, 1], [_U64(tag(label)), values])
-
-
-def prf_finish(state, counters):
-    """The PRF words of counters ``counters`` from :func:`prf_absorb` states (uint64).
-
-    Examples
-    --------
-    >>> state = prf_absorb(np.array([[1, 2]], dtype=np.uint64), "grr-othr", [0])
-    >>> prf_finish(state, 0).shape
-    (1,)
-    """
-    counters = np.asarray(counters).astype(_U64)
-    return siphash24_finish(state, [counters, _LENGTH_24])
+    message = np.broadcast_to(prf_message(label, values, counters), (secrets.shape[0],))
+    return siphash24(secrets[:, 0], secrets[:, 1], [message])
 
 
 def prf_uniform_below(secrets, label, values, high):
@@ -317,24 +225,24 @@ def prf_uniform_below(secrets, label, values, high):
     Examples
     --------
     >>> keys = np.arange(20, dtype=np.uint64).reshape(10, 2)
-    >>> values = prf_uniform_below(keys, "grr-othr", np.zeros(10, dtype=np.int64), 3)
+    >>> values = prf_uniform_below(keys, "dbf-bckt", np.zeros(10, dtype=np.int64), 3)
     >>> bool(((values >= 0) & (values < 3)).all())
     True
     """
     high = int(high)
     if not 1 <= high < 2**63:
         raise ValueError(f"high must lie in [1, 2^63), got {high!r}.")
-    values = np.asarray(values)
+    values = np.broadcast_to(np.asarray(values), (secrets.shape[0],))
     limit = _U64((2**64) % high)
     out = np.empty(values.shape[0], dtype=np.int64)
     pending = np.arange(values.shape[0])
     counter = 0
     while pending.size:
-        # Whole hashes: a second counter is rare (below high / 2^64), so caching the
-        # (tag, value) state would cost more than it saves (measured 0.20 s vs 0.17 s).
         words = prf_words(secrets[pending] if counter else secrets, label,
                           values[pending] if counter else values, counter)
         accepted = words >= limit
+        if not counter and accepted.all():  # the usual case: no word rejected, no gathers
+            return (words % _U64(high)).astype(np.int64)
         out[pending[accepted]] = (words[accepted] % _U64(high)).astype(np.int64)
         pending = pending[~accepted]
         counter += 1
@@ -347,7 +255,7 @@ def prf_bernoulli(secrets, label, values, counters, numerators):
     Examples
     --------
     >>> keys = np.arange(2000, dtype=np.uint64).reshape(1000, 2)
-    >>> bits = prf_bernoulli(keys, "grr-keep", np.zeros(1000, np.int64), 0, 2**51)
+    >>> bits = prf_bernoulli(keys, "1bm-bits", np.zeros(1000, np.int64), 0, 2**51)
     >>> bool(0.4 < bits.mean() < 0.6)
     True
     """
@@ -355,20 +263,23 @@ def prf_bernoulli(secrets, label, values, counters, numerators):
     return (words >> _U64(12)).astype(np.int64) < np.asarray(numerators, dtype=np.int64)
 
 
-def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52):
-    """``(n, ceil(n_bits / 64))`` uint64 words of bits, bit ``j`` of word ``g`` (value
-    ``64 g + j``) equal to 1 with probability ``numerator / 2^precision``, independently.
+def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52,
+                        own_numerator=None):
+    """``(n, ceil(n_bits / 64))`` uint64 words of bits, bit ``j`` of word ``g`` (lane
+    ``64 g + j``) equal to 1 with probability ``numerator / 2^precision``, independently;
+    with ``own_numerator``, lane ``values[i]`` of row ``i`` uses it instead.
 
     Bit-sliced comparison: lane ``j`` of group ``g`` compares the integer ``U_j`` whose binary
-    digits (from the top) are read from PRF words with ``numerator``, and is 1 when
+    digits (from the top) are read from PRF words with its numerator, and is 1 when
     ``U_j < numerator``: exactly Bernoulli(``numerator / 2^precision``). A group of ``w``
     lanes (64, or fewer in the last group) uses ``L`` bits of a word per digit, ``L`` the
     power of two ``>= w``, so one word holds ``P = 64 / L`` digits: digit ``t`` of lane ``j``
-    is bit ``(t mod P) L + j`` of the word of counter ``g * 256 + t div P``. A lane is
-    decided at the first digit where ``U_j`` and the numerator differ, so a group stops
+    is bit ``(t mod P) L + j`` of the word of counter ``64 g + t div P``. A lane is
+    decided at the first digit where ``U_j`` and its numerator differ, so a group stops
     asking for words once all its lanes are decided (on average about ``log2(w) + 1.3``
     digits); the result does not depend on when it stops (a word is a function of its
-    counter only). Lanes ``>= n_bits`` are 0.
+    counter only). A lane whose numerator is ``2^precision`` is 1 without digits. Lanes
+    ``>= n_bits`` are 0.
 
     Examples
     --------
@@ -376,60 +287,135 @@ def prf_bernoulli_lanes(secrets, label, values, n_bits, numerator, precision=52)
     >>> words = prf_bernoulli_lanes(keys, "ue-plane", np.zeros(100, np.int64), 10, 2**51)
     >>> words.shape, bool((words >> np.uint64(10) == 0).all())
     ((100, 1), True)
+    >>> own = prf_bernoulli_lanes(keys, "ue-plane", np.zeros(100, np.int64), 10, 0,
+    ...                           own_numerator=2**52)
+    >>> bool((own == 1).all())
+    True
     """
     numerator, precision = int(numerator), int(precision)
-    if not 0 <= numerator <= 2**precision or not 1 <= precision <= 64:
-        raise ValueError(f"numerator must lie in [0, 2**{precision}], got {numerator!r}.")
+    own = numerator if own_numerator is None else int(own_numerator)
+    for name, a in (("numerator", numerator), ("own_numerator", own)):
+        if not 0 <= a <= 2**precision or not 1 <= precision <= 64:
+            raise ValueError(f"{name} must lie in [0, 2**{precision}], got {a!r}.")
+    values = np.asarray(values, dtype=np.int64)
     n = secrets.shape[0]
     groups = -(-n_bits // 64)
+    if groups * _GROUP_WORDS > FIELD_LIMIT:
+        raise ValueError(f"n_bits must be at most 2^24 (the PRF's counter field), got "
+                         f"{n_bits!r}.")
     result = np.zeros((n, groups), dtype=_U64)
-    widths = [min(64, n_bits - 64 * group) for group in range(groups)]
-    if numerator == 2**precision:  # every lane 1, no word needed
-        for group, width in enumerate(widths):
-            result[:, group] = _U64(2**width - 1)
-        return result
-    # The (tag, value) blocks of every word of a user are the same: absorbed once, then each
-    # word costs its counter block and the finalization (8 of SipHash's 12 rounds).
-    state = prf_absorb(secrets, label, values)
-    digits = [(numerator >> (precision - 1 - t)) & 1 for t in range(precision)]
-    for group, width in enumerate(widths):
-        lane_bits = 1 << (width - 1).bit_length()
+    # Validated once; a word's message is then this base with its counter OR-ed in.
+    base = np.broadcast_to(prf_message(label, values, 0), (n,))
+    k0, k1 = (np.ascontiguousarray(secrets[:, i], dtype=_U64) for i in (0, 1))
+    lanes = [_LaneDigits(numerator, precision), _LaneDigits(own, precision)]
+    for group in range(groups):
+        width = min(64, n_bits - 64 * group)
+        # The own lane's bit in this group, per row (0 where the value is elsewhere).
+        own_bit = np.zeros(n, _U64) if own == numerator else np.where(
+            (values >> 6) == group, _U64(1) << (values & 63).astype(_U64), _U64(0))
+        column = result[:, group]
+        # The first digits row chunk by row chunk, in the processor's cache; the few rows
+        # still undecided then (about a fifth) together, so that the last digits are not
+        # many small chunks (each array operation has a fixed cost).
+        tails = []
+        for start in range(0, n, _CHUNK):
+            part = slice(start, start + _CHUNK)
+            rows = _LaneRows(np.arange(start, min(start + _CHUNK, n)), k0[part], k1[part],
+                             base[part], own_bit[part], width, lanes)
+            tails.append(rows.decide(column, group * _GROUP_WORDS, 0, _DENSE_DIGITS))
+        _LaneRows.concatenate(tails).decide(column, group * _GROUP_WORDS, _DENSE_DIGITS,
+                                            precision)
+        result[:, group] = column
+    # Lanes equal to their numerator on every digit are U_j == numerator: not below, 0.
+    return result
+
+
+# Digits decided chunk by chunk before the undecided rows are pooled (a multiple of every
+# group's digits per word, 64 // lane_bits, up to 8; narrower groups finish in one phase).
+_DENSE_DIGITS = 8
+
+
+class _LaneDigits:
+    """A numerator's binary digits from the top (``None`` for ``2^precision``: 1 at once)."""
+
+    def __init__(self, numerator, precision):
+        self.numerator = numerator
+        self.digits = None if numerator == 2**precision else [
+            (numerator >> (precision - 1 - t)) & 1 for t in range(precision)]
+
+    def digit(self, t):
+        return 0 if self.digits is None else self.digits[t]
+
+
+class _LaneRows:
+    """Rows of one group whose lanes are being decided (see :func:`prf_bernoulli_lanes`):
+    their indices, keys, base messages, own-lane bits, decided bits and undecided lanes."""
+
+    def __init__(self, rows, k0, k1, base, own_bit, width, lanes, bits=None, pending=None):
+        self.rows, self.k0, self.k1, self.base, self.own_bit = rows, k0, k1, base, own_bit
+        self.width, self.lanes = width, lanes
+        self.valid = _U64(2**width - 1)
+        if bits is None:
+            common, special = lanes
+            # Lanes that are 1 without digits (a numerator of 2^precision); the others wait.
+            bits = (_U64(0) if common.digits is not None else self.valid) & ~own_bit
+            if special.digits is None:
+                bits |= own_bit
+            pending = self.valid & ~bits
+        self.bits, self.pending = bits, pending
+
+    @classmethod
+    def concatenate(cls, parts):
+        first = parts[0]
+        joined = [np.concatenate([getattr(part, name) for part in parts]) for name in
+                  ("rows", "k0", "k1", "base", "own_bit", "bits", "pending")]
+        rows, k0, k1, base, own_bit, bits, pending = joined
+        return cls(rows, k0, k1, base, own_bit, first.width, first.lanes, bits, pending)
+
+    def _keep(self, keep):
+        kept = np.flatnonzero(keep)  # once, instead of once per array
+        for name in ("rows", "k0", "k1", "base", "own_bit", "bits", "pending"):
+            setattr(self, name, getattr(self, name).take(kept))
+
+    def decide(self, column, first_counter, start, stop):
+        """Digits ``start .. stop - 1``; rows decided are written to ``column`` and dropped.
+        Returns ``self`` (the rows still undecided)."""
+        common, special = self.lanes
+        lane_bits = 1 << (self.width - 1).bit_length()
         per_word = 64 // lane_bits
-        # Dense over the users whose group still has an undecided lane (one array
-        # operation per digit, no per-pair indexing); rows decided are written out and
-        # dropped before each new word is hashed.
-        rows, rows_state = np.arange(n), state
-        pending = np.full(n, _U64(2**width - 1))
-        bits = np.zeros(n, dtype=_U64)
-        stored = words = None
-        for t in range(precision):
+        stop = min(stop, len(common.digits or special.digits or []))
+        stored = None
+        for t in range(start, stop):
             step = t % per_word
-            if step == 0:
-                keep = pending != 0
-                if not keep.all():
-                    done = ~keep
-                    result[rows[done], group] = bits[done]
-                    rows, rows_state = rows[keep], rows_state[:, keep]
-                    pending, bits = pending[keep], bits[keep]
-                if not rows.size:
+            if step == 0 or stored is None:
+                # Rows with every lane decided are written out and dropped, once they are
+                # an eighth of the rows still hashed (each drop costs a few gathers).
+                done = self.pending == 0
+                count = int(np.count_nonzero(done))
+                if count and (8 * count >= done.size or count == done.size):
+                    column[self.rows[done]] = self.bits[done]
+                    self._keep(~done)
+                if not self.rows.size:
                     break
-                stored = prf_finish(rows_state, group * 256 + t // per_word)
-                words = stored
+                message = self.base | _U64((first_counter + t // per_word) << 32)
+                stored = siphash24(self.k0, self.k1, [message])
+                words = stored >> _U64(step * lane_bits) if step else stored
             else:
                 # This digit of every lane in the low bits (the bits above belong to other
                 # digits and meet no pending lane).
                 words = stored >> _U64(step * lane_bits)
-            # Lanes whose digit differs from the numerator's are decided now: below it (1)
-            # where the numerator's digit is 1.
-            if digits[t]:
-                decided = pending & ~words
-                bits |= decided
-            else:
-                decided = pending & words
-            pending &= ~decided
-        result[rows, group] = bits
-    # Lanes equal to the numerator on every digit are U_j == numerator: not below, 0.
-    return result
+            # The numerators' digit t per lane: the common one, the own lane's where it
+            # differs. A lane is decided where its digit of U differs, and is 1 where its
+            # numerator's digit is 1.
+            digit = self.valid if common.digit(t) else _U64(0)
+            if special.digit(t) != common.digit(t):
+                digit = self.own_bit ^ digit
+            decided = self.pending & (words ^ digit)
+            self.bits |= decided & digit
+            self.pending &= ~decided
+        if stop == len(common.digits or special.digits or []):
+            column[self.rows] = self.bits
+        return self
 
 
 def new_secrets(n_users, rng=None):

@@ -6,9 +6,10 @@ has a *permanent* randomized response per value (budget ``eps_perm``) and every 
 fresh *instantaneous* randomization of it (RAPPOR's scheme, Erlingsson et al. 2014).
 
 The permanent response is derived, never stored: it is a function of the user's 128-bit
-secret and the value (SipHash-2-4 words read by the exact samplers, see :mod:`._prf` and
-:class:`MemoState`), so a restored backup, a second process or a rebuilt state gives a
-(user, value) the same permanent response, never a second one. Every probability is an
+secret and the value (SipHash-2-4 words read by the exact samplers, see
+:mod:`sklearn_ldp.mechanisms._base.prf` and :class:`MemoState`), so a restored backup, a
+second process or a rebuilt state gives a (user, value) the same permanent response, never
+a second one. Every probability is an
 integer numerator over ``2^52`` (GRR: keep numerators; unary: bit numerators), checked
 exactly against ``eps_perm`` (the permanent step) and ``eps_1`` (one report) at
 construction, and :meth:`LongitudinalMechanism.exact_law` gives the integer law of one report.
@@ -76,6 +77,7 @@ from .._base.exact import (
 )
 from .._base.headers import FieldSpec, SpecEquality
 from .._base.prf import (
+    FIELD_LIMIT,
     new_secrets,
     prf_bernoulli,
     prf_bernoulli_lanes,
@@ -83,12 +85,27 @@ from .._base.prf import (
     prf_words,
 )
 
-SPEC_VERSION = 2
+# 3: the permanent GRR step's keep numerator leaves a multiple of n_cells - 1 (one PRF word
+# per permanent response), and the PRF messages are one block.
+SPEC_VERSION = 3
+# The memoized mechanisms' largest number of cells: a value (and a counter) of a PRF message
+# is below 2^24 (see sklearn_ldp.mechanisms._base.prf).
+MAX_MEMO_CELLS = FIELD_LIMIT
 _ONE = 2**PRECISION
 
 LONGITUDINAL_PROTOCOLS = {"l_grr": ("grr", "grr"), "l_sue": ("sue", "sue"),
                           "l_oue": ("oue", "oue"), "l_osue": ("oue", "sue"),
                           "l_soue": ("sue", "oue")}
+
+
+def _check_memo_cells(n_cells):
+    """``n_cells`` as an int in ``[2, MAX_MEMO_CELLS]``, or a ValueError naming it."""
+    n_cells = check_positive_int(n_cells, "n_cells")
+    if not 2 <= n_cells <= MAX_MEMO_CELLS:
+        raise ValueError(f"n_cells must lie in [2, 2^24] for a memoized mechanism (the PRF's "
+                         f"value field), got {n_cells!r}; hash or bucket larger domains first "
+                         f"(e.g. a heavy-hitter or sketch mechanism).")
+    return n_cells
 
 
 def _step_probabilities(kind, k, epsilon):
@@ -164,9 +181,7 @@ class LongitudinalMechanism(SpecEquality):
     kind = "longitudinal"
 
     def __init__(self, n_cells, epsilon_perm, epsilon_1, protocol="l_grr"):
-        self.n_cells = check_positive_int(n_cells, "n_cells")
-        if self.n_cells < 2:
-            raise ValueError(f"n_cells must be at least 2, got {n_cells!r}.")
+        self.n_cells = _check_memo_cells(n_cells)
         self.epsilon_perm = check_epsilon(epsilon_perm, "epsilon_perm")
         self.epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
         if not self.epsilon_1 < self.epsilon_perm:
@@ -208,14 +223,19 @@ class LongitudinalMechanism(SpecEquality):
         A step keeps the value with probability ``keep / 2^52`` and otherwise reports one of
         the ``k - 1`` others uniformly (``(2^52 - keep) / (2^52 (k - 1))`` each). The nominal
         ``p`` is rounded down (towards ``1 / k``, which lowers the ratio) and lowered by
-        ``2^-52`` steps until the exact checks pass.
+        ``2^-52`` steps until the exact checks pass. The permanent step's ``2^52 - keep`` is
+        moreover a multiple of ``k - 1`` (``keep`` lowered by less than ``k - 1`` units,
+        lowering the ratio again): every other value then has the dyadic probability
+        ``m / 2^52``, ``m = (2^52 - keep) / (k - 1)``, and one PRF word decides the whole
+        permanent response (:meth:`permanent_response`).
         """
         k1, eps_perm = self.n_cells - 1, self.epsilon_perm
         self._keep1 = dyadic_numerator(self.p1, "down")
+        self._keep1 -= (self._keep1 - _ONE) % k1  # 2^52 - keep1 up to a multiple of k - 1
         for _ in range(64):
             if integer_ratio_at_most(self._keep1 * k1, _ONE - self._keep1, eps_perm):
                 break
-            self._keep1 -= 1
+            self._keep1 -= k1
         self._keep2 = dyadic_numerator(self.p2, "down")
         for _ in range(64):
             own, other, _ = self._report_weights()
@@ -356,9 +376,10 @@ class LongitudinalMechanism(SpecEquality):
         A function of (secret, value) only (SipHash-2-4 words read by exact samplers,
         :mod:`sklearn_ldp.mechanisms._base.prf`): the same user and value always give the same
         response, whatever was saved or restored. A value (GRR: kept with ``keep_perm /
-        2^52``, else uniform over the ``k - 1`` others by rejection) or packed bit rows
-        (uint8, ``ceil(n_cells / 8)`` bytes, bit ``j`` of byte ``j // 8`` is value ``j``: every
-        bit 1 with ``q_perm / 2^52``, then the value's own bit 1 with ``p_perm / 2^52``).
+        2^52``, else one of the ``k - 1`` others, each with ``m / 2^52``, from one word of
+        tag ``grr-perm``) or packed bit rows (uint8, ``ceil(n_cells / 8)`` bytes, bit ``j`` of
+        byte ``j // 8`` is value ``j``: the value's own bit 1 with ``p_perm / 2^52``, every
+        other bit with ``q_perm / 2^52``, bit-sliced lanes of tag ``ue-plane``).
 
         Parameters
         ----------
@@ -373,21 +394,17 @@ class LongitudinalMechanism(SpecEquality):
         values = np.asarray(values, dtype=np.int64)
         k = self.n_cells
         if not self.unary:
-            keep = prf_bernoulli(secrets, "grr-keep", values, 0, self._keep1)
-            # The other value only where the value is not kept (its words are not needed
-            # elsewhere, and the client skips them too).
-            moved = np.flatnonzero(~keep)
-            other = prf_uniform_below(secrets[moved], "grr-othr", values[moved], k - 1)
-            permanent = values.copy()
-            permanent[moved] = other + (other >= values[moved])  # uniform over the k - 1 others
-            return permanent
-        words = prf_bernoulli_lanes(secrets, "ue-plane", values, k, self._q1)
-        bits = words.astype("<u8", copy=False).view(np.uint8)[:, :n_packed_bytes(k)].copy()
-        rows, byte = np.arange(values.shape[0]), values >> 3
-        mask = (np.uint8(1) << (values & 7).astype(np.uint8))
-        own = prf_bernoulli(secrets, "ue-ownbt", values, 0, self._p1)
-        bits[rows, byte] = np.where(own, bits[rows, byte] | mask, bits[rows, byte] & ~mask)
-        return bits
+            # One word: its top 52 bits U are uniform on [0, 2^52); the first (k - 1) m of
+            # them name the other values, m each (U // m, skipping the value), the rest
+            # (keep of them) keep the value.
+            top = prf_words(secrets, "grr-perm", values, 0) >> np.uint64(12)
+            share = np.uint64((_ONE - self._keep1) // (k - 1))
+            other = (top // share).astype(np.int64)
+            return np.where(other < k - 1, other + (other >= values), values)
+        # The value's own lane with p_perm, every other lane with q_perm, in one pass.
+        words = prf_bernoulli_lanes(secrets, "ue-plane", values, k, self._q1,
+                                    own_numerator=self._p1)
+        return words.astype("<u8", copy=False).view(np.uint8)[:, :n_packed_bytes(k)].copy()
 
     def instantaneous(self, permanent, rng):
         """One round's report of memoized permanent responses (fresh randomness, exact
@@ -647,7 +664,8 @@ class MemoState:
         points : ndarray of int64, shape (n_users,)
             Each user's value (or rounded point).
         derive : callable
-            ``derive(users, points)``: the mechanism's derivation for some users (indices).
+            ``derive(users, points)``: the mechanism's derivation for some users (indices,
+            or ``slice(None)`` for all of them).
 
         Returns
         -------
@@ -655,6 +673,13 @@ class MemoState:
             One response row per user.
         """
         keys = np.arange(points.shape[0], dtype=np.int64) * self.mechanism.n_cells + points
+        if self._cache is None and not self.keys.size:
+            # The first round: every pair is new and the keys, one per user in user order,
+            # are already sorted, so they are the record and the cache as they are (no
+            # search, merge or sort).
+            fresh = derive(slice(None), points)  # every user: views, no gathers
+            self.keys, self._cache_keys, self._cache = keys, keys, fresh
+            return fresh.copy()  # the caller's reports, not the cache itself
         position = np.searchsorted(self._cache_keys, keys)
         known = position < self._cache_keys.size
         known[known] = self._cache_keys[position[known]] == keys[known]
@@ -684,10 +709,9 @@ def _derived_subsets(secrets, k, d):
     n = secrets.shape[0]
     out = np.empty((n, d), dtype=np.int64)
     for i, j in enumerate(range(k - d, k)):
-        t = prf_uniform_below(secrets, "dbf-bckt", np.full(n, j, dtype=np.int64), j + 1)
-        taken = (out[:, :i] == t[:, None]).any(axis=1)
-        out[:, i] = np.where(taken, j, t)
-    return np.sort(out, axis=1)
+        t = prf_uniform_below(secrets, "dbf-bckt", j, j + 1)
+        out[:, i] = np.where((out[:, :i] == t[:, None]).any(axis=1), j, t) if i else t
+    return np.sort(out, axis=1) if d > 1 else out
 
 
 class DBitFlipPM(FieldSpec):
@@ -742,9 +766,7 @@ class DBitFlipPM(FieldSpec):
     spec_fields = ("n_cells", "epsilon", "n_sampled")
 
     def __init__(self, n_cells, epsilon, n_sampled=1):
-        self.n_cells = check_positive_int(n_cells, "n_cells")
-        if self.n_cells < 2:
-            raise ValueError(f"n_cells must be at least 2, got {n_cells!r}.")
+        self.n_cells = _check_memo_cells(n_cells)
         self.epsilon = check_epsilon(epsilon)
         self.n_sampled = check_positive_int(n_sampled, "n_sampled")
         if self.n_sampled > self.n_cells:
@@ -971,7 +993,7 @@ class OneBitMeanPM(FieldSpec):
         """Each user's rounding offset ``A / 2^52`` (float64, exact), ``A`` the top 52 bits of
         a PRF word of its secret (tag ``1bm-alph``): uniform on the ``2^52`` multiples of
         ``2^-52`` in ``[0, 1)``."""
-        words = prf_words(secrets, "1bm-alph", np.zeros(secrets.shape[0], np.int64), 0)
+        words = prf_words(secrets, "1bm-alph", 0, 0)  # value 0 for every user: broadcast
         return (words >> np.uint64(12)).astype(np.float64) / _ONE
 
     def check_values(self, values, n_users=None):
