@@ -30,6 +30,7 @@ from .estimators import (
     MeanEstimator,
     RangeQueryEstimator,
     WorkloadEstimator,
+    detectable_frequency,
 )
 from .longitudinal import LongitudinalEncoder
 from .mechanisms import mechanism_from_json
@@ -60,6 +61,7 @@ __all__ = [
     "WorkloadEstimator",
     "binning",
     "budget",
+    "detectable_frequency",
     "distributed",
     "expected_error_scorer",
     "get_limits",

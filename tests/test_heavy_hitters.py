@@ -59,7 +59,8 @@ def test_randomizer_draws_the_stated_law():
     from _stats import chi_square_p_value
     rng = np.random.default_rng(4)
     finder = PrefixHeavyHitters(8, 2.0, n_candidates=2, extension_bits=8)
-    assert finder.lengths == [8]  # a single round over the whole value
+    # One selection round over the whole value, then the verification round.
+    assert finder.lengths == [8, 8]
     words = encode_values(np.full(200_000, 77), 8)
     reports = finder.randomize(words, rng)
     own = _hash_own(_seed_rows(reports[:, 1], finder.n_rows, 8, finder.W), words)

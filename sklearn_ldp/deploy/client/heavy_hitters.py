@@ -100,7 +100,8 @@ def _prefix_heavy_hitters(spec):
         raise ValueError(f"n_candidates * 2^extension_bits of the {kind!r} specification must "
                          f"be at most {MAX_CANDIDATES}, got n_candidates={n_candidates}, "
                          f"extension_bits={eta}.")
-    lengths = _prefix_schedule(L, n_candidates, eta)
+    # The selection rounds, then the server's verification round of whole values.
+    lengths = _prefix_schedule(L, n_candidates, eta) + [L]
     W = -(-L // 64)
     if protocol == "pem":
         g = _olh_buckets(epsilon, "linear")  # best_power_of_two_buckets

@@ -415,6 +415,17 @@ class HeavyHitterMechanism(Mechanism):
                     ok[i] = False
         return ok
 
+    def ended_prefix(self, words, length):
+        """Which ``(c, W)`` candidate prefixes of ``length`` bits are whole strings already: a
+        complete zero byte (the end of the value) lies within them. Integers end only at
+        ``bit_length`` (all False)."""
+        words = np.asarray(words, dtype=np.uint64)
+        if self.value_type == "integers" or length < 8:
+            return np.zeros(words.shape[0], dtype=bool)
+        raw = np.frombuffer(words.astype(">u8").tobytes(), dtype=np.uint8)
+        complete = raw.reshape(words.shape[0], 8 * words.shape[1])[:, :length // 8]
+        return (complete == 0).any(axis=1)
+
     def decode(self, words):
         """Values (a list of str, or an int64/uint64 array) of ``(n, W)`` words."""
         values = decode_values(words, self.bit_length, self.value_type == "strings")

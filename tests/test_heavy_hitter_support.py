@@ -1,0 +1,171 @@
+"""Heavy hitters return only supported values: held-out estimates, Holm's test, warnings."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sklearn_ldp import HeavyHitterEstimator, LDPEncoder, detectable_frequency
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from sklearn_ldp.mechanisms.heavy_hitters.significance import holm_supported, round_critical_z
+from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
+
+APPS = ["mail", "maps", "chat", "music"]
+
+
+def _fit(values, declared="strings", epsilon=4.0, seed=7, estimator=None, **encoder):
+    enc = LDPEncoder(categories={"c": declared}, strategy=encoder.pop("strategy", "pem"),
+                     epsilon=epsilon, random_state=seed, **encoder)
+    reports = enc.fit_transform(pd.DataFrame({"c": values}))
+    return (estimator or HeavyHitterEstimator()).fit(reports)
+
+
+@pytest.mark.parametrize("n", [20_000, 100_000])
+def test_four_popular_strings_and_no_invented_value(n):
+    # The data's generator is not the encoder's: seeds that share a stream would tie the
+    # rounds to the values.
+    apps = np.random.default_rng(12345).choice(APPS, size=n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # found: no "nothing detectable" warning
+        est = _fit(apps)
+    assert sorted(est.heavy_hitters_["value"]) == sorted(APPS)
+    truth = pd.Series(apps).value_counts(normalize=True)
+    table = est.heavy_hitters_
+    assert np.all(np.abs(table["frequency"] - truth[table["value"]].to_numpy())
+                  < 4 * table["std_error"])
+    assert est.n_tested_ == len(table) + est.n_rejected_
+
+
+@pytest.mark.parametrize("strategy", ["pem", "treehist"])
+def test_small_population_returns_nothing_invented(strategy):
+    rng = np.random.default_rng(5)
+    values = np.where(rng.random(30_000) < 0.3, "popular",
+                      np.array([f"u{i}" for i in rng.integers(10**6, size=30_000)]))
+    est = _fit(values, epsilon=2.0, strategy=strategy, max_string_bytes=12,
+               estimator=HeavyHitterEstimator(top_k=5))
+    assert set(est.heavy_hitters_["value"]) <= {"popular"}
+
+
+def test_nothing_detectable_gives_an_empty_frame_and_the_detectable_frequency():
+    rng = np.random.default_rng(1)
+    ids = rng.integers(2**20, size=3000)  # every value held by about nobody
+    with pytest.warns(UserWarning, match="cannot be detected") as record:
+        est = _fit(ids, declared=20, epsilon=1.0, n_users=3000)
+    assert est.heavy_hitters_.empty and list(est.heavy_hitters_.columns)[0] == "value"
+    expected = detectable_frequency(3000, 1.0, values=20)
+    assert est.detectable_frequency_ == pytest.approx(expected)
+    assert f"{expected:.3g}" in str(record[0].message)
+
+
+@pytest.mark.parametrize("threshold", [1.0, 0.9, 0.5])
+def test_thresholds_nothing_passes_warn_instead_of_crashing(threshold):
+    apps = np.random.default_rng(3).choice(APPS, size=20_000)
+    with pytest.warns(UserWarning, match=f"threshold={threshold!r}"):
+        est = _fit(apps, estimator=HeavyHitterEstimator(threshold=threshold))
+    assert est.heavy_hitters_.empty
+
+
+def test_threshold_and_top_k_bound_the_answer():
+    apps = np.random.default_rng(4).choice(APPS + ["rare"], p=[0.3, 0.3, 0.2, 0.15, 0.05],
+                                           size=40_000)
+    est = _fit(apps, estimator=HeavyHitterEstimator(threshold=0.1))
+    assert set(est.heavy_hitters_["value"]) == set(APPS)
+    est = _fit(apps, estimator=HeavyHitterEstimator(top_k=2))
+    assert len(est.heavy_hitters_) == 2
+    est = _fit(apps, estimator=HeavyHitterEstimator(top_k=50))  # fewer than k supported
+    assert set(est.heavy_hitters_["value"]) <= set(APPS + ["rare"])
+
+
+def test_holm_controls_the_family_wise_error_under_the_null():
+    rng = np.random.default_rng(0)
+    trials = 4000
+    errors = sum(holm_supported(rng.standard_normal(20)).any() for _ in range(trials))
+    # At most 5% (Bonferroni-exact for independent nulls: 1 - 0.9975^20 = 4.9%).
+    sd = np.sqrt(0.05 * 0.95 / trials)
+    assert errors / trials < 0.05 + 4 * sd
+    assert holm_supported([8.0] * 3 + [-1.0]).tolist() == [True] * 3 + [False]
+    assert holm_supported([]).tolist() == []
+
+
+def test_round_cut_leaves_a_quarter_of_the_slots_to_noise():
+    rng = np.random.default_rng(1)
+    z = round_critical_z(4096, 20)
+    passed = np.count_nonzero(rng.standard_normal((200, 4096)) > z, axis=1)
+    assert abs(passed.mean() - 5) < 0.5
+
+
+def test_held_out_estimates_are_unbiased_for_the_values_found():
+    # The values returned are estimated on users who did not select them: over seeds, the
+    # z-scores of the true values have mean about 0 and standard deviation about 1.
+    rng = np.random.default_rng(9)
+    planted = rng.choice(2**16, size=6, replace=False)
+    z = []
+    for seed in range(12):
+        data_rng = np.random.default_rng(100 + seed)
+        values = np.where(data_rng.random(40_000) < 0.36, planted[data_rng.integers(6,
+                                                                               size=40_000)],
+                          data_rng.integers(2**16, size=40_000))
+        est = _fit(values, declared=16, epsilon=2.0, seed=seed, n_users=40_000)
+        table = est.heavy_hitters_
+        truth = np.array([np.mean(values == v) for v in table["value"]])
+        z += ((table["frequency"] - truth) / table["std_error"]).tolist()
+    z = np.asarray(z)
+    assert len(z) >= 60
+    assert abs(z.mean()) < 4 / np.sqrt(len(z)) and 0.7 < z.std() < 1.3
+
+
+def test_detectable_frequency_falls_with_users_and_budget_and_refuses_nonsense():
+    f = detectable_frequency
+    assert f(10**6, 2.0) < f(10**5, 2.0) and f(10**6, 4.0) < f(10**6, 2.0)
+    assert 0 < f(100, 0.1) <= 1
+    assert f(10**6, 2.0, values="strings", max_string_bytes=8) \
+        < f(10**6, 2.0, values="strings", max_string_bytes=64)
+    for kwargs, name in (({"n_users": 0}, "n_users"), ({"epsilon": -1}, "epsilon"),
+                         ({"values": "ints"}, "values"), ({"values": True}, "values"),
+                         ({"max_string_bytes": 0, "values": "strings"}, "max_string_bytes"),
+                         ({"strategy": "cms"}, "strategy"), ({"alpha": 2}, "alpha")):
+        args = {"n_users": 1000, "epsilon": 1.0, **kwargs}
+        with pytest.raises(ValueError, match=name):
+            f(**args)
+
+
+def test_version_one_specs_are_refused_by_server_and_client():
+    spec = PrefixHeavyHitters(16, 2.0, n_candidates=4).to_dict()
+    assert spec["version"] == 2
+    old = {**spec, "version": 1}
+    with pytest.raises(ValueError, match="version-1 .* no verification round"):
+        PrefixHeavyHitters.from_dict(old)
+    with pytest.raises(ValueError, match="version"):
+        Randomizer(old)
+    client = Randomizer(spec)
+    rounds = {client.privatize(5)[0] for _ in range(400)}
+    finder = PrefixHeavyHitters.from_dict(spec)
+    assert rounds == set(range(finder.n_rounds))
+    assert finder.lengths[-1] == finder.lengths[-2] == 16  # the verification round
+
+
+@settings(max_examples=25, deadline=5000)
+@given(top_k=st.one_of(st.integers(-3, 0), st.floats(allow_nan=True), st.booleans(),
+                       st.text(max_size=3)),
+       threshold=st.one_of(st.floats(allow_nan=True).filter(lambda t: not 0 < t <= 1),
+                           st.booleans(), st.text(max_size=3)))
+def test_fuzz_estimator_parameters_are_named(top_k, threshold):
+    reports = LDPEncoder(categories={"c": 8}, strategy="pem", epsilon=2.0,
+                         random_state=0).fit_transform(pd.DataFrame({"c": np.arange(50)}))
+    with pytest.raises(ValueError, match="top_k"):
+        HeavyHitterEstimator(top_k=top_k).fit(reports)
+    with pytest.raises(ValueError, match="threshold"):
+        HeavyHitterEstimator(threshold=threshold).fit(reports)
+
+
+def test_identify_with_no_surviving_prefix_returns_nothing():
+    finder = PrefixHeavyHitters(16, 1.0, n_candidates=4)
+    rng = np.random.default_rng(2)
+    reports = finder.randomize(encode_values(rng.integers(2**16, size=2000), 16), rng)
+    found = finder.identify(reports, threshold=1.0)
+    assert found["values"].shape == (0, 1) and found["counts"].size == 0
+    assert len(found["rounds"]) == finder.n_rounds
