@@ -803,8 +803,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             words = self._heavy_hitter_words(X)
             self._charge_collection(words.shape[0], "transform")
-            reports = LDPReports(self.mechanism_.randomize(words, self._generator()),
-                                 self.mechanism_)
+            reports = LDPReports(self._with_length_reports(
+                words, self.mechanism_.randomize(words, self._generator())), self.mechanism_)
             return reports if output == "default" else _aligned_frame(reports, X)
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
         clipped = None

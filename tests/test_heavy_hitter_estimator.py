@@ -382,7 +382,8 @@ def test_pruned_rounds_return_no_string_nobody_holds():
                      max_string_bytes=16, random_state=2)
     reports = enc.fit_transform(frame)
     mechanism = enc.mechanism_
-    found = mechanism.oracle.identify(reports.reports, possible_prefix=mechanism.possible_prefix,
+    found = mechanism.oracle.identify(mechanism.prefix_reports(reports.reports),
+                                      possible_prefix=mechanism.possible_prefix,
                                       ended_prefix=mechanism.ended_prefix)
     assert mechanism.possible_prefix(found["values"], mechanism.bit_length).all()
     est = HeavyHitterEstimator().fit(reports)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sklearn_ldp import HeavyHitterEstimator, LDPEncoder, detectable_frequency
 from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.client.heavy_hitters import _bit_string
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
 from sklearn_ldp.mechanisms.heavy_hitters.significance import holm_supported, round_critical_z
 from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
@@ -169,3 +170,53 @@ def test_identify_with_no_surviving_prefix_returns_nothing():
     found = finder.identify(reports, threshold=1.0)
     assert found["values"].shape == (0, 1) and found["counts"].size == 0
     assert len(found["rounds"]) == finder.n_rounds
+
+
+# ---------------------------------------------------------------- strings of unknown length
+def test_length_round_fits_the_prefix_rounds_to_the_lengths_found():
+    rng = np.random.default_rng(6)
+    short = rng.choice(["ab", "cde", "fghij"], size=30_000)
+    enc = LDPEncoder(categories={"c": "strings"}, strategy="pem", epsilon=4.0,
+                     max_string_bytes=64, random_state=1)
+    reports = enc.fit_transform(pd.DataFrame({"c": short}))
+    assert enc.string_bytes_ == 6  # the longest length found, 5, and its end
+    oracle = enc.mechanism_.oracle
+    assert oracle.bit_length == 48 and enc.mechanism_.max_string_bytes == 64
+    length_rows = reports.reports[:, 0] >= oracle.n_rounds
+    assert length_rows.sum() == 3000  # a tenth of the users reported their length only
+    est = HeavyHitterEstimator().fit(reports)
+    assert sorted(est.heavy_hitters_["value"]) == ["ab", "cde", "fghij"]
+    # New users (other data): every one reports a prefix.
+    again = enc.transform(pd.DataFrame({"c": short[:5000]}))
+    assert (again.reports[:, 0] < oracle.n_rounds).all()
+
+
+def test_values_longer_than_the_fitted_length_are_never_returned_truncated():
+    rng = np.random.default_rng(7)
+    long_tail = np.array([f"{'x' * 20}{i}" for i in range(40)])  # rare, 21-22 bytes
+    values = np.where(rng.random(40_000) < 0.97, rng.choice(["abc", "defg"], size=40_000),
+                      rng.choice(long_tail, size=40_000))
+    est = _fit(values, max_string_bytes=32)
+    assert set(est.heavy_hitters_["value"]) == {"abc", "defg"}
+    with pytest.raises(ValueError, match="'" + "y" * 40 + "'.*more than the declared 32"):
+        _fit(np.array(["ab"] * 3000 + ["y" * 40]), max_string_bytes=32)
+
+
+def test_client_truncates_as_the_server_and_refuses_above_the_declared_maximum():
+    rng = np.random.default_rng(8)
+    values = rng.choice(["hello", "world", "a" * 30], size=20_000)
+    enc = LDPEncoder(categories={"c": "strings"}, strategy="pem", epsilon=2.0,
+                     max_string_bytes=40, random_state=3).fit(pd.DataFrame({"c": values}))
+    mechanism = enc.mechanism_
+    spec = mechanism.client_dict()
+    assert spec["max_string_bytes"] == 40 and mechanism.bit_length < 8 * 35
+    words = mechanism.encode(["a" * 35])  # truncated to bit_length / 8 bytes, no end
+    W = words.shape[1]
+    server = int.from_bytes(words.astype(">u8").tobytes(), "big")
+    assert _bit_string("a" * 35, mechanism.bit_length, 40) == server
+    assert not mechanism.possible(words)[0]  # a truncated value is never a result
+    client = Randomizer(spec)
+    report = client.privatize("a" * 35)
+    assert report[0] < mechanism.oracle.n_rounds and W >= 1
+    with pytest.raises(ValueError, match="declared maximum of 40 bytes"):
+        client.privatize("b" * 41)

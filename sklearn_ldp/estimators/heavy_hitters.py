@@ -259,17 +259,24 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         """PEM / TreeHist: run the rounds, test the values found; the fitted attributes."""
         oracle = mechanism.oracle
         strings = mechanism.value_type == "strings"
+        n = reports.shape[0]
+        # The users of the length round (strings) reported no prefix: the others are a
+        # uniform sample of all the users, whose frequencies they estimate.
+        reports = mechanism.prefix_reports(reports)
+        if reports.shape[0] == 0:
+            raise ValueError("no report of the prefix rounds: collect more users.")
         found = oracle.identify(reports, self.threshold,
                                 possible_prefix=mechanism.possible_prefix if strings else None,
                                 ended_prefix=mechanism.ended_prefix if strings else None)
-        n = reports.shape[0]
+        shares = n / reports.shape[0]  # a count among the prefix users, among all the users
         # A string no user can hold (a character cut at the last byte) is a false positive
         # of the last round: left out before the test, and counted.
         possible = mechanism.possible(found["values"])
         words, counts, errors = (found[key][possible]
                                  for key in ("values", "counts", "std_errors"))
-        fitted = self._supported(mechanism, words, counts, errors, found["z"][possible], n,
-                                 oracle.detectable_frequency(n, self.alpha))
+        fitted = self._supported(mechanism, words, counts * shares, errors * shares,
+                                 found["z"][possible], n,
+                                 oracle.detectable_frequency(reports.shape[0], self.alpha))
         rounds = pd.DataFrame(found["rounds"], columns=["length", "users", "candidates",
                                                         "kept"])
         return {**fitted, "rounds_": rounds, "n_impossible_": int(np.count_nonzero(~possible))}
@@ -372,8 +379,10 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         mechanism = self.mechanism_
         words = self._candidate_words(mechanism, candidates, "candidates")
         if mechanism.prefix:
-            counts, errors = mechanism.oracle.estimate_counts(self._reports, words)
             n = self._reports.shape[0]
+            prefix = mechanism.prefix_reports(self._reports)
+            counts, errors = mechanism.oracle.estimate_counts(prefix, words)
+            counts, errors = counts * n / prefix.shape[0], errors * n / prefix.shape[0]
         else:
             counts, errors = mechanism.oracle.estimate_counts(self.statistic_, words)
             n = mechanism.n_reports(self.statistic_)

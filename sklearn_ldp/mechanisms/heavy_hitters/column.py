@@ -18,12 +18,13 @@ from ...deploy.limits import check_size
 from .._base.docstrings import from_dict_docstring
 from .._base.headers import check_spec_header
 from .._base.mechanism import MAX_REPORTS, Mechanism, ReportCheck, exact_total
-from .prefix import PrefixHeavyHitters
+from .prefix import PrefixHeavyHitters, length_oracle
 from .sketches import SketchFrequencyOracle
 from .values import MAX_BIT_LENGTH, decode_values, encode_values, n_words
 
 HEAVY_HITTERS_KIND = "heavy_hitters"
-HEAVY_HITTERS_SPEC_VERSION = 1
+# Version 2: the prefix protocol's verification round, and the strings' declared maximum.
+HEAVY_HITTERS_SPEC_VERSION = 2
 HEAVY_HITTER_STRATEGIES = ("pem", "treehist", "cms", "hcms")
 VALUE_TYPES = ("strings", "integers")
 # Longest values: integers are numpy integers (64 bits); strings at most MAX_BIT_LENGTH bits.
@@ -134,7 +135,7 @@ class HeavyHitterMechanism(Mechanism):
 
     kind = HEAVY_HITTERS_KIND
 
-    def __init__(self, oracle, column, value_type, bit_length):
+    def __init__(self, oracle, column, value_type, bit_length, max_string_bytes=None):
         if not isinstance(oracle, PrefixHeavyHitters | SketchFrequencyOracle):
             raise ValueError(f"oracle must be a PrefixHeavyHitters or a SketchFrequencyOracle, "
                              f"got {type(oracle).__name__}.")
@@ -151,12 +152,58 @@ class HeavyHitterMechanism(Mechanism):
         if not self.prefix:
             check_size(oracle.n_hashes * oracle.width, "the sketch's cells (n_hashes * width)",
                        "max_matrix_entries", f"column {column!r}")
+        # Strings whose prefix rounds were fitted by a length round (max_string_bytes given):
+        # the users of the length round report their length through `length_oracle`
+        # (rounds numbered after the prefix rounds), and a value longer than bit_length / 8
+        # bytes (at most max_string_bytes) is reported truncated, without its end (a found
+        # value without an end is dropped as truncated).
+        self.declared_bytes = max_string_bytes
+        self.max_string_bytes = self._check_cap(max_string_bytes, value_type, column)
+        self.truncates = self.prefix and self.max_string_bytes > self.bit_length // 8
+        self.length_oracle = length_oracle(oracle.epsilon) \
+            if self.prefix and max_string_bytes is not None else None
         self.oracle = oracle
         self.column = column
         self.epsilon = float(oracle.epsilon)
         self.n_inputs = None  # the domain (every value of bit_length bits) is not listed
         self.name = self.strategy
         self.params = {}
+
+    def _check_cap(self, cap, value_type, column):
+        """The declared maximum of a string (``bit_length / 8`` when None); 0 for integers."""
+        if value_type != "strings" or not self.prefix:
+            if cap is not None:
+                raise ValueError(f"column {column!r}: max_string_bytes (a length round) is "
+                                 f"for strings found by PEM or TreeHist, got {cap!r}.")
+            return 0 if value_type != "strings" else self.bit_length // 8
+        if cap is None:
+            return self.bit_length // 8
+        if isinstance(cap, bool) or not isinstance(cap, int) \
+                or not self.bit_length // 8 <= cap <= MAX_STRING_BYTES:
+            raise ValueError(f"column {column!r}: max_string_bytes must be an integer in "
+                             f"[{self.bit_length // 8}, {MAX_STRING_BYTES}], got {cap!r}.")
+        return cap
+
+    @property
+    def n_report_rounds(self):
+        """Rounds a report row may name: the prefix rounds, then the length round's."""
+        extra = self.length_oracle.n_rounds if self.length_oracle is not None else 0
+        return self.oracle.n_rounds + extra if self.prefix else 0
+
+    def randomize_lengths(self, words, rng):
+        """The length round's reports of encoded strings: each value's length in bytes
+        through ``length_oracle`` (an 8-bit PEM), its rounds numbered after the prefix
+        rounds'."""
+        lengths = np.count_nonzero(
+            np.frombuffer(np.asarray(words, dtype=np.uint64).astype(">u8").tobytes(),
+                          dtype=np.uint8).reshape(words.shape[0], -1), axis=1)
+        reports = self.length_oracle.randomize(encode_values(lengths, 8), rng)
+        reports[:, 0] += np.uint64(self.oracle.n_rounds)
+        return reports
+
+    def prefix_reports(self, reports):
+        """The rows of the prefix rounds (without the length round's)."""
+        return reports[reports[:, 0] < self.oracle.n_rounds]
 
     @property
     def strategy(self):
@@ -187,7 +234,8 @@ class HeavyHitterMechanism(Mechanism):
         return {"version": HEAVY_HITTERS_SPEC_VERSION, "mechanism": HEAVY_HITTERS_KIND,
                 "epsilon": self.epsilon,
                 "params": {"column": self.column, "values": self.value_type,
-                           "bit_length": self.bit_length, "oracle": self.oracle.to_dict()}}
+                           "bit_length": self.bit_length, "oracle": self.oracle.to_dict(),
+                           "max_string_bytes": self.declared_bytes}}
 
     @classmethod
     @from_dict_docstring
@@ -200,9 +248,10 @@ class HeavyHitterMechanism(Mechanism):
         check_spec_header(spec, HEAVY_HITTERS_KIND, HEAVY_HITTERS_SPEC_VERSION)
         params = spec.get("params")
         if not isinstance(params, dict) or set(params) != {"column", "values", "bit_length",
-                                                           "oracle"}:
+                                                           "oracle", "max_string_bytes"}:
             raise ValueError(f"the {HEAVY_HITTERS_KIND!r} specification's params must have "
-                             "exactly the fields column, values, bit_length and oracle.")
+                             "exactly the fields column, values, bit_length, oracle and "
+                             "max_string_bytes.")
         oracle_spec = params["oracle"]
         if not isinstance(oracle_spec, dict):
             raise ValueError(f"the {HEAVY_HITTERS_KIND!r} specification's oracle must be an "
@@ -225,7 +274,8 @@ class HeavyHitterMechanism(Mechanism):
             oracle = build(oracle_spec)
         except (TypeError, KeyError, OverflowError) as exc:
             raise ValueError(f"malformed {HEAVY_HITTERS_KIND!r} oracle: {exc}") from None
-        mechanism = cls(oracle, params["column"], params["values"], params["bit_length"])
+        mechanism = cls(oracle, params["column"], params["values"], params["bit_length"],
+                        params["max_string_bytes"])
         claimed = spec.get("epsilon")
         if isinstance(claimed, bool) or not isinstance(claimed, int | float) \
                 or claimed != mechanism.epsilon:
@@ -240,6 +290,8 @@ class HeavyHitterMechanism(Mechanism):
         spec = self.oracle.to_dict()
         if not self.prefix:
             spec["bit_length"] = self.bit_length
+        if self.truncates:  # longer strings, up to this, are sent truncated
+            spec["max_string_bytes"] = self.max_string_bytes
         return spec
 
     # ------------------------------------------------------------------ values
@@ -310,13 +362,14 @@ class HeavyHitterMechanism(Mechanism):
             raise ValueError(f"column {column!r}: the value {original[row]!r} at row {row} "
                              "holds a NUL character, which the zero padding of the encoding "
                              "cannot tell apart.")
-        too_long = lengths > n_bytes
+        too_long = lengths > self.max_string_bytes
         if too_long.any():
             row = int(np.flatnonzero(too_long)[0])
             raise ValueError(f"column {column!r}: the value {_plain(array[row])!r} at row {row} "
                              "takes "
                              f"{int(lengths[row])} bytes in UTF-8, more than the declared "
-                             f"{n_bytes} (max_string_bytes).")
+                             f"{self.max_string_bytes} (max_string_bytes).")
+        encoded = encoded.astype(f"S{n_bytes}")  # longer values truncated (see __init__)
         width = self.n_words * 8
         padded = encoded.astype(f"S{width}")  # zero bytes after the value
         return np.frombuffer(padded.tobytes(), dtype=">u8").reshape(array.shape[0],
@@ -380,7 +433,11 @@ class HeavyHitterMechanism(Mechanism):
         width = words.shape[1] * 8
         ok = np.ones(words.shape[0], dtype=bool)
         for i in range(words.shape[0]):  # a few found values, never the users
-            value = raw[i * width:(i + 1) * width][:self.bit_length // 8].rstrip(b"\0")
+            whole = raw[i * width:(i + 1) * width][:self.bit_length // 8]
+            value = whole.rstrip(b"\0")
+            if self.truncates and len(value) == len(whole):  # no end: a truncated value
+                ok[i] = False
+                continue
             try:
                 ok[i] = b"\0" not in value and value.decode("utf-8") is not None
             except UnicodeDecodeError:
@@ -519,8 +576,14 @@ class HeavyHitterMechanism(Mechanism):
                              f"array, got shape {reports.shape} and dtype {reports.dtype}.")
         if self.prefix:
             limit = self.oracle.g if self.oracle.protocol == "pem" else 2
-            bad = (reports[:, 0] >= self.oracle.n_rounds) | (reports[:, 2] >= limit)
+            prefix = reports[:, 0] < self.oracle.n_rounds
+            bad = (reports[:, 0] >= self.n_report_rounds) \
+                | (prefix & (reports[:, 2] >= limit))
             rule = f"round < {self.oracle.n_rounds}, y < {limit}"
+            if self.length_oracle is not None:
+                bad |= ~prefix & (reports[:, 2] >= self.length_oracle.g)
+                rule += (f"; length round < {self.n_report_rounds}, y < "
+                         f"{self.length_oracle.g}")
         elif self.oracle.hadamard:
             k, m = self.oracle.n_hashes, self.oracle.width
             bad = (reports[:, 0] >= k) | (reports[:, 1] >= m) | (reports[:, 2] > 1)

@@ -73,6 +73,8 @@ PREFIX_SPEC_VERSION = 2
 # use: about 1.5 s of one core, or this many comparisons per user when there are more users.
 WORK_BUDGET = 2**29
 WORK_PER_USER = 256
+# Values of more bits than this get a proportionally larger work budget.
+BUDGET_BITS = 32
 # The Walsh-Hadamard path costs about this many comparisons per kept prefix and bucket.
 FOURIER_COST = 10
 
@@ -320,7 +322,8 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     [11, 5, 3]
     """
     g = best_power_of_two_buckets(epsilon)
-    budget = max(WORK_BUDGET, WORK_PER_USER * n_users)
+    # Longer values need more rounds: the work allowed grows with the bits to find.
+    budget = max(WORK_BUDGET, WORK_PER_USER * n_users) * max(1.0, bit_length / BUDGET_BITS)
     best = None
     for eta in range(1, 17):
         if n_candidates << eta > MAX_CANDIDATES:
@@ -333,6 +336,19 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
         if work <= budget and (best is None or key < best[0]):
             best = (key, eta)
     return 1 if best is None else best[1]
+
+
+def length_oracle(epsilon):
+    """The length round's protocol: a string's length in bytes as an 8-bit value, whole in
+    both of its rounds (one selection round of 8 bits and the verification round), so its
+    :meth:`~PrefixHeavyHitters.estimate_counts` is optimized local hashing over the lengths.
+
+    Examples
+    --------
+    >>> length_oracle(2.0).lengths
+    [8, 8]
+    """
+    return PrefixHeavyHitters(8, epsilon, "pem", n_candidates=1, extension_bits=8)
 
 
 def check_prefix_numerator(numerator, n_buckets, epsilon):
