@@ -26,6 +26,9 @@ from scipy import special
 
 # Expected share of the kept slots of a round that null prefixes may take (per round test).
 ROUND_NOISE_SHARE = 0.25
+# ... but never a cut above this many standard errors: the slots are bounded by k anyway, and
+# a stricter cut loses real prefixes of the rounds with many candidates.
+ROUND_MAX_Z = 3.0
 DEFAULT_ALPHA = 0.05
 
 
@@ -69,7 +72,7 @@ def round_critical_z(n_scored, n_candidates):
     2.42
     """
     share = min(0.5, ROUND_NOISE_SHARE * n_candidates / max(n_scored, 1))
-    return upper_quantile(share)
+    return min(ROUND_MAX_Z, upper_quantile(share))
 
 
 def holm_supported(z_scores, alpha=DEFAULT_ALPHA):
