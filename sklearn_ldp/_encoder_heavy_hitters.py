@@ -41,6 +41,15 @@ def is_value_declaration(value):
                                       and not isinstance(value, bool | np.bool_))
 
 
+def _truncated(words, n_bytes, n_words):
+    """Encoded strings ``(n, W)`` cut to their first ``n_bytes`` bytes, as ``(n, n_words)``
+    words (what a mechanism of ``8 n_bytes`` bits encodes them to)."""
+    raw = words.astype(">u8").view(np.uint8).reshape(words.shape[0], -1)[:, :n_bytes]
+    out = np.zeros((words.shape[0], 8 * n_words), dtype=np.uint8)
+    out[:, :raw.shape[1]] = raw
+    return out.view(">u8").astype(np.uint64)
+
+
 class HeavyHitterEncoderMixin:
     """Fitting and encoding a heavy-hitter column (see the module docstring)."""
 
@@ -147,8 +156,8 @@ class HeavyHitterEncoderMixin:
         if self._length_round is not None:  # the length reports, in the prefix rounds' rows
             words, asked, lengths = self._length_round
             lengths[:, 0] += np.uint64(oracle.n_rounds)
-            self._length_round = (hashlib.sha256(mechanism.encode(words).tobytes())
-                                  .hexdigest(), asked, lengths)
+            words = _truncated(words, bit_length // 8, mechanism.n_words)  # = its encode
+            self._length_round = (hashlib.sha256(words.tobytes()).hexdigest(), asked, lengths)
         self._missing_value = None
         if self.handle_missing == "category":
             value = self.missing_category
@@ -208,7 +217,7 @@ class HeavyHitterEncoderMixin:
         supported = np.flatnonzero(holm_supported(
             counts / np.sqrt(oracle._null_variance(asked.size))))
         self.string_bytes_ = min(cap, int(supported.max()) + 1) if supported.size else cap
-        self._length_round = (values.to_numpy(), asked, reports)
+        self._length_round = (words, asked, reports)
         return 8 * self.string_bytes_
 
     def _with_length_reports(self, words, reports):

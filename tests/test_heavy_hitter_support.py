@@ -220,3 +220,37 @@ def test_client_truncates_as_the_server_and_refuses_above_the_declared_maximum()
     assert report[0] < mechanism.oracle.n_rounds and W >= 1
     with pytest.raises(ValueError, match="declared maximum of 40 bytes"):
         client.privatize("b" * 41)
+
+
+def test_vectorized_possible_prefix_agrees_with_the_utf8_decoder():
+    import codecs
+
+    from sklearn_ldp.mechanisms.heavy_hitters.column import HeavyHitterMechanism
+    mechanism = HeavyHitterMechanism(PrefixHeavyHitters(64, 2.0, "pem", 1, 1), "c",
+                                     "strings", 64)
+    # Starts no valid UTF-8 has (surrogates, overlong forms, above U+10FFFF), which
+    # Python's incremental decoder only refuses once the character is complete.
+    impossible = {bytes([a, b]) for a, lo, hi in ((0xED, 0xA0, 0xC0), (0xE0, 0x80, 0xA0),
+                                                  (0xF0, 0x80, 0x90), (0xF4, 0x90, 0xC0))
+                  for b in range(lo, hi)}
+
+    def decodes(prefix, length):
+        end = prefix.find(b"\0")
+        if end >= 0 and prefix[end:].strip(b"\0"):
+            return False
+        complete = prefix[:end] if end >= 0 else prefix[:length // 8]
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(complete, final=end >= 0)
+        except UnicodeDecodeError:
+            return False
+        return not any(complete[i:i + 2] in impossible for i in range(len(complete)))
+
+    pool = np.array([0, 0x41, 0x7F, 0x80, 0x9F, 0xA0, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xED,
+                     0xEF, 0xF0, 0xF4, 0xF5, 0xFF], dtype=np.uint8)
+    raw = np.random.default_rng(0).choice(pool, size=(3000, 8))
+    words = raw.view(">u8").astype(np.uint64)
+    for length in (1, 8, 13, 16, 24, 31, 57, 64):
+        masked = words & np.uint64(((1 << 64) - 1) ^ ((1 << (64 - length)) - 1))
+        expected = [decodes(row.astype(">u8").tobytes()[:-(-length // 8)], length)
+                    for row in masked]
+        assert mechanism.possible_prefix(masked, length).tolist() == expected

@@ -10,8 +10,6 @@ one the clients rebuild the randomizer from) is kept unchanged inside this one's
 Its spec kind is dispatched by :func:`~sklearn_ldp.mechanisms._base.specs.load_mechanism`.
 """
 
-import codecs
-
 import numpy as np
 
 from ...deploy.limits import check_size
@@ -446,31 +444,39 @@ class HeavyHitterMechanism(Mechanism):
 
     def possible_prefix(self, words, length):
         """Which ``(c, W)`` candidate prefixes of ``length`` bits some user's value can start
-        with: every integer prefix; for strings, the complete bytes must be a valid UTF-8
-        prefix, and once a zero byte (the padding) appears every later bit must be zero. The
-        prefix-extension rounds drop the others (a few hundred candidates per round, never
-        the users, so a loop over them is cheap)."""
+        with: every integer prefix; for strings, once a zero byte (the end) appears every
+        later bit must be zero, and the complete bytes before it must be a valid UTF-8
+        prefix (a whole one when the string ended). Vectorized over the candidates: a
+        UTF-8 state machine that steps through the bytes."""
         words = np.asarray(words, dtype=np.uint64)
         if self.value_type == "integers":
             return np.ones(words.shape[0], dtype=bool)
-        raw = words.astype(">u8").tobytes()
-        width = words.shape[1] * 8
         n_bytes = -(-length // 8)  # the last byte may be partial (its low bits are zero)
-        ok = np.ones(words.shape[0], dtype=bool)
-        for i in range(words.shape[0]):
-            prefix = raw[i * width:i * width + n_bytes]
-            end = prefix.find(b"\0")
-            if end >= 0:  # the padding started: nothing but zeros after it
-                ok[i] = not prefix[end:].strip(b"\0")
-                complete, final = prefix[:end], True
-            else:
-                complete, final = prefix[:length // 8], False
-            if ok[i]:
-                try:
-                    codecs.getincrementaldecoder("utf-8")().decode(complete, final=final)
-                except UnicodeDecodeError:
-                    ok[i] = False
-        return ok
+        raw = words.astype(">u8").view(np.uint8).reshape(words.shape[0], -1)[:, :n_bytes]
+        raw = raw.astype(np.int64)
+        zero = raw == 0
+        ended = zero.any(axis=1)
+        end = np.where(ended, np.argmax(zero, axis=1), length // 8)
+        ok = ~((np.arange(n_bytes) > end[:, None]) & ~zero).any(axis=1)
+        need = np.zeros(words.shape[0], dtype=np.int64)  # continuation bytes still due
+        low = np.full(words.shape[0], 0x80)
+        high = np.full(words.shape[0], 0xBF)
+        for j in range(int(end.max(initial=0))):
+            active = j < end
+            b = raw[:, j]
+            inside = need > 0
+            lead = np.select([b < 0x80, (b >= 0xC2) & (b <= 0xDF), (b >= 0xE0) & (b <= 0xEF),
+                              (b >= 0xF0) & (b <= 0xF4)], [0, 1, 2, 3], -1)
+            ok &= ~active | np.where(inside, (b >= low) & (b <= high), lead >= 0)
+            step = active & ok
+            # The second byte of E0, ED, F0 and F4 sequences has narrower bounds (no
+            # overlong forms, surrogates or code points above U+10FFFF).
+            low = np.where(step, np.where(~inside & (b == 0xE0), 0xA0,
+                                          np.where(~inside & (b == 0xF0), 0x90, 0x80)), low)
+            high = np.where(step, np.where(~inside & (b == 0xED), 0x9F,
+                                           np.where(~inside & (b == 0xF4), 0x8F, 0xBF)), high)
+            need = np.where(step, np.where(inside, need - 1, np.maximum(lead, 0)), need)
+        return ok & ~(ended & (need > 0))  # an ended string holds whole characters
 
     def ended_prefix(self, words, length):
         """Which ``(c, W)`` candidate prefixes of ``length`` bits are whole strings already: a
