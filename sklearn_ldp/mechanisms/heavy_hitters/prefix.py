@@ -67,6 +67,9 @@ from .values import (
 # Candidates evaluated per round at most (k * 2^eta): bounds the round's work.
 MAX_CANDIDATES = 2**16
 PROTOCOLS = ("pem", "treehist")
+# Complete values kept by a selection round are at least this many null standard errors
+# above zero (the final test on held-out users decides).
+FINAL_CUT_Z = 1.0
 # Version 2: a verification round of whole values follows the selection rounds.
 PREFIX_SPEC_VERSION = 2
 # Server work (comparisons, 2-3 ns each on a 2-core test machine) that the default eta may
@@ -698,9 +701,10 @@ class PrefixHeavyHitters(SpecEquality):
     def identify(self, reports, threshold=None, possible_prefix=None, ended_prefix=None):
         """Run the rounds: the candidate heavy hitters and their held-out estimates.
 
-        Every selection round keeps the candidates whose estimate exceeds
+        Every selection round keeps the growing prefixes whose estimate exceeds
         :func:`~.significance.round_critical_z` null standard errors (and ``threshold``),
-        at most ``n_candidates`` still growing and ``n_candidates`` complete ones. A
+        at most ``n_candidates`` of them, and at most ``2 n_candidates`` complete values
+        above ``FINAL_CUT_Z`` null standard errors (the final test decides on those). A
         candidate is complete in the last selection round, or earlier when
         ``ended_prefix`` says its value ended (a string's zero byte). Each complete value is
         then estimated on the users of the later rounds only (the last round, which reports
@@ -745,8 +749,8 @@ class PrefixHeavyHitters(SpecEquality):
                                 "candidates": 0, "kept": 0})
                 continue
             counts, _, candidates = self._round_counts(group, length, kept, start)
-            cut = round_critical_z(candidates.shape[0], self.n_candidates)
-            keep = counts > cut * np.sqrt(self._null_variance(group.shape[0]))
+            z = counts / np.sqrt(self._null_variance(group.shape[0]))
+            keep = z > FINAL_CUT_Z
             if threshold is not None:
                 keep &= counts >= threshold * group.shape[0]
             if possible_prefix is not None:
@@ -759,10 +763,16 @@ class PrefixHeavyHitters(SpecEquality):
                 done = ended_prefix(candidates[order], length)
             else:
                 done = np.zeros(order.size, dtype=bool)
-            complete = order[done][:self.n_candidates]
+            # Prefixes still growing pass the round's cut and take the k slots; complete
+            # values take no slot in later rounds and face the final test on held-out
+            # users, so a milder cut and 2k of them keep a real value that this round's
+            # noise pushed down.
+            cut = round_critical_z(candidates.shape[0], self.n_candidates)
+            growing = order[~done & (z[order] > cut)][:self.n_candidates]
+            complete = order[done][:2 * self.n_candidates]
             finals.append(candidates[complete])
             selected += [index] * complete.size
-            kept, start = candidates[order[~done][:self.n_candidates]], length
+            kept, start = candidates[growing], length
             history.append({"length": length, "users": int(group.shape[0]),
                             "candidates": int(candidates.shape[0]),
                             "kept": int(complete.size + kept.shape[0])})
