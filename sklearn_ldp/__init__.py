@@ -59,6 +59,7 @@ _OBJECTS = {
     "RangeQueryEstimator": ".estimators",
     "UnverifiedFileWarning": ".deploy.limits",
     "WorkloadEstimator": ".estimators",
+    "detectable_frequency": ".estimators",
     "expected_error_scorer": ".model_selection",
     "get_limits": ".deploy.limits",
     "limits": ".deploy.limits",

@@ -6,6 +6,7 @@ heavy-hitter protocol or a sketch frequency oracle. A mixin of the encoder: it u
 encoder's parameters and its ``_check_handling``.
 """
 
+import hashlib
 import numbers
 from collections.abc import Mapping
 
@@ -22,8 +23,15 @@ from .mechanisms.heavy_hitters.column import (
     MAX_STRING_BYTES,
     HeavyHitterMechanism,
 )
-from .mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from .mechanisms.heavy_hitters.prefix import PrefixHeavyHitters, length_oracle
+from .mechanisms.heavy_hitters.significance import holm_supported
 from .mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
+from .mechanisms.heavy_hitters.values import encode_values
+
+# Strings: the share of the users asked their length when fit sees the data, and the fewest
+# users for which the length round runs (below, the schedule covers max_string_bytes).
+LENGTH_SHARE = 0.1
+LENGTH_ROUND_MIN_USERS = 2000
 
 
 def is_value_declaration(value):
@@ -31,6 +39,15 @@ def is_value_declaration(value):
     or a bit length (an int, not a bool)."""
     return isinstance(value, str) or (isinstance(value, numbers.Integral)
                                       and not isinstance(value, bool | np.bool_))
+
+
+def _truncated(words, n_bytes, n_words):
+    """Encoded strings ``(n, W)`` cut to their first ``n_bytes`` bytes, as ``(n, n_words)``
+    words (what a mechanism of ``8 n_bytes`` bits encodes them to)."""
+    raw = words.astype(">u8").view(np.uint8).reshape(words.shape[0], -1)[:, :n_bytes]
+    out = np.zeros((words.shape[0], 8 * n_words), dtype=np.uint8)
+    out[:, :raw.shape[1]] = raw
+    return out.view(">u8").astype(np.uint64)
 
 
 class HeavyHitterEncoderMixin:
@@ -107,6 +124,9 @@ class HeavyHitterEncoderMixin:
             # and 2^extension_bits is built before that check.
             check_positive_int(self.extension_bits, "extension_bits", maximum=16)
         rng = np.random.default_rng(self._random_state())
+        cap = bit_length // 8  # strings: the declared maximum
+        self._length_round = None
+        self.string_bytes_ = cap if value_type == "strings" else None
         if strategy in ("pem", "treehist"):
             for name in ("sketch_width", "n_hashes"):
                 if getattr(self, name) is not None:
@@ -115,6 +135,8 @@ class HeavyHitterEncoderMixin:
             if strategy == "treehist" and self.extension_bits is not None:
                 raise ValueError(f"extension_bits={self.extension_bits!r}: TreeHist adds one "
                                  "bit per round; leave extension_bits=None.")
+            if value_type == "strings" and X is not None:
+                bit_length = self._fit_string_length(X, column, epsilon, rng)
             oracle = PrefixHeavyHitters(bit_length, epsilon, strategy, self.n_candidates,
                                         self.extension_bits, n_users)
         else:
@@ -129,7 +151,13 @@ class HeavyHitterEncoderMixin:
             except ValueError as exc:  # the sketch names them width and n_hashes
                 raise ValueError(f"sketch_width={short_repr(self.sketch_width)}, n_hashes="
                                  f"{short_repr(self.n_hashes)}: {exc}") from None
-        mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length)
+        mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length,
+                                         None if self._length_round is None else cap)
+        if self._length_round is not None:  # the length reports, in the prefix rounds' rows
+            words, asked, lengths = self._length_round
+            lengths[:, 0] += np.uint64(oracle.n_rounds)
+            words = _truncated(words, bit_length // 8, mechanism.n_words)  # = its encode
+            self._length_round = (hashlib.sha256(words.tobytes()).hexdigest(), asked, lengths)
         self._missing_value = None
         if self.handle_missing == "category":
             value = self.missing_category
@@ -165,6 +193,46 @@ class HeavyHitterEncoderMixin:
         self.n_iter_, self.history_ = 0, []
         self._set_generator(rng)
         return self
+    def _fit_string_length(self, X, column, epsilon, rng):
+        """The length round: a share of the users of ``X`` report their value's length in
+        bytes (at most ``max_string_bytes``, refused above) through optimized local hashing;
+        the prefix rounds then cover the longest length supported by Holm's test, plus one
+        byte for its end. Those users' length reports replace their prefix reports when
+        :meth:`transform` is given the same data, so every user reports once."""
+        cap = int(self.max_string_bytes)
+        self._missing_value = self.missing_category if not isinstance(
+            self.missing_category, dict) else self.missing_category.get(column)
+        values = self._heavy_hitter_values(X, column, reset=True)
+        probe = HeavyHitterMechanism(PrefixHeavyHitters(8 * cap, epsilon, "pem", 1, 1),
+                                     column, "strings", 8 * cap)
+        words = probe.encode(values.to_numpy(), column)  # refuses what cannot be encoded
+        n = words.shape[0]
+        if n < LENGTH_ROUND_MIN_USERS:
+            return 8 * cap
+        asked = np.sort(rng.choice(n, size=round(LENGTH_SHARE * n), replace=False))
+        lengths = np.count_nonzero(words[asked].astype(">u8").view(np.uint8), axis=1)
+        oracle = length_oracle(epsilon)
+        reports = oracle.randomize(encode_values(lengths, 8), rng)
+        counts, _ = oracle.estimate_counts(reports, encode_values(np.arange(cap + 1), 8))
+        supported = np.flatnonzero(holm_supported(
+            counts / np.sqrt(oracle._null_variance(asked.size))))
+        self.string_bytes_ = min(cap, int(supported.max()) + 1) if supported.size else cap
+        self._length_round = (words, asked, reports)
+        return 8 * self.string_bytes_
+
+    def _with_length_reports(self, words, reports):
+        """``reports`` with the length round's reports in the rows of its users, when
+        ``words`` are the data ``fit`` saw."""
+        if self._length_round is None:
+            return reports
+        digest, asked, lengths = self._length_round
+        if words.shape[0] != reports.shape[0] \
+                or hashlib.sha256(words.tobytes()).hexdigest() != digest:
+            return reports  # other users: every one reports a prefix
+        reports = reports.copy()
+        reports[asked] = lengths
+        return reports
+
     def _heavy_hitter_values(self, X, column, reset=False):
         """The values of the heavy-hitter column of ``X`` (a DataFrame holding it, a Series,
         a 1-D array or a one-column 2-D array), missing values replaced as configured."""

@@ -258,9 +258,11 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         record-level guarantee (``epsilon_``, what the ledger is charged) is then larger than
         ``epsilon`` (see ``docs/numeric.md``).
     max_string_bytes : int, default=32
-        Heavy hitters of a ``"strings"`` column: the most UTF-8 bytes of a value, in ``[1,
-        128]`` (a longer value is a ValueError naming it). PEM and TreeHist run more rounds
-        for longer values (``8 max_string_bytes`` bits).
+        Heavy hitters of a ``"strings"`` column: the declared maximum of UTF-8 bytes of a
+        value, in ``[1, 128]`` (a longer value is a ValueError naming it). PEM and TreeHist
+        fitted on data first ask a tenth of the users their value's length (the length
+        round) and cover the lengths found (``string_bytes_``); without data, they cover
+        ``max_string_bytes``.
     n_candidates : int, default=20
         ``"pem"``, ``"treehist"``: prefixes kept per round, ``k``: the most heavy hitters the
         collection can find (``ceil(1 / theta)`` for a frequency threshold ``theta``).
@@ -290,6 +292,10 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         ``None`` for the marginal strategies.
     mechanism_ : Mechanism
         The strategy built: it randomizes the records and decodes the reports.
+    string_bytes_ : int or None
+        Heavy hitters of a ``"strings"`` column: the bytes the prefix rounds cover (the
+        longest length the length round found, plus its end; ``max_string_bytes`` without
+        a length round). Set by heavy-hitter fits only (None for an integer column).
     strategy_ : str
         Name of the strategy built (the winner for ``"auto"``).
     candidates_ : pandas.Series
@@ -746,8 +752,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             words = self._heavy_hitter_words(X)
             self._charge_collection(words.shape[0], "transform")
-            reports = LDPReports(self.mechanism_.randomize(words, self._generator()),
-                                 self.mechanism_)
+            reports = LDPReports(self._with_length_reports(
+                words, self.mechanism_.randomize(words, self._generator())), self.mechanism_)
             return reports if output == "default" else _aligned_frame(reports, X)
         validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
         clipped = None

@@ -28,6 +28,7 @@ from sklearn_ldp.mechanisms.heavy_hitters.prefix import (
     default_extension_bits,
     prefix_schedule,
 )
+from sklearn_ldp.mechanisms.heavy_hitters.significance import holm_supported
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import (
     SketchFrequencyOracle,
     default_sketch_hashes,
@@ -59,7 +60,8 @@ def test_randomizer_draws_the_stated_law():
     from _stats import chi_square_p_value
     rng = np.random.default_rng(4)
     finder = PrefixHeavyHitters(8, 2.0, n_candidates=2, extension_bits=8)
-    assert finder.lengths == [8]  # a single round over the whole value
+    # One selection round over the whole value, then the verification round.
+    assert finder.lengths == [8, 8]
     words = encode_values(np.full(200_000, 77), 8)
     reports = finder.randomize(words, rng)
     own = _hash_own(_seed_rows(reports[:, 1], finder.n_rows, 8, finder.W), words)
@@ -99,7 +101,8 @@ def test_planted_heavy_hitters_are_found(protocol):
     values = np.where(heavy, planted[rng.integers(5, size=n)], background)
     finder = PrefixHeavyHitters(24, 4.0, protocol=protocol, n_candidates=5)
     found = finder.identify(finder.randomize(encode_values(values, 24), rng))
-    recovered = set(decode_values(found["values"], 24, False).tolist())
+    supported = holm_supported(found["z"])  # the candidates the final test keeps
+    recovered = set(decode_values(found["values"][supported], 24, False).tolist())
     assert recovered == set(planted.tolist())
     truth = np.array([np.sum(values == v) for v in decode_values(found["values"], 24, False)])
     assert np.all(np.abs(found["counts"] - truth) < 5 * found["std_errors"])
@@ -115,7 +118,8 @@ def test_string_values_round_trip_and_are_found():
     assert decode_values(words[:5], 128, True) == values[:5].tolist()
     finder = PrefixHeavyHitters(128, 6.0, n_candidates=3, extension_bits=8)
     found = finder.identify(finder.randomize(words, rng))
-    assert set(decode_values(found["values"], 128, True)) == set(urls.tolist())
+    supported = found["values"][holm_supported(found["z"])]
+    assert set(decode_values(supported, 128, True)) == set(urls.tolist())
 
 
 @pytest.mark.parametrize("hadamard", [False, True])

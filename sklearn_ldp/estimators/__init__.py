@@ -16,7 +16,7 @@ uses (a reader goes README -> estimator -> the family folder of :mod:`sklearn_ld
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
-from .heavy_hitters import HeavyHitterEstimator
+from .heavy_hitters import HeavyHitterEstimator, detectable_frequency
 from .longitudinal import LongitudinalEstimator
 from .marginal import MarginalEstimator
 from .numeric import AttributeHistogramEstimator, DistributionEstimator, MeanEstimator
@@ -29,6 +29,7 @@ __all__ = [
     "CountMechanism",
     "DistributionEstimator",
     "HeavyHitterEstimator",
+    "detectable_frequency",
     "LongitudinalEstimator",
     "MarginalEstimator",
     "MeanEstimator",

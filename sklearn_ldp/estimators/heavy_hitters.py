@@ -16,8 +16,19 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import FreshEntropyMixin, check_nesting
-from ..mechanisms.heavy_hitters.column import HeavyHitterMechanism
+from .._validation import FreshEntropyMixin, check_nesting, check_positive_int
+from ..mechanisms.heavy_hitters.column import (
+    MAX_INTEGER_BITS,
+    MAX_STRING_BYTES,
+    HeavyHitterMechanism,
+)
+from ..mechanisms.heavy_hitters.prefix import PROTOCOLS, PrefixHeavyHitters
+from ..mechanisms.heavy_hitters.significance import (
+    DEFAULT_ALPHA,
+    check_alpha,
+    holm_supported,
+    upper_quantile,
+)
 from ..reports import AggregatedReports
 from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
 
@@ -38,17 +49,28 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
       ``heavy_hitters_`` ranks the values of ``candidates`` (a sketch cannot list values by
       itself), and :meth:`predict` estimates any value's frequency.
 
+    Only **supported** values are returned: PEM and TreeHist estimate every value their
+    rounds found again on users who took no part in finding it (the verification round's,
+    and for a string that ended early every later round's), and keep it only if that
+    held-out estimate is significantly above frequency 0 by Holm's test at ``alpha`` over
+    all the values tested. So with probability at least ``1 - alpha`` (95% by default) no
+    returned value is held by nobody, and the estimates and ``std_error`` carry no
+    selection bias (winner's curse). Sketches test the given ``candidates`` the same way.
+    When nothing passes, ``heavy_hitters_`` is empty and a warning states the smallest
+    frequency these users and budget can detect (:func:`detectable_frequency`).
+
     Parameters
     ----------
     top_k : int or None, default=None
-        Values kept in ``heavy_hitters_``, the largest first. None: every value found (PEM
-        and TreeHist: the encoder's ``n_candidates``, 20 by default; sketches: every
-        candidate). For PEM and TreeHist at most the encoder's ``n_candidates`` (the
-        rounds keep no more).
+        Most values kept in ``heavy_hitters_``, the largest first; fewer when fewer are
+        supported. None: every supported value.
     threshold : float or None, default=None
         Keep only the values whose estimated frequency (share of the users) is at least
-        this, in ``(0, 1)``. PEM and TreeHist apply it in every round (a prefix below it is
-        dropped, as Wang et al. describe); with ``top_k`` both apply. None: no threshold.
+        this, in ``(0, 1]``. PEM and TreeHist also apply it in every round (a prefix below
+        it is dropped, as Wang et al. describe). None: no threshold.
+    alpha : float, default=0.05
+        Family-wise error rate of the final test, in ``(0, 1)``: the probability that any
+        returned value has frequency 0.
     candidates : array-like or None, default=None
         Sketches: the values ``heavy_hitters_`` ranks (duplicates are dropped with a
         warning); None leaves ``heavy_hitters_`` empty (use :meth:`predict`). PEM and
@@ -74,14 +96,24 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         value's frequency) and ``average_case`` (a value of frequency 0, the typical
         candidate). Sketches leave out hash collisions (they average out over the choice of
         the hash functions).
+    n_tested_ : int
+        Values tested by the final test (PEM, TreeHist: those the rounds found; sketches:
+        the candidates).
+    n_rejected_ : int
+        Values tested but not supported (or below ``threshold``), left out of
+        ``heavy_hitters_``.
+    detectable_frequency_ : float
+        The smallest frequency these reports can detect (:func:`detectable_frequency` for
+        PEM and TreeHist; for sketches, the final test's cut over the candidates).
     n_impossible_ : int
         PEM and TreeHist on strings: values the last round kept that no user can hold (not
         valid UTF-8 as a whole, e.g. a character cut at the last byte; prefixes that cannot
         start a value are already dropped in every round), left out of
         ``heavy_hitters_``. 0 for integers and sketches.
     rounds_ : pandas.DataFrame
-        PEM and TreeHist: one row per round, its prefix ``length``, ``users`` and the
-        ``candidates`` it scored. Empty for the sketches.
+        PEM and TreeHist: one row per round, its prefix ``length``, ``users``, the
+        ``candidates`` it scored and those it ``kept``; the last row is the verification
+        round (the values tested). Empty for the sketches.
     n_reports_ : int
         Number of reports fitted (``n_users_`` is the same number).
     mechanism_ : HeavyHitterMechanism
@@ -114,18 +146,19 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> ids = np.where(rng.random(200_000) < 0.3, 123456, rng.integers(2**20, size=200_000))
     >>> enc = LDPEncoder(categories={"user_id": 20}, strategy="pem", epsilon=4.0,
-    ...                  n_candidates=4, random_state=0)
+    ...                  n_candidates=4, random_state=1)
     >>> reports = enc.fit_transform(pd.DataFrame({"user_id": ids}))
     >>> top = HeavyHitterEstimator(top_k=1).fit(reports).heavy_hitters_
     >>> int(top["value"][0]), bool(abs(top["frequency"][0] - 0.3) < 4 * top["std_error"][0])
     (123456, True)
     """
 
-    def __init__(self, top_k=None, threshold=None, candidates=None, strategy=None,
-                 epsilon=None, categories=None, random_state=None, ledger=None,
+    def __init__(self, top_k=None, threshold=None, alpha=DEFAULT_ALPHA, candidates=None,
+                 strategy=None, epsilon=None, categories=None, random_state=None, ledger=None,
                  ledger_users="all"):
         self.top_k = top_k
         self.threshold = threshold
+        self.alpha = alpha
         self.candidates = candidates
         self.strategy = strategy
         self.epsilon = epsilon
@@ -140,9 +173,10 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
                 self.top_k, numbers.Integral) or self.top_k < 1):
             raise ValueError(f"top_k must be a positive integer or None, got {self.top_k!r}.")
         if self.threshold is not None and (isinstance(self.threshold, bool) or not isinstance(
-                self.threshold, numbers.Real) or not 0 < self.threshold < 1):
-            raise ValueError(f"threshold must be a frequency in (0, 1) or None, got "
+                self.threshold, numbers.Real) or not 0 < self.threshold <= 1):
+            raise ValueError(f"threshold must be a frequency in (0, 1] or None, got "
                              f"{self.threshold!r}.")
+        check_alpha(self.alpha)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
@@ -222,48 +256,71 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         return self
 
     def _identify(self, mechanism, reports):
-        """PEM / TreeHist: run the rounds; the fitted attributes."""
+        """PEM / TreeHist: run the rounds, test the values found; the fitted attributes."""
         oracle = mechanism.oracle
-        if self.top_k is not None and self.top_k > oracle.n_candidates:
-            raise ValueError(f"top_k={self.top_k} exceeds the {oracle.n_candidates} values "
-                             "the rounds keep (the encoder's n_candidates): collect with "
-                             f"LDPEncoder(n_candidates={self.top_k}).")
-        # Strings: a prefix no user's value can start with is dropped inside every round,
-        # so the noise of 60 rounds over 32-byte strings cannot crowd out the real values.
-        found = oracle.identify(reports, self.threshold,
-                                possible_prefix=mechanism.possible_prefix
-                                if mechanism.value_type == "strings" else None)
+        strings = mechanism.value_type == "strings"
         n = reports.shape[0]
-        counts, errors = found["counts"], found["std_errors"]
-        # A string no user can hold (a NUL byte inside, or not UTF-8) is a false positive of
-        # the last round: left out, and counted.
+        # The users of the length round (strings) reported no prefix: the others are a
+        # uniform sample of all the users, whose frequencies they estimate.
+        reports = mechanism.prefix_reports(reports)
+        if reports.shape[0] == 0:
+            raise ValueError("no report of the prefix rounds: collect more users.")
+        found = oracle.identify(reports, self.threshold,
+                                possible_prefix=mechanism.possible_prefix if strings else None,
+                                ended_prefix=mechanism.ended_prefix if strings else None)
+        shares = n / reports.shape[0]  # a count among the prefix users, among all the users
+        # A string no user can hold (a character cut at the last byte) is a false positive
+        # of the last round: left out before the test, and counted.
         possible = mechanism.possible(found["values"])
-        keep = np.flatnonzero(possible)
+        words, counts, errors = (found[key][possible]
+                                 for key in ("values", "counts", "std_errors"))
+        fitted = self._supported(mechanism, words, counts * shares, errors * shares,
+                                 found["z"][possible], n,
+                                 oracle.detectable_frequency(reports.shape[0], self.alpha))
+        rounds = pd.DataFrame(found["rounds"], columns=["length", "users", "candidates",
+                                                        "kept"])
+        return {**fitted, "rounds_": rounds, "n_impossible_": int(np.count_nonzero(~possible))}
+
+    def _supported(self, mechanism, words, counts, errors, z, n, detectable, warn=True):
+        """The values that pass Holm's test (and ``threshold``), at most ``top_k`` of them,
+        largest first; a warning naming ``detectable`` when none does (and ``warn``: a
+        sketch given no candidates has nothing to detect)."""
+        supported = holm_supported(z, self.alpha) if z.size else np.zeros(0, dtype=bool)
+        if self.threshold is not None:
+            supported &= counts >= self.threshold * n
+        keep = np.flatnonzero(supported)
+        keep = keep[np.argsort(-counts[keep], kind="stable")]
         if self.top_k is not None:
             keep = keep[:self.top_k]
-        table = self._table(mechanism, found["values"][keep], counts[keep], errors[keep], n)
-        rounds = pd.DataFrame(found["rounds"], columns=["length", "users", "candidates"])
-        return {"heavy_hitters_": table, "rounds_": rounds, "n_reports_": n, "n_users_": n,
-                "expected_error_": self._expected(mechanism, table, n),
-                "n_impossible_": int(np.count_nonzero(~possible))}
+        if keep.size == 0 and warn:
+            warnings.warn(
+                f"no value is supported by the {n} reports: none is significantly above "
+                f"frequency 0 at alpha={self.alpha!r}"
+                f"{'' if self.threshold is None else f' and threshold={self.threshold!r}'}. "
+                f"With {n} users at epsilon={mechanism.epsilon:g}, frequencies below about "
+                f"{detectable:.3g} cannot be detected (detectable_frequency).", UserWarning,
+                stacklevel=4)
+        table = self._table(mechanism, words[keep], counts[keep], errors[keep], n)
+        return {"heavy_hitters_": table, "n_tested_": int(z.size),
+                "n_rejected_": int(z.size - np.count_nonzero(supported)),
+                "detectable_frequency_": float(detectable), "n_reports_": n, "n_users_": n,
+                "expected_error_": self._expected(mechanism, table, n)}
 
     def _rank_candidates(self, mechanism, counts):
-        """CMS / HCMS: the candidates' estimates, ranked; the fitted attributes."""
+        """CMS / HCMS: the candidates' estimates, tested; the fitted attributes."""
         n = mechanism.n_reports(counts)
         if self.candidates is None:
             words = np.zeros((0, mechanism.n_words), dtype=np.uint64)
         else:
             words = self._candidate_words(mechanism, self.candidates, "candidates")
         estimates, errors = mechanism.oracle.estimate_counts(counts, words)
-        order = np.argsort(-estimates, kind="stable")
-        if self.threshold is not None:
-            order = order[estimates[order] >= self.threshold * n]
-        if self.top_k is not None:
-            order = order[:self.top_k]
-        table = self._table(mechanism, words[order], estimates[order], errors[order], n)
-        rounds = pd.DataFrame(columns=["length", "users", "candidates"])
-        return {"heavy_hitters_": table, "rounds_": rounds, "n_reports_": n, "n_users_": n,
-                "expected_error_": self._expected(mechanism, table, n), "n_impossible_": 0}
+        null = np.sqrt(max(n, 1) * mechanism.count_variance_per_user(0.0))
+        m = max(words.shape[0], 1)
+        detectable = min(1.0, upper_quantile(check_alpha(self.alpha) / m) * null / max(n, 1))
+        fitted = self._supported(mechanism, words, estimates, errors, estimates / null, n,
+                                 detectable, warn=words.shape[0] > 0)
+        rounds = pd.DataFrame(columns=["length", "users", "candidates", "kept"])
+        return {**fitted, "rounds_": rounds, "n_impossible_": 0}
 
     @staticmethod
     def _table(mechanism, words, counts, errors, n):
@@ -322,8 +379,10 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         mechanism = self.mechanism_
         words = self._candidate_words(mechanism, candidates, "candidates")
         if mechanism.prefix:
-            counts, errors = mechanism.oracle.estimate_counts(self._reports, words)
             n = self._reports.shape[0]
+            prefix = mechanism.prefix_reports(self._reports)
+            counts, errors = mechanism.oracle.estimate_counts(prefix, words)
+            counts, errors = counts * n / prefix.shape[0], errors * n / prefix.shape[0]
         else:
             counts, errors = mechanism.oracle.estimate_counts(self.statistic_, words)
             n = mechanism.n_reports(self.statistic_)
@@ -337,4 +396,73 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         return tags
 
 
-__all__ = ["HeavyHitterEstimator"]
+def detectable_frequency(n_users, epsilon, values=32, max_string_bytes=32, strategy="pem",
+                         n_candidates=20, alpha=DEFAULT_ALPHA):
+    """The smallest frequency a heavy-hitter collection can detect, before collecting.
+
+    The frequency at which a value is found by the rounds of prefix extension and passes
+    :class:`HeavyHitterEstimator`'s final test (Holm at ``alpha``) about half of the time,
+    for the encoder's defaults at ``n_users`` users: the larger of the last selection
+    round's cut and the final test's cut, in frequency. Values well above it are found
+    almost always; values below it are rarely returned, and a fit that returns nothing
+    warns with this number.
+
+    Parameters
+    ----------
+    n_users : int
+        Users who will report.
+    epsilon : float
+        Each user's privacy budget.
+    values : "strings" or int, default=32
+        The column's declaration in ``LDPEncoder(categories=...)``: ``"strings"`` or a bit
+        length.
+    max_string_bytes : int, default=32
+        For strings: the encoder's ``max_string_bytes``.
+    strategy : {"pem", "treehist"}, default="pem"
+        The prefix-extension protocol.
+    n_candidates : int, default=20
+        The encoder's ``n_candidates``.
+    alpha : float, default=0.05
+        The estimator's family-wise error rate.
+
+    Returns
+    -------
+    float
+        A frequency in ``(0, 1]``.
+
+    See Also
+    --------
+    HeavyHitterEstimator : Warns with this number when it returns nothing.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
+       identification", IEEE TDSC, 2019.
+
+    Examples
+    --------
+    >>> f = [detectable_frequency(n, 2.0) for n in (10**5, 10**6)]
+    >>> bool(f[1] < f[0] < 0.1)
+    True
+    """
+    if strategy not in PROTOCOLS:
+        raise ValueError(f"strategy must be one of {PROTOCOLS} (the sketches rank given "
+                         f"candidates), got {strategy!r}.")
+    if values == "strings":
+        bytes_ = check_positive_int(max_string_bytes, "max_string_bytes")
+        if bytes_ > MAX_STRING_BYTES:
+            raise ValueError(f"max_string_bytes must be at most {MAX_STRING_BYTES}, got "
+                             f"{max_string_bytes!r}.")
+        bit_length = 8 * bytes_
+    elif isinstance(values, numbers.Integral) and not isinstance(values, bool) \
+            and 1 <= values <= MAX_INTEGER_BITS:
+        bit_length = int(values)
+    else:
+        raise ValueError(f"values must be 'strings' or a bit length in [1, "
+                         f"{MAX_INTEGER_BITS}], got {values!r}.")
+    n_users = check_positive_int(n_users, "n_users")
+    oracle = PrefixHeavyHitters(bit_length, epsilon, strategy, n_candidates, None, n_users)
+    return oracle.detectable_frequency(n_users, alpha)
+
+
+__all__ = ["HeavyHitterEstimator", "detectable_frequency"]

@@ -22,6 +22,8 @@ KIND_SPEC_VERSIONS = {
     "longitudinal": 3,
     # Bassily's Gaussian kinds: lattice points and their exact integers since version 2.
     **dict.fromkeys(("gaussian", "gaussian_pure"), 2),
+    # Prefix heavy hitters: a verification round of whole values since version 2.
+    "prefix_heavy_hitters": 2,
 }
 
 

@@ -23,9 +23,11 @@ MAX_SKETCH_WIDTH = 2**20
 MAX_SKETCH_HASHES = 2**16
 
 
-def _bit_string(value, bit_length):
+def _bit_string(value, bit_length, max_string_bytes=None):
     """The value as the server's bit string (``heavy_hitters.encode_values``): an integer of
-    ``W * 64`` bits, word 0 most significant; ``W = ceil(bit_length / 64)``."""
+    ``W * 64`` bits, word 0 most significant; ``W = ceil(bit_length / 64)``. A string of up
+    to ``max_string_bytes`` bytes (default ``bit_length / 8``) is truncated to
+    ``bit_length / 8`` bytes, as the server's ``HeavyHitterMechanism.encode``."""
     W = -(-bit_length // 64)
     if isinstance(value, int) and not isinstance(value, bool):
         if not 0 <= value < 1 << bit_length:
@@ -55,10 +57,11 @@ def _bit_string(value, bit_length):
     if bit_length % 8:
         raise ValueError(f"string values need a bit_length that is a multiple of 8, got "
                          f"{bit_length}; the value {value!r} cannot be encoded.")
-    if len(data) > bit_length // 8:
+    cap = bit_length // 8 if max_string_bytes is None else max_string_bytes
+    if len(data) > cap:
         raise ValueError(f"the value {value!r} takes {len(data)} bytes in UTF-8, more than "
-                         f"the {bit_length // 8} of bit_length={bit_length}.")
-    return int.from_bytes(data.ljust(W * 8, b"\0"), "big")
+                         f"the declared maximum of {cap} bytes.")
+    return int.from_bytes(data[:bit_length // 8].ljust(W * 8, b"\0"), "big")
 
 
 # Repeats sklearn_ldp.mechanisms.heavy_hitters.prefix.prefix_schedule (standard library only,
@@ -81,7 +84,7 @@ def _prefix_heavy_hitters(spec):
     of the value's prefix. Report ``[round, seed, y]``."""
     kind = "prefix_heavy_hitters"
     fields = ("bit_length", "epsilon", "protocol", "n_candidates", "extension_bits")
-    _check_fields(spec, kind, fields)
+    _check_fields(spec, kind, fields, ("max_string_bytes",))
     L = spec["bit_length"]
     if isinstance(L, bool) or not isinstance(L, int) or not 1 <= L <= MAX_BIT_LENGTH:
         raise ValueError(f"bit_length of the {kind!r} specification must be an integer in "
@@ -100,7 +103,13 @@ def _prefix_heavy_hitters(spec):
         raise ValueError(f"n_candidates * 2^extension_bits of the {kind!r} specification must "
                          f"be at most {MAX_CANDIDATES}, got n_candidates={n_candidates}, "
                          f"extension_bits={eta}.")
-    lengths = _prefix_schedule(L, n_candidates, eta)
+    # The selection rounds, then the server's verification round of whole values.
+    cap = spec.get("max_string_bytes")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int)
+                            or not L // 8 <= cap <= MAX_BIT_LENGTH // 8):
+        raise ValueError(f"max_string_bytes of the {kind!r} specification must be an integer "
+                         f"in [{L // 8}, {MAX_BIT_LENGTH // 8}], got {cap!r}.")
+    lengths = _prefix_schedule(L, n_candidates, eta) + [L]
     W = -(-L // 64)
     if protocol == "pem":
         g = _olh_buckets(epsilon, "linear")  # best_power_of_two_buckets
@@ -125,7 +134,7 @@ def _prefix_heavy_hitters(spec):
         return hashed
 
     def privatize(value, rng, memo=None):
-        x = _bit_string(value, L)
+        x = _bit_string(value, L, cap)
         round_index = rng.randrange(len(lengths))
         seed = rng.getrandbits(64)
         length = lengths[round_index]

@@ -10,20 +10,19 @@ one the clients rebuild the randomizer from) is kept unchanged inside this one's
 Its spec kind is dispatched by :func:`~sklearn_ldp.mechanisms._base.specs.load_mechanism`.
 """
 
-import codecs
-
 import numpy as np
 
 from ...deploy.limits import check_size
 from .._base.docstrings import from_dict_docstring
 from .._base.headers import check_spec_header
 from .._base.mechanism import MAX_REPORTS, Mechanism, ReportCheck, exact_total
-from .prefix import PrefixHeavyHitters
+from .prefix import PrefixHeavyHitters, length_oracle
 from .sketches import SketchFrequencyOracle
 from .values import MAX_BIT_LENGTH, decode_values, encode_values, n_words
 
 HEAVY_HITTERS_KIND = "heavy_hitters"
-HEAVY_HITTERS_SPEC_VERSION = 1
+# Version 2: the prefix protocol's verification round, and the strings' declared maximum.
+HEAVY_HITTERS_SPEC_VERSION = 2
 HEAVY_HITTER_STRATEGIES = ("pem", "treehist", "cms", "hcms")
 VALUE_TYPES = ("strings", "integers")
 # Longest values: integers are numpy integers (64 bits); strings at most MAX_BIT_LENGTH bits.
@@ -134,7 +133,7 @@ class HeavyHitterMechanism(Mechanism):
 
     kind = HEAVY_HITTERS_KIND
 
-    def __init__(self, oracle, column, value_type, bit_length):
+    def __init__(self, oracle, column, value_type, bit_length, max_string_bytes=None):
         if not isinstance(oracle, PrefixHeavyHitters | SketchFrequencyOracle):
             raise ValueError(f"oracle must be a PrefixHeavyHitters or a SketchFrequencyOracle, "
                              f"got {type(oracle).__name__}.")
@@ -151,12 +150,58 @@ class HeavyHitterMechanism(Mechanism):
         if not self.prefix:
             check_size(oracle.n_hashes * oracle.width, "the sketch's cells (n_hashes * width)",
                        "max_matrix_entries", f"column {column!r}")
+        # Strings whose prefix rounds were fitted by a length round (max_string_bytes given):
+        # the users of the length round report their length through `length_oracle`
+        # (rounds numbered after the prefix rounds), and a value longer than bit_length / 8
+        # bytes (at most max_string_bytes) is reported truncated, without its end (a found
+        # value without an end is dropped as truncated).
+        self.declared_bytes = max_string_bytes
+        self.max_string_bytes = self._check_cap(max_string_bytes, value_type, column)
+        self.truncates = self.prefix and self.max_string_bytes > self.bit_length // 8
+        self.length_oracle = length_oracle(oracle.epsilon) \
+            if self.prefix and max_string_bytes is not None else None
         self.oracle = oracle
         self.column = column
         self.epsilon = float(oracle.epsilon)
         self.n_inputs = None  # the domain (every value of bit_length bits) is not listed
         self.name = self.strategy
         self.params = {}
+
+    def _check_cap(self, cap, value_type, column):
+        """The declared maximum of a string (``bit_length / 8`` when None); 0 for integers."""
+        if value_type != "strings" or not self.prefix:
+            if cap is not None:
+                raise ValueError(f"column {column!r}: max_string_bytes (a length round) is "
+                                 f"for strings found by PEM or TreeHist, got {cap!r}.")
+            return 0 if value_type != "strings" else self.bit_length // 8
+        if cap is None:
+            return self.bit_length // 8
+        if isinstance(cap, bool) or not isinstance(cap, int) \
+                or not self.bit_length // 8 <= cap <= MAX_STRING_BYTES:
+            raise ValueError(f"column {column!r}: max_string_bytes must be an integer in "
+                             f"[{self.bit_length // 8}, {MAX_STRING_BYTES}], got {cap!r}.")
+        return cap
+
+    @property
+    def n_report_rounds(self):
+        """Rounds a report row may name: the prefix rounds, then the length round's."""
+        extra = self.length_oracle.n_rounds if self.length_oracle is not None else 0
+        return self.oracle.n_rounds + extra if self.prefix else 0
+
+    def randomize_lengths(self, words, rng):
+        """The length round's reports of encoded strings: each value's length in bytes
+        through ``length_oracle`` (an 8-bit PEM), its rounds numbered after the prefix
+        rounds'."""
+        lengths = np.count_nonzero(
+            np.frombuffer(np.asarray(words, dtype=np.uint64).astype(">u8").tobytes(),
+                          dtype=np.uint8).reshape(words.shape[0], -1), axis=1)
+        reports = self.length_oracle.randomize(encode_values(lengths, 8), rng)
+        reports[:, 0] += np.uint64(self.oracle.n_rounds)
+        return reports
+
+    def prefix_reports(self, reports):
+        """The rows of the prefix rounds (without the length round's)."""
+        return reports[reports[:, 0] < self.oracle.n_rounds]
 
     @property
     def strategy(self):
@@ -187,7 +232,8 @@ class HeavyHitterMechanism(Mechanism):
         return {"version": HEAVY_HITTERS_SPEC_VERSION, "mechanism": HEAVY_HITTERS_KIND,
                 "epsilon": self.epsilon,
                 "params": {"column": self.column, "values": self.value_type,
-                           "bit_length": self.bit_length, "oracle": self.oracle.to_dict()}}
+                           "bit_length": self.bit_length, "oracle": self.oracle.to_dict(),
+                           "max_string_bytes": self.declared_bytes}}
 
     @classmethod
     @from_dict_docstring
@@ -200,9 +246,10 @@ class HeavyHitterMechanism(Mechanism):
         check_spec_header(spec, HEAVY_HITTERS_KIND, HEAVY_HITTERS_SPEC_VERSION)
         params = spec.get("params")
         if not isinstance(params, dict) or set(params) != {"column", "values", "bit_length",
-                                                           "oracle"}:
+                                                           "oracle", "max_string_bytes"}:
             raise ValueError(f"the {HEAVY_HITTERS_KIND!r} specification's params must have "
-                             "exactly the fields column, values, bit_length and oracle.")
+                             "exactly the fields column, values, bit_length, oracle and "
+                             "max_string_bytes.")
         oracle_spec = params["oracle"]
         if not isinstance(oracle_spec, dict):
             raise ValueError(f"the {HEAVY_HITTERS_KIND!r} specification's oracle must be an "
@@ -225,7 +272,8 @@ class HeavyHitterMechanism(Mechanism):
             oracle = build(oracle_spec)
         except (TypeError, KeyError, OverflowError) as exc:
             raise ValueError(f"malformed {HEAVY_HITTERS_KIND!r} oracle: {exc}") from None
-        mechanism = cls(oracle, params["column"], params["values"], params["bit_length"])
+        mechanism = cls(oracle, params["column"], params["values"], params["bit_length"],
+                        params["max_string_bytes"])
         claimed = spec.get("epsilon")
         if isinstance(claimed, bool) or not isinstance(claimed, int | float) \
                 or claimed != mechanism.epsilon:
@@ -240,6 +288,8 @@ class HeavyHitterMechanism(Mechanism):
         spec = self.oracle.to_dict()
         if not self.prefix:
             spec["bit_length"] = self.bit_length
+        if self.truncates:  # longer strings, up to this, are sent truncated
+            spec["max_string_bytes"] = self.max_string_bytes
         return spec
 
     # ------------------------------------------------------------------ values
@@ -310,13 +360,14 @@ class HeavyHitterMechanism(Mechanism):
             raise ValueError(f"column {column!r}: the value {original[row]!r} at row {row} "
                              "holds a NUL character, which the zero padding of the encoding "
                              "cannot tell apart.")
-        too_long = lengths > n_bytes
+        too_long = lengths > self.max_string_bytes
         if too_long.any():
             row = int(np.flatnonzero(too_long)[0])
             raise ValueError(f"column {column!r}: the value {_plain(array[row])!r} at row {row} "
                              "takes "
                              f"{int(lengths[row])} bytes in UTF-8, more than the declared "
-                             f"{n_bytes} (max_string_bytes).")
+                             f"{self.max_string_bytes} (max_string_bytes).")
+        encoded = encoded.astype(f"S{n_bytes}")  # longer values truncated (see __init__)
         width = self.n_words * 8
         padded = encoded.astype(f"S{width}")  # zero bytes after the value
         return np.frombuffer(padded.tobytes(), dtype=">u8").reshape(array.shape[0],
@@ -380,7 +431,11 @@ class HeavyHitterMechanism(Mechanism):
         width = words.shape[1] * 8
         ok = np.ones(words.shape[0], dtype=bool)
         for i in range(words.shape[0]):  # a few found values, never the users
-            value = raw[i * width:(i + 1) * width][:self.bit_length // 8].rstrip(b"\0")
+            whole = raw[i * width:(i + 1) * width][:self.bit_length // 8]
+            value = whole.rstrip(b"\0")
+            if self.truncates and len(value) == len(whole):  # no end: a truncated value
+                ok[i] = False
+                continue
             try:
                 ok[i] = b"\0" not in value and value.decode("utf-8") is not None
             except UnicodeDecodeError:
@@ -389,31 +444,50 @@ class HeavyHitterMechanism(Mechanism):
 
     def possible_prefix(self, words, length):
         """Which ``(c, W)`` candidate prefixes of ``length`` bits some user's value can start
-        with: every integer prefix; for strings, the complete bytes must be a valid UTF-8
-        prefix, and once a zero byte (the padding) appears every later bit must be zero. The
-        prefix-extension rounds drop the others (a few hundred candidates per round, never
-        the users, so a loop over them is cheap)."""
+        with: every integer prefix; for strings, once a zero byte (the end) appears every
+        later bit must be zero, and the complete bytes before it must be a valid UTF-8
+        prefix (a whole one when the string ended). Vectorized over the candidates: a
+        UTF-8 state machine that steps through the bytes."""
         words = np.asarray(words, dtype=np.uint64)
         if self.value_type == "integers":
             return np.ones(words.shape[0], dtype=bool)
-        raw = words.astype(">u8").tobytes()
-        width = words.shape[1] * 8
         n_bytes = -(-length // 8)  # the last byte may be partial (its low bits are zero)
-        ok = np.ones(words.shape[0], dtype=bool)
-        for i in range(words.shape[0]):
-            prefix = raw[i * width:i * width + n_bytes]
-            end = prefix.find(b"\0")
-            if end >= 0:  # the padding started: nothing but zeros after it
-                ok[i] = not prefix[end:].strip(b"\0")
-                complete, final = prefix[:end], True
-            else:
-                complete, final = prefix[:length // 8], False
-            if ok[i]:
-                try:
-                    codecs.getincrementaldecoder("utf-8")().decode(complete, final=final)
-                except UnicodeDecodeError:
-                    ok[i] = False
-        return ok
+        raw = words.astype(">u8").view(np.uint8).reshape(words.shape[0], -1)[:, :n_bytes]
+        raw = raw.astype(np.int64)
+        zero = raw == 0
+        ended = zero.any(axis=1)
+        end = np.where(ended, np.argmax(zero, axis=1), length // 8)
+        ok = ~((np.arange(n_bytes) > end[:, None]) & ~zero).any(axis=1)
+        need = np.zeros(words.shape[0], dtype=np.int64)  # continuation bytes still due
+        low = np.full(words.shape[0], 0x80)
+        high = np.full(words.shape[0], 0xBF)
+        for j in range(int(end.max(initial=0))):
+            active = j < end
+            b = raw[:, j]
+            inside = need > 0
+            lead = np.select([b < 0x80, (b >= 0xC2) & (b <= 0xDF), (b >= 0xE0) & (b <= 0xEF),
+                              (b >= 0xF0) & (b <= 0xF4)], [0, 1, 2, 3], -1)
+            ok &= ~active | np.where(inside, (b >= low) & (b <= high), lead >= 0)
+            step = active & ok
+            # The second byte of E0, ED, F0 and F4 sequences has narrower bounds (no
+            # overlong forms, surrogates or code points above U+10FFFF).
+            low = np.where(step, np.where(~inside & (b == 0xE0), 0xA0,
+                                          np.where(~inside & (b == 0xF0), 0x90, 0x80)), low)
+            high = np.where(step, np.where(~inside & (b == 0xED), 0x9F,
+                                           np.where(~inside & (b == 0xF4), 0x8F, 0xBF)), high)
+            need = np.where(step, np.where(inside, need - 1, np.maximum(lead, 0)), need)
+        return ok & ~(ended & (need > 0))  # an ended string holds whole characters
+
+    def ended_prefix(self, words, length):
+        """Which ``(c, W)`` candidate prefixes of ``length`` bits are whole strings already: a
+        complete zero byte (the end of the value) lies within them. Integers end only at
+        ``bit_length`` (all False)."""
+        words = np.asarray(words, dtype=np.uint64)
+        if self.value_type == "integers" or length < 8:
+            return np.zeros(words.shape[0], dtype=bool)
+        raw = np.frombuffer(words.astype(">u8").tobytes(), dtype=np.uint8)
+        complete = raw.reshape(words.shape[0], 8 * words.shape[1])[:, :length // 8]
+        return (complete == 0).any(axis=1)
 
     def decode(self, words):
         """Values (a list of str, or an int64/uint64 array) of ``(n, W)`` words."""
@@ -508,8 +582,14 @@ class HeavyHitterMechanism(Mechanism):
                              f"array, got shape {reports.shape} and dtype {reports.dtype}.")
         if self.prefix:
             limit = self.oracle.g if self.oracle.protocol == "pem" else 2
-            bad = (reports[:, 0] >= self.oracle.n_rounds) | (reports[:, 2] >= limit)
+            prefix = reports[:, 0] < self.oracle.n_rounds
+            bad = (reports[:, 0] >= self.n_report_rounds) \
+                | (prefix & (reports[:, 2] >= limit))
             rule = f"round < {self.oracle.n_rounds}, y < {limit}"
+            if self.length_oracle is not None:
+                bad |= ~prefix & (reports[:, 2] >= self.length_oracle.g)
+                rule += (f"; length round < {self.n_report_rounds}, y < "
+                         f"{self.length_oracle.g}")
         elif self.oracle.hadamard:
             k, m = self.oracle.n_hashes, self.oracle.width
             bad = (reports[:, 0] >= k) | (reports[:, 1] >= m) | (reports[:, 2] > 1)

@@ -4,8 +4,11 @@ Values are bit strings (:mod:`.values`). The users are split into ``g`` groups, 
 Round ``i`` asks its group for the prefix of ``l_i`` bits of their value through a frequency
 oracle, and the server estimates the counts of the candidate prefixes only: in round 1 every
 prefix of ``l_1`` bits, afterwards the prefixes kept in round ``i - 1`` extended by every
-``l_i - l_(i-1)``-bit suffix. It keeps the ``k`` largest (or those above a threshold); the last
-round has ``l_g = L`` and gives the heavy hitters with their estimated counts.
+``l_i - l_(i-1)``-bit suffix. It keeps at most the ``k`` largest among those significantly
+above zero; the last selection round has ``l = L``. One more round, the verification round,
+asks its group for whole values: the values the selection rounds found are estimated on the
+users who did not select them (:mod:`.significance` tests them), so the estimates carry no
+winner's curse and noise values are dropped.
 
 * **PEM** (Wang, Li & Jha 2019): optimized local hashing with a linear hash over GF(2),
   ``H(x) = M x`` for a ``r x l`` bit matrix ``M`` named by the report's seed, ``g = 2^r``
@@ -49,8 +52,9 @@ from .._base.exact import (
     uniform_below,
     uniform_mixture,
 )
-from .._base.headers import SpecEquality, check_version_one_fields
+from .._base.headers import SpecEquality
 from ..oracles.local_hashing import best_power_of_two_buckets, splitmix64
+from .significance import DEFAULT_ALPHA, check_alpha, round_critical_z, upper_quantile
 from .values import (
     _GOLDEN,
     DEFAULT_USERS,
@@ -63,10 +67,17 @@ from .values import (
 # Candidates evaluated per round at most (k * 2^eta): bounds the round's work.
 MAX_CANDIDATES = 2**16
 PROTOCOLS = ("pem", "treehist")
+# Complete values kept by a selection round are at least this many null standard errors
+# above zero (the final test on held-out users decides).
+FINAL_CUT_Z = 1.0
+# Version 2: a verification round of whole values follows the selection rounds.
+PREFIX_SPEC_VERSION = 2
 # Server work (comparisons, 2-3 ns each on a 2-core test machine) that the default eta may
 # use: about 1.5 s of one core, or this many comparisons per user when there are more users.
 WORK_BUDGET = 2**29
 WORK_PER_USER = 256
+# Values of more bits than this get a proportionally larger work budget.
+BUDGET_BITS = 32
 # The Walsh-Hadamard path costs about this many comparisons per kept prefix and bucket.
 FOURIER_COST = 10
 
@@ -314,7 +325,8 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
     [11, 5, 3]
     """
     g = best_power_of_two_buckets(epsilon)
-    budget = max(WORK_BUDGET, WORK_PER_USER * n_users)
+    # Longer values need more rounds: the work allowed grows with the bits to find.
+    budget = max(WORK_BUDGET, WORK_PER_USER * n_users) * max(1.0, bit_length / BUDGET_BITS)
     best = None
     for eta in range(1, 17):
         if n_candidates << eta > MAX_CANDIDATES:
@@ -327,6 +339,19 @@ def default_extension_bits(bit_length, epsilon, n_candidates, n_users):
         if work <= budget and (best is None or key < best[0]):
             best = (key, eta)
     return 1 if best is None else best[1]
+
+
+def length_oracle(epsilon):
+    """The length round's protocol: a string's length in bytes as an 8-bit value, whole in
+    both of its rounds (one selection round of 8 bits and the verification round), so its
+    :meth:`~PrefixHeavyHitters.estimate_counts` is optimized local hashing over the lengths.
+
+    Examples
+    --------
+    >>> length_oracle(2.0).lengths
+    [8, 8]
+    """
+    return PrefixHeavyHitters(8, epsilon, "pem", n_candidates=1, extension_bits=8)
 
 
 def check_prefix_numerator(numerator, n_buckets, epsilon):
@@ -369,7 +394,9 @@ class PrefixHeavyHitters(SpecEquality):
     Attributes
     ----------
     lengths : list of int
-        Prefix length of each round (:func:`prefix_schedule`; the last is ``bit_length``).
+        Prefix length of each round: the selection rounds (:func:`prefix_schedule`; the last
+        is ``bit_length``), then the verification round (``bit_length``), whose users only
+        estimate the values the selection rounds found.
     g : int
         Hash buckets of PEM's local hashing (2 for TreeHist's one bit).
 
@@ -423,7 +450,10 @@ class PrefixHeavyHitters(SpecEquality):
                              f"= {self.n_candidates << eta} candidates per round exceeds "
                              f"{MAX_CANDIDATES}.")
         self.extension_bits = eta
-        self.lengths = prefix_schedule(self.bit_length, self.n_candidates, eta)
+        # The selection rounds, then one verification round of whole values: its users
+        # estimate the values the others selected (held out, so no winner's curse).
+        self.lengths = prefix_schedule(self.bit_length, self.n_candidates, eta) \
+            + [self.bit_length]
         self.W = n_words(self.bit_length)
         # The own bucket (bit) is kept with probability a / 2^52, every other one drawn
         # uniformly: g-ary randomized response with the largest a whose ratio a (g - 1) /
@@ -446,15 +476,23 @@ class PrefixHeavyHitters(SpecEquality):
 
     def to_dict(self):
         """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
-        return {"version": 1, "mechanism": self.kind, "bit_length": self.bit_length,
-                "epsilon": self.epsilon, "protocol": self.protocol,
+        return {"version": PREFIX_SPEC_VERSION, "mechanism": self.kind,
+                "bit_length": self.bit_length, "epsilon": self.epsilon, "protocol": self.protocol,
                 "n_candidates": self.n_candidates, "extension_bits": self.extension_bits}
 
     @classmethod
     def from_dict(cls, spec):
         """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
         fields = {"bit_length", "epsilon", "protocol", "n_candidates", "extension_bits"}
-        check_version_one_fields(spec, cls.kind, fields)
+        if isinstance(spec, dict) and spec.get("mechanism") == cls.kind \
+                and spec.get("version") == 1:
+            raise ValueError(f"a version-1 {cls.kind!r} specification has no verification "
+                             f"round; this version reads version {PREFIX_SPEC_VERSION}: "
+                             "collect again with a current encoder.")
+        if not isinstance(spec, dict) or spec.get("mechanism") != cls.kind \
+                or spec.get("version") != PREFIX_SPEC_VERSION or not fields <= set(spec):
+            raise ValueError(f"not a version-{PREFIX_SPEC_VERSION} {cls.kind!r} specification "
+                             f"with fields {sorted(fields)}: {str(spec)[:80]!r}.")
         return cls(spec["bit_length"], spec["epsilon"], spec["protocol"],
                    spec["n_candidates"], spec["extension_bits"])
 
@@ -540,7 +578,7 @@ class PrefixHeavyHitters(SpecEquality):
         >>> finder = PrefixHeavyHitters(4, 1.0, protocol="treehist", n_candidates=2)
         >>> law = finder.exact_law(5, seed=7)
         >>> law.outputs.shape, sum(law.weights) == law.total
-        ((6, 3), True)
+        ((8, 3), True)
         """
         check_law_size(self.n_rounds * self.g, self.kind)
         words = _one_value_words(value, self.bit_length)
@@ -613,65 +651,145 @@ class PrefixHeavyHitters(SpecEquality):
             variance = n * (self.c ** 2 - f)
         return counts, np.sqrt(variance), candidates
 
-    def identify(self, reports, threshold=None, possible_prefix=None):
-        """Run the rounds: the heavy hitters and their estimated counts.
+    def _null_variance(self, n):
+        """Variance of a candidate's estimated count among ``n`` reports when no user holds
+        it: ``n q (1 - q) / (p - q)^2`` (PEM), ``n c^2`` (TreeHist)."""
+        if self.protocol == "pem":
+            return n * self.q * (1 - self.q) / (self.p - self.q) ** 2
+        return n * self.c ** 2
+
+    def _groups(self, reports):
+        """Each round's reports (a ValueError when a round has none)."""
+        groups = [reports[reports[:, 0] == index] for index in range(self.n_rounds)]
+        for index, group in enumerate(groups):
+            if group.shape[0] == 0:
+                raise ValueError(f"round {index} has no reports: collect more users.")
+        return groups
+
+    def _pooled_counts(self, groups, words, rounds_of):
+        """Counts of complete values estimated on the pooled groups of the rounds each may
+        use: ``rounds_of(j)`` is a boolean mask of the values round ``j`` may score.
+
+        A complete value is its own prefix of any length at least its own (strings end with
+        zero bytes), so every such round's users estimate its count without bias; the sums
+        of the groups' counts and variances are those of the pooled users.
+
+        Returns
+        -------
+        counts, errors, z : ndarray of float
+            Estimated counts among all the reports, their standard errors, and the pooled
+            estimate over its standard error under frequency 0 (NaN for a value no round may
+            score).
+        """
+        m = words.shape[0]
+        sums, variance, null, users = (np.zeros(m) for _ in range(4))
+        for j, group in enumerate(groups):
+            index = np.flatnonzero(rounds_of(j))
+            length = self.lengths[j]
+            for first in range(0, index.size, 256):
+                block = index[first:first + 256]
+                c, e, _ = self._round_counts(group, length, words[block], length)
+                sums[block] += c
+                variance[block] += e ** 2
+                null[block] += self._null_variance(group.shape[0])
+                users[block] += group.shape[0]
+        total = sum(group.shape[0] for group in groups)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(users > 0, total / users, np.nan)
+            return sums * scale, np.sqrt(variance) * scale, sums / np.sqrt(null)
+
+    def identify(self, reports, threshold=None, possible_prefix=None, ended_prefix=None):
+        """Run the rounds: the candidate heavy hitters and their held-out estimates.
+
+        Every selection round keeps the growing prefixes whose estimate exceeds
+        :func:`~.significance.round_critical_z` null standard errors (and ``threshold``),
+        at most ``n_candidates`` of them, and at most ``2 n_candidates`` complete values
+        above ``FINAL_CUT_Z`` null standard errors (the final test decides on those). A
+        candidate is complete in the last selection round, or earlier when
+        ``ended_prefix`` says its value ended (a string's zero byte). Each complete value is
+        then estimated on the users of the later rounds only (the last round, which reports
+        whole values, is held out for this), so its estimate and standard error do not
+        carry the selection: no winner's curse.
 
         Parameters
         ----------
         reports : ndarray of uint64, shape (n, 3)
             :meth:`randomize`'s reports (every round's group).
         threshold : float or None, default=None
-            Keep, in every round, the candidates whose estimated share of the users is at
-            least this (at most ``n_candidates`` of them); None keeps the ``n_candidates``
-            largest.
+            Keep, in every round, only the candidates whose estimated share of the round's
+            users is at least this, in ``(0, 1]``. None: no threshold.
         possible_prefix : callable or None, default=None
             ``possible_prefix(candidates, length)``: a boolean mask of the ``(c, W)``
             candidate prefixes of ``length`` bits that some user's value can start with
-            (e.g. valid UTF-8 without a NUL byte before the padding). The others are
-            dropped in the round, before the ``n_candidates`` are chosen, so noise cannot
-            fill the kept set with prefixes no user holds. None keeps every candidate.
+            (e.g. valid UTF-8, nothing but zero bytes after a zero byte). The others are
+            dropped. None keeps every candidate.
+        ended_prefix : callable or None, default=None
+            ``ended_prefix(candidates, length)``: a boolean mask of the candidates that are
+            whole values already. None: only the last selection round's are.
 
         Returns
         -------
         result : dict
-            ``values`` (``(h, W)`` uint64 words), ``counts`` (estimated users among all the
-            reports) and ``std_errors``, sorted by decreasing count, and ``rounds`` (per
-            round: prefix length, users, candidates).
+            ``values`` (``(h, W)`` uint64 words), their held-out ``counts`` (estimated
+            users among all the reports), ``std_errors`` and ``z`` (count over its standard
+            error under frequency 0), sorted by decreasing count; ``rounds`` (per selection
+            round: prefix length, users, candidates scored, candidates kept).
         """
         reports = self.check_reports(reports)
-        if threshold is not None and not (isinstance(threshold, numbers.Real)
-                                          and 0 < threshold < 1):
-            raise ValueError(f"threshold must be a share in (0, 1), got {threshold!r}.")
-        total = reports.shape[0]
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(
+                threshold, numbers.Real) or not 0 < threshold <= 1):
+            raise ValueError(f"threshold must be a share in (0, 1], got {threshold!r}.")
+        groups = self._groups(reports)
         kept = np.zeros((1, self.W), dtype=np.uint64)
-        start, history = 0, []
-        for index, length in enumerate(self.lengths):
-            group = reports[reports[:, 0] == index]
-            if group.shape[0] == 0:
-                raise ValueError(f"round {index} has no reports: collect more users.")
-            counts, errors, candidates = self._round_counts(group, length, kept, start)
-            ranked = counts
-            if possible_prefix is not None:
-                # An impossible prefix ranks below every possible one (kept only if fewer
-                # than n_candidates are possible, which no real value can be then).
-                ranked = np.where(possible_prefix(candidates, length), counts, -np.inf)
-            order = np.argsort(-ranked, kind="stable")[:self.n_candidates]
-            order = order[np.isfinite(ranked[order])] if possible_prefix is not None else order
+        start, history, finals, selected = 0, [], [], []
+        for index, length in enumerate(self.lengths[:-1]):
+            group = groups[index]
+            if kept.shape[0] == 0:  # nothing left to extend
+                history.append({"length": length, "users": int(group.shape[0]),
+                                "candidates": 0, "kept": 0})
+                continue
+            counts, _, candidates = self._round_counts(group, length, kept, start)
+            z = counts / np.sqrt(self._null_variance(group.shape[0]))
+            keep = z > FINAL_CUT_Z
             if threshold is not None:
-                order = order[counts[order] >= threshold * group.shape[0]]
+                keep &= counts >= threshold * group.shape[0]
+            if possible_prefix is not None:
+                keep &= possible_prefix(candidates, length)
+            order = np.flatnonzero(keep)
+            order = order[np.argsort(-counts[order], kind="stable")]
+            if index == self.n_rounds - 2:
+                done = np.ones(order.size, dtype=bool)
+            elif ended_prefix is not None:
+                done = ended_prefix(candidates[order], length)
+            else:
+                done = np.zeros(order.size, dtype=bool)
+            # Prefixes still growing pass the round's cut and take the k slots; complete
+            # values take no slot in later rounds and face the final test on held-out
+            # users, so a milder cut and 2k of them keep a real value that this round's
+            # noise pushed down.
+            cut = round_critical_z(candidates.shape[0], self.n_candidates)
+            growing = order[~done & (z[order] > cut)][:self.n_candidates]
+            complete = order[done][:2 * self.n_candidates]
+            finals.append(candidates[complete])
+            selected += [index] * complete.size
+            kept, start = candidates[growing], length
             history.append({"length": length, "users": int(group.shape[0]),
-                            "candidates": int(candidates.shape[0])})
-            kept, start = candidates[order], length
-            scale = total / group.shape[0]
-            final_counts, final_errors = counts[order] * scale, errors[order] * scale
-        return {"values": kept, "counts": final_counts, "std_errors": final_errors,
-                "rounds": history}
+                            "candidates": int(candidates.shape[0]),
+                            "kept": int(complete.size + kept.shape[0])})
+        values = np.concatenate(finals)
+        selected = np.asarray(selected, dtype=np.int64)
+        history.append({"length": self.bit_length, "users": int(groups[-1].shape[0]),
+                        "candidates": int(values.shape[0]), "kept": int(values.shape[0])})
+        counts, errors, z = self._pooled_counts(groups, values, lambda j: selected < j)
+        order = np.argsort(-counts, kind="stable")
+        return {"values": values[order], "counts": counts[order],
+                "std_errors": errors[order], "z": z[order], "rounds": history}
 
     def count_variance_per_user(self, frequency):
         """Variance of the estimated count of a value of share ``frequency`` among ``N``
-        users, divided by ``N``, with the groups of equal size ``N / rounds`` (the final
-        count is the last group's count times ``rounds``): ``rounds (f p (1 - p) + (1 - f)
-        q (1 - q)) / (p - q)^2`` (PEM), ``rounds (c^2 - f)`` (TreeHist)."""
+        users, divided by ``N``, from one round's group of ``N / rounds`` users (the
+        verification round's, for a value of ``bit_length`` bits): ``rounds (f p (1 - p) +
+        (1 - f) q (1 - q)) / (p - q)^2`` (PEM), ``rounds (c^2 - f)`` (TreeHist)."""
         f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
         if self.protocol == "pem":
             per_report = (f * self.p * (1 - self.p) + (1 - f) * self.q * (1 - self.q)) \
@@ -680,19 +798,28 @@ class PrefixHeavyHitters(SpecEquality):
             per_report = self.c ** 2 - f
         return self.n_rounds * per_report
 
+    def detectable_frequency(self, n_users, alpha=DEFAULT_ALPHA):
+        """The smallest frequency the rounds find and the final test supports half of the
+        time, for ``n_users`` users (``N / rounds`` per round): the larger of the last
+        selection round's cut and the final test's Bonferroni cut over ``n_candidates``
+        values, in frequency (a value of ``bit_length`` bits, estimated on the verification
+        round only; shorter strings are estimated on more users)."""
+        n_users = check_positive_int(n_users, "n_users")
+        alpha = check_alpha(alpha)
+        group = n_users / self.n_rounds
+        previous = self.lengths[-3] if self.n_rounds > 2 else 0
+        scored = (self.n_candidates if previous else 1) << (self.lengths[-2] - previous)
+        cut = max(round_critical_z(scored, self.n_candidates),
+                  upper_quantile(alpha / self.n_candidates))
+        return float(min(1.0, cut * np.sqrt(self._null_variance(group)) / group))
+
     def estimate_counts(self, reports, words):
-        """Estimated user counts (among all the reports) of the given values, from the last
-        round's group, with their standard errors."""
+        """Estimated user counts (among all the reports) of any values, from the rounds whose
+        users reported whole values (the last two), with their standard errors."""
         reports = self.check_reports(reports)
         words = np.asarray(words, dtype=np.uint64)
-        group = reports[reports[:, 0] == self.n_rounds - 1]
-        if group.shape[0] == 0:
-            raise ValueError("the last round has no reports: collect more users.")
-        scale = reports.shape[0] / group.shape[0]
-        counts, errors = np.empty(words.shape[0]), np.empty(words.shape[0])
-        start = self.lengths[-1]  # no suffix bits: score the values themselves
-        for i in range(0, words.shape[0], 256):
-            block = words[i:i + 256]
-            c, e, _ = self._round_counts(group, self.bit_length, block, start)
-            counts[i:i + 256], errors[i:i + 256] = c * scale, e * scale
+        groups = self._groups(reports)
+        whole = [j for j, length in enumerate(self.lengths) if length == self.bit_length]
+        counts, errors, _ = self._pooled_counts(
+            groups, words, lambda j: np.full(words.shape[0], j in whole))
         return counts, errors
