@@ -70,20 +70,20 @@ def test_tail_and_refinement_paths_have_the_same_law():
     sigma2 = 100
     table = dg._gaussian_table(sigma2, core=12, slack=2**60)
     assert table.core == 12 and table.threshold < 2**14 * 0.8
-    draws = dg._sample_table(table, 30_000, np.random.default_rng(11))
+    draws = dg._sample_table(table, 6_000, np.random.default_rng(11))
     assert np.abs(draws).max() > 30  # the tail was drawn
-    assert _p_value(draws, sigma2, n_bins=40) > 1e-4
+    assert _p_value(draws, sigma2, n_bins=20) > 1e-4
     # Same seed, same draws.
-    again = dg._sample_table(table, 30_000, np.random.default_rng(11))
+    again = dg._sample_table(table, 6_000, np.random.default_rng(11))
     assert np.array_equal(draws, again)
 
 
 def test_tail_alone_has_the_law_beyond_the_table():
     sigma2, core = 25, 5
     table = dg._gaussian_table(sigma2, core=core)
-    draws = dg._sample_table(table, 40_000, np.random.default_rng(2))
+    draws = dg._sample_table(table, 8_000, np.random.default_rng(2))
     tail = np.abs(draws[np.abs(draws) > core])
-    support = np.arange(core + 1, core + 60)
+    support = np.arange(core + 1, core + 40)
     expected = _pmf(sigma2, support) / _pmf(sigma2, support).sum() * tail.size
     observed = np.bincount(tail - core - 1, minlength=support.size)[:support.size]
     assert observed.sum() == tail.size
@@ -104,7 +104,8 @@ def test_table_integers_are_exact(sigma2):
     # The alias table gives every entry exactly its weight.
     bins = 1 << table.bin_bits
     capacity = total // bins
-    probability, alias = table.probability.astype(object), table.alias
+    probability = (table.coin_limits >> np.uint64(dg._ACCEPT_BITS + 1)).astype(object)
+    alias = table.alias
     recovered = np.zeros(bins, dtype=object)
     for j in range(bins):
         recovered[j] += probability[j]

@@ -1,8 +1,9 @@
 r"""The exact discrete Gaussian (Canonne, Kamath & Steinke, NeurIPS 2020) and its calibration.
 
-``N_Z(0, sigma^2)``, ``P(y) ~ exp(-y^2 / (2 sigma^2))`` on the integers, drawn by the exact
-rejection sampler of CKS20 from integer uniform draws only (no floating point), vectorized
-in int64 with an exact Python-integer path for large values; and the smallest integer
+``N_Z(0, sigma^2)``, ``P(y) ~ exp(-y^2 / (2 sigma^2))`` on the integers, drawn exactly from
+uniform random bits compared with integers (no floating point decides a draw): by rejection
+from an alias table whose acceptance bounds are exact integers (one 64-bit word per draw),
+or by CKS20's rejection sampler on arrays for a huge ``sigma^2``; and the smallest integer
 ``sigma^2`` that makes an integer query of a given L2 sensitivity (epsilon, delta)-DP, through
 zCDP and CKS20's conversion. The central matrix mechanism's ``noise="discrete"`` uses both
 (see :mod:`.matrix` for why).
@@ -247,6 +248,7 @@ _MAX_TABLE_BINS = 2**18
 _TABLE_BLOCK = 2**16
 
 
+@functools.lru_cache(maxsize=4096)
 def _exp_bracket(numerator, denominator, bits):
     """Integers ``(low, high)`` with ``low <= 2^bits exp(-numerator / denominator) <= high``.
 
@@ -286,7 +288,7 @@ class _GaussianTable(NamedTuple):
     weights: list
     tail_weight: int
     bin_bits: int
-    probability: np.ndarray
+    coin_limits: np.ndarray
     alias: np.ndarray
     low: np.ndarray
     high: np.ndarray
@@ -337,6 +339,7 @@ def _gaussian_table(sigma2, core=None, slack=0):
     g_bounds = g_bounds[:core + 1]
     bin_bits = max(1, (core + 3 - 1).bit_length())
     probability, alias = _alias_table(weights + [tail_weight, reject], bin_bits)
+    coin_limits = probability.astype(np.uint64) << np.uint64(_ACCEPT_BITS + 1)
     low, high = [], []
     for m, ((gl, gh), weight) in enumerate(zip(g_bounds, weights, strict=True)):
         c = 1 if m == 0 else 2
@@ -344,7 +347,7 @@ def _gaussian_table(sigma2, core=None, slack=0):
         low.append(max(c * gl * scale // den - slack, 0))
         high.append(min(_ceil_div(c * gh * scale, den) + slack, 1 << _BOUND_BITS))
     threshold = min(low) >> (_BOUND_BITS - _ACCEPT_BITS)
-    return _GaussianTable(sigma2, t, core, scale, weights, tail_weight, bin_bits, probability,
+    return _GaussianTable(sigma2, t, core, scale, weights, tail_weight, bin_bits, coin_limits,
                           alias, np.array(low, dtype=np.int64), np.array(high, dtype=np.int64),
                           threshold)
 
@@ -442,46 +445,47 @@ def _sample_table(table, size, rng):
     for the temporaries to stay in the cache."""
     out = np.empty(size, dtype=np.int64)
     for start in range(0, size, _TABLE_BLOCK):
-        stop = min(start + _TABLE_BLOCK, size)
-        out[start:stop] = _sample_table_block(table, stop - start, rng)
+        _sample_table_block(table, out[start:start + _TABLE_BLOCK], rng)
     return out
 
 
-def _sample_table_block(table, size, rng):
-    out = None
-    pending = None  # all of out, in the first round
+def _sample_table_block(table, out, rng):
+    """Fill ``out`` with draws (see :func:`_sample_table`)."""
     generator = None
-    # Fields of a word, compared in place: the coin against probability << (_ACCEPT_BITS + 1)
-    # and the acceptance bits against threshold << 1.
+    # Fields of a word, compared in place: the coin against table.coin_limits (the alias
+    # probabilities shifted to it) and the acceptance bits against threshold << 1.
     coin_field = np.uint64(((1 << (_PROPOSAL_BITS - table.bin_bits)) - 1) << (_ACCEPT_BITS + 1))
-    coin_limits = table.probability.astype(np.uint64) << np.uint64(_ACCEPT_BITS + 1)
     accept_bits = np.uint64((1 << _ACCEPT_BITS) - 1)
     accept_limit = np.uint64(table.threshold << 1)
     one = np.uint64(1)
+    pending = None  # every lane of out, in the first round
     while pending is None or pending.size:
-        n = size if pending is None else pending.size
-        words = random_words(rng, n)
-        bins = (words >> np.uint64(64 - table.bin_bits)).astype(np.intp)
-        y = np.where((words & coin_field) < coin_limits[bins], bins, table.alias[bins])
-        accepted = (words & (accept_bits << one)) < accept_limit
-        accepted &= y <= table.core
-        np.negative(y, out=y, where=(words & one).astype(bool))
+        words = random_words(rng, out.size if pending is None else pending.size)
+        bins = (words >> np.uint64(64 - table.bin_bits)).view(np.int64)
+        y = np.where((words & coin_field) < table.coin_limits[bins], bins, table.alias[bins])
+        undone = (words & (accept_bits << one)) >= accept_limit
+        undone |= y > table.core
+        # The sign: y -> (y ^ s) - s with s = 0 or -1 (two's complement negation).
+        sign = (words & one).view(np.int64)
+        np.negative(sign, out=sign)
+        y ^= sign
+        y -= sign
+        rest = np.flatnonzero(undone)
         if pending is None:
-            out, lanes = y, np.arange(n)
+            out[:] = y
+            lanes = rest
         else:
-            out[pending[accepted]] = y[accepted]
-            lanes = pending
-        rest = np.flatnonzero(~accepted)
+            out[pending[~undone]] = y[~undone]
+            lanes = pending[rest]
         magnitude = np.abs(y[rest])
-        redo = [lanes[rest[magnitude > table.core + 1]]]  # "reject" proposed
-        undecided = rest[magnitude <= table.core + 1]
+        redo = [lanes[magnitude > table.core + 1]]  # "reject" proposed
+        undecided = np.flatnonzero(magnitude <= table.core + 1)
         if undecided.size:
-            yu = y[undecided]
-            mu = np.abs(yu)
+            yu, mu = y[rest[undecided]], magnitude[undecided]
             core = mu <= table.core
             # The next bits of the same uniform: V = (uniform + V') / 2^_ACCEPT_BITS.
             shift = _BOUND_BITS - _ACCEPT_BITS
-            uniform = (words[undecided] >> one) & accept_bits
+            uniform = (words[rest[undecided]] >> one) & accept_bits
             x = (uniform.astype(np.int64) << shift) | (
                 random_words(rng, undecided.size) >> np.uint64(64 - shift)).astype(np.int64)
             index = np.where(core, mu, 0)
@@ -507,7 +511,6 @@ def _sample_table_block(table, size, rng):
                 else:
                     redo.append(np.array([lane]))
         pending = np.concatenate(redo).astype(np.int64)
-    return out
 
 
 def sample_discrete_gaussian(sigma2, size, rng):
