@@ -432,6 +432,8 @@ def _as_workload_matrix(workload, n_inputs):
 class _VectorReportMechanism(Mechanism):
     """Common parts of the two Gaussian mechanisms: workload, reports of width ``d``."""
 
+    spec_version = GAUSSIAN_SPEC_VERSION
+
     def _setup_workload(self, n_inputs, workload):
         self.n_inputs = check_positive_int(n_inputs, "n_inputs")
         self.A = _as_workload_matrix(workload, self.n_inputs)
@@ -526,6 +528,44 @@ class _VectorReportMechanism(Mechanism):
 
     def n_reports(self, statistic):
         return int(self._check_statistic(statistic, self._statistic_extra)[-1])
+
+    def estimate(self, statistic):
+        # The minimum-norm x_hat = M^+ sum (M the measured matrix: realized_A, or
+        # A diag(kappa) for the rejection mechanism): unbiased for every workload in the row
+        # space of M (supports).
+        statistic = self._check_statistic(statistic, self._statistic_extra)
+        return self._solver.solve(statistic[:self.n_queries])
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`; the ``lattice`` must pass the kind's exact checks
+        and be the one its epsilon, delta and params give (an edited one is a ValueError
+        naming the field).
+
+        Parameters
+        ----------
+        spec : dict
+            A specification written by :meth:`to_dict` (possibly by another party).
+
+        Returns
+        -------
+        mechanism
+            The mechanism the specification describes.
+        """
+        mechanism = cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
+        mechanism._check_lattice(spec.get("lattice"))
+        return mechanism
+
+    def to_dict(self):
+        """The specification (version 2): the kind's fields and its ``lattice`` integers.
+
+        Returns
+        -------
+        dict
+            JSON-serializable specification, read back by :meth:`from_dict`.
+        """
+        return {**super().to_dict(), "version": GAUSSIAN_SPEC_VERSION,
+                "lattice": self.lattice_spec()}
 
     def _influence_from_coefficients(self, coefficients):
         """:class:`~.base.ReportInfluence` of the answers ``c . r`` (one row ``c`` per query)
@@ -669,7 +709,7 @@ class GaussianMechanism(_VectorReportMechanism):
     >>> users = np.repeat([0, 1, 2], [5000, 3000, 2000])
     >>> statistic = mechanism.aggregate(mechanism.randomize(users, np.random.default_rng(0)))
     >>> (mechanism.A @ mechanism.estimate(statistic)).round(-1)
-    array([8250., 4500.])
+    array([9140., 4230.])
     >>> round(mechanism.sigma, 3), float(np.sqrt(10000 * mechanism.query_variance(
     ...     mechanism.A)[0, 0]).round(1))
     (6.408, 640.8)
@@ -683,7 +723,6 @@ class GaussianMechanism(_VectorReportMechanism):
     """
 
     kind = "gaussian"
-    spec_version = GAUSSIAN_SPEC_VERSION
 
     def __init__(self, n_inputs, epsilon, delta=None, workload=None):
         self.epsilon = check_epsilon(epsilon)
@@ -709,6 +748,7 @@ class GaussianMechanism(_VectorReportMechanism):
         floor, numerators = lattice_coordinates(self.A, self.lattice_exponent)
         self._floor_t = np.ascontiguousarray(floor.T)  # rows: types
         self._numerators_t = np.ascontiguousarray(numerators.T)
+        self._rounds = bool(numerators.any())
         self.realized_A = realized_columns(floor, numerators, self.lattice_exponent)
         self.realized_A.setflags(write=False)
         # Variance of the rounding bit of each entry (h^2 units), for the variance formulas.
@@ -739,40 +779,12 @@ class GaussianMechanism(_VectorReportMechanism):
         return {"exponent": self.lattice_exponent, "sensitivity2": self.sensitivity2,
                 "sigma2": self.sigma2}
 
-    def to_dict(self):
-        """The specification (version 2): the kind's fields and its ``lattice`` integers.
-
-        Returns
-        -------
-        dict
-            JSON-serializable specification, read back by :meth:`from_dict`.
-        """
-        return {**super().to_dict(), "version": GAUSSIAN_SPEC_VERSION,
-                "lattice": self.lattice_spec()}
-
-    @classmethod
-    def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`; the ``lattice`` must be the one the epsilon, delta
-        and workload give and pass the exact check (an edited one is a ValueError naming the
-        field).
-
-        Parameters
-        ----------
-        spec : dict
-            A specification written by :meth:`to_dict` (possibly by another party).
-
-        Returns
-        -------
-        GaussianMechanism
-            The mechanism the specification describes.
-        """
-        mechanism = cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
-        check_gaussian_lattice(mechanism.A, mechanism.epsilon, mechanism.delta,
-                               spec.get("lattice"), cls.kind)
-        if spec["lattice"] != mechanism.lattice_spec():
-            raise ValueError(f"the lattice {spec['lattice']!r} of the 'gaussian' specification "
-                             f"differs from {mechanism.lattice_spec()!r}.")
-        return mechanism
+    def _check_lattice(self, lattice):
+        # The lattice the epsilon, delta and workload give, passing the exact check.
+        check_gaussian_lattice(self.A, self.epsilon, self.delta, lattice, self.kind)
+        if lattice != self.lattice_spec():
+            raise ValueError(f"the lattice {lattice!r} of the 'gaussian' specification "
+                             f"differs from {self.lattice_spec()!r}.")
 
     def report_bounds(self):
         """Per coordinate ``i``: ``[min_u A[i, u] - sigma z - 2h, max_u A[i, u] + sigma z +
@@ -822,10 +834,12 @@ class GaussianMechanism(_VectorReportMechanism):
         reports = np.empty((indices.shape[0], self.n_queries))
         for rows in chunks(indices.shape[0], RANDOMIZE_CHUNK):
             users = indices[rows]
-            centres = self._floor_t[users] + bernoulli_below(rng, self._numerators_t[users])
-            centres += sample_discrete_gaussian(self.sigma2, centres.size,
-                                                rng).reshape(centres.shape)
-            reports[rows] = np.ldexp(centres.astype(float), -self.lattice_exponent)
+            centres = sample_discrete_gaussian(self.sigma2, users.size * self.n_queries,
+                                               rng).reshape(users.size, self.n_queries)
+            centres += self._floor_t[users]
+            if self._rounds:  # a workload on the lattice (the identity) rounds nothing
+                centres += bernoulli_below(rng, self._numerators_t[users])
+            np.multiply(centres, self.step, out=reports[rows])  # exact: h is a power of two
         return reports
 
     # ------------------------------------------------------------------ server side
@@ -883,47 +897,11 @@ class GaussianMechanism(_VectorReportMechanism):
         noise = np.rint(math.sqrt(n_users * self.sigma2) * rng.standard_normal(self.n_queries))
         return np.append(np.ldexp(centres + noise, -self.lattice_exponent), float(n_users))
 
-    def estimate(self, statistic):
-        """``x_hat = A^+ sum``: unbiased for every workload in the row space of ``A``.
-
-        Parameters
-        ----------
-        statistic : array-like of float of shape (d + 1,)
-            As :meth:`aggregate` returns it (sums of several are statistics too).
-
-        Returns
-        -------
-        x_hat : ndarray of shape (n_inputs,)
-            The minimum-norm estimate of the users per cell; ``W x_hat`` is unbiased for
-            every ``W`` that :meth:`supports`.
-
-        Raises
-        ------
-        ValueError
-            If ``statistic`` is not a statistic that reports of this mechanism can produce.
-        """
-        statistic = self._check_statistic(statistic, 1)
-        return self._solver.solve(statistic[:-1])
-
     # ------------------------------------------------------------------ analysis
     def per_user_variance(self, gram):
-        """``z_u = sigma^2 tr(G A^+ A^{+T}) + h^2 sum_i p_ui (1 - p_ui) (A^{+T} G A^+)_ii``:
-        the noise, and the rounding bits (``p_ui`` the probability of rounding up; about
-        ``10^-8`` of the total) (``gram``: operator, workload or array, densified: ``n`` is
-        small here). ``A`` is :attr:`realized_A`.
-
-        Parameters
-        ----------
-        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
-            ``G = W^T W`` of the workload ``W`` (an operator, the workload itself, or a
-            dense array).
-
-        Returns
-        -------
-        variance : ndarray of shape (n_inputs,)
-            ``z_u``, the total variance of the workload's answers that one user of type
-            ``u`` contributes.
-        """
+        # z_u = sigma^2 tr(G A^+ A^{+T}) + h^2 sum_i p_ui (1 - p_ui) (A^{+T} G A^+)_ii: the
+        # noise, and the rounding bits (p_ui the probability of rounding up; about 1e-8 of the
+        # total); A is realized_A.
         gram = self._dense_gram(gram)
         pinv = self._solver.pinv
         per_coordinate = np.sum((gram @ pinv) * pinv, axis=0)  # (A^+T G A^+)_ii
@@ -931,24 +909,7 @@ class GaussianMechanism(_VectorReportMechanism):
                 + self.step**2 * (per_coordinate @ self._rounding_variance))
 
     def query_variance(self, workload_matrix):
-        """``z[i, u] = sigma^2 ||c_i||^2 + h^2 sum_j c_ij^2 p_ju (1 - p_ju)``, ``c = W A^+``.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (p, n_inputs) or (n_inputs,)
-            Dense query rows over the cells (one row: one query).
-
-        Returns
-        -------
-        variance : ndarray of shape (p, n_inputs)
-            ``z[i, u]``, the variance one user of type ``u`` adds to the answer of query
-            ``i``.
-
-        Raises
-        ------
-        ValueError
-            If ``workload_matrix`` does not have ``n_inputs`` columns.
-        """
+        # z[i, u] = sigma^2 ||c_i||^2 + h^2 sum_j c_ij^2 p_ju (1 - p_ju), c = W A^+.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         squared = (W @ self._solver.pinv) ** 2
         return (self.sigma**2 * squared.sum(axis=1)[:, None]

@@ -87,7 +87,6 @@ from .._base.mechanism import (
 )
 from ..central.discrete_gaussian import sample_discrete_gaussian
 from .gaussian import (
-    GAUSSIAN_SPEC_VERSION,
     LATTICE_SIGMA_BITS,
     RANDOMIZE_CHUNK,
     _lattice_box,
@@ -499,8 +498,6 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         # A kept draw has density at most that of N_Z(0, sigma2) times hi / 2^52.
         self._tail = tail_multiplier(self.n_queries, density_factor=self.keep_high / _ONE)
 
-    spec_version = GAUSSIAN_SPEC_VERSION
-
     def lattice_spec(self):
         """The integers of the sampled law (the specification's ``lattice``).
 
@@ -513,46 +510,18 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         return {"exponent": self.lattice_exponent, "sigma2": self.sigma2,
                 "keep_low": self.keep_low, "keep_high": self.keep_high}
 
-    def to_dict(self):
-        """The specification (version 2): the kind's fields and its ``lattice`` integers.
-
-        Returns
-        -------
-        dict
-            JSON-serializable specification, read back by :meth:`from_dict`.
-        """
-        return {**super().to_dict(), "version": GAUSSIAN_SPEC_VERSION,
-                "lattice": self.lattice_spec()}
-
-    @classmethod
-    def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`: the ``lattice`` must pass the exact envelope checks
-        and be the one the epsilon and params give (an edited one is a ValueError naming the
-        field).
-
-        Parameters
-        ----------
-        spec : dict
-            A specification written by :meth:`to_dict` (possibly by another party).
-
-        Returns
-        -------
-        GaussianRejectionMechanism
-            The mechanism the specification describes.
-        """
-        mechanism = cls(spec["n_inputs"], spec["epsilon"], **spec.get("params", {}))
-        lattice = spec.get("lattice")
-        expected = mechanism.lattice_spec()
+    def _check_lattice(self, lattice):
+        # The exact envelope checks, and the lattice the epsilon and params give.
+        expected = self.lattice_spec()
         if not isinstance(lattice, dict) or set(lattice) != set(expected):
             raise ValueError(f"the lattice of the 'gaussian_pure' specification must be an "
                              f"object with the integers {sorted(expected)}, got {lattice!r}.")
-        check_keep_envelope(lattice["keep_low"], lattice["keep_high"], mechanism.epsilon)
+        check_keep_envelope(lattice["keep_low"], lattice["keep_high"], self.epsilon)
         for key in sorted(expected):
             if lattice[key] != expected[key] or isinstance(lattice[key], bool):
                 raise ValueError(f"lattice[{key!r}] of the 'gaussian_pure' specification is "
                                  f"{lattice[key]!r}, but its epsilon and params give "
                                  f"{expected[key]!r}: an edited lattice is refused.")
-        return mechanism
 
     _statistic_extra = 2
 
@@ -752,28 +721,6 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         """
         return int(self._check_statistic(statistic, 2)[-2])
 
-    def estimate(self, statistic):
-        """``x_hat = (A diag(kappa))^+ T``: exactly unbiased on the supported row space.
-
-        Parameters
-        ----------
-        statistic : array-like of float of shape (d + 2,)
-            As :meth:`aggregate` returns it (sums of several are statistics too).
-
-        Returns
-        -------
-        x_hat : ndarray of shape (n_inputs,)
-            The minimum-norm estimate of the users per cell; ``W x_hat`` is unbiased for
-            every ``W`` that :meth:`supports`.
-
-        Raises
-        ------
-        ValueError
-            If ``statistic`` is not a statistic that reports of this mechanism can produce.
-        """
-        statistic = self._check_statistic(statistic, 2)
-        return self._solver.solve(statistic[:-2])
-
     def simulate_statistic(self, type_counts, rng):
         """Exact draw of ``[T, K, N]`` with one scalar draw per kept user (not one vector).
 
@@ -838,21 +785,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
 
     # ------------------------------------------------------------------ analysis
     def per_user_variance(self, gram):
-        """``z_u = alpha_u ||W B^+||_F^2 + (beta_u - kappa_u^2) ||W B^+ a_u||^2`` (``gram``:
-        operator, workload or array, densified: ``n`` is small here).
-
-        Parameters
-        ----------
-        gram : Gram, workload or ndarray of shape (n_inputs, n_inputs)
-            ``G = W^T W`` of the workload ``W`` (an operator, the workload itself, or a
-            dense array).
-
-        Returns
-        -------
-        variance : ndarray of shape (n_inputs,)
-            ``z_u``, the total variance of the workload's answers that one user of type
-            ``u`` contributes.
-        """
+        # z_u = alpha_u ||W B^+||_F^2 + (beta_u - kappa_u^2) ||W B^+ a_u||^2.
         gram = self._dense_gram(gram)
         pinv = self._solver.pinv  # B^+, n x d
         frobenius = float(np.sum((gram @ pinv) * pinv))
@@ -861,24 +794,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         return self.alpha * frobenius + (self.beta - self.kappa**2) * along
 
     def query_variance(self, workload_matrix):
-        """``z[i, u] = alpha_u ||c_i||^2 + (beta_u - kappa_u^2) (c_i . a_u)^2``, ``c = W B^+``.
-
-        Parameters
-        ----------
-        workload_matrix : array-like of shape (p, n_inputs) or (n_inputs,)
-            Dense query rows over the cells (one row: one query).
-
-        Returns
-        -------
-        variance : ndarray of shape (p, n_inputs)
-            ``z[i, u]``, the variance one user of type ``u`` adds to the answer of query
-            ``i``.
-
-        Raises
-        ------
-        ValueError
-            If ``workload_matrix`` does not have ``n_inputs`` columns.
-        """
+        # z[i, u] = alpha_u ||c_i||^2 + (beta_u - kappa_u^2) (c_i . a_u)^2, c = W B^+.
         W = check_workload_matrix(workload_matrix, self.n_inputs)
         coefficients = W @ self._solver.pinv  # p x d
         norms = np.sum(coefficients**2, axis=1)
