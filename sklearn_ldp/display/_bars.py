@@ -5,6 +5,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from .._validation import store_params
 from ..estimators import (
     AdaptiveQueryEstimator,
     AttributeHistogramEstimator,
@@ -192,12 +193,7 @@ class HistogramDisplay(_BarsWithIntervals):
 
     def __init__(self, estimates, std_errors, *, confidence=0.95, clip_negative=True,
                  true_values=None, units="share of users"):
-        self.estimates = estimates
-        self.std_errors = std_errors
-        self.confidence = confidence
-        self.clip_negative = clip_negative
-        self.true_values = true_values
-        self.units = units
+        store_params(self, locals())
 
     @classmethod
     @shared_docstring("``Axes.bar``")
@@ -223,8 +219,7 @@ AdaptiveQueryEstimator
             whatever the data), except for MarginalEstimator, whose only per-cell error
             is ``"average_case"`` (the mechanism's ``marginal_variance`` for users spread
             uniformly).
-        confidence : float, default=0.95
-            Level of the intervals.
+        <confidence parameter>
         clip_negative : bool, default=True
             No negative share drawn (see the class).
         true_values : array-like or None, default=None
@@ -309,12 +304,7 @@ class HeavyHitterDisplay(_BarsWithIntervals):
 
     def __init__(self, values, frequencies, std_errors, *, confidence=0.95,
                  clip_negative=True, true_frequency=None):
-        self.values = values
-        self.frequencies = frequencies
-        self.std_errors = std_errors
-        self.confidence = confidence
-        self.clip_negative = clip_negative
-        self.true_frequency = true_frequency
+        store_params(self, locals())
 
     @classmethod
     @shared_docstring("``Axes.barh``")
@@ -327,10 +317,9 @@ class HeavyHitterDisplay(_BarsWithIntervals):
         estimator : HeavyHitterEstimator
             Fitted; its ``heavy_hitters_`` columns ``value``, ``frequency`` and
             ``std_error`` are drawn.
-        confidence : float, default=0.95
-            Level of the intervals.
+        <confidence parameter>
         clip_negative : bool, default=True
-            No negative share drawn.
+            No negative share drawn (see the class).
         true_frequency : mapping or pandas.Series or None, default=None
             Value -> its true share, drawn as markers.
         <drawing sections>
@@ -411,10 +400,7 @@ class MeanDisplay(Display):
     """
 
     def __init__(self, means, std_errors, *, confidence=0.95, true_means=None):
-        self.means = means
-        self.std_errors = std_errors
-        self.confidence = confidence
-        self.true_means = true_means
+        store_params(self, locals())
 
     @classmethod
     @shared_docstring("``Axes.errorbar``")
@@ -430,8 +416,7 @@ class MeanDisplay(Display):
             ``"std_error"``: ``mean_std_error_``, the error of the mean as an estimate of
             the population mean (privacy noise and spread of the values). The others: a
             column of ``expected_error_``, the privacy noise alone for the users fitted.
-        confidence : float, default=0.95
-            Level of the intervals.
+        <confidence parameter>
         true_means : array-like or None, default=None
             The true means, drawn as markers.
         <drawing sections>

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from .._validation import store_params
 from ..estimators import DistributionEstimator, LongitudinalEstimator, RangeQueryEstimator
 from ._common import (
     Display,
@@ -120,16 +121,7 @@ class CDFDisplay(Display):
 
     def __init__(self, x, cdf, *, band_x=None, band_cdf=None, band_std=None, confidence=0.95,
                  quantile_levels=(), quantile_values=(), tick_labels=None, xlabel=""):
-        self.x = x
-        self.cdf = cdf
-        self.band_x = band_x
-        self.band_cdf = band_cdf
-        self.band_std = band_std
-        self.confidence = confidence
-        self.quantile_levels = quantile_levels
-        self.quantile_values = quantile_values
-        self.tick_labels = tick_labels
-        self.xlabel = xlabel
+        store_params(self, locals())
 
     @classmethod
     @shared_docstring("``Axes.plot`` (the CDF line)")
@@ -263,12 +255,7 @@ default=None
 
     def __init__(self, estimates, standard_errors, *, confidence=0.95, clip_negative=True,
                  units="estimate", true_values=None):
-        self.estimates = estimates
-        self.standard_errors = standard_errors
-        self.confidence = confidence
-        self.clip_negative = clip_negative
-        self.units = units
-        self.true_values = true_values
+        store_params(self, locals())
 
     @classmethod
     @shared_docstring("``Axes.plot`` (every line)")

@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import store_params
 from ..model_selection import ExpectedErrorScorer, expected_error_scorer
 from ._common import Display, shared_docstring
 
@@ -68,10 +69,7 @@ class StrategyComparisonDisplay(Display):
     """
 
     def __init__(self, names, errors, *, error_label="expected error", log_scale=None):
-        self.names = names
-        self.errors = errors
-        self.error_label = error_label
-        self.log_scale = log_scale
+        store_params(self, locals())
 
     @classmethod
     @shared_docstring("``Axes.barh``")
