@@ -72,8 +72,8 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         The analytic variance of the estimated frequency of one value for the users fitted,
         one row per value of ``heavy_hitters_``: ``worst_case`` (the largest over the
         value's frequency) and ``average_case`` (a value of frequency 0, the typical
-        candidate). Sketches leave out hash collisions (they average out over the choice of
-        the hash functions).
+        candidate). Sketches include the hash collisions, with the second moment of the
+        counts estimated from the fitted sketch.
     n_impossible_ : int
         PEM and TreeHist on strings: values the last round kept that no user can hold (not
         valid UTF-8 as a whole, e.g. a character cut at the last byte; prefixes that cannot
@@ -262,8 +262,13 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
             order = order[:self.top_k]
         table = self._table(mechanism, words[order], estimates[order], errors[order], n)
         rounds = pd.DataFrame(columns=["length", "users", "candidates"])
+        # A value of share 0 is the worst case here too; its collisions use the fitted data.
+        oracle = mechanism.oracle
+        variance = float(oracle.count_variance_per_user(
+            0.0, n, min(oracle.second_moment(counts) / n**2, 1.0)))
         return {"heavy_hitters_": table, "rounds_": rounds, "n_reports_": n, "n_users_": n,
-                "expected_error_": self._expected(mechanism, table, n), "n_impossible_": 0}
+                "expected_error_": self._expected(mechanism, table, n, (variance, variance)),
+                "n_impossible_": 0}
 
     @staticmethod
     def _table(mechanism, words, counts, errors, n):
@@ -276,9 +281,10 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         return frame[TABLE_COLUMNS]
 
     @staticmethod
-    def _expected(mechanism, table, n):
-        """Analytic variance of each value's frequency for ``n`` users (see Attributes)."""
-        worst, average = mechanism.per_user_variance()
+    def _expected(mechanism, table, n, per_user=None):
+        """Analytic variance of each value's frequency for ``n`` users (see Attributes);
+        ``per_user`` is ``(worst, average)``, the mechanism's by default."""
+        worst, average = mechanism.per_user_variance() if per_user is None else per_user
         return pd.DataFrame({"worst_case": np.full(len(table), worst / n),
                              "average_case": np.full(len(table), average / n)},
                             index=pd.Index(table["value"], name="value"))
