@@ -253,7 +253,10 @@ class SketchFrequencyOracle(SpecEquality):
     def hash(self, words, which):
         """``h_j(x)`` in ``[0, m)`` for values ``words`` ``(n, W)`` and hash indices
         ``which`` ``(n,)``."""
-        key = _fingerprints(np.asarray(words, dtype=np.uint64))
+        return self._hash_keys(_fingerprints(np.asarray(words, dtype=np.uint64)), which)
+
+    def _hash_keys(self, key, which):
+        """:meth:`hash` from the values' fingerprints ``key`` (broadcast against ``which``)."""
         salt = splitmix64(np.uint64(self.hash_seed)
                           + (np.asarray(which, dtype=np.uint64) + np.uint64(1)) * _GOLDEN)
         return (splitmix64(key ^ salt) % np.uint64(self.width)).astype(np.int64)
@@ -515,12 +518,17 @@ class SketchFrequencyOracle(SpecEquality):
         """
         M, n = self._sketch(statistic)
         k, m = self.n_hashes, self.width
-        words = np.asarray(words, dtype=np.uint64)
-        positions = self.hash(np.repeat(words, k, axis=0),
-                              np.tile(np.arange(k), words.shape[0])).reshape(-1, k)
-        mean = M[np.arange(k)[None, :], positions].mean(axis=1)
+        key = _fingerprints(np.asarray(words, dtype=np.uint64))
+        rows = np.arange(k)
+        # Candidates in blocks of at most 2^22 (candidate, hash) cells: a vocabulary of 10^5
+        # candidates times 1024 hashes is never materialised at once.
+        mean = np.empty(key.shape[0])
+        block = max(1, 2**22 // k)
+        for start in range(0, key.shape[0], block):
+            positions = self._hash_keys(key[start:start + block, None], rows[None, :])
+            mean[start:start + block] = M[rows[None, :], positions].mean(axis=1)
         counts = m / (m - 1) * (mean - n / m)
         held = np.clip(counts, 0.0, n)
         variance = n * self._report_variance(held / max(n, 1)) + self._collision_variance(
-            self.second_moment(statistic) if words.shape[0] else 0.0, held)
+            self.second_moment(statistic) if key.shape[0] else 0.0, held)
         return counts, np.sqrt(variance)
