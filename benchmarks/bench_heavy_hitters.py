@@ -316,8 +316,9 @@ def main():
                                  result["returned"], result["phantoms"],
                                  fmt(result["precision"]), f"{result['wall']:.2f}",
                                  f"{result['cpu']:.2f}", result["warned"]])
-        print_table(["strategy", "N", "eps", "recall", "returned", "phantoms", "precision",
-                     "wall s", "CPU s", "warnings"], rows)
+        if rows:
+            print_table(["strategy", "N", "eps", "recall", "returned", "phantoms",
+                         "precision", "wall s", "CPU s", "warnings"], rows)
         for message in errors:
             print(f"refused: {message}")
         print()
