@@ -94,8 +94,8 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         The analytic variance of the estimated frequency of one value for the users fitted,
         one row per value of ``heavy_hitters_``: ``worst_case`` (the largest over the
         value's frequency) and ``average_case`` (a value of frequency 0, the typical
-        candidate). Sketches leave out hash collisions (they average out over the choice of
-        the hash functions).
+        candidate). Sketches include the hash collisions, with the second moment of the
+        counts estimated from the fitted sketch.
     n_tested_ : int
         Values tested by the final test (PEM, TreeHist: those the rounds found; sketches:
         the candidates).
@@ -281,10 +281,11 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
                                                         "kept"])
         return {**fitted, "rounds_": rounds, "n_impossible_": int(np.count_nonzero(~possible))}
 
-    def _supported(self, mechanism, words, counts, errors, z, n, detectable, warn=True):
+    def _supported(self, mechanism, words, counts, errors, z, n, detectable, warn=True,
+                   per_user=None):
         """The values that pass Holm's test (and ``threshold``), at most ``top_k`` of them,
         largest first; a warning naming ``detectable`` when none does (and ``warn``: a
-        sketch given no candidates has nothing to detect)."""
+        sketch given no candidates has nothing to detect). ``per_user``: see ``_expected``."""
         supported = holm_supported(z, self.alpha) if z.size else np.zeros(0, dtype=bool)
         if self.threshold is not None:
             supported &= counts >= self.threshold * n
@@ -304,7 +305,7 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         return {"heavy_hitters_": table, "n_tested_": int(z.size),
                 "n_rejected_": int(z.size - np.count_nonzero(supported)),
                 "detectable_frequency_": float(detectable), "n_reports_": n, "n_users_": n,
-                "expected_error_": self._expected(mechanism, table, n)}
+                "expected_error_": self._expected(mechanism, table, n, per_user)}
 
     def _rank_candidates(self, mechanism, counts):
         """CMS / HCMS: the candidates' estimates, tested; the fitted attributes."""
@@ -314,11 +315,16 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         else:
             words = self._candidate_words(mechanism, self.candidates, "candidates")
         estimates, errors = mechanism.oracle.estimate_counts(counts, words)
-        null = np.sqrt(max(n, 1) * mechanism.count_variance_per_user(0.0))
+        # A value of share 0 is the worst case here too; its collisions use the fitted data.
+        oracle = mechanism.oracle
+        variance = float(oracle.count_variance_per_user(
+            0.0, n, min(oracle.second_moment(counts) / max(n, 1) ** 2, 1.0)))
+        null = np.sqrt(max(n, 1) * variance)
         m = max(words.shape[0], 1)
         detectable = min(1.0, upper_quantile(check_alpha(self.alpha) / m) * null / max(n, 1))
         fitted = self._supported(mechanism, words, estimates, errors, estimates / null, n,
-                                 detectable, warn=words.shape[0] > 0)
+                                 detectable, warn=words.shape[0] > 0,
+                                 per_user=(variance, variance))
         rounds = pd.DataFrame(columns=["length", "users", "candidates", "kept"])
         return {**fitted, "rounds_": rounds, "n_impossible_": 0}
 
@@ -333,9 +339,10 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         return frame[TABLE_COLUMNS]
 
     @staticmethod
-    def _expected(mechanism, table, n):
-        """Analytic variance of each value's frequency for ``n`` users (see Attributes)."""
-        worst, average = mechanism.per_user_variance()
+    def _expected(mechanism, table, n, per_user=None):
+        """Analytic variance of each value's frequency for ``n`` users (see Attributes);
+        ``per_user`` is ``(worst, average)``, the mechanism's by default."""
+        worst, average = mechanism.per_user_variance() if per_user is None else per_user
         return pd.DataFrame({"worst_case": np.full(len(table), worst / n),
                              "average_case": np.full(len(table), average / n)},
                             index=pd.Index(table["value"], name="value"))

@@ -6,15 +6,33 @@ flipped with probability ``1 / (e^(eps/2) + 1)``; HCMS sends one uniformly chose
 its Hadamard transform, flipped with probability ``1 / (e^eps + 1)``. The server accumulates a
 ``k x m`` sketch and estimates any candidate's count as ``m / (m - 1) ((1/k) sum_j M[j, h_j(c)]
 - n / m)``: unbiased over the random choice of the hash functions (a given sketch carries the
-collisions of its hashes). Per report and candidate ``c`` the summand ``W`` has variance ``(c^2
-- 1) / 4 + rho (1 - rho)`` (CMS, ``c = c_(eps/2)``) or ``c^2 - rho^2`` (HCMS, ``c = c_eps``),
-``rho`` the fraction of hashes where the report's value collides with ``c`` (1 for ``c``
-itself, about ``1 / m`` otherwise).
+collisions of its hashes).
+
+Variance of the estimate (over the reports' randomness and the hash functions), for a
+candidate ``c`` held by ``n_c`` of the ``N`` users::
+
+    Var = (m / (m - 1))^2 (n_c v_own + (N - n_c) v_other) + (F_2 - n_c^2) / (k (m - 1))
+
+* Report noise: per report the summand ``W`` has variance ``(c^2 - 1) / 4 + rho (1 - rho)``
+  (CMS, ``c = c_(eps/2)``) or ``c^2 - rho^2`` (HCMS, ``c = c_eps``), ``rho`` the fraction of
+  the hashes where the report's value collides with the candidate: 1 for the candidate itself
+  (``v_own``); for another value ``rho`` is Binomial(k, 1/m) / k over the hash functions, so
+  ``v_other`` uses ``E[rho] = 1/m`` and ``E[rho^2] = 1/m^2 + (1/m)(1 - 1/m)/k``.
+* Hash collisions: given the hash functions the estimate is off by ``m / (m - 1) sum_(v != c)
+  n_v (rho_v - 1/m)``, whose variance over the hash functions is ``sum_(v != c) n_v^2 / (k (m -
+  1))`` (``F_2 = sum_v n_v^2``, the second moment of the counts). The server estimates ``F_2``
+  from the sketch itself (:meth:`SketchFrequencyOracle.second_moment`): per row ``j``, ``sum_a
+  M[j, a]^2`` has mean ``sum_a Y[j, a]^2`` (the bucket counts) plus the noise, known in closed
+  form, and ``sum_a Y[j, a]^2`` has mean ``F_2 + (N^2 - F_2) / m`` over the hash functions.
 
 References
 ----------
 .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
    Learning Journal, 2017.
+.. [2] G. Cormode and S. Muthukrishnan, "An improved data stream summary: the count-min sketch
+   and its applications", Journal of Algorithms 55(1), 2005.
+.. [3] G. Cormode, S. Maddock and C. Maple, "Frequency estimation under local differential
+   privacy", PVLDB 14(11), 2021 (CMS and HCMS analysed and compared).
 """
 
 import math
@@ -58,7 +76,11 @@ apple_reference = shared_sections({"apple reference": """\
 References
 ----------
 .. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
-   Learning Journal, 2017."""})
+   Learning Journal, 2017.
+.. [2] G. Cormode and S. Muthukrishnan, "An improved data stream summary: the count-min sketch
+   and its applications", Journal of Algorithms 55(1), 2005.
+.. [3] G. Cormode, S. Maddock and C. Maple, "Frequency estimation under local differential
+   privacy", PVLDB 14(11), 2021."""})
 
 
 @apple_reference
@@ -191,6 +213,9 @@ class SketchFrequencyOracle(SpecEquality):
             n_hashes = default_sketch_hashes(self.epsilon, self.width, self.hadamard,
                                              DEFAULT_USERS if n_users is None else n_users)
         self.n_hashes = check_positive_int(n_hashes, "n_hashes")
+        # The number of users the sketch was built for: count_variance_per_user's default N
+        # (not part of the specification: the reports do not depend on it).
+        self.n_users = DEFAULT_USERS if n_users is None else n_users
         if self.width < 2 or self.n_hashes > 2**16 or self.width > 2**20:
             raise ValueError(f"width must be in [2, 2^20] and n_hashes at most 2^16, got "
                              f"width={width!r}, n_hashes={n_hashes!r}.")
@@ -228,7 +253,10 @@ class SketchFrequencyOracle(SpecEquality):
     def hash(self, words, which):
         """``h_j(x)`` in ``[0, m)`` for values ``words`` ``(n, W)`` and hash indices
         ``which`` ``(n,)``."""
-        key = _fingerprints(np.asarray(words, dtype=np.uint64))
+        return self._hash_keys(_fingerprints(np.asarray(words, dtype=np.uint64)), which)
+
+    def _hash_keys(self, key, which):
+        """:meth:`hash` from the values' fingerprints ``key`` (broadcast against ``which``)."""
         salt = splitmix64(np.uint64(self.hash_seed)
                           + (np.asarray(which, dtype=np.uint64) + np.uint64(1)) * _GOLDEN)
         return (splitmix64(key ^ salt) % np.uint64(self.width)).astype(np.int64)
@@ -374,32 +402,133 @@ class SketchFrequencyOracle(SpecEquality):
         # Back from the Hadamard coordinates l to the buckets a: M[j, a] = sum_l x[j, l] H[l, a].
         return fwht(signed, axis=1), int(total.sum())
 
-    def count_variance_per_user(self, frequency):
-        """Variance of the estimated count of a value of share ``frequency`` among ``N``
-        users, divided by ``N`` (the noise of :meth:`estimate_counts`'s standard error; the
-        other values collide with ``1 / m`` of the hashes)."""
+    def _report_variance(self, frequency):
+        """``(m / (m - 1))^2`` times the variance of one report's summand for a candidate of
+        share ``frequency`` (``v_own`` for its holders, ``v_other`` for the others, averaged
+        over the hash functions; module docstring)."""
         f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
-        rho = 1.0 / self.width
+        m, k = self.width, self.n_hashes
+        rho, rho_squared = 1.0 / m, 1.0 / m**2 + (1.0 / m) * (1 - 1.0 / m) / k
         if self.hadamard:
-            per_user = (1 - f) * (self.c ** 2 - rho ** 2) + f * (self.c ** 2 - 1)
+            own, other = self.c**2 - 1, self.c**2 - rho_squared
         else:
-            per_user = (self.c ** 2 - 1) / 4 + (1 - f) * rho * (1 - rho)
-        return (self.width / (self.width - 1)) ** 2 * per_user
+            own, other = (self.c**2 - 1) / 4, (self.c**2 - 1) / 4 + rho - rho_squared
+        return (m / (m - 1)) ** 2 * ((1 - f) * other + f * own)
 
-    def estimate_counts(self, statistic, words):
-        """Estimated user counts of the given values and their standard errors (for a value
-        whose own share is estimated, other values counted as colliding with ``1 / m``)."""
+    def _collision_variance(self, second_moment, counts):
+        """Variance of a candidate's count from the other values' collisions, over the hash
+        functions: ``(F_2 - n_c^2) / (k (m - 1))`` (never negative)."""
+        others = np.maximum(second_moment - np.square(counts), 0.0)
+        return others / (self.n_hashes * (self.width - 1))
+
+    def count_variance_per_user(self, frequency, n_users=None, squared_mass=None):
+        """Variance of the estimated count of a value of share ``frequency`` among ``N``
+        users, divided by ``N``: the reports' noise plus the hash collisions.
+
+        Parameters
+        ----------
+        frequency : float or array-like
+            The value's share of the users, in ``[0, 1]``.
+        n_users : int or None, default=None
+            ``N`` (the collisions' variance per user grows with it). None: the ``n_users``
+            the sketch was built for (``10^6`` when it was not given).
+        squared_mass : float or None, default=None
+            ``sum_v f_v^2``, the squared shares of all the values (the candidate's
+            included). None: ``SKETCH_SQUARED_MASS`` (1%), the mass the default ``n_hashes``
+            is sized for; a fitted sketch estimates it with :meth:`second_moment`.
+
+        Returns
+        -------
+        ndarray
+            ``(m / (m - 1))^2 ((1 - f) v_other + f v_own) + N (squared_mass - f^2) / (k (m -
+            1))`` (module docstring).
+
+        Examples
+        --------
+        >>> sketch = SketchFrequencyOracle(2.0, n_hashes=64, width=256)
+        >>> noise = sketch.count_variance_per_user(0.0, squared_mass=0.0)
+        >>> bool(sketch.count_variance_per_user(0.0, n_users=10**6) > noise)
+        True
+        """
+        f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
+        n = self.n_users if n_users is None else check_positive_int(n_users, "n_users")
+        mass = SKETCH_SQUARED_MASS if squared_mass is None else float(squared_mass)
+        if not 0.0 <= mass <= 1.0:
+            raise ValueError(f"squared_mass must be in [0, 1], got {squared_mass!r}.")
+        # In shares: F_2 = N^2 mass and n_c = N f, over N.
+        return self._report_variance(f) + n * self._collision_variance(mass, f)
+
+    def second_moment(self, statistic):
+        """Estimated ``F_2 = sum_v n_v^2``, the sum over the values of their squared user
+        counts, from the sketch itself (never below 0).
+
+        Per row ``j`` (the reports of hash ``j``, each weighted ``k``), ``sum_a M[j, a]^2``
+        has mean ``sum_a Y[j, a]^2 + N (k m v + k - 1)`` (CMS: ``v = (c^2 - 1) / 4``, the
+        ``k - 1`` from each report's own bucket) or ``sum_a Y[j, a]^2 + N (k m c^2 - 1)``
+        (HCMS), ``Y[j, a]`` the users whose value hashes to ``a``; over the hash functions
+        ``sum_a Y[j, a]^2`` has mean ``F_2 + (N^2 - F_2) / m``. The rows are averaged.
+
+        Parameters
+        ----------
+        statistic : ndarray
+            :meth:`aggregate`'s statistic.
+
+        Returns
+        -------
+        float
+            The estimate of ``F_2`` (users squared).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
+        >>> rng = np.random.default_rng(0)
+        >>> values = rng.integers(4, size=100_000)  # four values of 25%: F_2 = N^2 / 4
+        >>> sketch = SketchFrequencyOracle(4.0, n_hashes=16, width=64, hadamard=True)
+        >>> statistic = sketch.aggregate(sketch.randomize(encode_values(values, 32), rng))
+        >>> bool(abs(sketch.second_moment(statistic) / 100_000**2 - 0.25) < 0.02)
+        True
+        """
         M, n = self._sketch(statistic)
         k, m = self.n_hashes, self.width
-        words = np.asarray(words, dtype=np.uint64)
-        positions = self.hash(np.repeat(words, k, axis=0),
-                              np.tile(np.arange(k), words.shape[0])).reshape(-1, k)
-        mean = M[np.arange(k)[None, :], positions].mean(axis=1)
-        counts = m / (m - 1) * (mean - n / m)
-        f = np.clip(counts / max(n, 1), 0.0, 1.0)
-        rho = 1.0 / m
         if self.hadamard:
-            per_user = (1 - f) * (self.c ** 2 - rho ** 2) + f * (self.c ** 2 - 1)
+            noise = n * (k * m * self.c**2 - 1)
         else:
-            per_user = (self.c ** 2 - 1) / 4 + (1 - f) * rho * (1 - rho)
-        return counts, m / (m - 1) * np.sqrt(n * per_user)
+            noise = n * (k * m * (self.c**2 - 1) / 4 + k - 1)
+        buckets = float(np.mean(np.sum(np.square(M), axis=1))) - noise
+        return max((buckets - n * n / m) / (1 - 1 / m), 0.0)
+
+    def estimate_counts(self, statistic, words):
+        """Estimated user counts of the given values and their standard errors.
+
+        The standard error is that of the module docstring at the estimated counts (clipped
+        to ``[0, N]``) and the estimated second moment (:meth:`second_moment`): the
+        reports' noise and the other values' hash collisions.
+
+        Parameters
+        ----------
+        statistic : ndarray
+            :meth:`aggregate`'s statistic.
+        words : ndarray of uint64 of shape (n_values, W)
+            The values, encoded.
+
+        Returns
+        -------
+        counts, std_errors : ndarray of shape (n_values,)
+        """
+        M, n = self._sketch(statistic)
+        k, m = self.n_hashes, self.width
+        key = _fingerprints(np.asarray(words, dtype=np.uint64))
+        rows = np.arange(k)
+        # Candidates in blocks of at most 2^22 (candidate, hash) cells: a vocabulary of 10^5
+        # candidates times 1024 hashes is never materialised at once.
+        mean = np.empty(key.shape[0])
+        block = max(1, 2**22 // k)
+        for start in range(0, key.shape[0], block):
+            positions = self._hash_keys(key[start:start + block, None], rows[None, :])
+            mean[start:start + block] = M[rows[None, :], positions].mean(axis=1)
+        counts = m / (m - 1) * (mean - n / m)
+        held = np.clip(counts, 0.0, n)
+        variance = n * self._report_variance(held / max(n, 1)) + self._collision_variance(
+            self.second_moment(statistic) if key.shape[0] else 0.0, held)
+        return counts, np.sqrt(variance)
