@@ -1,0 +1,100 @@
+// Randomizer: the public client, rebuilt from the server's JSON specification, privatizes one
+// record -- the Python client's randomizer.py for the kinds this package supports.
+
+import { ValueError, repr } from "./errors.js";
+import { ORACLE_KINDS } from "./oracles.js";
+import { ExactRandom } from "./random.js";
+import { Categories } from "./records.js";
+import { isPlainObject, specVersion } from "./spec.js";
+
+/** Every kind this client rebuilds, by its specification name. */
+export const RANDOMIZERS = { ...ORACLE_KINDS };
+
+/**
+ * The randomizer of one LDP mechanism, rebuilt from its JSON specification.
+ *
+ * new Randomizer(spec, { categories, randomSource }): spec is the parsed object of the
+ * server's mechanism.to_json() (Randomizer.fromJSON parses the text); categories the public
+ * categories of the server's domain, in its order (then privatize takes records); randomSource
+ * a function filling a Uint8Array with uniform bytes, for tests only (default:
+ * crypto.getRandomValues).
+ */
+export class Randomizer {
+  constructor(spec, { categories, randomSource } = {}) {
+    if (!isPlainObject(spec) || !Object.hasOwn(spec, "mechanism")) {
+      throw new ValueError("not a mechanism specification (a JSON object with 'version' and " +
+        `'mechanism'): ${repr(JSON.stringify(spec ?? null)?.slice(0, 80))}.`);
+    }
+    const kind = spec.mechanism;
+    const expected = specVersion(kind);
+    if (spec.version !== expected) {
+      throw new ValueError(`unsupported specification version ${repr(spec.version)}; this ` +
+        `client reads version ${expected} of ${repr(kind)}.`);
+    }
+    if (typeof kind !== "string" || !Object.hasOwn(RANDOMIZERS, kind)) {
+      throw new ValueError(`unknown mechanism ${repr(kind)}; this client randomizes ` +
+        `${repr(Object.keys(RANDOMIZERS).sort())} (central-model mechanisms run on the ` +
+        "curator, not on clients; the other local kinds are the Python client's for now).");
+    }
+    this.kind = kind;
+    const [nInputs, privatizeCell] = RANDOMIZERS[kind]({ ...spec });
+    this.epsilon = spec.epsilon;
+    this.nInputs = nInputs;
+    this._privatizeCell = privatizeCell;
+    this._categories = categories === undefined ? null : new Categories(categories);
+    if (this._categories !== null && this._categories.size !== nInputs) {
+      throw new ValueError(`the categories describe ${this._categories.size} cells ` +
+        `(${this._categories.sizes.join(" x ")}) but the ${repr(kind)} mechanism covers ` +
+        `${nInputs}: they are not the server's domain.`);
+    }
+    this.columns = this._categories === null ? null : [...this._categories.columns];
+    this._rng = new ExactRandom(randomSource);
+  }
+
+  /** Rebuild the randomizer from the text of mechanism.to_json(). */
+  static fromJSON(text, options = {}) {
+    let spec;
+    try {
+      spec = JSON.parse(text);
+    } catch (error) {
+      throw new ValueError(`the mechanism specification is not valid JSON: ${error.message}`);
+    }
+    return new Randomizer(spec, options);
+  }
+
+  /** The flat cell index of a record (needs categories), as the server's Domain.encode. */
+  encode(record) {
+    if (this._categories === null) {
+      throw new ValueError("encode needs the domain's categories: build the Randomizer with " +
+        "categories=...");
+    }
+    return this._categories.encode(record);
+  }
+
+  /**
+   * One privatized report of `value` (a cell index in [0, nInputs), or a record with
+   * categories), in the Python client's report format: a Number, an array of byte values
+   * (packed bits) or [seed, bucket] with a BigInt seed; reportToJSON writes it as JSON.
+   */
+  privatize(value) {
+    let cell;
+    if (this._categories !== null) {
+      cell = this._categories.encode(value);
+    } else {
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 0 ||
+          value >= this.nInputs) {
+        throw new ValueError(`the value must be a cell index, an integer in [0, ` +
+          `${this.nInputs}), got ${repr(value)} (pass categories= to privatize records).`);
+      }
+      cell = value;
+    }
+    return this._privatizeCell(cell, this._rng);
+  }
+}
+
+/** The JSON text of a report, BigInts (64-bit hash seeds) written as exact integers. */
+export function reportToJSON(report) {
+  if (typeof report === "bigint") return report.toString();
+  if (Array.isArray(report)) return `[${report.map(reportToJSON).join(",")}]`;
+  return JSON.stringify(report);
+}
