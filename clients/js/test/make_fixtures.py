@@ -1,0 +1,158 @@
+"""Write the JavaScript client's test fixtures from the server's mechanisms.
+
+Run from the repository root (``python clients/js/test/make_fixtures.py``); it rewrites
+``clients/js/test/fixtures/*.json``:
+
+* ``laws.json``: for a few specifications and values, the server's exact law of one report
+  (``mechanism.exact_law(value)``: every output, its integer weight, the total), outputs written
+  as the JSON text of the report (``[seed,bucket]`` for local hashing, given that seed);
+* ``integers.json``: for many epsilons, the server's integers of each oracle (two-weight laws'
+  ``weights``, unary and subset numerators) or ``"error"`` where the server refuses epsilon;
+* ``hashes.json``: the server's local-hashing buckets ``H_seed(cell)`` for random 64-bit seeds
+  and cells, both hash families.
+
+Integers are written as decimal strings (JavaScript numbers hold 53 bits). With ``--check``
+nothing is written: the exit status is 1 (naming the file) when a committed fixture differs
+from what the server gives now (the Node tests run this when Python can import sklearn_ldp).
+"""
+
+import json
+import pathlib
+import sys
+import warnings
+
+import numpy as np
+
+# The repository's own sklearn_ldp (a script's folder, not the root, starts sys.path).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3]))
+
+from sklearn_ldp.mechanisms import (  # noqa: E402
+    BinaryLocalHashing,
+    HadamardRandomizedResponse,
+    HadamardResponse,
+    OptimizedLocalHashing,
+    OptimizedUnaryEncoding,
+    RandomizedResponse,
+    SubsetSelection,
+    SymmetricUnaryEncoding,
+)
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+
+
+def _key(output):
+    """The JSON text of one report, as the JavaScript client's reportToJSON writes it."""
+    value = np.asarray(output).tolist()
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _law(name, mechanism, value, **kwargs):
+    law = mechanism.exact_law(value, **kwargs)
+    return {
+        "name": name,
+        "spec": mechanism.to_json(),
+        "value": value,
+        "outputs": [_key(output) for output in law.outputs],
+        "weights": [str(int(w)) for w in law.weights],
+        "total": str(int(law.total)),
+        **({"seed": str(int(kwargs["seeds"][0]))} if "seeds" in kwargs else {}),
+    }
+
+
+def laws():
+    seeds = [np.array([s], dtype=np.uint64) for s in (5, 2**64 - 1, 12345678901234567890)]
+    cases = [
+        _law("rr_5_eps1", RandomizedResponse(5, 1.0), 2),
+        _law("rr_3_eps0.3", RandomizedResponse(3, 0.3), 0),
+        _law("rappor_4_eps1", SymmetricUnaryEncoding(4, 1.0), 1),
+        _law("oue_5_eps2", OptimizedUnaryEncoding(5, 2.0), 3),
+        _law("subset_6_eps1", SubsetSelection(6, 1.0), 1),
+        _law("subset_7_eps0.5_k3", SubsetSelection(7, 0.5, subset_size=3), 6),
+        _law("hadamard_6_eps2", HadamardResponse(6, 2.0), 4),
+        _law("hadamard_20_eps3", HadamardResponse(20, 3.0), 13),
+        _law("hrr_6_eps1", HadamardRandomizedResponse(6, 1.0), 5),
+        _law("hrr_9_eps0.5", HadamardRandomizedResponse(9, 0.5), 8),
+        _law("blh_6_eps1", BinaryLocalHashing(6, 1.0), 2, seeds=seeds[0]),
+    ]
+    for i, seed in enumerate(seeds):
+        cases.append(_law(f"olh_6_eps1_seed{i}", OptimizedLocalHashing(6, 1.0), 2, seeds=seed))
+    cases.append(_law("olh_linear_5000_eps2", OptimizedLocalHashing(5000, 2.0), 4321,
+                      seeds=seeds[2]))
+    return cases
+
+
+def integers():
+    rng = np.random.default_rng(20261128)
+    epsilons = [1e-12, 1e-6, 0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 7.5, 10.0, 20.0, 35.0, 50.0]
+    epsilons += [float(x) for x in rng.uniform(0.001, 50.0, 12)]
+    makers = {
+        "randomized_response": lambda e: RandomizedResponse(7, e),
+        "rappor": lambda e: SymmetricUnaryEncoding(5, e),
+        "oue": lambda e: OptimizedUnaryEncoding(5, e),
+        "subset_selection": lambda e: SubsetSelection(9, e),
+        "olh": lambda e: OptimizedLocalHashing(10, e),
+        "blh": lambda e: BinaryLocalHashing(10, e),
+        "hadamard": lambda e: HadamardResponse(10, e),
+        "hrr": lambda e: HadamardRandomizedResponse(10, e),
+    }
+    rows = []
+    for epsilon in epsilons:
+        for kind, make in makers.items():
+            try:
+                mechanism = make(epsilon)
+            except ValueError as exc:
+                rows.append({"kind": kind, "epsilon": epsilon, "error": str(exc)})
+                continue
+            row = {"kind": kind, "epsilon": epsilon, "spec": mechanism.to_json()}
+            if hasattr(mechanism, "q_numerator"):
+                row["numerators"] = [str(mechanism.p_numerator), str(mechanism.q_numerator)]
+            elif hasattr(mechanism, "p_numerator"):
+                row["numerators"] = [str(mechanism.p_numerator)]
+            else:
+                row["weights"] = [str(int(w)) for w in mechanism.weights]
+            rows.append(row)
+    return rows
+
+
+def hashes():
+    rng = np.random.default_rng(31)
+    cases = []
+    for n, g, family in [(7, 3, "tabulation"), (1000, 5, "tabulation"), (2, 2, "tabulation"),
+                         (100000, 1024, "tabulation"), (5000, 8, "linear"),
+                         (3, 2, "linear"), (2**20, 64, "linear")]:
+        if g == 2:
+            mechanism = BinaryLocalHashing(n, 1.0, hash_family=family)
+        else:
+            mechanism = OptimizedLocalHashing(n, 1.0, n_buckets=g, hash_family=family)
+        seeds = rng.integers(0, 2**64, 200, dtype=np.uint64, endpoint=False)
+        seeds[:2] = [0, 2**64 - 1]
+        cells = rng.integers(0, n, 200)
+        cells[:2] = [0, n - 1]
+        buckets = mechanism.hash_values(seeds, cells)
+        cases.append({"spec": mechanism.to_json(),
+                      "seeds": [str(int(s)) for s in seeds],
+                      "cells": [int(c) for c in cells],
+                      "buckets": [int(b) for b in buckets]})
+    return cases
+
+
+def main(check=False):
+    FIXTURES.mkdir(exist_ok=True)
+    stale = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # decoders of extreme epsilons warn; unused here
+        for name, rows in (("laws", laws()), ("integers", integers()), ("hashes", hashes())):
+            text = json.dumps(rows, indent=1) + "\n"
+            path = FIXTURES / f"{name}.json"
+            if not check:
+                path.write_text(text)
+            elif not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+    if stale:
+        print(f"stale fixtures (rerun clients/js/test/make_fixtures.py): {stale}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(check="--check" in sys.argv[1:]))
