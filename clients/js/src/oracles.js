@@ -250,7 +250,15 @@ function isPowerOfTwo(x) {
 function hadamardLayout(n, epsilon, params) {
   const keys = ["n_blocks", "block_size", "hole"];
   const given = Object.keys(params);
-  if (given.length === 0) return [...hadamardShape(n, epsilon), 1];
+  if (given.length === 0) {
+    const [nBlocks, blockSize] = hadamardShape(n, epsilon);
+    if (nBlocks < 1) {
+      // e^eps rounds to 1 at 9 digits (the server refuses epsilon < 1e-6 before this).
+      throw new ValueError(`epsilon=${repr(epsilon)} is too small for 'hadamard': use ` +
+        "epsilon >= 1e-6.");
+    }
+    return [nBlocks, blockSize, 1];
+  }
   if (given.length !== 3 || !keys.every((key) => given.includes(key))) {
     throw new ValueError(`the 'hadamard' specification must give all of ` +
       `('n_blocks', 'block_size', 'hole') or none, got ${repr(given.sort())}.`);

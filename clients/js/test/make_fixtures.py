@@ -9,7 +9,9 @@ Run from the repository root (``python clients/js/test/make_fixtures.py``); it r
 * ``integers.json``: for many epsilons, the server's integers of each oracle (two-weight laws'
   ``weights``, unary and subset numerators) or ``"error"`` where the server refuses epsilon;
 * ``hashes.json``: the server's local-hashing buckets ``H_seed(cell)`` for random 64-bit seeds
-  and cells, both hash families.
+  and cells, both hash families;
+* ``hostile.json``: edited specifications (sizes, probabilities, versions, unknown fields), each
+  with the field its refusal must name and the Python client's message.
 
 Integers are written as decimal strings (JavaScript numbers hold 53 bits). With ``--check``
 nothing is written: the exit status is 1 (naming the file) when a committed fixture differs
@@ -26,6 +28,7 @@ import numpy as np
 # The repository's own sklearn_ldp (a script's folder, not the root, starts sys.path).
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3]))
 
+from sklearn_ldp.deploy.client import Randomizer  # noqa: E402
 from sklearn_ldp.mechanisms import (  # noqa: E402
     BinaryLocalHashing,
     HadamardRandomizedResponse,
@@ -136,12 +139,73 @@ def hashes():
     return cases
 
 
+def _edited(kind, field, n_inputs=6, params=None, **top):
+    spec = {"version": 1, "mechanism": kind, "epsilon": 1.0, "n_inputs": n_inputs,
+            "params": {} if params is None else params}
+    spec.update(top)
+    return {"field": field, "spec": {k: v for k, v in spec.items() if v != "<absent>"}}
+
+
+def hostile():
+    cases = [
+        _edited("randomized_response", "version", version=2),
+        _edited("randomized_response", "version", version="<absent>"),
+        _edited("randomized_response", "version", version="1"),
+        _edited("oue", "unknown mechanism", mechanism="oue2"),
+        _edited("oue", "mechanism", mechanism="<absent>"),
+        {"field": "mechanism", "spec": [1, 2]},
+        _edited("randomized_response", "n_inputs", n_inputs=0),
+        _edited("randomized_response", "n_inputs", n_inputs=-3),
+        _edited("randomized_response", "n_inputs", n_inputs=2.5),
+        _edited("randomized_response", "n_inputs", n_inputs="5"),
+        _edited("randomized_response", "n_inputs", n_inputs=True),
+        _edited("randomized_response", "n_inputs", n_inputs="<absent>"),
+        _edited("rappor", "epsilon", epsilon=0),
+        _edited("rappor", "epsilon", epsilon=-1.0),
+        _edited("rappor", "epsilon", epsilon=51.0),
+        _edited("rappor", "epsilon", epsilon=1e308),
+        _edited("rappor", "epsilon", epsilon="1.0"),
+        _edited("rappor", "epsilon", epsilon=None),
+        _edited("rappor", "epsilon", epsilon="<absent>"),
+        _edited("oue", "params", params=[1]),
+        # An edited probability: oracles derive theirs from epsilon and refuse any other.
+        _edited("oue", "'p_numerator'", params={"p_numerator": 2**52 - 1}),
+        _edited("randomized_response", "'keep_probability'",
+                params={"keep_probability": 0.99}),
+        _edited("olh", "n_buckets", params={"n_buckets": 1}),
+        _edited("olh", "n_buckets", params={"n_buckets": 2**21}),
+        _edited("olh", "n_buckets", params={"n_buckets": 2.5}),
+        _edited("olh", "n_buckets", params={"n_buckets": 6, "hash_family": "linear"}),
+        _edited("olh", "hash_family", params={"n_buckets": 4, "hash_family": "md5"}),
+        _edited("blh", "'n_buckets'", params={"n_buckets": 4}),
+        _edited("subset_selection", "subset_size", params={}),
+        _edited("subset_selection", "subset_size", params={"subset_size": 0}),
+        _edited("subset_selection", "subset_size", params={"subset_size": 6}),
+        _edited("subset_selection", "n_inputs", n_inputs=1, params={"subset_size": 1}),
+        _edited("hadamard", "n_blocks", params={"n_blocks": 2, "block_size": 4}),
+        _edited("hadamard", "block_size", params={"n_blocks": 2, "block_size": 3, "hole": 1}),
+        _edited("hadamard", "hole", params={"n_blocks": 2, "block_size": 4, "hole": 3}),
+        _edited("hadamard", "n_blocks", params={"n_blocks": 1, "block_size": 4, "hole": 1}),
+        _edited("hadamard", "n_blocks", params={"n_blocks": 64, "block_size": 4, "hole": 1}),
+        _edited("hrr", "'n_blocks'", params={"n_blocks": 2}),
+    ]
+    for case in cases:
+        try:
+            Randomizer(case["spec"])
+        except ValueError as exc:
+            case["python_message"] = str(exc)
+        else:
+            raise AssertionError(f"the Python client accepts {case['spec']}")
+    return cases
+
+
 def main(check=False):
     FIXTURES.mkdir(exist_ok=True)
     stale = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # decoders of extreme epsilons warn; unused here
-        for name, rows in (("laws", laws()), ("integers", integers()), ("hashes", hashes())):
+        for name, rows in (("laws", laws()), ("integers", integers()), ("hashes", hashes()),
+                           ("hostile", hostile())):
             text = json.dumps(rows, indent=1) + "\n"
             path = FIXTURES / f"{name}.json"
             if not check:

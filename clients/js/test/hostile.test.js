@@ -1,0 +1,66 @@
+// Hostile specifications are refused as the Python client refuses them: a ValueError naming
+// the field, with the Python client's message (up to how each language prints a float, and the
+// list of kinds each client knows).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Randomizer, ValueError } from "../src/index.js";
+import { fixture } from "./fixtures.js";
+
+// Python prints the float 0.0 where JavaScript prints 0 (outside quoted strings).
+function jsNumbers(message) {
+  return message.replace(/(?<!['\d.])(-?\d+)\.0(?![\d'])/g, "$1");
+}
+
+for (const { field, spec, python_message: pythonMessage } of fixture("hostile")) {
+  test(`refused, naming ${field}: ${JSON.stringify(spec)}`, () => {
+    assert.throws(() => new Randomizer(spec), (error) => {
+      assert.ok(error instanceof ValueError, `${error.name}: ${error.message}`);
+      assert.ok(error.message.includes(field), `${error.message} does not name ${field}`);
+      if (field !== "mechanism" && field !== "unknown mechanism") {
+        assert.equal(error.message, jsNumbers(pythonMessage));
+      }
+      return true;
+    });
+    // The same through the JSON text.
+    assert.throws(() => Randomizer.fromJSON(JSON.stringify(spec)), ValueError);
+  });
+}
+
+test("text that is not JSON is refused", () => {
+  assert.throws(() => Randomizer.fromJSON("{'version': 1"), /not valid JSON/);
+  // JSON has no NaN or Infinity: a spec carrying them is not JSON.
+  assert.throws(() => Randomizer.fromJSON(
+    '{"version": 1, "mechanism": "oue", "epsilon": NaN, "n_inputs": 4}'), /not valid JSON/);
+});
+
+test("values outside the domain are refused, naming the value", () => {
+  const randomizer = Randomizer.fromJSON(
+    '{"version": 1, "mechanism": "oue", "epsilon": 1.0, "n_inputs": 4, "params": {}}');
+  for (const value of [-1, 4, 1.5, "2", null, true, NaN, 2n]) {
+    assert.throws(() => randomizer.privatize(value), /must be a cell index/);
+  }
+});
+
+test("categories encode records like the server's Domain and refuse unknown values", () => {
+  const spec = '{"version": 1, "mechanism": "randomized_response", "epsilon": 1.0, ' +
+    '"n_inputs": 6, "params": {}}';
+  const categories = { age: ["<30", "30-50", ">50"], smoker: ["no", "yes"] };
+  const randomizer = Randomizer.fromJSON(spec, { categories });
+  assert.equal(randomizer.encode({ age: "30-50", smoker: "yes" }), 3);
+  assert.equal(randomizer.encode([">50", "no"]), 4);
+  const report = randomizer.privatize({ age: "30-50", smoker: "yes" });
+  assert.ok(Number.isInteger(report) && report >= 0 && report < 6);
+  assert.throws(() => randomizer.encode({ age: "30-50" }), /no value for column\(s\) \['smoker'\]/);
+  assert.throws(() => randomizer.encode({ age: "old", smoker: "no" }), /column 'age' has the value 'old'/);
+  assert.throws(() => randomizer.encode({ age: null, smoker: "no" }), /missing value/);
+  assert.throws(() => Randomizer.fromJSON(spec, { categories: { age: ["a", "b"] } }),
+    /describe 2 cells/);
+  assert.throws(() => Randomizer.fromJSON(spec, { categories: { age: ["a", "a", "b"],
+    smoker: ["x", "y"] } }), /duplicate category 'a'/);
+});
+
+test("an epsilon too small for Hadamard response's layout is refused, naming epsilon", () => {
+  assert.throws(() => Randomizer.fromJSON(
+    '{"version": 1, "mechanism": "hadamard", "epsilon": 1e-12, "n_inputs": 10, "params": {}}'),
+  /epsilon=1e-12 is too small for 'hadamard'/);
+});
