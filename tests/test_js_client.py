@@ -1,0 +1,66 @@
+"""The JavaScript device client (``clients/js/``): its Node test suite, run with Node's own
+runner (no npm install). Skipped where ``node`` is not on PATH; CI machines have Node 20."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+CLIENT = pathlib.Path(__file__).resolve().parents[1] / "clients" / "js"
+NODE = shutil.which("node")
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
+                    "need Node >= 20)")
+def test_node_suite_passes():
+    # The suite checks its fixtures with this interpreter (make_fixtures.py --check).
+    env = {**os.environ, "LDP_PYTHON": sys.executable}
+    run = subprocess.run([NODE, "--test", "test/"], cwd=CLIENT, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+SPECS = [
+    '{"version": 1, "mechanism": "randomized_response", "epsilon": 1.0, "n_inputs": 5, '
+    '"params": {}}',
+    '{"version": 1, "mechanism": "rappor", "epsilon": 1.0, "n_inputs": 11, "params": {}}',
+    '{"version": 1, "mechanism": "oue", "epsilon": 2.0, "n_inputs": 9, "params": {}}',
+    '{"version": 1, "mechanism": "olh", "epsilon": 1.0, "n_inputs": 6, '
+    '"params": {"n_buckets": 4}}',
+    '{"version": 1, "mechanism": "olh", "epsilon": 2.0, "n_inputs": 5000, '
+    '"params": {"n_buckets": 8, "hash_family": "linear"}}',
+    '{"version": 1, "mechanism": "blh", "epsilon": 1.0, "n_inputs": 6, "params": {}}',
+    '{"version": 1, "mechanism": "hadamard", "epsilon": 2.0, "n_inputs": 6, '
+    '"params": {"n_blocks": 2, "block_size": 4, "hole": 1}}',
+    '{"version": 1, "mechanism": "hrr", "epsilon": 1.0, "n_inputs": 6, "params": {}}',
+    '{"version": 1, "mechanism": "subset_selection", "epsilon": 1.0, "n_inputs": 6, '
+    '"params": {"subset_size": 2}}',
+]
+
+# Prints one JSON report per line for the spec in argv[1], values 0, 1, ... cycling.
+_PRINT_REPORTS = """
+import { Randomizer, reportToJSON } from "./src/index.js";
+const randomizer = Randomizer.fromJSON(process.argv[1]);
+const lines = [];
+for (let i = 0; i < 500; i++) {
+  lines.push(reportToJSON(randomizer.privatize(i % randomizer.nInputs)));
+}
+console.log(lines.join("\\n"));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
+                    "need Node >= 20)")
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.split('"mechanism": ')[1].split(",")[0])
+def test_server_accepts_the_reports(spec):
+    from sklearn_ldp.deploy.collect import reports_from_client
+
+    run = subprocess.run([NODE, "--input-type=module", "-e", _PRINT_REPORTS, spec], cwd=CLIENT,
+                         capture_output=True, text=True, timeout=120, check=True)
+    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    stacked = reports_from_client(reports, spec)  # invalid="raise": every report is valid
+    assert stacked.shape[0] == 500 and stacked.n_invalid == 0
