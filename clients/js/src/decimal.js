@@ -3,8 +3,8 @@
 // integer of a law (dyadic numerators, two-weight laws, ratio checks) with that context, and
 // this module lets the JavaScript client derive the same integers and take the same decisions.
 //
-// A decimal is {c, e}: the value c * 10^e, c a BigInt >= 0 (every quantity rounded here is
-// positive: probabilities, e^eps, integer ratios). Operations round their exact result to 80
+// A decimal is {c, e}: the value c * 10^e, c a BigInt (negative only in intermediate sums;
+// floor and ceiling are taken of positive values only). Operations round their exact result to 80
 // significant digits; exp and sqrt are computed with 60 guard digits and then rounded, which
 // is the correctly rounded result unless the exact value lies within 10^-140 (relative) of a
 // rounding boundary.
@@ -26,7 +26,7 @@ export function pow10(k) {
 }
 
 function digitCount(c) {
-  return c === 0n ? 1 : c.toString().length;
+  return c === 0n ? 1 : (c < 0n ? -c : c).toString().length;
 }
 
 /** The exact decimal of a non-negative integer (BigInt or safe Number). */
@@ -56,8 +56,14 @@ export function fromFloat(x) {
   return { c: mantissa * 5n ** BigInt(-exponent), e: exponent };
 }
 
-/** Round c 10^e to 80 significant digits; sticky: the exact value is a bit above c 10^e. */
+/** Round c 10^e to 80 significant digits; sticky: the exact value is a bit above c 10^e in
+ * magnitude. Negative values round half even by magnitude (floor and ceiling: positives). */
 function round(c, e, mode = "half_even", sticky = false) {
+  if (c < 0n) {
+    if (mode !== "half_even") throw new RangeError("directed rounding of a negative value");
+    const rounded = round(-c, e, mode, sticky);
+    return { c: -rounded.c, e: rounded.e };
+  }
   const drop = digitCount(c) - PRECISION_DIGITS;
   if (drop <= 0) {
     if (sticky) {
@@ -98,18 +104,20 @@ export function add(a, b) {
   return round(a.c * pow10(a.e - e) + b.c * pow10(b.e - e), e);
 }
 
-/** a - b rounded to 80 digits, for a >= b (Context.subtract). */
+/** a - b rounded to 80 digits (Context.subtract). */
 export function subtract(a, b) {
-  const e = Math.min(a.e, b.e);
-  const c = a.c * pow10(a.e - e) - b.c * pow10(b.e - e);
-  if (c < 0n) throw new RangeError("subtract: negative results are not supported");
-  return round(c, e);
+  return add(a, { c: -b.c, e: b.e });
 }
 
-/** a / b rounded to 80 digits (Context.divide), b > 0. */
+/** a / b rounded to 80 digits (Context.divide). */
 export function divide(a, b) {
   if (b.c === 0n) throw new RangeError("division by zero");
   if (a.c === 0n) return { c: 0n, e: 0 };
+  if (a.c < 0n !== b.c < 0n) {
+    const q = divide({ c: a.c < 0n ? -a.c : a.c, e: a.e }, { c: b.c < 0n ? -b.c : b.c, e: b.e });
+    return { c: -q.c, e: q.e };
+  }
+  if (a.c < 0n) return divide({ c: -a.c, e: a.e }, { c: -b.c, e: b.e });
   // Scale the numerator so that the integer quotient has at least 82 digits.
   const shift = Math.max(0, PRECISION_DIGITS + 2 - (digitCount(a.c) - digitCount(b.c)));
   const numerator = a.c * pow10(shift);
@@ -124,12 +132,17 @@ export function lessEqual(a, b) {
   return a.c * pow10(a.e - e) <= b.c * pow10(b.e - e);
 }
 
-/** The integer floor or ceiling of a (to_integral_value with ROUND_FLOOR / ROUND_CEILING). */
+/** The integer floor, ceiling or half-even rounding of a value a >= 0 (to_integral_value
+ * with ROUND_FLOOR, ROUND_CEILING, ROUND_HALF_EVEN). */
 export function toIntegral(a, mode) {
+  if (a.c < 0n) throw new RangeError("toIntegral takes values >= 0");
   if (a.e >= 0) return a.c * pow10(a.e);
   const unit = pow10(-a.e);
   const q = a.c / unit;
-  return mode === "ceiling" && a.c % unit !== 0n ? q + 1n : q;
+  const r = a.c % unit;
+  if (mode === "ceiling") return r !== 0n ? q + 1n : q;
+  if (mode === "half_even") return 2n * r > unit || (2n * r === unit && q % 2n === 1n) ? q + 1n : q;
+  return q;
 }
 
 function isqrt(n) {

@@ -3,12 +3,13 @@
 
 import { ValueError, repr } from "./errors.js";
 import { ORACLE_KINDS } from "./oracles.js";
+import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
 import { Categories } from "./records.js";
 import { isPlainObject, specVersion } from "./spec.js";
 
 /** Every kind this client rebuilds, by its specification name. */
-export const RANDOMIZERS = { ...ORACLE_KINDS };
+export const RANDOMIZERS = { ...ORACLE_KINDS, ...NUMERIC_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.
@@ -37,10 +38,16 @@ export class Randomizer {
         "curator, not on clients; the other local kinds are the Python client's for now).");
     }
     this.kind = kind;
-    const [nInputs, privatizeCell] = RANDOMIZERS[kind]({ ...spec });
+    const [nInputs, privatizeCell, options] = RANDOMIZERS[kind]({ ...spec });
     this.epsilon = spec.epsilon;
     this.nInputs = nInputs;
     this._privatizeCell = privatizeCell;
+    // The numeric kinds take a number within the spec's bounds, not a cell index.
+    this._takesValues = Boolean(options?.takesValues);
+    if (this._takesValues && categories !== undefined) {
+      throw new ValueError(`the ${repr(kind)} mechanism takes no categories (its values are ` +
+        "numbers, bit strings or cell indices).");
+    }
     this._categories = categories === undefined ? null : new Categories(categories);
     if (this._categories !== null && this._categories.size !== nInputs) {
       throw new ValueError(`the categories describe ${this._categories.size} cells ` +
@@ -73,10 +80,13 @@ export class Randomizer {
 
   /**
    * One privatized report of `value` (a cell index in [0, nInputs), or a record with
-   * categories), in the Python client's report format: a Number, an array of byte values
-   * (packed bits) or [seed, bucket] with a BigInt seed; reportToJSON writes it as JSON.
+   * categories; for the numeric kinds a number within the spec's bounds, refused outside),
+   * in the Python client's report format: a Number (a cell or output index, a grid value,
+   * Duchi's 0 or 1), an array of byte values (packed bits) or [seed, bucket] with a BigInt
+   * seed; reportToJSON writes it as JSON.
    */
   privatize(value) {
+    if (this._takesValues) return this._privatizeCell(value, this._rng);
     let cell;
     if (this._categories !== null) {
       cell = this._categories.encode(value);

@@ -39,6 +39,12 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
     SubsetSelection,
     SymmetricUnaryEncoding,
 )
+from sklearn_ldp.mechanisms.numeric.means import (  # noqa: E402
+    DuchiMechanism,
+    HybridMechanism,
+    PiecewiseMechanism,
+)
+from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
@@ -81,6 +87,24 @@ def laws():
         cases.append(_law(f"olh_6_eps1_seed{i}", OptimizedLocalHashing(6, 1.0), 2, seeds=seed))
     cases.append(_law("olh_linear_5000_eps2", OptimizedLocalHashing(5000, 2.0), 4321,
                       seeds=seeds[2]))
+    # The numeric kinds: outputs are grid values (floats; Duchi's 0 and 1), keyed by value.
+    for name, mechanism, value in [
+            ("duchi_eps1", DuchiMechanism(1.0, (0.0, 10.0)), 3.3),
+            ("piecewise_eps2_grid32", PiecewiseMechanism(2.0, (-1.0, 1.0), grid_size=32), 0.25),
+            ("piecewise_eps0.5_grid256", PiecewiseMechanism(0.5, (0.0, 100.0), grid_size=256),
+             99.0),
+            ("hybrid_eps1.5_grid16", HybridMechanism(1.5, (0.0, 10.0), grid_size=16), 3.3),
+            ("hybrid_eps0.3_duchi_only", HybridMechanism(0.3, (0.0, 10.0)), 7.0),
+            ("square_wave_eps1_grid16",
+             SquareWaveMechanism(1.0, (0.0, 10.0), n_buckets=8, grid_size=16), 3.3),
+            ("square_wave_eps3_grid64",
+             SquareWaveMechanism(3.0, (-5.0, 5.0), n_buckets=32, grid_size=64), -5.0)]:
+        law = mechanism.exact_law(value)
+        cases.append({"name": name, "spec": json.dumps(mechanism.to_dict()), "value": value,
+                      "numeric": True,
+                      "outputs": [float(x) for x in np.asarray(law.outputs, dtype=float)],
+                      "weights": [str(int(w)) for w in law.weights],
+                      "total": str(int(law.total))})
     return cases
 
 
@@ -188,6 +212,50 @@ def hostile():
         _edited("hadamard", "n_blocks", params={"n_blocks": 1, "block_size": 4, "hole": 1}),
         _edited("hadamard", "n_blocks", params={"n_blocks": 64, "block_size": 4, "hole": 1}),
         _edited("hrr", "'n_blocks'", params={"n_blocks": 2}),
+    ]
+    numeric = [json.loads(json.dumps(m.to_dict())) for m in (
+        PiecewiseMechanism(1.0, (0.0, 1.0), grid_size=64), HybridMechanism(1.5, (0.0, 1.0)),
+        SquareWaveMechanism(1.0, (0.0, 1.0), n_buckets=8, grid_size=16),
+        DuchiMechanism(1.0, (0.0, 1.0)))]
+    piecewise, hybrid, square_wave, duchi = numeric
+
+    def edit(spec, field, **changes):
+        edited = json.loads(json.dumps(spec))
+        for key, value in changes.items():
+            target = edited
+            *path, last = key.split("__")
+            for part in path:
+                target = target[part]
+            if value == "<absent>":
+                del target[last]
+            else:
+                target[last] = value
+        return {"field": field, "spec": edited}
+
+    weights = piecewise["grid"]["weights"]
+    cases += [
+        # Edited probabilities: the grid's integer weights, window, size and mixture.
+        edit(piecewise, "grid['weights']", grid__weights=[weights[0] + 1, weights[1]]),
+        edit(piecewise, "grid['weights']", grid__weights=[weights[1], weights[0]]),
+        edit(piecewise, "grid['window']", grid__window=piecewise["grid"]["window"] + 1),
+        edit(piecewise, "grid['cells']", grid__cells=128),
+        edit(hybrid, "grid['alpha_numerator']", grid__alpha_numerator=2**52),
+        edit(duchi, "grid['weights']", grid__weights=[2**28 - 1, 1]),
+        edit(square_wave, "grid['fraction_bits']", grid__fraction_bits=51),
+        edit(piecewise, "grid", grid="<absent>"),
+        edit(piecewise, "'grid'", grid=[1, 2]),
+        edit(piecewise, "version", version=1),
+        edit(piecewise, "'extra'", extra=1),
+        edit(piecewise, "bounds", bounds=[1.0, 1.0]),
+        edit(piecewise, "bounds", bounds=[0.0]),
+        edit(piecewise, "bounds", bounds=["0", 1.0]),
+        edit(piecewise, "bounds", bounds=[1e15, 1e15 + 2]),
+        edit(piecewise, "epsilon", epsilon=0.0),
+        edit(piecewise, "params['grid_size']", params__grid_size=2**17),
+        edit(piecewise, "params['grid_size']", params__grid_size=None),
+        edit(duchi, "'grid_size'", params__grid_size=16),
+        edit(square_wave, "n_buckets", params__n_buckets=1),
+        edit(square_wave, "n_buckets", params__grid_size=20),
     ]
     for case in cases:
         try:
