@@ -64,3 +64,46 @@ def test_server_accepts_the_reports(spec):
     reports = [json.loads(line) for line in run.stdout.splitlines()]
     stacked = reports_from_client(reports, spec)  # invalid="raise": every report is valid
     assert stacked.shape[0] == 500 and stacked.n_invalid == 0
+
+
+NUMERIC_SPECS = [
+    ("duchi", {"epsilon": 1.0, "bounds": (0.0, 10.0)}),
+    ("piecewise", {"epsilon": 2.0, "bounds": (-1.0, 1.0), "grid_size": 64}),
+    ("hybrid", {"epsilon": 1.5, "bounds": (0.0, 10.0)}),
+    ("square_wave", {"epsilon": 1.0, "bounds": (0.0, 10.0), "n_buckets": 8}),
+]
+
+# Prints 300 JSON reports of values spread over the bounds, one a line.
+_PRINT_NUMERIC = """
+import { Randomizer, reportToJSON } from "./src/index.js";
+const randomizer = Randomizer.fromJSON(process.argv[1]);
+const [low, high] = JSON.parse(process.argv[1]).bounds;
+const lines = [];
+for (let i = 0; i < 300; i++) {
+  lines.push(reportToJSON(randomizer.privatize(low + (high - low) * (i / 299))));
+}
+console.log(lines.join("\\n"));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
+                    "need Node >= 20)")
+@pytest.mark.parametrize(("kind", "kwargs"), NUMERIC_SPECS, ids=[k for k, _ in NUMERIC_SPECS])
+def test_server_accepts_the_numeric_reports(kind, kwargs):
+    from sklearn_ldp.deploy.collect import stack_client_reports
+    from sklearn_ldp.mechanisms.numeric.means import (
+        DuchiMechanism,
+        HybridMechanism,
+        PiecewiseMechanism,
+    )
+    from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
+
+    classes = {"duchi": DuchiMechanism, "piecewise": PiecewiseMechanism,
+               "hybrid": HybridMechanism, "square_wave": SquareWaveMechanism}
+    mechanism = classes[kind](**kwargs)
+    spec = json.dumps(mechanism.to_dict())
+    run = subprocess.run([NODE, "--input-type=module", "-e", _PRINT_NUMERIC, spec], cwd=CLIENT,
+                         capture_output=True, text=True, timeout=120, check=True)
+    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
+    assert len(stacked) == 300

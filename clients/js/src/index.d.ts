@@ -34,7 +34,12 @@ export interface MechanismSpec {
   version: number;
   mechanism: string;
   epsilon: number;
-  n_inputs: number;
+  /** The number of domain cells (frequency oracles). */
+  n_inputs?: number;
+  /** [low, high] (numeric kinds). */
+  bounds?: [number, number];
+  /** The integers of the numeric kinds' public grid. */
+  grid?: Record<string, unknown>;
   params?: Record<string, unknown>;
   [field: string]: unknown;
 }
@@ -51,7 +56,8 @@ export type DomainRecord = Record<string, Category> | Category[] | Category;
 /**
  * One report, as the Python client's Randomizer.privatize returns it: a cell or output index
  * (randomized response, Hadamard response, HRR), packed bits as byte values (unary encoding,
- * subset selection), or [seed, bucket] (local hashing; the 64-bit seed as a BigInt).
+ * subset selection), [seed, bucket] (local hashing; the 64-bit seed as a BigInt), or for
+ * the numeric kinds a grid value (Duchi: 0 or 1).
  */
 export type Report = number | number[] | [bigint, number];
 
@@ -77,7 +83,8 @@ export class Randomizer {
   readonly columns: string[] | null;
   /** The flat cell index of a record (needs categories), as the server's Domain.encode. */
   encode(record: DomainRecord): number;
-  /** One privatized report of a cell index in [0, nInputs) (or a record, with categories). */
+  /** One privatized report of a cell index in [0, nInputs) (or a record, with categories;
+   * for the numeric kinds a number within the spec's bounds). */
   privatize(value: number | DomainRecord): Report;
 }
 

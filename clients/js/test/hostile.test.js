@@ -64,3 +64,14 @@ test("an epsilon too small for Hadamard response's layout is refused, naming eps
     '{"version": 1, "mechanism": "hadamard", "epsilon": 1e-12, "n_inputs": 10, "params": {}}'),
   /epsilon=1e-12 is too small for 'hadamard'/);
 });
+
+test("numeric values outside the bounds are refused, never clipped", () => {
+  const { spec } = fixture("laws").find((law) => law.name === "piecewise_eps2_grid32");
+  const randomizer = Randomizer.fromJSON(spec); // bounds [-1, 1]
+  assert.equal(typeof randomizer.privatize(0.5), "number");
+  for (const value of [-1.01, 1.5, NaN, Infinity, "0.5", null, [0.5]]) {
+    assert.throws(() => randomizer.privatize(value), /the value must/);
+  }
+  assert.throws(() => Randomizer.fromJSON(spec, { categories: { x: ["a"] } }),
+    /takes no categories/);
+});
