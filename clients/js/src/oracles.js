@@ -24,6 +24,18 @@ import { checkInt, common } from "./spec.js";
 
 /** Local hashing: the largest number of buckets. */
 export const MAX_BUCKETS = 2 ** 20;
+// The packed-bit kinds (unary encoding, subset selection) draw and send n_inputs bits a
+// report: larger domains (sklearn_ldp.deploy.limits' default max_cells) are refused on a
+// device rather than freezing it.
+const MAX_PACKED_CELLS = 2 ** 24;
+
+function checkPackedSize(n, kind) {
+  if (n > MAX_PACKED_CELLS) {
+    throw new ValueError(`n_inputs of the ${repr(kind)} specification must be at most 2^24 ` +
+      `(a report carries one bit a cell), got ${n}; use local hashing or Hadamard response ` +
+      "for larger domains.");
+  }
+}
 
 function makeRandomizedResponse(n, epsilon) {
   // The server's integer weights: own cell a, each other cell d (exact two-weight law).
@@ -63,6 +75,7 @@ export function unaryNumerators(kind, epsilon) {
 }
 
 function makeUnary(kind, n, epsilon) {
+  checkPackedSize(n, kind);
   const [pBig, qBig] = unaryNumerators(kind, epsilon);
   const p = Number(pBig); // < 2^52: exact Numbers
   const q = Number(qBig);
@@ -106,6 +119,7 @@ function uniformSubset(rng, size, count) {
 function subsetSelection(spec) {
   const [n, epsilon, params] = common(spec, ["subset_size"]);
   if (n < 2) throw new ValueError("the 'subset_selection' specification needs n_inputs >= 2.");
+  checkPackedSize(n, "subset_selection");
   if (params.subset_size === undefined || params.subset_size === null) {
     throw new ValueError("the 'subset_selection' specification must pin " +
       "params['subset_size'] (the server writes the size it chose).");

@@ -75,3 +75,12 @@ test("numeric values outside the bounds are refused, never clipped", () => {
   assert.throws(() => Randomizer.fromJSON(spec, { categories: { x: ["a"] } }),
     /takes no categories/);
 });
+
+test("packed-bit kinds refuse domains too large for a device, naming n_inputs", () => {
+  for (const kind of ["oue", "rappor"]) {
+    assert.throws(() => new Randomizer({ version: 1, mechanism: kind, epsilon: 1.0,
+      n_inputs: 2 ** 24 + 1, params: {} }), /n_inputs of the '(oue|rappor)' specification/);
+  }
+  assert.throws(() => new Randomizer({ version: 1, mechanism: "subset_selection", epsilon: 1.0,
+    n_inputs: 2 ** 30, params: { subset_size: 4 } }), /n_inputs of the 'subset_selection'/);
+});
