@@ -10,7 +10,13 @@ test("every oracle's integers equal the server's", () => {
   let compared = 0;
   for (const row of fixture("integers")) {
     if (row.error !== undefined) continue; // the server refuses this epsilon for this kind
-    const privatize = Randomizer.fromJSON(row.spec)._privatizeCell;
+    // Numeric kinds: the spec's grid holds the server's integers; loading compares them.
+    const randomizer = Randomizer.fromJSON(row.spec);
+    const privatize = randomizer._privatizeCell;
+    if (row.weights === undefined && row.numerators === undefined) {
+      compared += 1;
+      continue;
+    }
     const label = `${row.kind} at epsilon=${row.epsilon}`;
     if (row.weights) assert.deepEqual(privatize.weights.map(String), row.weights, label);
     else if (row.numerators.length === 2) {
@@ -18,7 +24,7 @@ test("every oracle's integers equal the server's", () => {
     } else assert.equal(String(privatize.numerator), row.numerators[0], label);
     compared += 1;
   }
-  assert.ok(compared > 150, `only ${compared} rows compared`);
+  assert.ok(compared > 250, `only ${compared} rows compared`);
 });
 
 test("decimal arithmetic rounds like Python's 80-digit context", () => {

@@ -7,7 +7,8 @@ Run from the repository root (``python clients/js/test/make_fixtures.py``); it r
   (``mechanism.exact_law(value)``: every output, its integer weight, the total), outputs written
   as the JSON text of the report (``[seed,bucket]`` for local hashing, given that seed);
 * ``integers.json``: for many epsilons, the server's integers of each oracle (two-weight laws'
-  ``weights``, unary and subset numerators) or ``"error"`` where the server refuses epsilon;
+  ``weights``, unary and subset numerators; the numeric kinds' in their spec's ``grid``) or
+  ``"error"`` where the server refuses epsilon;
 * ``hashes.json``: the server's local-hashing buckets ``H_seed(cell)`` for random 64-bit seeds
   and cells, both hash families;
 * ``hostile.json``: edited specifications (sizes, probabilities, versions, unknown fields), each
@@ -121,6 +122,10 @@ def integers():
         "blh": lambda e: BinaryLocalHashing(10, e),
         "hadamard": lambda e: HadamardResponse(10, e),
         "hrr": lambda e: HadamardRandomizedResponse(10, e),
+        "duchi": lambda e: DuchiMechanism(e, (0.0, 1.0)),
+        "piecewise": lambda e: PiecewiseMechanism(e, (0.0, 1.0)),
+        "hybrid": lambda e: HybridMechanism(e, (0.0, 1.0), grid_size=512),
+        "square_wave": lambda e: SquareWaveMechanism(e, (0.0, 1.0), n_buckets=64),
     }
     rows = []
     for epsilon in epsilons:
@@ -130,7 +135,12 @@ def integers():
             except ValueError as exc:
                 rows.append({"kind": kind, "epsilon": epsilon, "error": str(exc)})
                 continue
-            row = {"kind": kind, "epsilon": epsilon, "spec": mechanism.to_json()}
+            spec = mechanism.to_json() if hasattr(mechanism, "to_json") else json.dumps(
+                mechanism.to_dict())
+            row = {"kind": kind, "epsilon": epsilon, "spec": spec}
+            if hasattr(mechanism, "grid_spec"):  # numeric: the spec's grid holds the integers
+                rows.append(row)
+                continue
             if hasattr(mechanism, "q_numerator"):
                 row["numerators"] = [str(mechanism.p_numerator), str(mechanism.q_numerator)]
             elif hasattr(mechanism, "p_numerator"):
