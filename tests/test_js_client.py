@@ -39,6 +39,13 @@ SPECS = [
     '{"version": 1, "mechanism": "hrr", "epsilon": 1.0, "n_inputs": 6, "params": {}}',
     '{"version": 1, "mechanism": "subset_selection", "epsilon": 1.0, "n_inputs": 6, '
     '"params": {"subset_size": 2}}',
+    '{"version": 1, "mechanism": "haar", "epsilon": 1.0, "n_inputs": 12, "params": {}}',
+    '{"version": 1, "mechanism": "hierarchical", "epsilon": 1.0, "n_inputs": 20, '
+    '"params": {"branching": 3, "oracle": "oue"}}',
+    '{"version": 1, "mechanism": "hierarchical", "epsilon": 1.0, "n_inputs": 20, '
+    '"params": {"branching": 2, "oracle": "olh", "olh_hash": "by_size"}}',
+    '{"version": 1, "mechanism": "hierarchical", "epsilon": 2.0, "n_inputs": 20, '
+    '"params": {"branching": 4, "oracle": "hrr"}}',
 ]
 
 # Prints one JSON report per line for the spec in argv[1], values 0, 1, ... cycling.

@@ -74,7 +74,7 @@ export function unaryNumerators(kind, epsilon) {
   return [p, q];
 }
 
-function makeUnary(kind, n, epsilon) {
+export function makeUnary(kind, n, epsilon) {
   checkPackedSize(n, kind);
   const [pBig, qBig] = unaryNumerators(kind, epsilon);
   const p = Number(pBig); // < 2^52: exact Numbers
@@ -210,7 +210,7 @@ export function makeBucketHash(n, g, hashFamily) {
   };
 }
 
-function makeLocalHashing(n, epsilon, gValue, hashFamily) {
+export function makeLocalHashing(n, epsilon, gValue, hashFamily) {
   const g = checkInt(gValue, "n_buckets", 2);
   if (g > MAX_BUCKETS) throw new ValueError(`n_buckets must be at most ${MAX_BUCKETS}, got ${g}.`);
   if (hashFamily === "linear" && (g & (g - 1)) !== 0) {
@@ -322,8 +322,9 @@ function hadamard(spec) {
   return [n, privatize];
 }
 
-function hrr(spec) {
-  const [n, epsilon] = common(spec);
+/** HRR of n cells: a uniform coefficient in [1, K) and its sign, kept with the server's
+ * integer weights; the report is 2 coefficient + bit, out of 2K outputs. */
+export function makeHrr(n, epsilon) {
   const K = Math.max(2, 2 ** (n - 1).toString(2).length);
   const weights = ratioWeights(epsilon, 1, 1, "hrr");
   const privatize = (cell, rng) => {
@@ -332,8 +333,14 @@ function hrr(spec) {
     const sign = 1 ^ parity(BigInt(coefficient), BigInt(cell)) ^ (flipped ? 1 : 0);
     return 2 * coefficient + sign;
   };
+  privatize.nOutputs = 2 * K;
   privatize.weights = weights;
-  return [n, privatize];
+  return privatize;
+}
+
+function hrr(spec) {
+  const [n, epsilon] = common(spec);
+  return [n, makeHrr(n, epsilon)];
 }
 
 /** The frequency oracles by kind name. */

@@ -5,11 +5,12 @@ import { ValueError, repr } from "./errors.js";
 import { ORACLE_KINDS } from "./oracles.js";
 import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
+import { RANGE_KINDS } from "./ranges.js";
 import { Categories } from "./records.js";
 import { isPlainObject, specVersion } from "./spec.js";
 
 /** Every kind this client rebuilds, by its specification name. */
-export const RANDOMIZERS = { ...ORACLE_KINDS, ...NUMERIC_KINDS };
+export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...NUMERIC_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.

@@ -32,8 +32,11 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3]))
 from sklearn_ldp.deploy.client import Randomizer  # noqa: E402
 from sklearn_ldp.mechanisms import (  # noqa: E402
     BinaryLocalHashing,
+    FactorizationMechanism,
+    HaarHRR,
     HadamardRandomizedResponse,
     HadamardResponse,
+    HierarchicalHistogram,
     OptimizedLocalHashing,
     OptimizedUnaryEncoding,
     RandomizedResponse,
@@ -88,6 +91,19 @@ def laws():
         cases.append(_law(f"olh_6_eps1_seed{i}", OptimizedLocalHashing(6, 1.0), 2, seeds=seed))
     cases.append(_law("olh_linear_5000_eps2", OptimizedLocalHashing(5000, 2.0), 4321,
                       seeds=seeds[2]))
+    # The range kinds (the OLH tree given its seed, as local hashing).
+    e = np.exp(1.0)
+    rr_matrix = np.full((4, 4), 1 / (e + 3)) + np.eye(4) * (e - 1) / (e + 3)
+    cases += [
+        _law("haar_8_eps1", HaarHRR(8, 1.0), 5),
+        _law("haar_6_eps0.7", HaarHRR(6, 0.7), 0),
+        _law("hierarchical_oue_10_b3", HierarchicalHistogram(10, 1.0, branching=3), 4),
+        _law("hierarchical_hrr_9_b2", HierarchicalHistogram(9, 2.0, branching=2, oracle="hrr"),
+             7),
+        _law("hierarchical_olh_10_b3",
+             HierarchicalHistogram(10, 1.0, branching=3, oracle="olh"), 4, seeds=seeds[1]),
+        _law("factorization_rr_4", FactorizationMechanism(rr_matrix, 1.0), 2),
+    ]
     # The numeric kinds: outputs are grid values (floats; Duchi's 0 and 1), keyed by value.
     for name, mechanism, value in [
             ("duchi_eps1", DuchiMechanism(1.0, (0.0, 10.0)), 3.3),
@@ -242,6 +258,30 @@ def hostile():
                 target[last] = value
         return {"field": field, "spec": edited}
 
+    e = np.exp(1.0)
+    table_spec = json.loads(FactorizationMechanism(
+        np.full((3, 3), 1 / (e + 2)) + np.eye(3) * (e - 1) / (e + 2), 1.0).to_json())
+    table = table_spec["table"]
+
+    def with_table(field, rows, **top):
+        return {"field": field, "spec": {**table_spec, "table": rows, **top}}
+
+    cases += [
+        with_table("table", [table[0][:2], *table[1:]]),
+        with_table("table", [[table[0][0] + 0.5, *table[0][1:]], *table[1:]]),
+        with_table("table", [[2**52 + 1, *table[0][1:]], *table[1:]]),
+        with_table("column 0", [[table[0][0] + 1, *table[0][1:]], *table[1:]]),
+        # Column sums kept, row 0's ratio pushed past e^eps.
+        with_table("row 0", [[table[0][0] + table[1][0] - 1, *table[0][1:]],
+                             [1, *table[1][1:]], table[2]]),
+        with_table("table", []),
+        with_table("precision", table, precision=53),
+        with_table("'Q'", table, Q=[[1]]),
+        _edited("haar", "'branching'", params={"branching": 2}),
+        _edited("hierarchical", "branching", params={"branching": 1}),
+        _edited("hierarchical", "oracle", params={"oracle": "rappor"}),
+        _edited("hierarchical", "olh_hash", params={"oracle": "olh", "olh_hash": "md5"}),
+    ]
     weights = piecewise["grid"]["weights"]
     cases += [
         # Edited probabilities: the grid's integer weights, window, size and mixture.
