@@ -113,4 +113,22 @@ export function mix64(z) {
   return z ^ (z >> 31n);
 }
 
+/**
+ * The server's keep_numerator: nOutputs-ary randomized response keeps the truth with a / 2^52,
+ * a the largest integer with a (n - 1) / (2^52 - a) <= e^eps.
+ */
+export function keepNumerator(epsilon, nOutputs = 2) {
+  const e = D.exp(epsilon);
+  const nominal = D.divide(D.multiply(e, D.fromInt(ONE)), D.add(e, D.fromInt(nOutputs - 1)));
+  let a = D.toIntegral(nominal, "floor");
+  if (a > ONE - 1n) a = ONE - 1n;
+  const others = BigInt(nOutputs - 1);
+  while (a > 0n && !within(a * others, ONE - a, epsilon)) a -= 1n;
+  if (a * BigInt(nOutputs) < ONE) {
+    throw new ValueError(`epsilon=${repr(epsilon)} is too small for ${nOutputs}-ary ` +
+      "randomized response at precision 2^-52.");
+  }
+  return a;
+}
+
 export { MASK32 };

@@ -56,7 +56,8 @@ export type DomainRecord = Record<string, Category> | Category[] | Category;
 /**
  * One report, as the Python client's Randomizer.privatize returns it: a cell or output index
  * (randomized response, Hadamard response, HRR), packed bits as byte values (unary encoding,
- * subset selection; the OUE tree: [level, bytes...]), [seed, bucket] or [level, seed, bucket] (local hashing; the 64-bit seed as a BigInt), or for
+ * subset selection; the OUE tree: [level, bytes...]), [seed, bucket] or [level, seed,
+ * bucket] (local hashing; the 64-bit seed as a BigInt), or for
  * the numeric kinds a grid value (Duchi: 0 or 1).
  */
 export type Report = number | number[] | [bigint, number] | [number, bigint, number];

@@ -37,7 +37,7 @@ function checkPackedSize(n, kind) {
   }
 }
 
-function makeRandomizedResponse(n, epsilon) {
+export function makeRandomizedResponse(n, epsilon) {
   // The server's integer weights: own cell a, each other cell d (exact two-weight law).
   const weights = n > 1 ? ratioWeights(epsilon, 1, n - 1, "randomized_response") : null;
   const privatize = (cell, rng) => {

@@ -3,6 +3,7 @@
 
 import { ValueError, repr } from "./errors.js";
 import { ORACLE_KINDS } from "./oracles.js";
+import { MARGINAL_KINDS } from "./marginals.js";
 import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
 import { RANGE_KINDS } from "./ranges.js";
@@ -10,7 +11,8 @@ import { Categories } from "./records.js";
 import { isPlainObject, specVersion } from "./spec.js";
 
 /** Every kind this client rebuilds, by its specification name. */
-export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...NUMERIC_KINDS };
+export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
+  ...NUMERIC_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.

@@ -37,6 +37,13 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
     HadamardRandomizedResponse,
     HadamardResponse,
     HierarchicalHistogram,
+    InpEM,
+    InpHT,
+    InpPS,
+    InpRR,
+    MargHT,
+    MargPS,
+    MargRR,
     OptimizedLocalHashing,
     OptimizedUnaryEncoding,
     RandomizedResponse,
@@ -103,6 +110,17 @@ def laws():
         _law("hierarchical_olh_10_b3",
              HierarchicalHistogram(10, 1.0, branching=3, oracle="olh"), 4, seeds=seeds[1]),
         _law("factorization_rr_4", FactorizationMechanism(rr_matrix, 1.0), 2),
+    ]
+    # The marginal kinds over a 3 x 2 x 2 domain (cell 7 = codes (1, 1, 1)).
+    shape = (3, 2, 2)
+    cases += [
+        _law("inp_rr_eps1", InpRR(12, 1.0, shape, 2), 7),
+        _law("inp_ps_eps1", InpPS(12, 1.0, shape, 2), 7),
+        _law("inp_em_eps2", InpEM(12, 2.0, shape, 2), 7),
+        _law("inp_ht_eps1_order2", InpHT(12, 1.0, shape, 2), 7),
+        _law("marg_rr_eps1_order2", MargRR(12, 1.0, shape, 2), 7),
+        _law("marg_ps_eps1_order2", MargPS(12, 1.0, shape, 2), 10),
+        _law("marg_ht_eps1_order2", MargHT(12, 1.0, shape, 2), 11),
     ]
     # The numeric kinds: outputs are grid values (floats; Duchi's 0 and 1), keyed by value.
     for name, mechanism, value in [
