@@ -46,6 +46,9 @@ SPECS = [
     '"params": {"branching": 2, "oracle": "olh", "olh_hash": "by_size"}}',
     '{"version": 1, "mechanism": "hierarchical", "epsilon": 2.0, "n_inputs": 20, '
     '"params": {"branching": 4, "oracle": "hrr"}}',
+    *(f'{{"version": 1, "mechanism": "{kind}", "epsilon": 1.0, "n_inputs": 24, '
+      '"params": {"shape": [3, 2, 4], "max_order": 2}}'
+      for kind in ("inp_rr", "inp_ps", "inp_em", "inp_ht", "marg_rr", "marg_ps", "marg_ht")),
 ]
 
 # Prints one JSON report per line for the spec in argv[1], values 0, 1, ... cycling.

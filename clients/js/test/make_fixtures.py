@@ -299,6 +299,13 @@ def hostile():
         _edited("hierarchical", "branching", params={"branching": 1}),
         _edited("hierarchical", "oracle", params={"oracle": "rappor"}),
         _edited("hierarchical", "olh_hash", params={"oracle": "olh", "olh_hash": "md5"}),
+        _edited("marg_ht", "shape", n_inputs=12, params={"shape": [3, 2, 3], "max_order": 2}),
+        _edited("marg_rr", "shape", n_inputs=12, params={"shape": [12, 1], "max_order": 1}),
+        _edited("inp_ht", "shape", n_inputs=12, params={"shape": "3x4", "max_order": 1}),
+        _edited("marg_ps", "max_order", n_inputs=12, params={"shape": [3, 4], "max_order": 3}),
+        _edited("inp_em", "max_order", n_inputs=12, params={"shape": [3, 4]}),
+        _edited("inp_rr", "'order'", n_inputs=12, params={"shape": [3, 4], "max_order": 1,
+                                                          "order": 2}),
     ]
     weights = piecewise["grid"]["weights"]
     cases += [
