@@ -1,8 +1,11 @@
-// Time to privatize one record, per kind (mean over 20,000 records after a warm-up).
+// Time to privatize one record, per specification: the large-domain oracles below, then every
+// specification of the law fixtures (mean over RECORDS records after a warm-up).
 // Run from clients/js: node bench/privatize.js
+import { readFileSync } from "node:fs";
 import { Randomizer } from "../src/index.js";
 
-const SPECS = {
+const RECORDS = 20000;
+const oracles = {
   randomized_response: { n_inputs: 1000 },
   rappor: { n_inputs: 100 },
   oue: { n_inputs: 1000 },
@@ -12,15 +15,17 @@ const SPECS = {
   hadamard: { n_inputs: 1000 },
   hrr: { n_inputs: 100000 },
 };
-const RECORDS = 20000;
+const cases = Object.entries(oracles).map(([kind, extra]) => [`${kind} n=${extra.n_inputs}`,
+  { version: 1, mechanism: kind, epsilon: 1.0, params: {}, ...extra }, null]);
+const laws = JSON.parse(readFileSync(new URL("../test/fixtures/laws.json", import.meta.url)));
+for (const law of laws) cases.push([law.name, JSON.parse(law.spec), law.value]);
 
-for (const [kind, extra] of Object.entries(SPECS)) {
-  const randomizer = new Randomizer({ version: 1, mechanism: kind, epsilon: 1.0, params: {},
-    ...extra });
-  const n = randomizer.nInputs;
-  for (let i = 0; i < 1000; i++) randomizer.privatize(i % n);
+for (const [name, spec, fixed] of cases) {
+  const randomizer = new Randomizer(spec);
+  const value = (i) => fixed ?? i % randomizer.nInputs;
+  for (let i = 0; i < 1000; i++) randomizer.privatize(value(i));
   const start = process.hrtime.bigint();
-  for (let i = 0; i < RECORDS; i++) randomizer.privatize((i * 7919) % n);
+  for (let i = 0; i < RECORDS; i++) randomizer.privatize(value(i * 7919));
   const micros = Number(process.hrtime.bigint() - start) / 1000 / RECORDS;
-  console.log(`${kind.padEnd(20)} n_inputs=${String(n).padEnd(7)} ${micros.toFixed(1)} us/record`);
+  console.log(`${name.padEnd(32)} ${micros.toFixed(1).padStart(7)} us/record`);
 }
