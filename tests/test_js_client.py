@@ -81,16 +81,20 @@ NUMERIC_SPECS = [
     ("piecewise", {"epsilon": 2.0, "bounds": (-1.0, 1.0), "grid_size": 64}),
     ("hybrid", {"epsilon": 1.5, "bounds": (0.0, 10.0)}),
     ("square_wave", {"epsilon": 1.0, "bounds": (0.0, 10.0), "n_buckets": 8}),
+    ("sampled_mean", {"epsilon": 1.0, "bounds": [(0.0, 10.0)] * 3, "n_sampled": 2}),
 ]
 
 # Prints 300 JSON reports of values spread over the bounds, one a line.
 _PRINT_NUMERIC = """
 import { Randomizer, reportToJSON } from "./src/index.js";
 const randomizer = Randomizer.fromJSON(process.argv[1]);
-const [low, high] = JSON.parse(process.argv[1]).bounds;
+const spec = JSON.parse(process.argv[1]);
+const [low, high] = spec.mechanism === "sampled_mean" ? spec.bounds[0] : spec.bounds;
 const lines = [];
 for (let i = 0; i < 300; i++) {
-  lines.push(reportToJSON(randomizer.privatize(low + (high - low) * (i / 299))));
+  const x = low + (high - low) * (i / 299);
+  const value = spec.mechanism === "sampled_mean" ? spec.bounds.map(() => x) : x;
+  lines.push(reportToJSON(randomizer.privatize(value)));
 }
 console.log(lines.join("\\n"));
 """
@@ -105,15 +109,18 @@ def test_server_accepts_the_numeric_reports(kind, kwargs):
         DuchiMechanism,
         HybridMechanism,
         PiecewiseMechanism,
+        SampledMeanMechanism,
     )
     from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
 
     classes = {"duchi": DuchiMechanism, "piecewise": PiecewiseMechanism,
-               "hybrid": HybridMechanism, "square_wave": SquareWaveMechanism}
+               "hybrid": HybridMechanism, "square_wave": SquareWaveMechanism,
+               "sampled_mean": SampledMeanMechanism}
     mechanism = classes[kind](**kwargs)
     spec = json.dumps(mechanism.to_dict())
     run = subprocess.run([NODE, "--input-type=module", "-e", _PRINT_NUMERIC, spec], cwd=CLIENT,
                          capture_output=True, text=True, timeout=120, check=True)
     reports = [json.loads(line) for line in run.stdout.splitlines()]
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
-    assert len(stacked) == 300
+    # sampled_mean: (attributes, values), one row per report; the others one array.
+    assert len(stacked[0] if isinstance(stacked, tuple) else stacked) == 300

@@ -23,6 +23,9 @@ export function repr(value) {
     return String(value);
   }
   if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    return `{${Object.entries(value).map(([k, v]) => `${repr(k)}: ${repr(v)}`).join(", ")}}`;
+  }
   try {
     const text = JSON.stringify(value);
     return text === undefined ? String(value) : text;

@@ -353,8 +353,94 @@ function squareWave(spec) {
   return [1, privatize, { takesValues: true }];
 }
 
+const MAX_ATTRIBUTES = 1024; // multi_attribute.MAX_ATTRIBUTES
+const MEAN_KINDS = ["duchi", "piecewise", "hybrid"];
+
+// [m, k] with x = m 2^k exactly (x a finite double >= 0).
+function dyadic(x) {
+  const d = D.fromFloat(x); // m 5^-k 10^k for k < 0, or an integer
+  if (d.e >= 0) return [d.c, 0];
+  return [d.c / 5n ** BigInt(-d.e), d.e];
+}
+
+/** numeric.split_budget: the largest double whose `parts`-fold is at most epsilon (exactly). */
+function evenShare(epsilon, parts) {
+  let share = epsilon / parts;
+  const [em, ek] = dyadic(epsilon);
+  const exceeds = (x) => {
+    const [m, k] = dyadic(x);
+    const shift = Math.min(k, ek);
+    return m * BigInt(parts) * 2n ** BigInt(k - shift) > em * 2n ** BigInt(ek - shift);
+  };
+  const view = new DataView(new ArrayBuffer(8));
+  while (exceeds(share)) {
+    view.setFloat64(0, share);
+    view.setBigUint64(0, view.getBigUint64(0) - 1n); // the next double toward 0
+    share = view.getFloat64(0);
+  }
+  return share;
+}
+
+function sampledMean(spec) {
+  const kind = "sampled_mean";
+  checkFields(spec, kind, ["epsilon", "bounds", "params", "grid"]);
+  const epsilon = checkBudget(spec.epsilon, "epsilon", kind);
+  const pairs = spec.bounds;
+  if (!Array.isArray(pairs) || pairs.length < 1 || pairs.length > MAX_ATTRIBUTES) {
+    throw new ValueError(`bounds of the 'sampled_mean' specification must be a list of 1 to ` +
+      `${MAX_ATTRIBUTES} pairs, got ${repr(JSON.stringify(pairs ?? null).slice(0, 80))}.`);
+  }
+  const bounds = pairs.map((pair, j) => checkBounds(pair, `bounds[${j}]`, kind));
+  const params = spec.params;
+  const keys = isPlainObject(params) ? Object.keys(params).sort().join(",") : null;
+  if (keys !== "base,grid_size,n_sampled") {
+    throw new ValueError("params of the 'sampled_mean' specification must be {'base', " +
+      `'n_sampled', 'grid_size'}, got ${repr(params)}.`);
+  }
+  const base = params.base;
+  if (!MEAN_KINDS.includes(base)) {
+    throw new ValueError(`params['base'] of the 'sampled_mean' specification must be one of ` +
+      `('duchi', 'piecewise', 'hybrid'), got ${repr(base)}.`);
+  }
+  const d = bounds.length;
+  const k = params.n_sampled;
+  if (typeof k !== "number" || !Number.isInteger(k) || k < 1 || k > d) {
+    throw new ValueError(`params['n_sampled'] of the 'sampled_mean' specification must be an ` +
+      `integer in [1, ${d}], got ${repr(k)}.`);
+  }
+  let size = params.grid_size;
+  if (base === "duchi" && size !== null) {
+    throw new ValueError("params['grid_size'] of the 'sampled_mean' specification must be " +
+      `null for base 'duchi', got ${repr(size)}.`);
+  }
+  if (base !== "duchi") size = gridSize(size, kind);
+  const valueEpsilon = evenShare(epsilon, k);
+  const [draw, grid] = unitRandomizer(base, valueEpsilon, size, kind);
+  checkGrid(spec, { value_epsilon: valueEpsilon, base: grid }, kind);
+  bounds.forEach((pair, j) => checkResolution(pair, size || 2, `bounds[${j}]`, kind));
+  const privatize = (value, rng) => {
+    if (!Array.isArray(value) || value.length !== d) {
+      throw new ValueError(`a 'sampled_mean' record is a list of ${d} numbers (one per ` +
+        `attribute), got ${repr(value)}.`);
+    }
+    const numbers = value.map((x, j) => checkValue(x, bounds[j], `attribute ${j} of the record`));
+    // k attributes uniformly without replacement, in uniformly random order (a partial
+    // Fisher-Yates shuffle on exact uniform integers).
+    const order = numbers.map((_, j) => j);
+    for (let i = 0; i < k; i++) {
+      const j = i + rng.belowNumber(d - i);
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    const attributes = order.slice(0, k);
+    return [...attributes, ...attributes.map((a) => draw(unitFraction(numbers[a], bounds[a]),
+      rng))];
+  };
+  return [d, privatize, { takesValues: true }];
+}
+
 /** The numeric kinds by kind name (specification version 2). */
 export const NUMERIC_KINDS = {
+  sampled_mean: sampledMean,
   duchi: meanKind,
   piecewise: meanKind,
   hybrid: meanKind,

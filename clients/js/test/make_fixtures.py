@@ -54,6 +54,7 @@ from sklearn_ldp.mechanisms.numeric.means import (  # noqa: E402
     DuchiMechanism,
     HybridMechanism,
     PiecewiseMechanism,
+    SampledMeanMechanism,
 )
 from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism  # noqa: E402
 
@@ -133,11 +134,17 @@ def laws():
             ("square_wave_eps1_grid16",
              SquareWaveMechanism(1.0, (0.0, 10.0), n_buckets=8, grid_size=16), 3.3),
             ("square_wave_eps3_grid64",
-             SquareWaveMechanism(3.0, (-5.0, 5.0), n_buckets=32, grid_size=64), -5.0)]:
+             SquareWaveMechanism(3.0, (-5.0, 5.0), n_buckets=32, grid_size=64), -5.0),
+            ("sampled_mean_piecewise_3_2",
+             SampledMeanMechanism(1.0, [(0, 1), (0, 10), (-1, 1)], n_sampled=2,
+                                  base="piecewise", grid_size=8), [0.3, 4.0, -1.0]),
+            ("sampled_mean_duchi_4_1",
+             SampledMeanMechanism(0.7, [(0, 1)] * 4, n_sampled=1, base="duchi"),
+             [0.1, 0.5, 0.9, 1.0])]:
         law = mechanism.exact_law(value)
         cases.append({"name": name, "spec": json.dumps(mechanism.to_dict()), "value": value,
                       "numeric": True,
-                      "outputs": [float(x) for x in np.asarray(law.outputs, dtype=float)],
+                      "outputs": np.asarray(law.outputs, dtype=float).tolist(),
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
     return cases
@@ -306,6 +313,18 @@ def hostile():
         _edited("inp_em", "max_order", n_inputs=12, params={"shape": [3, 4]}),
         _edited("inp_rr", "'order'", n_inputs=12, params={"shape": [3, 4], "max_order": 1,
                                                           "order": 2}),
+    ]
+    sampled = json.loads(json.dumps(SampledMeanMechanism(
+        1.0, [(0, 1), (0, 10)], n_sampled=2, base="piecewise", grid_size=8).to_dict()))
+    cases += [
+        edit(sampled, "grid['value_epsilon']", grid__value_epsilon=1.0),
+        edit(sampled, "grid['base']", grid__base__window=5),
+        edit(sampled, "params['n_sampled']", params__n_sampled=3),
+        edit(sampled, "params['base']", params__base="square_wave"),
+        edit(sampled, "params", params__extra=1),
+        edit(sampled, "params['grid_size']", params__base="duchi"),
+        edit(sampled, "bounds[1]", bounds=[[0, 1], [2, 1]]),
+        edit(sampled, "bounds", bounds=[]),
     ]
     weights = piecewise["grid"]["weights"]
     cases += [
