@@ -124,3 +124,24 @@ def test_server_accepts_the_numeric_reports(kind, kwargs):
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
     # sampled_mean: (attributes, values), one row per report; the others one array.
     assert len(stacked[0] if isinstance(stacked, tuple) else stacked) == 300
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
+                    "need Node >= 20)")
+@pytest.mark.parametrize("protocol", ["pem", "treehist"])
+def test_server_accepts_the_heavy_hitter_reports(protocol):
+    from sklearn_ldp.deploy.collect import stack_client_reports
+    from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+
+    mechanism = PrefixHeavyHitters(48, 2.0, protocol=protocol, n_candidates=8)
+    spec = json.dumps(mechanism.to_dict())
+    script = ('import { Randomizer, reportToJSON } from "./src/index.js";\n'
+              'const r = Randomizer.fromJSON(process.argv[1]);\n'
+              'const values = ["ab", "\u00e9t\u00e9", 7, 4294967295n];\n'
+              'for (let i = 0; i < 200; i++) {\n'
+              '  console.log(reportToJSON(r.privatize(values[i % 4])));\n'
+              '}\n')
+    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
+                         capture_output=True, text=True, timeout=120, check=True)
+    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(stack_client_reports(reports, spec)) == 200

@@ -78,15 +78,16 @@ export class Randomizer {
   readonly kind: string;
   /** The privacy parameter of the specification. */
   readonly epsilon: number;
-  /** The number of domain cells. */
-  readonly nInputs: number;
+  /** The number of domain cells (the numeric kinds: values a record; heavy hitters: null). */
+  readonly nInputs: number | null;
   /** The record columns when categories were given, else null. */
   readonly columns: string[] | null;
   /** The flat cell index of a record (needs categories), as the server's Domain.encode. */
   encode(record: DomainRecord): number;
   /** One privatized report of a cell index in [0, nInputs) (or a record, with categories;
-   * for the numeric kinds a number within the spec's bounds). */
-  privatize(value: number | DomainRecord): Report;
+   * for the numeric kinds a number within the spec's bounds, for sampled_mean one number an
+   * attribute, for prefix_heavy_hitters an integer or a string). */
+  privatize(value: number | bigint | number[] | DomainRecord): Report;
 }
 
 /** Every kind this client rebuilds, by its specification name. */

@@ -3,6 +3,7 @@
 
 import { ValueError, repr } from "./errors.js";
 import { ORACLE_KINDS } from "./oracles.js";
+import { HEAVY_HITTER_KINDS } from "./heavy_hitters.js";
 import { MARGINAL_KINDS } from "./marginals.js";
 import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
@@ -12,7 +13,7 @@ import { isPlainObject, specVersion } from "./spec.js";
 
 /** Every kind this client rebuilds, by its specification name. */
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
-  ...NUMERIC_KINDS };
+  ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.

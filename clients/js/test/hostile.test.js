@@ -84,3 +84,19 @@ test("packed-bit kinds refuse domains too large for a device, naming n_inputs", 
   assert.throws(() => new Randomizer({ version: 1, mechanism: "subset_selection", epsilon: 1.0,
     n_inputs: 2 ** 30, params: { subset_size: 4 } }), /n_inputs of the 'subset_selection'/);
 });
+
+test("heavy-hitter values the server's encoding cannot hold are refused", () => {
+  const spec = { version: 1, mechanism: "prefix_heavy_hitters", bit_length: 16, epsilon: 2.0,
+    protocol: "pem", n_candidates: 4, extension_bits: 2 };
+  const randomizer = new Randomizer(spec);
+  assert.equal(randomizer.privatize("ab").length, 3);
+  assert.equal(randomizer.privatize(65535n).length, 3);
+  const refusals = [[65536, /not in \[0, 2\^16\)/], [-1, /not in/], ["abc", /takes 3 bytes/],
+    ["a\0", /NUL character/], ["\ud800", /lone surrogate/], [1.5, /integer or a string/],
+    [null, /integer or a string/]];
+  for (const [value, message] of refusals) {
+    assert.throws(() => randomizer.privatize(value), message);
+  }
+  assert.throws(() => new Randomizer({ ...spec, bit_length: 12 }).privatize("a"),
+    /multiple of 8/);
+});

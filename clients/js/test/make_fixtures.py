@@ -50,6 +50,7 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
     SubsetSelection,
     SymmetricUnaryEncoding,
 )
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters  # noqa: E402
 from sklearn_ldp.mechanisms.numeric.means import (  # noqa: E402
     DuchiMechanism,
     HybridMechanism,
@@ -123,6 +124,20 @@ def laws():
         _law("marg_ps_eps1_order2", MargPS(12, 1.0, shape, 2), 10),
         _law("marg_ht_eps1_order2", MargHT(12, 1.0, shape, 2), 11),
     ]
+    # Heavy hitters (PEM, TreeHist) given the report's hash seed.
+    for name, mechanism, value, seed in [
+            ("pem_12_eps2", PrefixHeavyHitters(12, 2.0, protocol="pem", n_candidates=4,
+                                               extension_bits=2), 1234, 99),
+            ("pem_string_24_eps4", PrefixHeavyHitters(24, 4.0, protocol="pem", n_candidates=8,
+                                                      extension_bits=3), "ab", 2**64 - 1),
+            ("treehist_string_72_eps1",
+             PrefixHeavyHitters(72, 1.0, protocol="treehist", n_candidates=4), "h\u00e9llo",
+             12345678901234567890)]:
+        law = mechanism.exact_law(value, seed=seed)
+        cases.append({"name": name, "spec": json.dumps(mechanism.to_dict()), "value": value,
+                      "seed": str(seed), "outputs": [_key(output) for output in law.outputs],
+                      "weights": [str(int(w)) for w in law.weights],
+                      "total": str(int(law.total))})
     # The numeric kinds: outputs are grid values (floats; Duchi's 0 and 1), keyed by value.
     for name, mechanism, value in [
             ("duchi_eps1", DuchiMechanism(1.0, (0.0, 10.0)), 3.3),
@@ -325,6 +340,18 @@ def hostile():
         edit(sampled, "params['grid_size']", params__base="duchi"),
         edit(sampled, "bounds[1]", bounds=[[0, 1], [2, 1]]),
         edit(sampled, "bounds", bounds=[]),
+    ]
+    prefix = json.loads(json.dumps(PrefixHeavyHitters(
+        16, 2.0, protocol="pem", n_candidates=4, extension_bits=2).to_dict()))
+    cases += [
+        edit(prefix, "bit_length", bit_length=0),
+        edit(prefix, "bit_length", bit_length=2048),
+        edit(prefix, "protocol", protocol="sfp"),
+        edit(prefix, "n_candidates", n_candidates=0),
+        edit(prefix, "extension_bits", protocol="treehist"),
+        edit(prefix, "n_candidates * 2^extension_bits", n_candidates=2**15),
+        edit(prefix, "'n_candidates'", n_candidates="<absent>"),
+        edit(prefix, "'seed'", seed=3),
     ]
     weights = piecewise["grid"]["weights"]
     cases += [
