@@ -144,4 +144,27 @@ def test_server_accepts_the_heavy_hitter_reports(protocol):
     run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
                          capture_output=True, text=True, timeout=120, check=True)
     reports = [json.loads(line) for line in run.stdout.splitlines()]
-    assert len(stack_client_reports(reports, spec)) == 200
+    stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
+    assert len(stacked[0] if isinstance(stacked, tuple) else stacked) == 200
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
+                    "need Node >= 20)")
+@pytest.mark.parametrize("hadamard", [False, True], ids=["cms", "hcms"])
+def test_server_accepts_the_sketch_reports(hadamard):
+    from sklearn_ldp.deploy.collect import stack_client_reports
+    from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
+
+    mechanism = SketchFrequencyOracle(2.0, n_hashes=300, width=16, hadamard=hadamard,
+                                      hash_seed=2**64 - 1)
+    spec = json.dumps(mechanism.to_dict())
+    script = ('import { Randomizer, reportToJSON } from "./src/index.js";\n'
+              'const r = Randomizer.fromJSON(process.argv[1]);\n'
+              'for (let i = 0; i < 200; i++) {\n'
+              '  console.log(reportToJSON(r.privatize([i, 32])));\n'
+              '}\n')
+    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
+                         capture_output=True, text=True, timeout=120, check=True)
+    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
+    assert len(stacked[0] if isinstance(stacked, tuple) else stacked) == 200

@@ -4,20 +4,20 @@
 // of the value's prefix.
 
 import { ValueError, repr } from "./errors.js";
-import { GOLDEN, MASK64, keepNumerator, mix64, parity } from "./exact.js";
+import { GOLDEN, MASK64, ONE, keepNumerator, mix64, packed, parity, within } from "./exact.js";
 import { olhBuckets } from "./oracles.js";
 import { checkBudget, checkInt } from "./spec.js";
 
 const MAX_BIT_LENGTH = 1024;
 const MAX_CANDIDATES = 2 ** 16;
 
-function checkFields(spec, kind, required) {
+function checkFields(spec, kind, required, optional = []) {
   const missing = required.filter((key) => !Object.hasOwn(spec, key));
   if (missing.length) {
     throw new ValueError(`the ${repr(kind)} specification has no ${repr(missing[0])} field: ` +
       "it was not written by to_dict() of a compatible sklearn_ldp.");
   }
-  const known = new Set([...required, "version", "mechanism"]);
+  const known = new Set([...required, ...optional, "version", "mechanism"]);
   const unknown = Object.keys(spec).filter((key) => !known.has(key)).sort();
   if (unknown.length) {
     throw new ValueError(`the ${repr(kind)} specification has fields ${repr(unknown)} that ` +
@@ -153,5 +153,125 @@ function prefixHeavyHitters(spec) {
   return [null, privatize, { takesValues: true }];
 }
 
+const MAX_SKETCH_WIDTH = 2 ** 20;
+const MAX_SKETCH_HASHES = 2 ** 16;
+
+/** heavy_hitters._fingerprints of one bit string of W words. */
+function fingerprint(x, W) {
+  let state = 0n;
+  for (let w = 0; w < W; w++) {
+    const word = (x >> BigInt(64 * (W - 1 - w))) & MASK64;
+    state = (mix64(state ^ word) + GOLDEN * BigInt(w + 1)) & MASK64;
+  }
+  return state;
+}
+
+function checkBitLength(value, name) {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 ||
+      value > MAX_BIT_LENGTH) {
+    throw new ValueError(`${name} must be an integer in [1, ${MAX_BIT_LENGTH}], got ` +
+      `${repr(value)}.`);
+  }
+  return value;
+}
+
+/** [bit string, W] of a sketch value: a plain value when the spec declares the bit length,
+ * else a pair [value, bit_length] (which must agree with a declared one). */
+function sketchWords(value, declared) {
+  let item;
+  let bitLength;
+  if (Array.isArray(value) && value.length === 2) {
+    [item, bitLength] = value;
+    checkBitLength(bitLength, "the bit_length of the value");
+    if (declared !== null && bitLength !== declared) {
+      throw new ValueError(`the value's bit_length ${bitLength} is not the specification's ` +
+        `${declared}.`);
+    }
+  } else if (declared !== null) {
+    [item, bitLength] = [value, declared];
+  } else {
+    throw new ValueError("a 'sketch' value is a pair [value, bit_length] (the bit_length the " +
+      `server passes to encode_values), got ${repr(value)}.`);
+  }
+  return [bitString(item, bitLength), Math.ceil(bitLength / 64)];
+}
+
+/** SketchFrequencyOracle._flip_numerator: f = 2^52 - a, a the largest keep numerator with
+ * a / f <= e^eps' (eps' = eps / 2 for CMS), then the whole report's ratio checked. */
+function sketchFlipNumerator(epsilon, hadamard) {
+  const flip = ONE - keepNumerator(epsilon / (hadamard ? 1 : 2), 2);
+  const power = hadamard ? 1n : 2n;
+  if (!(flip > 0n && flip < ONE / 2n) || !within((ONE - flip) ** power, flip ** power, epsilon)) {
+    throw new ValueError(`epsilon of the 'sketch' specification gives the flip numerator ${flip}, ` +
+      `whose ratio is not within e^${repr(epsilon)}.`);
+  }
+  return Number(flip); // < 2^51: exact
+}
+
+function sketch(spec) {
+  const kind = "sketch";
+  checkFields(spec, kind, ["epsilon", "n_hashes", "width", "hadamard", "hash_seed"],
+    ["bit_length"]);
+  const epsilon = checkBudget(spec.epsilon, "epsilon", kind);
+  // client_spec() adds the values' bit length; without it every value is [value, bit_length].
+  const declared = spec.bit_length ?? null;
+  if (declared !== null) checkBitLength(declared, "bit_length of the 'sketch' specification");
+  const k = spec.n_hashes;
+  if (typeof k !== "number" || !Number.isInteger(k) || k < 1 || k > MAX_SKETCH_HASHES) {
+    throw new ValueError(`n_hashes of the 'sketch' specification must be an integer in ` +
+      `[1, ${MAX_SKETCH_HASHES}], got ${repr(k)}.`);
+  }
+  const m = spec.width;
+  if (typeof m !== "number" || !Number.isInteger(m) || m < 2 || m > MAX_SKETCH_WIDTH) {
+    throw new ValueError(`width of the 'sketch' specification must be an integer in ` +
+      `[2, ${MAX_SKETCH_WIDTH}], got ${repr(m)}.`);
+  }
+  const hadamard = spec.hadamard;
+  if (typeof hadamard !== "boolean") {
+    throw new ValueError(`hadamard of the 'sketch' specification must be true or false, got ` +
+      `${repr(hadamard)}.`);
+  }
+  if (hadamard && (m & (m - 1)) !== 0) {
+    throw new ValueError(`width of an HCMS 'sketch' specification must be a power of two, ` +
+      `got ${repr(m)}.`);
+  }
+  // A seed beyond 2^53 is exact only through Randomizer.fromJSON (a BigInt).
+  const rawSeed = spec.hash_seed;
+  const seedOk = typeof rawSeed === "bigint" ||
+    (typeof rawSeed === "number" && Number.isSafeInteger(rawSeed));
+  const hashSeed = seedOk ? BigInt(rawSeed) : -1n;
+  if (hashSeed < 0n || hashSeed >= 2n ** 64n) {
+    throw new ValueError(`hash_seed of the 'sketch' specification must be an integer in ` +
+      `[0, 2^64), got ${repr(rawSeed)}` + (typeof rawSeed === "number" && rawSeed > 0 &&
+      Number.isInteger(rawSeed) ? " (beyond 2^53 it is exact only when the JSON text is " +
+      "read by Randomizer.fromJSON)." : "."));
+  }
+  const flipNumerator = sketchFlipNumerator(epsilon, hadamard);
+  const salts = new Map();
+  const position = (x, W, j) => {
+    if (!salts.has(j)) salts.set(j, mix64((hashSeed + BigInt(j + 1) * GOLDEN) & MASK64));
+    return Number((mix64(fingerprint(x, W) ^ salts.get(j))) % BigInt(m));
+  };
+  const privatize = (value, rng) => {
+    const [x, W] = sketchWords(value, declared);
+    const j = rng.belowNumber(k);
+    const h = position(x, W, j);
+    if (!hadamard) {
+      const ones = [];
+      for (let i = 0; i < m; i++) {
+        // Every entry flipped with f / 2^52; the hashed one is the +1 entry before flipping.
+        if (rng.bernoulli52(flipNumerator) !== (i === h)) ones.push(i);
+      }
+      // j in two big-endian bytes (j < 2^16), then the packed bits.
+      return [j >> 8, j & 0xff, ...packed(ones, m)];
+    }
+    const coordinate = rng.belowNumber(m);
+    const flip = rng.bernoulli52(flipNumerator);
+    return [j, coordinate, ((parity(BigInt(coordinate), BigInt(h)) === 0) !== flip) ? 1 : 0];
+  };
+  privatize.position = position; // for the tests
+  return [null, privatize, { takesValues: true }];
+}
+
 /** The heavy-hitter kinds by kind name. */
-export const HEAVY_HITTER_KINDS = { prefix_heavy_hitters: prefixHeavyHitters };
+export const HEAVY_HITTER_KINDS = { prefix_heavy_hitters: prefixHeavyHitters, sketch };

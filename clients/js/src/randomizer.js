@@ -4,6 +4,7 @@
 import { ValueError, repr } from "./errors.js";
 import { ORACLE_KINDS } from "./oracles.js";
 import { HEAVY_HITTER_KINDS } from "./heavy_hitters.js";
+import { parseJSON } from "./json.js";
 import { MARGINAL_KINDS } from "./marginals.js";
 import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
@@ -62,11 +63,12 @@ export class Randomizer {
     this._rng = new ExactRandom(randomSource);
   }
 
-  /** Rebuild the randomizer from the text of mechanism.to_json(). */
+  /** Rebuild the randomizer from the text of mechanism.to_json() (integers beyond 2^53, such
+   * as a sketch's 64-bit hash_seed, are read exactly as BigInts). */
   static fromJSON(text, options = {}) {
     let spec;
     try {
-      spec = JSON.parse(text);
+      spec = parseJSON(text); // JSON.parse, with 64-bit integers (hash seeds) kept exact
     } catch (error) {
       throw new ValueError(`the mechanism specification is not valid JSON: ${error.message}`);
     }

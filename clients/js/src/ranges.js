@@ -14,8 +14,9 @@ const LINEAR_MIN_CELLS = 2048; // local hashing: the linear family above this ma
 /** The server's exact check of a strategy's integer table; returns its columns [u][o]. */
 function normalizedStrategy(table, epsilon, kind) {
   const name = `table of the ${repr(kind)} specification`;
+  // Array.from: a hole of a sparse array is checked as undefined (every() would skip it).
   if (!Array.isArray(table) || !table.length ||
-      !table.every((row) => Array.isArray(row) && row.length)) {
+      !Array.from(table, (row) => Array.isArray(row) && row.length > 0).every(Boolean)) {
     throw new ValueError(`the ${name} must be a non-empty list of non-empty lists (rows).`);
   }
   const width = table[0].length;

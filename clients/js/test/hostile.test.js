@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Randomizer, ValueError } from "../src/index.js";
-import { fixture } from "./fixtures.js";
+import { fixture, jsonText } from "./fixtures.js";
 
 // Python prints the float 0.0 where JavaScript prints 0 (outside quoted strings).
 function jsNumbers(message) {
@@ -12,7 +12,7 @@ function jsNumbers(message) {
 }
 
 for (const { field, spec, python_message: pythonMessage } of fixture("hostile")) {
-  test(`refused, naming ${field}: ${JSON.stringify(spec)}`, () => {
+  test(`refused, naming ${field}: ${jsonText(spec)}`, () => {
     assert.throws(() => new Randomizer(spec), (error) => {
       assert.ok(error instanceof ValueError, `${error.name}: ${error.message}`);
       assert.ok(error.message.includes(field), `${error.message} does not name ${field}`);
@@ -22,7 +22,7 @@ for (const { field, spec, python_message: pythonMessage } of fixture("hostile"))
       return true;
     });
     // The same through the JSON text.
-    assert.throws(() => Randomizer.fromJSON(JSON.stringify(spec)), ValueError);
+    assert.throws(() => Randomizer.fromJSON(jsonText(spec)), ValueError);
   });
 }
 

@@ -51,6 +51,7 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
     SymmetricUnaryEncoding,
 )
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters  # noqa: E402
+from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle  # noqa: E402
 from sklearn_ldp.mechanisms.numeric.means import (  # noqa: E402
     DuchiMechanism,
     HybridMechanism,
@@ -136,6 +137,27 @@ def laws():
         law = mechanism.exact_law(value, seed=seed)
         cases.append({"name": name, "spec": json.dumps(mechanism.to_dict()), "value": value,
                       "seed": str(seed), "outputs": [_key(output) for output in law.outputs],
+                      "weights": [str(int(w)) for w in law.weights],
+                      "total": str(int(law.total))})
+    # Sketches (CMS, HCMS); the server's CMS rows [j, bytes...] are sent as
+    # [j // 256, j % 256, bytes...]; a spec with bit_length takes plain values.
+    for name, mechanism, value, bit_length in [
+            ("cms_w4_eps2", SketchFrequencyOracle(2.0, n_hashes=2, width=4,
+                                                  hash_seed=2**64 - 5), 5, 8),
+            ("cms_w6_eps3_string", SketchFrequencyOracle(3.0, n_hashes=3, width=6,
+                                                         hash_seed=77), "ab", 16),
+            ("hcms_w8_eps1", SketchFrequencyOracle(1.0, n_hashes=3, width=8, hadamard=True,
+                                                   hash_seed=12345678901234567890), 300, 70)]:
+        law = mechanism.exact_law(value, bit_length=bit_length)
+        outputs = np.asarray(law.outputs).tolist()
+        if not mechanism.hadamard:
+            outputs = [[row[0] >> 8, row[0] & 0xFF, *row[1:]] for row in outputs]
+        spec = mechanism.to_dict()
+        if isinstance(value, str):
+            spec["bit_length"] = bit_length  # as LDPEncoder.client_spec() declares it
+        cases.append({"name": name, "spec": json.dumps(spec),
+                      "value": value if isinstance(value, str) else [value, bit_length],
+                      "outputs": [json.dumps(row, separators=(",", ":")) for row in outputs],
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
     # The numeric kinds: outputs are grid values (floats; Duchi's 0 and 1), keyed by value.
@@ -352,6 +374,17 @@ def hostile():
         edit(prefix, "n_candidates * 2^extension_bits", n_candidates=2**15),
         edit(prefix, "'n_candidates'", n_candidates="<absent>"),
         edit(prefix, "'seed'", seed=3),
+    ]
+    sketch = json.loads(json.dumps(SketchFrequencyOracle(2.0, n_hashes=2, width=8).to_dict()))
+    cases += [
+        edit(sketch, "n_hashes", n_hashes=0),
+        edit(sketch, "width", width=1),
+        edit(sketch, "width", width=6, hadamard=True),
+        edit(sketch, "hadamard", hadamard=1),
+        edit(sketch, "hash_seed", hash_seed=-1),
+        edit(sketch, "hash_seed", hash_seed=2**64),
+        edit(sketch, "bit_length", bit_length=0),
+        edit(sketch, "'hash_seeds'", hash_seeds=[1]),
     ]
     weights = piecewise["grid"]["weights"]
     cases += [
