@@ -202,8 +202,8 @@ function sketchFlipNumerator(epsilon, hadamard) {
   const flip = ONE - keepNumerator(epsilon / (hadamard ? 1 : 2), 2);
   const power = hadamard ? 1n : 2n;
   if (!(flip > 0n && flip < ONE / 2n) || !within((ONE - flip) ** power, flip ** power, epsilon)) {
-    throw new ValueError(`epsilon of the 'sketch' specification gives the flip numerator ${flip}, ` +
-      `whose ratio is not within e^${repr(epsilon)}.`);
+    throw new ValueError("epsilon of the 'sketch' specification gives the flip numerator " +
+      `${flip}, whose ratio is not within e^${repr(epsilon)}.`);
   }
   return Number(flip); // < 2^51: exact
 }

@@ -9,7 +9,9 @@ const WHITESPACE = /[ \t\n\r]*/y;
 
 /** Parse JSON text; integers outside the safe range come back as BigInts. */
 export function parseJSON(text) {
-  if (typeof text !== "string") throw new ValueError(`JSON text must be a string, got ${typeof text}`);
+  if (typeof text !== "string") {
+    throw new ValueError(`JSON text must be a string, got ${typeof text}.`);
+  }
   let at = 0;
   const fail = (what) => {
     throw new SyntaxError(`${what} at position ${at}`);

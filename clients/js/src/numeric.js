@@ -75,7 +75,9 @@ function checkBounds(pair, name, kind) {
 }
 
 function checkValue(value, [low, high], name) {
-  if (typeof value !== "number") throw new ValueError(`${name} must be a number, got ${repr(value)}.`);
+  if (typeof value !== "number") {
+    throw new ValueError(`${name} must be a number, got ${repr(value)}.`);
+  }
   if (!(low <= value && value <= high)) { // NaN compares false: refused too
     throw new ValueError(`${name} must lie in the declared bounds [${low}, ${high}], got ` +
       `${repr(value)}.`);

@@ -141,7 +141,9 @@ function hierarchical(spec) {
   const privatize = (cell, rng) => {
     const k = rng.belowNumber(height);
     const report = levels[k](Math.floor(cell / widths[k]), rng);
-    if (oracle === "oue") return [k + 1, ...report, ...new Array(widthBytes - report.length).fill(0)];
+    if (oracle === "oue") {
+      return [k + 1, ...report, ...new Array(widthBytes - report.length).fill(0)];
+    }
     if (oracle === "olh") return [k + 1, ...report];
     return offsets[k] + report;
   };

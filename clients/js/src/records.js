@@ -4,7 +4,8 @@
 import { ValueError, repr } from "./errors.js";
 
 function isMissing(value) {
-  return value === null || value === undefined || (typeof value === "number" && Number.isNaN(value));
+  return value === null || value === undefined ||
+    (typeof value === "number" && Number.isNaN(value));
 }
 
 // Categories are JSON scalars; a Map keyed by type and value keeps 1 and "1" apart.
@@ -89,7 +90,8 @@ export class Categories {
       }
       const code = this.codes[i].get(key(value));
       if (code === undefined) {
-        const shown = [...this.codes[i].keys()].slice(0, 10).map((k) => k.slice(k.indexOf(":") + 1));
+        const shown = [...this.codes[i].keys()].slice(0, 10)
+          .map((k) => k.slice(k.indexOf(":") + 1));
         throw new ValueError(`column ${repr(column)} has the value ${repr(value)}, which is not ` +
           `among its categories ${repr(shown)}${this.codes[i].size > 10 ? " ..." : ""}.`);
       }
