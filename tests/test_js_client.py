@@ -24,6 +24,16 @@ def test_node_suite_passes():
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
+def _n_rows(stacked):
+    """Reports in what stack_client_reports returned: an array, a tuple of arrays
+    (sampled_mean, sketches) or a dict (multi_attribute)."""
+    if isinstance(stacked, dict):  # SMP: the chosen attribute of each report; SPL, RS+FD:
+        # every attribute's reports, one row per report.
+        attribute = stacked["attribute"]
+        return len(attribute) if attribute is not None else len(stacked["reports"][0])
+    return len(stacked[0] if isinstance(stacked, tuple) else stacked)
+
+
 SPECS = [
     '{"version": 1, "mechanism": "randomized_response", "epsilon": 1.0, "n_inputs": 5, '
     '"params": {}}',
@@ -122,8 +132,7 @@ def test_server_accepts_the_numeric_reports(kind, kwargs):
                          capture_output=True, text=True, timeout=120, check=True)
     reports = [json.loads(line) for line in run.stdout.splitlines()]
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
-    # sampled_mean: (attributes, values), one row per report; the others one array.
-    assert len(stacked[0] if isinstance(stacked, tuple) else stacked) == 300
+    assert _n_rows(stacked) == 300
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
@@ -145,7 +154,30 @@ def test_server_accepts_the_heavy_hitter_reports(protocol):
                          capture_output=True, text=True, timeout=120, check=True)
     reports = [json.loads(line) for line in run.stdout.splitlines()]
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
-    assert len(stacked[0] if isinstance(stacked, tuple) else stacked) == 200
+    assert _n_rows(stacked) == 200
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
+                    "need Node >= 20)")
+@pytest.mark.parametrize(("protocol", "oracle"), [("smp", "oue"), ("spl", "grr"),
+                                                  ("rsfd", "oue_r")])
+def test_server_accepts_the_multi_attribute_reports(protocol, oracle):
+    from sklearn_ldp.deploy.collect import stack_client_reports
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
+
+    mechanism = MultiAttributeMechanism((3, 12, 2), 1.0, protocol=protocol, oracle=oracle)
+    spec = json.dumps(mechanism.to_dict())
+    script = ('import { Randomizer, reportToJSON } from "./src/index.js";\n'
+              'const r = Randomizer.fromJSON(process.argv[1], {categories: {a: ["x", "y", "z"],'
+              ' b: [...Array(12).keys()], c: [true, false]}});\n'
+              'for (let i = 0; i < 200; i++) {\n'
+              '  console.log(reportToJSON(r.privatize({a: "y", b: i % 12, c: i % 2 === 0})));\n'
+              '}\n')
+    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
+                         capture_output=True, text=True, timeout=120, check=True)
+    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
+    assert _n_rows(stacked) == 200
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
@@ -167,4 +199,4 @@ def test_server_accepts_the_sketch_reports(hadamard):
                          capture_output=True, text=True, timeout=120, check=True)
     reports = [json.loads(line) for line in run.stdout.splitlines()]
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
-    assert len(stacked[0] if isinstance(stacked, tuple) else stacked) == 200
+    assert _n_rows(stacked) == 200

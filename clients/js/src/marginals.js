@@ -22,7 +22,7 @@ function nextDown(x) {
 
 /** [share, oracles]: the server's split_budget for InpEM: eps / d per attribute, lowered by
  * one float step while the product of the sampled worst ratios is not within e^eps. */
-function splitBudget(epsilon, sizes, unary) {
+export function splitBudget(epsilon, sizes, unary) {
   let share = epsilon / sizes.length;
   for (let step = 0; step < 64; step++) {
     let oracles;

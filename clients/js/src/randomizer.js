@@ -6,6 +6,7 @@ import { ORACLE_KINDS } from "./oracles.js";
 import { HEAVY_HITTER_KINDS } from "./heavy_hitters.js";
 import { parseJSON } from "./json.js";
 import { MARGINAL_KINDS } from "./marginals.js";
+import { MULTI_ATTRIBUTE_KINDS } from "./multi_attribute.js";
 import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
 import { RANGE_KINDS } from "./ranges.js";
@@ -14,7 +15,7 @@ import { isPlainObject, specVersion } from "./spec.js";
 
 /** Every kind this client rebuilds, by its specification name. */
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
-  ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS };
+  ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.
@@ -49,17 +50,26 @@ export class Randomizer {
     this._privatizeCell = privatizeCell;
     // The numeric kinds take a number within the spec's bounds, not a cell index.
     this._takesValues = Boolean(options?.takesValues);
+    this._encodeValue = options?.encode ?? null;
     if (this._takesValues && categories !== undefined) {
-      throw new ValueError(`the ${repr(kind)} mechanism takes no categories (its values are ` +
-        "numbers, bit strings or cell indices).");
+      // A value kind with columns (multi_attribute) binds them; the others take none.
+      if (!options.bind) {
+        throw new ValueError(`the ${repr(kind)} mechanism takes no categories (its values ` +
+          "are numbers, bit strings or cell indices).");
+      }
+      options.bind(categories);
+      this.columns = Object.keys(categories);
     }
-    this._categories = categories === undefined ? null : new Categories(categories);
+    this._categories = categories === undefined || this._takesValues ? null
+      : new Categories(categories);
     if (this._categories !== null && this._categories.size !== nInputs) {
       throw new ValueError(`the categories describe ${this._categories.size} cells ` +
         `(${this._categories.sizes.join(" x ")}) but the ${repr(kind)} mechanism covers ` +
         `${nInputs}: they are not the server's domain.`);
     }
-    this.columns = this._categories === null ? null : [...this._categories.columns];
+    if (!this._takesValues || categories === undefined) {
+      this.columns = this._categories === null ? null : [...this._categories.columns];
+    }
     this._rng = new ExactRandom(randomSource);
   }
 
@@ -77,6 +87,7 @@ export class Randomizer {
 
   /** The flat cell index of a record (needs categories), as the server's Domain.encode. */
   encode(record) {
+    if (this._encodeValue !== null) return this._encodeValue(record); // category codes
     if (this._categories === null) {
       throw new ValueError("encode needs the domain's categories: build the Randomizer with " +
         "categories=...");

@@ -100,3 +100,22 @@ test("heavy-hitter values the server's encoding cannot hold are refused", () => 
   assert.throws(() => new Randomizer({ ...spec, bit_length: 12 }).privatize("a"),
     /multiple of 8/);
 });
+
+test("multi_attribute takes category codes, or records with its columns' categories", () => {
+  const spec = { version: 1, mechanism: "multi_attribute", epsilon: 1.0, shape: [3, 2],
+    params: { protocol: "smp", oracle: "grr", neighbourhood: "record" } };
+  const plain = new Randomizer(spec);
+  assert.deepEqual(plain.encode([2, 1]), [2, 1]);
+  assert.equal(plain.privatize([2, 1]).length, 2);
+  for (const record of [[3, 0], [0], [0, 1.5], "a", [null, 0]]) {
+    assert.throws(() => plain.privatize(record), ValueError);
+  }
+  const categories = { age: ["<30", "30-50", ">50"], smoker: ["no", "yes"] };
+  const withColumns = new Randomizer(spec, { categories });
+  assert.deepEqual(withColumns.columns, ["age", "smoker"]);
+  assert.deepEqual(withColumns.encode({ age: ">50", smoker: "no" }), [2, 0]);
+  assert.equal(withColumns.privatize({ age: ">50", smoker: "no" }).length, 2);
+  assert.throws(() => withColumns.privatize({ age: "old", smoker: "no" }), /'old'/);
+  assert.throws(() => new Randomizer(spec, { categories: { age: ["a", "b"], smoker: ["n", "y"] } }),
+    /\[2, 2\] values per column but the specification declares \[3, 2\]/);
+});

@@ -52,6 +52,9 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
 )
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters  # noqa: E402
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle  # noqa: E402
+from sklearn_ldp.mechanisms.multi_attribute.mechanisms import (  # noqa: E402
+    MultiAttributeMechanism,
+)
 from sklearn_ldp.mechanisms.numeric.means import (  # noqa: E402
     DuchiMechanism,
     HybridMechanism,
@@ -158,6 +161,18 @@ def laws():
         cases.append({"name": name, "spec": json.dumps(spec),
                       "value": value if isinstance(value, str) else [value, bit_length],
                       "outputs": [json.dumps(row, separators=(",", ":")) for row in outputs],
+                      "weights": [str(int(w)) for w in law.weights],
+                      "total": str(int(law.total))})
+    # Multi-attribute records (category codes) of every protocol.
+    for protocol, oracle, shape, record, epsilon in [
+            ("smp", "oue", (3, 2), [2, 1], 1.0), ("smp", "grr", (4, 3, 2), [3, 0, 1], 2.0),
+            ("spl", "grr", (3, 2), [2, 1], 1.0), ("spl", "oue", (3, 3), [0, 2], 3.0),
+            ("rsfd", "grr", (3, 2, 2), [1, 1, 0], 1.0), ("rsfd", "oue_z", (3, 2), [2, 1], 1.0),
+            ("rsfd", "oue_r", (3, 2), [0, 1], 2.0)]:
+        mechanism = MultiAttributeMechanism(shape, epsilon, protocol=protocol, oracle=oracle)
+        law = mechanism.exact_law(record)
+        cases.append({"name": f"multi_{protocol}_{oracle}", "spec": json.dumps(mechanism.to_dict()),
+                      "value": record, "outputs": [_key(output) for output in law.outputs],
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
     # The numeric kinds: outputs are grid values (floats; Duchi's 0 and 1), keyed by value.
@@ -385,6 +400,18 @@ def hostile():
         edit(sketch, "hash_seed", hash_seed=2**64),
         edit(sketch, "bit_length", bit_length=0),
         edit(sketch, "'hash_seeds'", hash_seeds=[1]),
+    ]
+    multi = json.loads(json.dumps(MultiAttributeMechanism((3, 2), 1.0).to_dict()))
+    cases += [
+        edit(multi, "shape", shape=[3, 1]),
+        edit(multi, "shape", shape=[]),
+        edit(multi, "shape", shape=[2**24, 2]),
+        edit(multi, "params['protocol']", params__protocol="lh"),
+        edit(multi, "params['oracle']", params__oracle="oue_z"),
+        edit(multi, "params['neighbourhood']", params__neighbourhood="user"),
+        edit(multi, "params['neighbourhood']", params__neighbourhood="attribute"),
+        edit(multi, "params", params__seed=1),
+        edit(multi, "'shape'", shape="<absent>"),
     ]
     weights = piecewise["grid"]["weights"]
     cases += [
