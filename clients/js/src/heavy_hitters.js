@@ -4,26 +4,14 @@
 // of the value's prefix.
 
 import { ValueError, repr } from "./errors.js";
-import { GOLDEN, MASK64, ONE, keepNumerator, mix64, packed, parity, within } from "./exact.js";
+import {
+  GOLDEN, MASK64, ONE, keepNumerator, mix64, packed, parity, within,
+} from "./exact.js";
 import { olhBuckets } from "./oracles.js";
-import { checkBudget, checkInt } from "./spec.js";
+import { bitLength as bitLengthOf, checkBudget, checkFields, checkInt } from "./spec.js";
 
 const MAX_BIT_LENGTH = 1024;
 const MAX_CANDIDATES = 2 ** 16;
-
-function checkFields(spec, kind, required, optional = []) {
-  const missing = required.filter((key) => !Object.hasOwn(spec, key));
-  if (missing.length) {
-    throw new ValueError(`the ${repr(kind)} specification has no ${repr(missing[0])} field: ` +
-      "it was not written by to_dict() of a compatible sklearn_ldp.");
-  }
-  const known = new Set([...required, ...optional, "version", "mechanism"]);
-  const unknown = Object.keys(spec).filter((key) => !known.has(key)).sort();
-  if (unknown.length) {
-    throw new ValueError(`the ${repr(kind)} specification has fields ${repr(unknown)} that ` +
-      "this client does not know; update the client.");
-  }
-}
 
 /**
  * The value as the server's bit string (encode_values): a BigInt of W * 64 bits, word 0 most
@@ -65,7 +53,6 @@ export function bitString(value, bitLength) {
   return x;
 }
 
-const bitLengthOf = (n) => (n === 0 ? 0 : n.toString(2).length);
 
 /** heavy_hitters.prefix_schedule: the prefix length of every round. */
 function prefixSchedule(bitLength, nCandidates, extensionBits) {

@@ -4,20 +4,13 @@
 import { ValueError, repr } from "./errors.js";
 import { ONE, keepNumerator, parity, within } from "./exact.js";
 import { makeRandomizedResponse, makeUnary, unaryNumerators } from "./oracles.js";
-import { checkInt, common } from "./spec.js";
+import { nextDown } from "./floats.js";
+import { bitLength, checkInt, common } from "./spec.js";
 
 /** The flip test of InpHT / MargHT: flipped when a uniform 52-bit word is >= a. */
 function signFlip(epsilon) {
   const a = Number(keepNumerator(epsilon, 2)); // < 2^52: exact
   return (rng) => rng.word52() >= a;
-}
-
-// The next double toward 0 of a positive double (Python's math.nextafter(x, 0.0)).
-function nextDown(x) {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, x);
-  view.setBigUint64(0, view.getBigUint64(0) - 1n);
-  return view.getFloat64(0);
 }
 
 /** [share, oracles]: the server's split_budget for InpEM: eps / d per attribute, lowered by
@@ -74,7 +67,6 @@ function attributeCodes(cell, shape) {
   return codes;
 }
 
-const bitLength = (x) => (x === 0 ? 0 : x.toString(2).length);
 
 /** Concatenated ceil(log2 r)-bit codes of `members` (BigInt), the first most significant. */
 function binaryCode(codes, members, shape) {

@@ -8,26 +8,12 @@ import { packed } from "./exact.js";
 import { splitBudget } from "./marginals.js";
 import { makeRandomizedResponse, makeUnary, unaryNumerators } from "./oracles.js";
 import { Categories } from "./records.js";
-import { checkBudget, isPlainObject } from "./spec.js";
+import { checkBudget, checkFields, isPlainObject } from "./spec.js";
 
 const MAX_ATTRIBUTES = 1024;
 const MAX_CELLS = 2 ** 24;
 const MULTI_PROTOCOLS = { spl: ["grr", "oue"], smp: ["grr", "oue"],
   rsfd: ["grr", "oue_z", "oue_r"] };
-
-function checkFields(spec, kind, required, optional) {
-  const missing = required.filter((key) => !Object.hasOwn(spec, key));
-  if (missing.length) {
-    throw new ValueError(`the ${repr(kind)} specification has no ${repr(missing[0])} field: ` +
-      "it was not written by to_dict() of a compatible sklearn_ldp.");
-  }
-  const known = new Set([...required, ...optional, "version", "mechanism"]);
-  const unknown = Object.keys(spec).filter((key) => !known.has(key)).sort();
-  if (unknown.length) {
-    throw new ValueError(`the ${repr(kind)} specification has fields ${repr(unknown)} that ` +
-      "this client does not know; update the client.");
-  }
-}
 
 function checkShape(shape, kind) {
   if (!Array.isArray(shape) || shape.length < 1 || shape.length > MAX_ATTRIBUTES) {

@@ -5,7 +5,8 @@
 import * as D from "./decimal.js";
 import { ValueError, repr } from "./errors.js";
 import { largestWithin, within } from "./exact.js";
-import { checkBudget, isPlainObject } from "./spec.js";
+import { nextDown, roundHalfEven } from "./floats.js";
+import { checkBudget, checkFields, isPlainObject } from "./spec.js";
 
 const MAX_SQUARE_WAVE_CELLS = 2 ** 12;
 const MAX_GRID_SIZE = 2 ** 16;
@@ -85,20 +86,6 @@ function checkValue(value, [low, high], name) {
   return value;
 }
 
-function checkFields(spec, kind, required, optional = []) {
-  const missing = required.filter((key) => !Object.hasOwn(spec, key));
-  if (missing.length) {
-    throw new ValueError(`the ${repr(kind)} specification has no ${repr(missing[0])} field: ` +
-      "it was not written by to_dict() of a compatible sklearn_ldp.");
-  }
-  const known = new Set([...required, ...optional, "version", "mechanism"]);
-  const unknown = Object.keys(spec).filter((key) => !known.has(key)).sort();
-  if (unknown.length) {
-    throw new ValueError(`the ${repr(kind)} specification has fields ${repr(unknown)} that ` +
-      "this client does not know; update the client.");
-  }
-}
-
 /** window.window_weights: [a, b] (BigInt) with a / b <= e^eps exactly. */
 function windowWeights(epsilon) {
   const extra = Math.max(0, -(binaryExponent(epsilon) + 1) + 1); // -frexp(eps)[1] + 1
@@ -128,14 +115,6 @@ function twoPointWeights(epsilon) {
 function windowLength(cells, share) {
   const length = Number(D.toIntegral(D.multiply(D.fromInt(cells), share), "half_even"));
   return Math.min(Math.max(length, 1), cells - 1);
-}
-
-// Python's round() of a double to an integer: halves to even.
-function roundHalfEven(x) {
-  const floor = Math.floor(x);
-  const diff = x - floor;
-  if (diff !== 0.5) return diff < 0.5 ? floor : floor + 1;
-  return floor % 2 === 0 ? floor : floor + 1;
 }
 
 /** The window law (M cells, window L, weights a > b) sampled with the server's integers. */
@@ -374,12 +353,7 @@ function evenShare(epsilon, parts) {
     const shift = Math.min(k, ek);
     return m * BigInt(parts) * 2n ** BigInt(k - shift) > em * 2n ** BigInt(ek - shift);
   };
-  const view = new DataView(new ArrayBuffer(8));
-  while (exceeds(share)) {
-    view.setFloat64(0, share);
-    view.setBigUint64(0, view.getBigUint64(0) - 1n); // the next double toward 0
-    share = view.getFloat64(0);
-  }
+  while (exceeds(share)) share = nextDown(share);
   return share;
 }
 

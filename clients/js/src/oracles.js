@@ -20,6 +20,7 @@ import {
   ratioDraw,
   ratioWeights,
 } from "./exact.js";
+import { roundHalfEven } from "./floats.js";
 import { checkInt, common } from "./spec.js";
 
 /** Local hashing: the largest number of buckets. */
@@ -140,15 +141,6 @@ function subsetSelection(spec) {
   };
   privatize.numerator = pBig;
   return [n, privatize];
-}
-
-// Python's round(): halves to even.
-function roundHalfEven(x) {
-  const floor = Math.floor(x);
-  const diff = x - floor;
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return floor % 2 === 0 ? floor : floor + 1;
 }
 
 /** The server's default number of buckets (with the platform's exp, as the server's

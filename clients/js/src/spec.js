@@ -88,3 +88,26 @@ export function common(spec, allowed = []) {
   }
   return [nInputs, epsilon, { ...raw }];
 }
+
+/**
+ * Refuse missing and unknown top-level fields (a newer server's field may change the
+ * randomizer): the Python client's _check_fields.
+ */
+export function checkFields(spec, kind, required, optional = []) {
+  const missing = required.filter((key) => !Object.hasOwn(spec, key));
+  if (missing.length) {
+    throw new ValueError(`the ${repr(kind)} specification has no ${repr(missing[0])} field: ` +
+      "it was not written by to_dict() of a compatible sklearn_ldp.");
+  }
+  const known = new Set([...required, ...optional, "version", "mechanism"]);
+  const unknown = Object.keys(spec).filter((key) => !known.has(key)).sort();
+  if (unknown.length) {
+    throw new ValueError(`the ${repr(kind)} specification has fields ${repr(unknown)} that ` +
+      "this client does not know; update the client.");
+  }
+}
+
+/** The number of bits of a non-negative safe integer (Python's int.bit_length). */
+export function bitLength(n) {
+  return n === 0 ? 0 : n.toString(2).length;
+}
