@@ -182,6 +182,33 @@ def test_server_accepts_the_multi_attribute_reports(protocol, oracle):
 
 @pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
                     "need Node >= 20)")
+def test_server_accepts_the_columns_records():
+    from sklearn_ldp.deploy.collect import reports_from_client
+    from sklearn_ldp.mechanisms import OptimizedUnaryEncoding
+    from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
+    from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
+    from sklearn_ldp.mechanisms.numeric.registry import numeric_mechanism
+
+    mechanism = ColumnsMechanism([
+        column_part(["age"], numeric_mechanism("hybrid", 0.3, (0, 100))),
+        column_part(["smoker", "region"], MultiAttributeMechanism((2, 3), 0.7, protocol="smp")),
+        column_part(["pet"], OptimizedUnaryEncoding(4, 0.1))])
+    spec = mechanism.to_json()
+    script = ('import { Randomizer, reportToJSON } from "./src/index.js";\n'
+              'const r = Randomizer.fromJSON(process.argv[1], {categories: {smoker: ["no", '
+              '"yes"], region: ["n", "s", "w"], pet: ["cat", "dog", "fish", "none"]}});\n'
+              'for (let i = 0; i < 200; i++) {\n'
+              '  console.log(reportToJSON(r.privatize({age: i / 2, smoker: "yes", '
+              'region: ["n", "s", "w"][i % 3], pet: "dog"})));\n'
+              '}\n')
+    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
+                         capture_output=True, text=True, timeout=120, check=True)
+    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    assert reports_from_client(reports, spec).shape == (200, mechanism.width)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
+                    "need Node >= 20)")
 @pytest.mark.parametrize("hadamard", [False, True], ids=["cms", "hcms"])
 def test_server_accepts_the_sketch_reports(hadamard):
     from sklearn_ldp.deploy.collect import stack_client_reports

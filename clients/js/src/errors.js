@@ -11,7 +11,10 @@ export class ValueError extends Error {
 
 /** A value as Python's repr shows it in the Python client's messages (strings quoted). */
 export function repr(value) {
-  if (typeof value === "string") return `'${value}'`;
+  if (typeof value === "string") {
+    // Python quotes with ' unless the text holds ' and no ".
+    return value.includes("'") && !value.includes('"') ? `"${value}"` : `'${value}'`;
+  }
   if (typeof value === "bigint") return value.toString();
   if (value === undefined) return "None";
   if (value === null) return "None";
@@ -32,4 +35,9 @@ export function repr(value) {
   } catch {
     return String(value);
   }
+}
+
+/** Python's repr(str(value)[:80]): the start of a long value, as the messages show it. */
+export function shortRepr(value) {
+  return repr(repr(value).slice(0, 80));
 }

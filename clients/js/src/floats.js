@@ -16,3 +16,11 @@ export function nextDown(x) {
   view.setBigUint64(0, view.getBigUint64(0) - 1n);
   return view.getFloat64(0);
 }
+
+/** The next double away from 0 of a positive double (Python's math.nextafter(x, inf)). */
+export function nextUp(x) {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigUint64(0, view.getBigUint64(0) + 1n);
+  return view.getFloat64(0);
+}

@@ -3,7 +3,7 @@
 // "attribute" neighbourhood bisects a budget in floating point with the platform's log, which
 // the Python client takes).
 
-import { ValueError, repr } from "./errors.js";
+import { ValueError, repr, shortRepr } from "./errors.js";
 import { packed } from "./exact.js";
 import { splitBudget } from "./marginals.js";
 import { makeRandomizedResponse, makeUnary, unaryNumerators } from "./oracles.js";
@@ -18,8 +18,7 @@ const MULTI_PROTOCOLS = { spl: ["grr", "oue"], smp: ["grr", "oue"],
 function checkShape(shape, kind) {
   if (!Array.isArray(shape) || shape.length < 1 || shape.length > MAX_ATTRIBUTES) {
     throw new ValueError(`shape of the ${repr(kind)} specification must be a list of 1 to ` +
-      `${MAX_ATTRIBUTES} category counts, got ${repr(JSON.stringify(shape ?? null)
-        .slice(0, 80))}.`);
+      `${MAX_ATTRIBUTES} category counts, got ${shortRepr(shape)}.`);
   }
   for (const size of Array.from(shape)) {
     if (typeof size !== "number" || !Number.isInteger(size) || size < 2 || size > MAX_CELLS) {
@@ -49,7 +48,7 @@ function codesOrCheck(record, sizes) {
   return [...record];
 }
 
-function multiAttribute(spec) {
+export function multiAttribute(spec) {
   const kind = "multi_attribute";
   checkFields(spec, kind, ["epsilon", "shape"], ["params"]);
   const epsilon = checkBudget(spec.epsilon, "epsilon", kind);

@@ -3,7 +3,7 @@
 // (mechanisms/_base/window.py), re-derived here and compared with the spec's `grid`.
 
 import * as D from "./decimal.js";
-import { ValueError, repr } from "./errors.js";
+import { ValueError, repr, shortRepr } from "./errors.js";
 import { largestWithin, within } from "./exact.js";
 import { nextDown, roundHalfEven } from "./floats.js";
 import { checkBudget, checkFields, isPlainObject } from "./spec.js";
@@ -338,7 +338,7 @@ const MAX_ATTRIBUTES = 1024; // multi_attribute.MAX_ATTRIBUTES
 const MEAN_KINDS = ["duchi", "piecewise", "hybrid"];
 
 // [m, k] with x = m 2^k exactly (x a finite double >= 0).
-function dyadic(x) {
+export function dyadic(x) {
   const d = D.fromFloat(x); // m 5^-k 10^k for k < 0, or an integer
   if (d.e >= 0) return [d.c, 0];
   return [d.c / 5n ** BigInt(-d.e), d.e];
@@ -364,7 +364,7 @@ function sampledMean(spec) {
   const pairs = spec.bounds;
   if (!Array.isArray(pairs) || pairs.length < 1 || pairs.length > MAX_ATTRIBUTES) {
     throw new ValueError(`bounds of the 'sampled_mean' specification must be a list of 1 to ` +
-      `${MAX_ATTRIBUTES} pairs, got ${repr(JSON.stringify(pairs ?? null).slice(0, 80))}.`);
+      `${MAX_ATTRIBUTES} pairs, got ${shortRepr(pairs)}.`);
   }
   const bounds = pairs.map((pair, j) => checkBounds(pair, `bounds[${j}]`, kind));
   const params = spec.params;
@@ -413,6 +413,8 @@ function sampledMean(spec) {
   };
   return [d, privatize, { takesValues: true }];
 }
+
+export { checkBounds, meanKind, squareWave, sampledMean, MEAN_KINDS };
 
 /** The numeric kinds by kind name (specification version 2). */
 export const NUMERIC_KINDS = {

@@ -3,6 +3,7 @@
 
 import { ValueError, repr } from "./errors.js";
 import { ORACLE_KINDS } from "./oracles.js";
+import { COLUMNS_KINDS } from "./columns.js";
 import { HEAVY_HITTER_KINDS } from "./heavy_hitters.js";
 import { parseJSON } from "./json.js";
 import { MARGINAL_KINDS } from "./marginals.js";
@@ -15,7 +16,7 @@ import { isPlainObject, specVersion } from "./spec.js";
 
 /** Every kind this client rebuilds, by its specification name. */
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
-  ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS };
+  ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS, ...COLUMNS_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.
@@ -67,7 +68,9 @@ export class Randomizer {
         `(${this._categories.sizes.join(" x ")}) but the ${repr(kind)} mechanism covers ` +
         `${nInputs}: they are not the server's domain.`);
     }
-    if (!this._takesValues || categories === undefined) {
+    if (options?.columns) {
+      this.columns = [...options.columns]; // a "columns" record: every column
+    } else if (!this._takesValues || categories === undefined) {
       this.columns = this._categories === null ? null : [...this._categories.columns];
     }
     this._rng = new ExactRandom(randomSource);

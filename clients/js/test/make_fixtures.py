@@ -52,6 +52,10 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
 )
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters  # noqa: E402
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle  # noqa: E402
+from sklearn_ldp.mechanisms.multi_attribute.columns import (  # noqa: E402
+    ColumnsMechanism,
+    column_part,
+)
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import (  # noqa: E402
     MultiAttributeMechanism,
 )
@@ -173,6 +177,24 @@ def laws():
         law = mechanism.exact_law(record)
         cases.append({"name": f"multi_{protocol}_{oracle}", "spec": json.dumps(mechanism.to_dict()),
                       "value": record, "outputs": [_key(output) for output in law.outputs],
+                      "weights": [str(int(w)) for w in law.weights],
+                      "total": str(int(law.total))})
+    # LDPEncoder's "columns" records: the product of the parts' laws, keyed by value.
+    for name, parts, record in [
+            ("columns_duchi_rr_smp",
+             [column_part(["x"], DuchiMechanism(0.5, (0.0, 1.0))),
+              column_part(["pet"], RandomizedResponse(3, 0.25)),
+              column_part(["a", "b"], MultiAttributeMechanism((2, 2), 0.75, protocol="smp"))],
+             {"x": 0.25, "pet": 2, "a": 1, "b": 0}),
+            ("columns_piecewise_oue",
+             [column_part(["y"], PiecewiseMechanism(1.0, (0.0, 10.0), grid_size=8)),
+              column_part(["c"], OptimizedUnaryEncoding(3, 0.5))],
+             {"y": 7.5, "c": 1})]:
+        mechanism = ColumnsMechanism(parts)
+        law = mechanism.exact_law([record[c] for c in mechanism.columns])
+        cases.append({"name": name, "spec": mechanism.to_json(), "value": record,
+                      "numeric": True,
+                      "outputs": np.asarray(law.outputs, dtype=float).tolist(),
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
     # The numeric kinds: outputs are grid values (floats; Duchi's 0 and 1), keyed by value.
@@ -412,6 +434,24 @@ def hostile():
         edit(multi, "params['neighbourhood']", params__neighbourhood="attribute"),
         edit(multi, "params", params__seed=1),
         edit(multi, "'shape'", shape="<absent>"),
+    ]
+    mixed = json.loads(ColumnsMechanism([
+        column_part(["x"], DuchiMechanism(0.5, (0.0, 1.0))),
+        column_part(["pet"], RandomizedResponse(3, 0.25))]).to_json())
+    x_part, pet_part = mixed["params"]["parts"]
+    cases += [
+        edit(mixed, "epsilon=0.5", epsilon=0.5),
+        edit(mixed, "n_inputs=3", n_inputs=3),
+        edit(mixed, "params", params__parts=[]),
+        {"field": "['x']", "spec": {**mixed, "params": {"parts": [
+            x_part, {"columns": ["x"], "spec": pet_part["spec"]}]}}},
+        {"field": "part 1", "spec": {**mixed, "params": {"parts": [
+            x_part, {"columns": ["pet"], "spec": {**pet_part["spec"], "version": 2}}]}}},
+        {"field": "'gaussian'", "spec": {**mixed, "params": {"parts": [
+            x_part, {"columns": ["pet"], "spec": {**pet_part["spec"],
+                                                  "mechanism": "gaussian", "version": 2}}]}}},
+        {"field": "part 1", "spec": {**mixed, "params": {"parts": [
+            x_part, {"columns": ["pet"]}]}}},
     ]
     weights = piecewise["grid"]["weights"]
     cases += [
