@@ -14,6 +14,11 @@ import { RANGE_KINDS } from "./ranges.js";
 import { Categories } from "./records.js";
 import { isPlainObject, specVersion } from "./spec.js";
 
+// Local kinds of the Python client that this one does not randomize: the Gaussian lattices and
+// the memoizing kinds (a secret kept in client state).
+const PYTHON_CLIENT_KINDS = ["gaussian", "gaussian_pure", "longitudinal", "dbitflip_pm",
+  "1bitmean_pm"];
+
 /** Every kind this client rebuilds, by its specification name. */
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
   ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS, ...COLUMNS_KINDS };
@@ -39,10 +44,14 @@ export class Randomizer {
       throw new ValueError(`unsupported specification version ${repr(spec.version)}; this ` +
         `client reads version ${expected} of ${repr(kind)}.`);
     }
+    if (PYTHON_CLIENT_KINDS.includes(kind)) {
+      throw new ValueError(`the ${repr(kind)} mechanism is randomized by the Python client ` +
+        "(sklearn_ldp.deploy.client), not by this one.");
+    }
     if (typeof kind !== "string" || !Object.hasOwn(RANDOMIZERS, kind)) {
       throw new ValueError(`unknown mechanism ${repr(kind)}; this client randomizes ` +
         `${repr(Object.keys(RANDOMIZERS).sort())} (central-model mechanisms run on the ` +
-        "curator, not on clients; the other local kinds are the Python client's for now).");
+        "curator, not on clients).");
     }
     this.kind = kind;
     const [nInputs, privatizeCell, options] = RANDOMIZERS[kind]({ ...spec });

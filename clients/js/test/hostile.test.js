@@ -119,3 +119,12 @@ test("multi_attribute takes category codes, or records with its columns' categor
   assert.throws(() => new Randomizer(spec, { categories: { age: ["a", "b"], smoker: ["n", "y"] } }),
     /\[2, 2\] values per column but the specification declares \[3, 2\]/);
 });
+
+test("the Python client's other kinds are refused, naming that client", () => {
+  for (const mechanism of ["gaussian", "gaussian_pure", "longitudinal", "dbitflip_pm",
+    "1bitmean_pm"]) {
+    const version = ["gaussian", "gaussian_pure", "longitudinal"].includes(mechanism) ? 2 : 1;
+    assert.throws(() => new Randomizer({ version, mechanism, epsilon: 1.0 }),
+      /is randomized by the Python client \(sklearn_ldp.deploy.client\)/);
+  }
+});
