@@ -54,13 +54,17 @@ export type Categories = Record<string, Category[]>;
 export type DomainRecord = Record<string, Category> | Category[] | Category;
 
 /**
- * One report, as the Python client's Randomizer.privatize returns it: a cell or output index
- * (randomized response, Hadamard response, HRR), packed bits as byte values (unary encoding,
- * subset selection; the OUE tree: [level, bytes...]), [seed, bucket] or [level, seed,
- * bucket] (local hashing; the 64-bit seed as a BigInt), or for
- * the numeric kinds a grid value (Duchi: 0 or 1).
+ * One report, as the Python client's Randomizer.privatize returns it: a number (a cell or
+ * output index, a grid value, Duchi's 0 or 1) or an array of numbers (packed bits as byte
+ * values, several parts side by side), where a 64-bit hash seed is a BigInt ([seed, bucket]
+ * of local hashing, [level, seed, bucket] of the OLH tree, [round, seed, y] of PEM/TreeHist).
  */
-export type Report = number | number[] | [bigint, number] | [number, bigint, number];
+export type Report = number | Array<number | bigint>;
+
+/** A value: a cell index, a record (with categories), a number, numbers, a heavy-hitter
+ * value (integer or string), [value, bit_length] for a sketch, or a "columns" record. */
+export type Value = number | bigint | string | Array<number | bigint | string | boolean> |
+  Record<string, unknown>;
 
 export interface RandomizerOptions {
   /** The public categories of the server's domain: privatize then takes records. */
@@ -82,12 +86,13 @@ export class Randomizer {
   readonly nInputs: number | null;
   /** The record columns when categories were given, else null. */
   readonly columns: string[] | null;
-  /** The flat cell index of a record (needs categories), as the server's Domain.encode. */
-  encode(record: DomainRecord): number;
+  /** The flat cell index of a record (needs categories), as the server's Domain.encode;
+   * for multi_attribute the category codes of its attributes. */
+  encode(record: DomainRecord): number | number[];
   /** One privatized report of a cell index in [0, nInputs) (or a record, with categories;
    * for the numeric kinds a number within the spec's bounds, for sampled_mean one number an
    * attribute, for prefix_heavy_hitters an integer or a string). */
-  privatize(value: number | bigint | number[] | DomainRecord): Report;
+  privatize(value: Value): Report;
 }
 
 /** Every kind this client rebuilds, by its specification name. */
