@@ -1,0 +1,53 @@
+// The law of the client's reports against the server's exact law (mechanism.exact_law):
+// every report is one of the law's outputs, and a chi-square test of N reports against the
+// integer weights passes at p > 1e-6 (crypto randomness cannot be seeded: a fixed threshold
+// instead of a fixed seed; a correct client fails one case in 10^6 runs).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Randomizer, reportToJSON } from "../src/index.js";
+import { fixture } from "./fixtures.js";
+import { chiSquareTest, probabilities } from "./stats.js";
+
+const DRAWS = Number(process.env.LDP_JS_DRAWS ?? 100000);
+const P_THRESHOLD = 1e-6;
+
+for (const law of fixture("laws")) {
+  test(`law of ${law.name} matches the server's exact law`, () => {
+    const randomizer = Randomizer.fromJSON(law.spec);
+    // Numeric outputs are grid values: keyed by the double itself (the server computes them
+    // with the same float64 operations, so equal reports are equal doubles).
+    const keyOf = law.numeric ? (report) => String(report) : reportToJSON;
+    const index = new Map(law.outputs.map((output, i) => [law.numeric ? String(output) : output,
+      i]));
+    const counts = new Array(law.outputs.length).fill(0);
+    // Local hashing: the law given the seed (the seed itself is 64 uniform bits).
+    const draw = law.seed === undefined
+      ? () => randomizer.privatize(law.value)
+      : () => randomizer._privatizeCell.reportGivenSeed(law.value, BigInt(law.seed),
+        randomizer._rng);
+    for (let i = 0; i < DRAWS; i++) {
+      const key = keyOf(draw());
+      const at = index.get(key);
+      if (at === undefined) assert.fail(`report ${key} is not an output of the server's law`);
+      counts[at] += 1;
+    }
+    const { statistic, df, pValue } = chiSquareTest(counts, probabilities(law.weights, law.total),
+      DRAWS);
+    assert.ok(pValue > P_THRESHOLD,
+      `chi-square ${statistic.toFixed(1)} on ${df} df, p = ${pValue} <= ${P_THRESHOLD}`);
+  });
+}
+
+test("local hashing draws its seed over all 64 bits", () => {
+  const randomizer = Randomizer.fromJSON(
+    '{"version": 1, "mechanism": "olh", "epsilon": 1.0, "n_inputs": 6, "params": {"n_buckets": 4}}');
+  let high = 0;
+  for (let i = 0; i < 2000; i++) {
+    const [seed, bucket] = randomizer.privatize(3);
+    assert.equal(typeof seed, "bigint");
+    assert.ok(seed >= 0n && seed < 2n ** 64n && bucket >= 0 && bucket < 4);
+    if (seed >= 2n ** 63n) high += 1;
+  }
+  // Binomial(2000, 1/2): 6 standard deviations either side.
+  assert.ok(Math.abs(high - 1000) < 6 * Math.sqrt(500), `top bit set ${high} times in 2000`);
+});
