@@ -55,7 +55,7 @@ print(f"\n{N_USERS} reports of {reports.reports.nbytes // N_USERS} bytes "
       f"({encoder.mechanism_!r})")
 
 probabilities = [0.1, 0.25, 0.5, 0.75, 0.9]
-private = estimator.quantile(probabilities)
+private = estimator.quantiles(probabilities)
 true = np.quantile(df["minute"], probabilities, method="inverted_cdf")
 print(pd.DataFrame({"quantile": probabilities, "private": [hhmm(m) for m in private],
                     "true": [hhmm(m) for m in true],
@@ -81,7 +81,7 @@ for strategy in ("hierarchical", "haar", "oue"):
     cdfs[strategy] = fitted.cdf_
     gap = np.abs(fitted.cdf_ - true_cdf)
     print(f"  {strategy:>12}: median |error| {np.median(gap):.4f}, max {gap.max():.4f}, "
-          f"median {hhmm(fitted.quantile(0.5))} (true {hhmm(true[2])})")
+          f"median {hhmm(fitted.quantiles(0.5))} (true {hhmm(true[2])})")
 
 try:
     import matplotlib

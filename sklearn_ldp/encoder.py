@@ -1111,7 +1111,7 @@ def _pipeline_hint(encoder, X):
     pushes the queries through ``transform`` before the last step sees them."""
     try:
         width = _num_features(X)
-    except TypeError:
+    except (TypeError, ValueError, KeyError, IndexError):  # not array-like: no hint
         return ""
     if width == getattr(encoder, "n_features_in_", width):
         return ""
