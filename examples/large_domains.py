@@ -54,7 +54,7 @@ cumulative = np.concatenate([[0], np.cumsum(np.bincount(df["second"], minlength=
 true = (cumulative[bounds[:, 1] + 1] - cumulative[bounds[:, 0]]) / n_users
 print(f"10,000 random intervals: RMSE {np.sqrt(np.mean((private - true) ** 2)):.4f} "
       f"(fractions of users)")
-quartiles = estimator.quantile([0.25, 0.5, 0.75])
+quartiles = estimator.quantiles([0.25, 0.5, 0.75])
 print("private quartiles (s):", [int(q) for q in quartiles],
       " true:", [int(q) for q in np.quantile(df["second"], [0.25, 0.5, 0.75])])
 

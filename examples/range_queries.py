@@ -53,7 +53,7 @@ print(f"\n{N_USERS} reports of {reports.reports.nbytes // N_USERS} bytes "
       f"({encoder.mechanism_!r})")
 
 probabilities = [0.1, 0.25, 0.5, 0.75, 0.9]
-private = estimator.quantile(probabilities)
+private = estimator.quantiles(probabilities)
 true = np.quantile(df["minute"], probabilities, method="inverted_cdf")
 print(pd.DataFrame({"quantile": probabilities, "private": [hhmm(m) for m in private],
                     "true": [hhmm(m) for m in true],
@@ -79,7 +79,7 @@ for strategy in ("hierarchical", "haar", "oue"):
     fits[strategy] = fitted
     gap = np.abs(fitted.cdf_ - true_cdf)
     print(f"  {strategy:>12}: median |error| {np.median(gap):.4f}, max {gap.max():.4f}, "
-          f"median {hhmm(fitted.quantile(0.5))} (true {hhmm(true[2])})")
+          f"median {hhmm(fitted.quantiles(0.5))} (true {hhmm(true[2])})")
 
 # The three private CDFs with their 95% bands (the analytic worst case of the unbiased CDF,
 # drawn around the isotonic one), and the true CDF.

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ._glue import (
+    READ_FROM_DATA,
     validate_records,
 )
 from .column_tables import column_answer_errors, column_budget
@@ -209,7 +210,8 @@ class ColumnsEncoderMixin:
     def _categorical_domain(self, X, frame, bounds):
         """The Domain of the categorical columns (None if there are none)."""
         categories = self.categories
-        reading = categories is None or (isinstance(categories, str) and categories == "auto")
+        reading = categories is None or (isinstance(categories, str)
+                                         and categories in READ_FROM_DATA)
         if not bounds:
             return self._resolve_domain(X)  # the multi-attribute protocols: as ever
         if categories is None:

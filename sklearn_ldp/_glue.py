@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_array, validate_data
 
 from . import workloads
 from .domain import MAX_CATEGORIES_FROM_DATA, Domain
@@ -38,22 +38,79 @@ def check_table_size(workload, limit, attribute, alternative):
             f"{workload.n_queries} rows (limit {limit}). Use {alternative}.")
 
 
+# The ``categories`` values that read the categories from the data: "auto" (and None) only
+# from columns that are not floats; "observed" from every column, numbers included.
+READ_FROM_DATA = ("auto", "observed")
+
+
+def _integral_float_columns(X):
+    """Names (as Domain.from_data gives them) of the float columns of ``X`` whose values are
+    all whole numbers. Other float columns are refused by Domain.from_data itself (continuous
+    values, missing values) with its binning advice."""
+    if isinstance(X, pd.DataFrame):
+        columns = {name: X[name] for name in X.columns}
+    elif isinstance(X, pd.Series):
+        columns = {X.name if isinstance(X.name, str) else "x0": X}
+    else:
+        array = X if isinstance(X, np.ndarray) else np.asarray(X)
+        if array.dtype.kind != "f" or array.ndim > 2:
+            return []
+        array = array.reshape(array.shape[0], -1)
+        columns = {f"x{j}": array[:, j] for j in range(array.shape[1])}
+    found = []
+    for name, values in columns.items():
+        if isinstance(values, pd.DataFrame) or not pd.api.types.is_float_dtype(values.dtype):
+            continue
+        values = np.asarray(values, dtype=float) if isinstance(values, np.ndarray) else \
+            values.to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            if values.size and np.all(np.isfinite(values) & (values == np.round(values))):
+                found.append(name)
+    return found
+
+
+def refuse_numeric_columns(X):
+    """Refuse a float column of whole numbers when the categories are read from the data.
+
+    A float column is a number (a distance, a price): reading its distinct values as the
+    categories would turn it into a histogram of the values seen, and publish them in the
+    domain. The user says which it is: public bounds for a number, declared
+    categories, or ``categories="observed"`` for a histogram of the observed values.
+    """
+    floats = _integral_float_columns(X)
+    if floats:
+        column = floats[0]
+        raise ValueError(
+            f"Column {column!r} holds numbers (a float column) and has neither bounds nor "
+            "categories: its distinct values would become the categories. For a number (its "
+            f"mean, quantiles, ranges) give public bounds, bounds={{{column!r}: (low, high)}}; "
+            f"for a histogram declare the public values, categories={{{column!r}: [...]}}, or "
+            "pass categories='observed' to read them from the data (the observed values then "
+            "become public: the fitted domain, which report files and frames carry, lists "
+            "them).")
+
+
 def resolve_domain(categories, X):
     """The public Domain: from ``categories``, or (with a warning) read from ``X``.
+
+    ``None`` and ``"auto"`` read the categories of columns that are not floats (a float
+    column is refused by :func:`refuse_numeric_columns`); ``"observed"`` reads every column.
 
     Read from the data, only categorical columns are accepted: a column of non-integral
     floats or with more than ``MAX_CATEGORIES_FROM_DATA`` distinct values is a ValueError
     that points to public binning and declared categories (one category per distinct
     measurement made ``LDPEncoder().fit`` run for many minutes, for useless estimates).
     """
-    if categories is None or (isinstance(categories, str) and categories == "auto"):
+    if categories is None or (isinstance(categories, str) and categories in READ_FROM_DATA):
         if X is None:
             raise ValueError("categories must be given when there is no data to read them from.")
+        if categories != "observed":
+            refuse_numeric_columns(X)
         return Domain.from_data(X, max_categories=MAX_CATEGORIES_FROM_DATA,
                                 allow_continuous=False)
     if isinstance(categories, str):
-        raise ValueError(f"categories must be a mapping column -> categories or 'auto', got "
-                         f"{categories!r}.")
+        raise ValueError(f"categories must be a mapping column -> categories, 'auto' or "
+                         f"'observed', got {categories!r}.")
     return Domain(categories)
 
 
@@ -211,3 +268,19 @@ def marginal_error_table(mechanism, names, n_users=None, marginals=None):
         table["plug_in_tv"] = [mechanism.expected_tv(s, n_users, marginal=clip_to_distribution(
             marginals[s])) for s in sets]
     return table
+
+
+def refuse_malformed(X):
+    """scikit-learn's own error for what no input of an estimator can be, whatever it takes.
+
+    Sparse (TypeError), complex, empty (0 sample(s), 0 feature(s)) and, in a numeric array,
+    NaN or inf: the messages scikit-learn's conventions expect. Strings and other objects are
+    left to the caller, which refuses or decodes them with its own message, and so is what is
+    not array-like at all (a scalar, a dict, None). ``X`` is not converted.
+    """
+    sparse = hasattr(X, "tocsr")
+    if not sparse and np.ndim(np.asarray(X, dtype=object)) == 0:
+        return
+    numeric = not sparse and np.asarray(X).dtype.kind in "fc"
+    check_array(X, accept_sparse=False, dtype=None, ensure_2d=False,
+                ensure_all_finite=numeric, input_name="X")

@@ -15,7 +15,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._set_output import _get_output_config
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, _num_features, check_is_fitted
 
 from ._encoder_columns import (
     ColumnsEncoderMixin,
@@ -24,6 +24,7 @@ from ._encoder_columns import (
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
+    READ_FROM_DATA,
     check_table_size,
     marginal_error_table,
     resolve_domain,
@@ -42,7 +43,7 @@ from ._validation import (
     store_params,
 )
 from .deploy.budget import BudgetExceededError, charge_ledger, resolve_ledger
-from .deploy.io import report_columns, reports_frame
+from .deploy.io import report_columns, reports_frame, reports_from_frame
 from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
@@ -91,11 +92,15 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
 
     Parameters
     ----------
-    categories : dict or "auto", default=None
+    categories : dict, "auto" or "observed", default=None
         The public domain: column -> list of categories. ``None``/``"auto"`` reads the
         categories from the data passed to ``fit`` and warns that this leaks information
-        about the private data; production code passes them explicitly. A domain too large
-        to list (heavy hitters, ``docs/heavy_hitters.md``) is declared for one column as
+        about the private data; production code passes them explicitly. A float column is
+        a number and is refused there (give its ``bounds``, or its categories);
+        ``"observed"`` reads every column's observed values, whole-number floats included,
+        as categories (the values seen then become public: the fitted ``domain_``, which
+        report files and frames carry, lists them). A domain too large to list (heavy
+        hitters, ``docs/heavy_hitters.md``) is declared for one column as
         ``{"url": "strings"}`` (UTF-8 strings of at most ``max_string_bytes`` bytes) or
         ``{"user_id": 32}`` (integers in ``[0, 2^32)``, a bit length from 1 to 64).
     strategy : str, default="auto"
@@ -670,7 +675,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         """
 
         reading = self.categories is None or (isinstance(self.categories, str)
-                                              and self.categories == "auto")
+                                              and self.categories in READ_FROM_DATA)
         if not reading:
             categories = self.categories
             if isinstance(categories, Mapping):  # each column before anything is built
@@ -755,7 +760,10 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
             reports = LDPReports(self._with_length_reports(
                 words, self.mechanism_.randomize(words, self._generator())), self.mechanism_)
             return reports if output == "default" else _aligned_frame(reports, X)
-        validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
+        try:
+            validate_records(self, X, reset=False, allow_nan=self.handle_missing == "category")
+        except ValueError as exc:
+            raise ValueError(f"{exc}{_pipeline_hint(self, X)}") from None
         clipped = None
         if isinstance(self.mechanism_, ColumnsMechanism):
             indices, clipped = self._encode_columns(X)  # rows of values and category codes
@@ -951,6 +959,70 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
             return json.dumps(self.mechanism_.client_dict())
         return self.mechanism_.to_json()
 
+    def reports_from_frame(self, frame):
+        """This encoder's reports read back from a table of its report columns.
+
+        For the encoder's block of a ``ColumnTransformer`` (with
+        ``set_output(transform="pandas")``, whose output keeps no ``attrs``): the columns
+        :meth:`get_feature_names_out` names, alone or with a ``"<name>__"`` prefix among other
+        transformers' columns, become :class:`~sklearn_ldp.reports.LDPReports` with this
+        encoder's mechanism, domain and workload, checked value by value
+        (:func:`~sklearn_ldp.deploy.io.reports_from_frame`).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            A table holding the report columns once each (other columns are ignored).
+
+        Returns
+        -------
+        LDPReports
+            The reports, one per row, ready for any estimator's ``fit``.
+
+        Raises
+        ------
+        ValueError
+            ``frame`` is not a DataFrame, lacks a report column or holds one twice (two
+            prefixes: pass ``frame.filter(like="<name>__")``), or holds values that are not
+            reports of the mechanism.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn.compose import ColumnTransformer
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> df = pd.DataFrame({"city": ["a", "b", "a", "c"], "age": [31, 45, 27, 60]})
+        >>> ct = ColumnTransformer([
+        ...     ("ldp", LDPEncoder(categories={"city": ["a", "b", "c"]}, epsilon=1.0,
+        ...                        strategy="randomized_response", random_state=0), ["city"]),
+        ...     ("scale", StandardScaler(), ["age"])]).set_output(transform="pandas")
+        >>> Z = ct.fit_transform(df)
+        >>> list(Z.columns)
+        ['ldp__report', 'scale__age']
+        >>> reports = ct.named_transformers_["ldp"].reports_from_frame(Z)
+        >>> len(reports), reports.domain == ct.named_transformers_["ldp"].domain_
+        (4, True)
+        """
+        check_is_fitted(self, "mechanism_")
+        if not isinstance(frame, pd.DataFrame):
+            raise ValueError(f"frame must be a pandas DataFrame holding the report columns "
+                             f"{list(self.get_feature_names_out())}, got {type(frame).__name__}"
+                             " (a ColumnTransformer gives one with set_output(transform="
+                             "'pandas')).")
+        chosen = []
+        for name in self.get_feature_names_out():
+            found = [c for c in frame.columns
+                     if isinstance(c, str) and (c == name or c.endswith("__" + name))]
+            if len(found) != 1:
+                raise ValueError(
+                    f"frame must hold the report column {name!r} once (alone or as "
+                    f"'<transformer>__{name}'), found {found[:5]!r}; with several encoders "
+                    "pass this encoder's block, e.g. frame.filter(like='ldp__').")
+            chosen.append(found[0])
+        return reports_from_frame(frame[chosen], mechanism=self.mechanism_,
+                                  domain=getattr(self, "domain_", None),
+                                  workload=getattr(self, "workload_", None))
+
     def get_feature_names_out(self, input_features=None):
         """Names of the report columns of the pandas output (and of report files).
 
@@ -981,6 +1053,20 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         # input dtype: no input dtype is preserved.
         tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def _pipeline_hint(encoder, X):
+    """Advice for input of another width than the records: ``Pipeline.predict(queries)``
+    pushes the queries through ``transform`` before the last step sees them."""
+    try:
+        width = _num_features(X)
+    except (TypeError, ValueError, KeyError, IndexError):  # not array-like: no hint
+        return ""
+    if width == getattr(encoder, "n_features_in_", width):
+        return ""
+    return (" If these are queries for the estimator after the encoder in a Pipeline (predict "
+            "and score first pass X through transform, which privatizes records), ask the last "
+            "step directly: pipeline[-1].predict(queries).")
 
 
 def _aligned_frame(reports, X):

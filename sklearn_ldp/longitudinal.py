@@ -47,6 +47,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._glue import refuse_malformed
 from ._validation import FreshEntropyMixin, check_epsilon, check_positive_int, store_params
 from .deploy.budget import EVERYONE, charge_ledger, resolve_ledger
 from .deploy.limits import check_size, checksum_mismatch, fsync_directory, get_limits
@@ -621,8 +622,10 @@ default="l_osue"
 
         Parameters
         ----------
-        X : ignored
-            Accepted for Pipeline compatibility.
+        X : array-like or None, default=None
+            Accepted for Pipeline compatibility; its values are not read, but what no round
+            can be (sparse, complex, empty, NaN or inf numbers) is refused with
+            scikit-learn's message.
         y : ignored
             Not used.
 
@@ -631,6 +634,8 @@ default="l_osue"
         self : LongitudinalEncoder
             The fitted encoder.
         """
+        if X is not None:
+            refuse_malformed(X)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}.")
         epsilon_perm = check_epsilon(self.epsilon_perm, "epsilon_perm")

@@ -13,3 +13,13 @@ FITS_A_FEATURE_MATRIX = (
     "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
     "check_n_features_in", "check_fit2d_predict1d",
 )
+
+# check_estimators_dtypes fits categorical codes stored as float64 (0.0, 1.0, ...). A float
+# column read from the data is a number, refused unless bounds=, its categories, or
+# categories="observed" (a histogram of the observed values, made public) are given.
+FLOAT_CODES_REFUSED = {
+    "check_estimators_dtypes":
+        "the check fits categorical codes stored as floats; a float column whose categories "
+        "would be read from the data is refused as a number (bounds=, declared categories or "
+        "categories='observed' are the explicit choices); the integer dtypes pass",
+}

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _sklearn_checks import FLOAT_CODES_REFUSED
 from _stats import check_unbiased_and_variance, chi_square_p_value
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -544,6 +545,7 @@ def test_local_strategies_get_delta_and_options_through():
     [WorkloadEstimator(strategy="eigen", epsilon=1.0, delta=1e-5, random_state=0)],
     expected_failed_checks=lambda estimator: {
         "check_fit2d_predict1d": "predict takes queries: a 1-D array is one linear query",
+        **FLOAT_CODES_REFUSED,
     },
 )
 def test_sklearn_compatible_central_estimator(estimator, check):

@@ -267,7 +267,7 @@ def test_cdf_band_at_the_stated_confidence(ranges):
     np.testing.assert_allclose(display.upper_, np.clip(ranges.cdf_[points] + z * std, 0, 1))
     assert display.ax_.get_xlabel() == "minute"
     drawn = [line.get_xdata()[0] for line in display.quantile_lines_]
-    np.testing.assert_allclose(drawn, ranges.quantile([0.25, 0.5]).astype(float))
+    np.testing.assert_allclose(drawn, ranges.quantiles([0.25, 0.5]).astype(float))
 
 
 def test_cdf_of_a_distribution_has_no_band():

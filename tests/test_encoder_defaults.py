@@ -95,9 +95,13 @@ def test_declared_categories_have_no_limit_and_floats_are_fine_once_binned():
     assert len(pipeline.fit_transform(ages)) == 4
 
 
-def test_integral_floats_are_read_as_categories():
+def test_integral_floats_are_read_as_categories_only_when_observed_is_asked():
+    # A float column is a number: never silently a histogram of the values seen.
+    with pytest.raises(ValueError, match=r"Column 'x0' holds numbers.*bounds=\{'x0'"):
+        LDPEncoder(strategy="randomized_response").fit(np.array([[0.0], [1.0], [1.0]]))
     with pytest.warns(UserWarning, match="leaks"):
-        encoder = LDPEncoder(strategy="randomized_response").fit(np.array([[0.0], [1.0], [1.0]]))
+        encoder = LDPEncoder(strategy="randomized_response", categories="observed").fit(
+            np.array([[0.0], [1.0], [1.0]]))
     assert encoder.domain_.categories == {"x0": [0.0, 1.0]}
 
 

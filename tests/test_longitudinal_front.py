@@ -309,10 +309,8 @@ def test_estimator_refuses_mixed_or_repeated_rounds():
 FIT_TAKES_REPORTS = ("LongitudinalEstimator decodes LongitudinalReports (one round with the "
                      "encoder's specification) and refuses a raw feature matrix by design")
 EXPECTED_FAILED = dict.fromkeys(
-    ["check_complex_data", "check_dict_unchanged", "check_dont_overwrite_parameters",
-     "check_dtype_object", "check_estimator_sparse_array", "check_estimator_sparse_matrix",
-     "check_estimator_sparse_tag", "check_estimators_dtypes",
-     "check_estimators_empty_data_messages", "check_estimators_fit_returns_self",
+    ["check_dict_unchanged", "check_dont_overwrite_parameters",
+     "check_dtype_object", "check_estimators_dtypes", "check_estimators_fit_returns_self",
      "check_estimators_nan_inf", "check_estimators_overwrite_params",
      "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_fit2d_1feature",
      "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_check_is_fitted",

@@ -66,7 +66,7 @@ def test_histograms_are_unbiased_with_the_analytic_variance(protocol, oracle):
     mechanism = encoder.mechanism_.parts[0].mechanism
     assert isinstance(mechanism, MultiAttributeMechanism)
     assert (mechanism.protocol, mechanism.oracle) == (protocol, oracle)
-    answers = np.array([AttributeHistogramEstimator(output="count")
+    answers = np.array([AttributeHistogramEstimator(output="count", postprocess="none")
                         .fit(encoder.transform(df)).answers_.to_numpy() for _ in range(80)])
     part = encoder.mechanism_.parts[0]
     variance = np.concatenate([part.count_variance(i, FREQUENCIES[c], len(df))
@@ -165,7 +165,7 @@ def test_mixed_records_split_the_budget_and_answer_each_column():
     assert budget.loc["age", "strategy"] == "hybrid"
     # Wang et al.'s rule at epsilon 1: k < 3e + 2 ~ 10.2 categories -> randomized response.
     assert budget.loc["smoker", "strategy"] == "randomized_response"
-    histograms = AttributeHistogramEstimator(output="count").fit(reports)
+    histograms = AttributeHistogramEstimator(output="count", postprocess="none").fit(reports)
     assert set(histograms.histograms_) == {"smoker", "region"}
     truth = np.concatenate([df[c].value_counts().reindex(CATEGORIES[c]).to_numpy()
                             for c in ("smoker", "region")])
@@ -393,3 +393,24 @@ def test_smp_batch_where_some_attribute_has_no_user(oracle):
     assert np.asarray(one).shape == (1, len(enc.get_feature_names_out()))
     with pytest.raises(ValueError, match="an attribute was chosen by no user"):
         AttributeHistogramEstimator().fit(one)  # refused with a reason, not a crash
+
+
+def test_histograms_are_non_negative_distributions_by_default():
+    # A rare category at a small budget: its unbiased estimate goes negative for some seeds.
+    df = _frame(300)
+    encoder = LDPEncoder(categories=CATEGORIES, strategy="smp", epsilon=0.5,
+                         random_state=1).fit()
+    reports = encoder.transform(df)
+    raw = AttributeHistogramEstimator(postprocess="none").fit(reports)
+    clipped = AttributeHistogramEstimator().fit(reports)
+    assert (raw.answers_ < 0).any()
+    assert (clipped.answers_ >= 0).all()
+    for column, histogram in clipped.histograms_.items():
+        assert histogram.sum() == pytest.approx(1.0)
+        positive = raw.histograms_[column].clip(lower=0)
+        np.testing.assert_allclose(histogram, positive / positive.sum())
+    counts = AttributeHistogramEstimator(output="count").fit(reports)
+    assert counts.histograms_["smoker"].sum() == pytest.approx(300)
+    pd.testing.assert_frame_equal(clipped.expected_error_, raw.expected_error_)
+    with pytest.raises(ValueError, match="postprocess must be one of"):
+        AttributeHistogramEstimator(postprocess="consistent").fit(reports)

@@ -69,8 +69,8 @@ def test_range_estimator_pickles():
     restored = round_trip(estimator)
     ranges = [[0, 5], [3, 31], [7, 7]]
     np.testing.assert_array_equal(restored.predict(ranges), estimator.predict(ranges))
-    np.testing.assert_array_equal(restored.quantile([0.1, 0.5, 0.9]),
-                                  estimator.quantile([0.1, 0.5, 0.9]))
+    np.testing.assert_array_equal(restored.quantiles([0.1, 0.5, 0.9]),
+                                  estimator.quantiles([0.1, 0.5, 0.9]))
     pd.testing.assert_frame_equal(restored.predict_error(ranges), estimator.predict_error(ranges))
 
 

@@ -360,7 +360,7 @@ def test_issue_snippet():
     assert np.all(np.abs(answers - truth) <= 5 * sd + 1e-12)
     cdf = est.cdf()
     assert cdf.shape == (1440,) and cdf.index[0] == 0 and cdf.iloc[-1] == pytest.approx(1.0)
-    quartiles = est.quantile([0.25, 0.5, 0.75])
+    quartiles = est.quantiles([0.25, 0.5, 0.75])
     true_quartiles = np.quantile(df.minute, [0.25, 0.5, 0.75])
     assert np.all(np.abs(quartiles - true_quartiles) < 60)
     assert est.expected_error_.shape == (1440, 2)
@@ -411,7 +411,7 @@ def test_medians_within_one_percent_of_the_domain(strategy, options):
                          random_state=1, **options).fit()
     estimator = RangeQueryEstimator().fit(encoder.simulate_counts(counts))
     true_median = np.searchsorted(np.cumsum(counts) / counts.sum(), 0.5)
-    assert abs(estimator.quantile(0.5) - true_median) <= 0.01 * n
+    assert abs(estimator.quantiles(0.5) - true_median) <= 0.01 * n
 
 
 def test_partial_fit_equals_fit_and_reports_round_trip_through_json():
@@ -461,14 +461,14 @@ def test_quantile_is_the_first_cell_reaching_phi():
                          random_state=0).fit()
     estimator = RangeQueryEstimator().fit(encoder.simulate_counts(np.array([10, 0, 0, 0, 0])))
     estimator.cdf_ = np.array([0.1, 0.3, 0.5, 0.9, 1.0])
-    assert list(estimator.quantile([0.0, 0.1, 0.2, 0.3, 0.5, 0.95, 1.0])) == list("AABBCEE")
-    assert estimator.quantile(0.15) == "B"
+    assert list(estimator.quantiles([0.0, 0.1, 0.2, 0.3, 0.5, 0.95, 1.0])) == list("AABBCEE")
+    assert estimator.quantiles(0.15) == "B"
     assert estimator.predict([["B", "D"]])[0] == pytest.approx(0.8)
     # A non-monotone CDF (as noise can make it): the binary search stops at a crossing.
     estimator.cdf_ = np.array([0.2, 0.1, 0.5, 0.4, 1.0])
     cdf = estimator.cdf_
     for phi in np.linspace(0, 1, 21):
-        index = "ABCDE".index(estimator.quantile(phi))
+        index = "ABCDE".index(estimator.quantiles(phi))
         assert cdf[index] >= phi and (index == 0 or cdf[index - 1] < phi)
 
 
@@ -484,7 +484,7 @@ def test_numeric_column_with_public_bins():
     first = categories["seconds"][0]
     np.testing.assert_allclose(estimator.predict([[10, 100.5]]),
                                estimator.predict([[first, categories["seconds"][1]]]))
-    assert estimator.quantile(0.5) in categories["seconds"]
+    assert estimator.quantiles(0.5) in categories["seconds"]
     binner = PublicBinsDiscretizer({"seconds": edges}, encode="ordinal").fit()
     codes = binner.transform(df)["seconds"]
     assert codes.min() >= 0 and codes.max() <= 4
@@ -521,7 +521,7 @@ def test_bad_ranges_are_refused(ranges, message):
 @pytest.mark.parametrize("probabilities", [-0.1, 1.5, [0.5, np.nan], "half"])
 def test_bad_probabilities_are_refused(probabilities):
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        _fitted().quantile(probabilities)
+        _fitted().quantiles(probabilities)
 
 
 def test_bad_parameters_are_refused():

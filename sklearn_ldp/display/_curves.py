@@ -34,7 +34,7 @@ def _range_numbers(estimator, error, levels):
     # prefix's last cell): the band is drawn there.
     points = labels.get_indexer(estimator.expected_error_.index)
     std = std_errors_from(estimator.expected_error_[error], "expected_error_")
-    found = labels.get_indexer(estimator.quantile(levels)) if levels.size else []
+    found = labels.get_indexer(estimator.quantiles(levels)) if levels.size else []
     domain = estimator.domain_
     name = labels.name or (domain.columns[0] if domain is not None and domain.n_columns == 1
                            else "cell")

@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._glue import refuse_malformed
 from .._validation import check_nesting
 from ..longitudinal import LongitudinalReports, longitudinal_references
 from ..mechanisms.longitudinal.mechanisms import OneBitMeanPM
@@ -124,6 +125,7 @@ class LongitudinalEstimator(BaseEstimator):
         if not isinstance(self.normalize, bool | np.bool_):
             raise ValueError(f"normalize must be True or False, got {self.normalize!r}.")
         if not isinstance(X, LongitudinalReports):
+            refuse_malformed(X)  # scikit-learn's message for sparse, complex, empty, NaN
             raise ValueError(
                 f"{type(self).__name__} fits LongitudinalReports (the output of "
                 "LongitudinalEncoder.transform(X_round, state=state)), one round per "

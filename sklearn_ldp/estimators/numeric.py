@@ -28,6 +28,7 @@ from ..mechanisms.multi_attribute.columns import (
     _SampledMeanPart,
     _SquareWavePart,
 )
+from ..postprocess import clip_to_distribution
 from ._base import (
     add_statistic,
     check_batch,
@@ -39,6 +40,8 @@ from ._base import (
 )
 
 OUTPUTS = ("fraction", "count")
+# AttributeHistogramEstimator's postprocess values (the first is the default).
+HISTOGRAM_POSTPROCESS = ("clip", "none")
 # Rows of a frequency oracle's per-cell variance computed at once by score (k x k entries
 # in blocks of this many rows).
 _VARIANCE_BLOCK = 256
@@ -621,16 +624,6 @@ class DistributionEstimator(_ColumnsEstimator):
         return float(values[0]) if scalar else values
 
     @_numeric_docstring
-    def quantile(self, probabilities, column=None):
-        """Alias of :meth:`quantiles` (the name of ``RangeQueryEstimator.quantile``).
-
-        <levels parameters: probabilities>
-            As :meth:`quantiles`.
-        """
-        check_nesting(self, locals())
-        return self.quantiles(probabilities, column=column)
-
-    @_numeric_docstring
     def score(self, X, y=None):
         """Mean log-likelihood of held-out reports under the fitted distributions.
 
@@ -685,14 +678,20 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
     columns: ``strategy="spl"`` (the budget split between the columns), ``"smp"`` (each user
     reports one sampled column), ``"rsfd"`` (random sampling plus fake data), each with GRR
     or OUE inside, and the categorical columns of a mixed record (one frequency oracle
-    each). Every frequency is unbiased (some may be negative or above 1: no
-    post-processing), and its variance is known in closed form before any data is
-    collected.
+    each). The decoded frequencies are unbiased, with a variance known in closed form
+    before any data is collected; unbiased estimates of rare categories may be negative,
+    so each column's histogram is by default clipped to non-negative frequencies and
+    renormalized (``postprocess="clip"``); ``postprocess="none"`` keeps them unbiased.
 
     Parameters
     ----------
     output : {"fraction", "count"}, default="fraction"
         Answer in fractions of the users, or in counts.
+    postprocess : {"clip", "none"}, default="clip"
+        ``"clip"``: each column's histogram with negative frequencies set to 0 and the rest
+        renormalized to the users' total (a distribution: slightly biased, never a negative
+        share). ``"none"``: the unbiased decoded frequencies (some may be negative or above
+        1). ``expected_error_`` is the variance of the unbiased frequencies either way.
     <raw records parameters: strategy, epsilon, categories, oracle>
 
     Attributes
@@ -701,7 +700,9 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         Column -> a pandas Series of its categories' frequencies (indexed by the categories
         when the reports carry the domain, else by the codes).
     answers_ : pandas.Series
-        Every frequency, indexed ``"column=category"``.
+        Every frequency, indexed ``"column=category"``, in fractions of the users by default
+        (counts with ``output="count"``; ``WorkloadEstimator.answers_`` is in counts unless
+        ``normalize=True``).
     expected_error_ : pandas.DataFrame
         The analytic variance of every answer for the users fitted (same index as
         ``answers_``, same units): ``worst_case`` (the worst frequency of the category, in
@@ -745,8 +746,9 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
     _parts = (_MultiAttributePart, _OraclePart)
     _what = "histograms of categorical columns"
 
-    def __init__(self, output="fraction", strategy=None, epsilon=None, categories=None,
-                 oracle="auto", random_state=None, ledger=None, ledger_users="all"):
+    def __init__(self, output="fraction", postprocess="clip", strategy=None, epsilon=None,
+                 categories=None, oracle="auto", random_state=None, ledger=None,
+                 ledger_users="all"):
         store_params(self, locals())
 
     def _encoder_params(self):
@@ -755,6 +757,9 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
     def _check_params(self):
         if not isinstance(self.output, str) or self.output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}.")
+        if not isinstance(self.postprocess, str) or self.postprocess not in HISTOGRAM_POSTPROCESS:
+            raise ValueError(f"postprocess must be one of {HISTOGRAM_POSTPROCESS}, got "
+                             f"{self.postprocess!r}.")
 
     def _columns_of(self, mechanism, domain, counts, n_reports):
         """Per categorical column: ``(column, labels, unbiased counts, worst, average,
@@ -782,6 +787,9 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
         histograms, answers, labels, worst, average = {}, [], [], [], []
         for column, categories, estimate, part_worst, part_average, _, _ in \
                 self._columns_of(mechanism, domain, counts, n_reports):
+            if self.postprocess == "clip":
+                # A distribution over the column's categories, in counts of the n users.
+                estimate = n_reports * clip_to_distribution(estimate)
             histograms[column] = pd.Series(scale * estimate,
                                            index=pd.Index(categories, name=column),
                                            name=self.output)

@@ -60,7 +60,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
         (pool-adjacent-violators): the Euclidean projection onto the CDFs, so its squared
         error over the whole CDF is never larger than the raw one's. ``"cumulative"``
         (cumulative clipping) clips to ``[0, 1]`` and takes the running maximum: cheaper,
-        biased upwards, no such guarantee. ``predict``, ``cdf`` and ``quantile`` all use the
+        biased upwards, no such guarantee. ``predict``, ``cdf`` and ``quantiles`` all use the
         fixed CDF (range answers are then non-negative); ``expected_error_`` always
         describes the unbiased estimate.
     <simulation parameters: strategy, epsilon, categories, branching, oracle>
@@ -116,7 +116,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     >>> est = RangeQueryEstimator().fit(enc.fit_transform(df))
     >>> est.predict([[0, 1439]]).round(9).tolist()   # the whole domain: the known total
     [1.0]
-    >>> est.quantile([0.5]).shape
+    >>> est.quantiles([0.5]).shape
     (1,)
     """
 
@@ -349,7 +349,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
         check_is_fitted(self, "statistic_")
         return pd.Series(self.cdf_, index=self.labels_, name="cdf")
 
-    def quantile(self, probabilities):
+    def quantiles(self, q):
         """The ``phi``-quantiles: for each ``phi``, the first cell whose CDF reaches ``phi``.
 
         Found by binary search on the CDF (for a non-monotone CDF, ``monotone="none"``, the
@@ -357,25 +357,24 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
 
         Parameters
         ----------
-        probabilities : float or array-like of float in [0, 1]
+        q : float or array-like of float in [0, 1]
             The levels ``phi`` of the quantiles.
 
         Returns
         -------
         label or ndarray
             The quantile of each level: a category value (single-column domain) or a cell
-            index; a single label for a scalar ``probabilities``.
+            index; a single label for a scalar ``q``.
         """
         check_nesting(self, locals())
         check_is_fitted(self, "statistic_")
-        scalar = np.ndim(probabilities) == 0
+        scalar = np.ndim(q) == 0
         try:
-            phi = np.atleast_1d(np.asarray(probabilities, dtype=float))
+            phi = np.atleast_1d(np.asarray(q, dtype=float))
         except (TypeError, ValueError):
-            raise ValueError(f"probabilities must be numbers in [0, 1], got "
-                             f"{probabilities!r}.") from None
+            raise ValueError(f"q must hold numbers in [0, 1], got {q!r}.") from None
         if phi.ndim != 1 or np.any(~np.isfinite(phi)) or np.any((phi < 0) | (phi > 1)):
-            raise ValueError(f"probabilities must be numbers in [0, 1], got {probabilities!r}.")
+            raise ValueError(f"q must hold numbers in [0, 1], got {q!r}.")
         low = np.zeros(phi.shape[0], dtype=np.int64)
         high = np.full(phi.shape[0], self.cdf_.shape[0] - 1, dtype=np.int64)
         while np.any(low < high):

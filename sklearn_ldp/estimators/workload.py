@@ -221,7 +221,9 @@ default="none"
     Attributes
     ----------
     answers_ : pandas.Series
-        Answer of every workload query, indexed by the query labels. Built on first access
+        Answer of every workload query, indexed by the query labels, in counts of users
+        (fractions of the users with ``normalize=True``; ``AttributeHistogramEstimator``
+        answers in fractions by default, counts with ``output="count"``). Built on first access
         (a workload over a large domain can have billions of queries: past 2**24 queries it
         is refused; ask :meth:`predict` for the queries you need).
     expected_error_ : pandas.DataFrame
