@@ -599,3 +599,14 @@ def test_reports_from_client_accepts_bytes_json_and_empty():
     assert np.isnan(dropped.reports[0]).all() and len(dropped) == 2
     with pytest.raises(ValueError, match="sequence of reports"):
         reports_from_client("123", mechanism)
+
+
+def test_an_epsilon_too_small_to_be_meaningful_is_refused_as_on_the_server():
+    # e^eps - 1 vanishes below 1e-6: the server refuses such a budget, and Hadamard response's
+    # layout derived from e^eps would be empty (no block), which must not crash the device.
+    from sklearn_ldp.deploy.client import Randomizer
+
+    spec = {"version": 1, "mechanism": "hadamard", "epsilon": 1e-12, "n_inputs": 10,
+            "params": {}}
+    with pytest.raises(ValueError, match="too small to be meaningful, got 1e-12"):
+        Randomizer(spec)

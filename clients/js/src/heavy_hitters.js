@@ -16,9 +16,11 @@ const MAX_CANDIDATES = 2 ** 16;
 /**
  * The value as the server's bit string (encode_values): a BigInt of W * 64 bits, word 0 most
  * significant, W = ceil(bitLength / 64). An integer (a safe Number or a BigInt) below
- * 2^bitLength sits at the top; a string is its UTF-8 bytes, zero padded.
+ * 2^bitLength sits at the top; a string is its UTF-8 bytes, zero padded. A string of up to
+ * maxStringBytes bytes (default bitLength / 8) is truncated to bitLength / 8 bytes, as the
+ * server's HeavyHitterMechanism.encode.
  */
-export function bitString(value, bitLength) {
+export function bitString(value, bitLength, maxStringBytes = null) {
   const W = Math.ceil(bitLength / 64);
   const top = BigInt(W * 64);
   if ((typeof value === "number" && Number.isInteger(value)) || typeof value === "bigint") {
@@ -44,12 +46,14 @@ export function bitString(value, bitLength) {
     throw new ValueError(`string values need a bit_length that is a multiple of 8, got ` +
       `${bitLength}; the value ${repr(value)} cannot be encoded.`);
   }
-  if (data.length > bitLength / 8) {
+  const cap = maxStringBytes ?? bitLength / 8;
+  if (data.length > cap) {
     throw new ValueError(`the value ${repr(value)} takes ${data.length} bytes in UTF-8, more ` +
-      `than the ${bitLength / 8} of bit_length=${bitLength}.`);
+      `than the declared maximum of ${cap} bytes.`);
   }
+  const kept = Math.min(data.length, bitLength / 8);
   let x = 0n;
-  for (let i = 0; i < W * 8; i++) x = (x << 8n) | BigInt(i < data.length ? data[i] : 0);
+  for (let i = 0; i < W * 8; i++) x = (x << 8n) | BigInt(i < kept ? data[i] : 0);
   return x;
 }
 
@@ -71,7 +75,7 @@ function prefixSchedule(bitLength, nCandidates, extensionBits) {
 function prefixHeavyHitters(spec) {
   const kind = "prefix_heavy_hitters";
   checkFields(spec, kind, ["bit_length", "epsilon", "protocol", "n_candidates",
-    "extension_bits"]);
+    "extension_bits"], ["max_string_bytes"]);
   const L = spec.bit_length;
   if (typeof L !== "number" || !Number.isInteger(L) || L < 1 || L > MAX_BIT_LENGTH) {
     throw new ValueError(`bit_length of the ${repr(kind)} specification must be an integer ` +
@@ -94,7 +98,14 @@ function prefixHeavyHitters(spec) {
       `must be at most ${MAX_CANDIDATES}, got n_candidates=${nCandidates}, ` +
       `extension_bits=${eta}.`);
   }
-  const lengths = prefixSchedule(L, nCandidates, eta);
+  // The selection rounds, then the server's verification round of whole values.
+  const cap = spec.max_string_bytes ?? null;
+  if (cap !== null && (typeof cap !== "number" || !Number.isInteger(cap) || cap < Math.floor(L / 8)
+      || cap > MAX_BIT_LENGTH / 8)) {
+    throw new ValueError(`max_string_bytes of the ${repr(kind)} specification must be an ` +
+      `integer in [${Math.floor(L / 8)}, ${MAX_BIT_LENGTH / 8}], got ${repr(cap)}.`);
+  }
+  const lengths = [...prefixSchedule(L, nCandidates, eta), L];
   const W = Math.ceil(L / 64);
   const g = protocol === "pem" ? olhBuckets(epsilon, "linear") : 2; // best power of two
   const nRows = bitLengthOf(g) - 1;
@@ -118,7 +129,7 @@ function prefixHeavyHitters(spec) {
   };
 
   const reportGivenSeed = (value, seed, rng) => {
-    const x = bitString(value, L);
+    const x = bitString(value, L, cap);
     const roundIndex = rng.belowNumber(lengths.length);
     const length = lengths[roundIndex];
     const prefix = x & (((1n << BigInt(length)) - 1n) << (top - BigInt(length)));

@@ -4,6 +4,8 @@
 import { ValueError, repr } from "./errors.js";
 
 export const SPEC_VERSION = 1;
+// The server's smallest epsilon (sklearn_ldp._validation.MIN_EPSILON).
+export const MIN_BUDGET = 1e-6;
 // Kinds whose specification format has its own version (the others read SPEC_VERSION).
 export const KIND_SPEC_VERSIONS = {
   factorization: 2,
@@ -12,9 +14,11 @@ export const KIND_SPEC_VERSIONS = {
   hybrid: 2,
   square_wave: 2,
   sampled_mean: 2,
-  longitudinal: 2,
+  longitudinal: 3,
   gaussian: 2,
   gaussian_pure: 2,
+  // Prefix heavy hitters: a verification round of whole values since version 2.
+  prefix_heavy_hitters: 2,
 };
 // Cell counts this client takes: JSON numbers are doubles in JavaScript, exact up to 2^53,
 // and the largest kinds report up to 8 n outputs; larger domains are the Python client's.
@@ -63,6 +67,12 @@ export function checkBudget(value, name, kind) {
   if (!Number.isFinite(value) || !(value > 0 && value <= 50)) {
     throw new ValueError(`${name} of the ${repr(kind)} specification must lie in (0, 50], ` +
       `got ${repr(value)}.`);
+  }
+  if (value < MIN_BUDGET) {
+    // The server refuses these too: e^eps - 1 vanishes, and layouts derived from e^eps
+    // (Hadamard response's blocks) would be empty.
+    throw new ValueError(`${name} of the ${repr(kind)} specification is too small to be ` +
+      `meaningful, got ${repr(value)}; the smallest is 1e-06.`);
   }
   return value;
 }

@@ -59,12 +59,6 @@ test("categories encode records like the server's Domain and refuse unknown valu
     smoker: ["x", "y"] } }), /duplicate category 'a'/);
 });
 
-test("an epsilon too small for Hadamard response's layout is refused, naming epsilon", () => {
-  assert.throws(() => Randomizer.fromJSON(
-    '{"version": 1, "mechanism": "hadamard", "epsilon": 1e-12, "n_inputs": 10, "params": {}}'),
-  /epsilon=1e-12 is too small for 'hadamard'/);
-});
-
 test("numeric values outside the bounds are refused, never clipped", () => {
   const { spec } = fixture("laws").find((law) => law.name === "piecewise_eps2_grid32");
   const randomizer = Randomizer.fromJSON(spec); // bounds [-1, 1]
@@ -86,7 +80,7 @@ test("packed-bit kinds refuse domains too large for a device, naming n_inputs", 
 });
 
 test("heavy-hitter values the server's encoding cannot hold are refused", () => {
-  const spec = { version: 1, mechanism: "prefix_heavy_hitters", bit_length: 16, epsilon: 2.0,
+  const spec = { version: 2, mechanism: "prefix_heavy_hitters", bit_length: 16, epsilon: 2.0,
     protocol: "pem", n_candidates: 4, extension_bits: 2 };
   const randomizer = new Randomizer(spec);
   assert.equal(randomizer.privatize("ab").length, 3);
@@ -123,8 +117,24 @@ test("multi_attribute takes category codes, or records with its columns' categor
 test("the Python client's other kinds are refused, naming that client", () => {
   for (const mechanism of ["gaussian", "gaussian_pure", "longitudinal", "dbitflip_pm",
     "1bitmean_pm"]) {
-    const version = ["gaussian", "gaussian_pure", "longitudinal"].includes(mechanism) ? 2 : 1;
+    const version = mechanism === "longitudinal" ? 3
+      : ["gaussian", "gaussian_pure"].includes(mechanism) ? 2 : 1;
     assert.throws(() => new Randomizer({ version, mechanism, epsilon: 1.0 }),
       /is randomized by the Python client \(sklearn_ldp.deploy.client\)/);
   }
+});
+
+test("a declared max_string_bytes truncates longer strings as the server encodes them", () => {
+  const spec = { version: 2, mechanism: "prefix_heavy_hitters", bit_length: 16, epsilon: 2.0,
+    protocol: "pem", n_candidates: 4, extension_bits: 2, max_string_bytes: 4 };
+  const randomizer = new Randomizer(spec);
+  assert.equal(randomizer.privatize("abcd").length, 3);
+  assert.throws(() => randomizer.privatize("abcde"), /declared maximum of 4 bytes/);
+  assert.throws(() => new Randomizer({ ...spec, max_string_bytes: 1 }), /max_string_bytes/);
+  assert.throws(() => new Randomizer({ ...spec, max_string_bytes: 4.5 }), /max_string_bytes/);
+});
+
+test("an epsilon too small to be meaningful is refused, as by the Python client", () => {
+  assert.throws(() => new Randomizer({ version: 1, mechanism: "hadamard", epsilon: 1e-12,
+    n_inputs: 10, params: {} }), /too small to be meaningful, got 1e-12/);
 });

@@ -118,6 +118,10 @@ def _check_number(value, name, kind):
     return float(value)
 
 
+# The server's smallest epsilon (sklearn_ldp._validation.MIN_EPSILON).
+MIN_BUDGET = 1e-6
+
+
 def _check_budget(value, name, kind):
     """An epsilon-like field in (0, 50] (the server's check_epsilon)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -127,6 +131,11 @@ def _check_budget(value, name, kind):
     if not math.isfinite(value) or not 0.0 < value <= 50.0:
         raise ValueError(f"{name} of the {kind!r} specification must lie in (0, 50], got "
                          f"{value!r}.")
+    if value < MIN_BUDGET:
+        # The server refuses these too: e^eps - 1 vanishes, and layouts derived from e^eps
+        # (Hadamard response's blocks) would be empty.
+        raise ValueError(f"{name} of the {kind!r} specification is too small to be "
+                         f"meaningful, got {value!r}; the smallest is {MIN_BUDGET:g}.")
     return value
 
 
