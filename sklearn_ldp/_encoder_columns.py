@@ -19,6 +19,7 @@ from ._glue import (
     READ_FROM_DATA,
     validate_records,
 )
+from ._validation import did_you_mean
 from .column_tables import column_answer_errors, column_budget
 from .domain import Domain
 from .mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
@@ -360,14 +361,16 @@ class ColumnsEncoderMixin:
                 f"strategy={strategy!r} cannot report a record with numeric columns: numeric "
                 f"columns take {NUMERIC_STRATEGIES}, categorical columns next to them a "
                 f"frequency oracle {COLUMN_ORACLES} (or 'auto'), e.g. strategy={{'age': "
-                "'hybrid', 'smoker': 'oue'}.")
+                "'hybrid', 'smoker': 'oue'}."
+                + did_you_mean(strategy, (*NUMERIC_STRATEGIES, *COLUMN_ORACLES)))
         chosen = {}
         for column in numeric:
             name = given.get(column, "auto")
             name = DEFAULT_NUMERIC_STRATEGY if name == "auto" else name
             if name not in NUMERIC_STRATEGIES:
                 raise ValueError(f"strategy for the numeric column {column!r} must be one of "
-                                 f"{NUMERIC_STRATEGIES} or 'auto', got {name!r}.")
+                                 f"{NUMERIC_STRATEGIES} or 'auto', got {name!r}."
+                                 f"{did_you_mean(name, NUMERIC_STRATEGIES)}")
             chosen[column] = name
         for column in categorical:
             name = given.get(column, "auto")

@@ -10,6 +10,7 @@ every layer uses one implementation:
   entropy in every copy (pickle, fork) of an unseeded estimator.
 """
 
+import difflib
 import functools
 import inspect
 import math
@@ -602,3 +603,20 @@ class FreshEntropyMixin:
             clone.random_state = np.random.RandomState(
                 random_state.randint(2**32, size=4, dtype=np.int64))
         return clone
+
+
+def did_you_mean(name, choices):
+    """`` Did you mean 'x'?`` for the choice closest to a mistyped ``name`` (empty when none
+    is close), to end an "unknown name" message with.
+
+    Examples
+    --------
+    >>> did_you_mean("hadamrd", ["hadamard", "hierarchical"])
+    " Did you mean 'hadamard'?"
+    >>> did_you_mean("zzz", ["hadamard"])
+    ''
+    """
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, [str(choice) for choice in choices], n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""

@@ -48,7 +48,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._glue import refuse_malformed
-from ._validation import FreshEntropyMixin, check_epsilon, check_positive_int, store_params
+from ._validation import (
+    FreshEntropyMixin,
+    check_epsilon,
+    check_positive_int,
+    did_you_mean,
+    store_params,
+)
 from .deploy.budget import EVERYONE, charge_ledger, resolve_ledger
 from .deploy.limits import check_size, checksum_mismatch, fsync_directory, get_limits
 from .mechanisms._base.docstrings import shared_sections
@@ -637,7 +643,8 @@ default="l_osue"
         if X is not None:
             refuse_malformed(X)
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}.")
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}."
+                             f"{did_you_mean(self.strategy, STRATEGIES)}")
         epsilon_perm = check_epsilon(self.epsilon_perm, "epsilon_perm")
         if self.strategy == "1bitmean":
             if self.categories is not None:

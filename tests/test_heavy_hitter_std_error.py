@@ -73,8 +73,9 @@ def _check_honest(z):
 
 # ---------------------------------------------------------------- sketches
 # Every word of the vocabulary is estimated by ``predict`` (no selection: ``heavy_hitters_``
-# keeps only the candidates significantly above zero), so every word has a z-score. The small sketches (16 hashes x 64 buckets) make the hash collisions a large
-# part of the variance; the defaults at this N make them small.
+# keeps only the candidates significantly above zero), so every word has a z-score. The small
+# sketches (16 hashes x 64 buckets) make the hash collisions a large part of the variance; the
+# defaults at this N make them small.
 @pytest.mark.parametrize("strategy, n_users, sketch", [
     ("cms", 10_000, {}),
     ("hcms", 20_000, {}),

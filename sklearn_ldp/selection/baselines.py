@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from .._validation import did_you_mean
 from ..mechanisms._base.mechanism import mechanism_class
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
 from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
@@ -46,7 +47,8 @@ MAX_START_OUTPUTS_PER_CELL = 16
 
 def check_strategy_name(name):
     if name not in STRATEGIES:
-        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}.")
+        raise ValueError(f"unknown strategy {name!r}.{did_you_mean(name, STRATEGIES)} Choose one "
+                         f"of {', '.join(STRATEGIES)}.")
     return name
 
 

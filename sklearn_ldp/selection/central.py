@@ -32,7 +32,7 @@ from .._strategy_error import (
     query_matrix,
     workload_gram,
 )
-from .._validation import as_float_matrix, check_delta, check_epsilon
+from .._validation import as_float_matrix, check_delta, check_epsilon, did_you_mean
 from ..mechanisms.central.matrix import MatrixMechanism, noise_multiplier
 from ..mechanisms.central.private_selection import select_strategy
 from ..mechanisms.central.strategies import (
@@ -139,7 +139,8 @@ def central_strategy(name, workload_matrix, shape=None, **options):
     (4, 4)
     """
     if name not in STRATEGY_OPTIONS or name == "custom":
-        raise ValueError(f"unknown central strategy {name!r}; choose one of "
+        raise ValueError(f"unknown central strategy {name!r}."
+                         f"{did_you_mean(name, CENTRAL_STRATEGIES)} Choose one of "
                          f"{CENTRAL_STRATEGIES} or pass a strategy matrix.")
     unknown = sorted(set(options) - set(STRATEGY_OPTIONS[name]))
     if unknown:

@@ -102,7 +102,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..._validation import check_epsilon, check_positive_int
+from ..._validation import check_epsilon, check_positive_int, did_you_mean
 from .._base.docstrings import shared_sections
 from .._base.mechanism import Mechanism, check_type_indices, mechanism_class
 from .fourier import attribute_bits
@@ -176,7 +176,8 @@ def build_marginal_mechanism(name, shape, epsilon, max_order):
     ('inp_ht', 8, 6)
     """
     if name not in MARGINAL_STRATEGIES:
-        raise ValueError(f"unknown marginal strategy {name!r}; choose one of "
+        raise ValueError(f"unknown marginal strategy {name!r}."
+                         f"{did_you_mean(name, MARGINAL_STRATEGIES)} Choose one of "
                          f"{', '.join(MARGINAL_STRATEGIES)}.")
     shape = _check_shape(shape)
     return mechanism_class(name)(math.prod(shape), epsilon, list(shape), max_order)

@@ -1,6 +1,7 @@
 """The numeric kinds by name: build one, or rebuild one from its specification (a ValueError
 names a bad field)."""
 
+from ..._validation import did_you_mean
 from .base import (
     NUMERIC_MECHANISMS,
     SPEC_VERSION,
@@ -18,7 +19,8 @@ _PARAMS = {"duchi": set(), "piecewise": {"grid_size"}, "hybrid": {"grid_size"},
 def numeric_mechanism(kind, epsilon, bounds, **params):
     """The numeric mechanism named ``kind`` (one of ``NUMERIC_MECHANISMS``)."""
     if kind not in NUMERIC_CLASSES:
-        raise ValueError(f"unknown numeric strategy {kind!r}; choose one of "
+        raise ValueError(f"unknown numeric strategy {kind!r}."
+                         f"{did_you_mean(kind, NUMERIC_MECHANISMS)} Choose one of "
                          f"{', '.join(NUMERIC_MECHANISMS)}.")
     return NUMERIC_CLASSES[kind](epsilon, bounds, **params)
 
