@@ -142,7 +142,7 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from sklearn_ldp import LDPEncoder
+    >>> from sklearn_ldp import HeavyHitterEstimator, LDPEncoder
     >>> rng = np.random.default_rng(0)
     >>> ids = np.where(rng.random(200_000) < 0.3, 123456, rng.integers(2**20, size=200_000))
     >>> enc = LDPEncoder(categories={"user_id": 20}, strategy="pem", epsilon=4.0,

@@ -227,7 +227,7 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from sklearn_ldp import LDPEncoder
+    >>> from sklearn_ldp import LDPEncoder, MarginalEstimator
     >>> rng = np.random.default_rng(0)
     >>> dom = {"age": ["<30", "30-50", ">50"], "smoker": ["no", "yes"], "region": list("NESW")}
     >>> df = pd.DataFrame({column: rng.choice(values, 20000) for column, values in dom.items()})

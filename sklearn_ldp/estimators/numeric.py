@@ -317,7 +317,7 @@ class MeanEstimator(_ColumnsEstimator):
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from sklearn_ldp import LDPEncoder
+    >>> from sklearn_ldp import LDPEncoder, MeanEstimator
     >>> ages = pd.DataFrame({"age": np.random.default_rng(1).uniform(20, 60, 50_000)})
     >>> enc = LDPEncoder(bounds={"age": (0, 100)}, strategy="hybrid", epsilon=1.0,
     ...                  random_state=0)
@@ -477,7 +477,7 @@ class DistributionEstimator(_ColumnsEstimator):
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from sklearn_ldp import LDPEncoder
+    >>> from sklearn_ldp import DistributionEstimator, LDPEncoder
     >>> rng = np.random.default_rng(1)
     >>> df = pd.DataFrame({"hours": rng.beta(2, 5, 50_000) * 40})
     >>> enc = LDPEncoder(bounds={"hours": (0, 40)}, strategy="square_wave", n_bins=64,
@@ -729,7 +729,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from sklearn_ldp import LDPEncoder
+    >>> from sklearn_ldp import AttributeHistogramEstimator, LDPEncoder
     >>> rng = np.random.default_rng(1)
     >>> df = pd.DataFrame({"smoker": rng.choice(["no", "yes"], 20_000, p=[0.8, 0.2]),
     ...                    "region": rng.choice(["north", "south", "east"], 20_000)})

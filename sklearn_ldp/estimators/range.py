@@ -108,7 +108,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> import pandas as pd
-    >>> from sklearn_ldp import LDPEncoder
+    >>> from sklearn_ldp import LDPEncoder, RangeQueryEstimator
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"minute": rng.normal(720, 120, 20000).clip(0, 1439).astype(int)})
     >>> enc = LDPEncoder(categories={"minute": range(1440)}, strategy="hierarchical",

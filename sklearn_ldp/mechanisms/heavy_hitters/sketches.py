@@ -25,14 +25,8 @@ candidate ``c`` held by ``n_c`` of the ``N`` users::
   M[j, a]^2`` has mean ``sum_a Y[j, a]^2`` (the bucket counts) plus the noise, known in closed
   form, and ``sum_a Y[j, a]^2`` has mean ``F_2 + (N^2 - F_2) / m`` over the hash functions.
 
-References
-----------
-.. [1] Apple Differential Privacy Team, "Learning with privacy at scale", Apple Machine
-   Learning Journal, 2017.
-.. [2] G. Cormode and S. Muthukrishnan, "An improved data stream summary: the count-min sketch
-   and its applications", Journal of Algorithms 55(1), 2005.
-.. [3] G. Cormode, S. Maddock and C. Maple, "Frequency estimation under local differential
-   privacy", PVLDB 14(11), 2021 (CMS and HCMS analysed and compared).
+The papers (Apple's; Cormode and Muthukrishnan's count-min sketch; Cormode, Maddock and
+Maple's analysis of CMS and HCMS) are the References of :class:`SketchFrequencyOracle`.
 """
 
 import math
