@@ -12,10 +12,19 @@ import pytest
 
 CLIENT = pathlib.Path(__file__).resolve().parents[1] / "clients" / "js"
 NODE = shutil.which("node")
+requires_node = pytest.mark.skipif(
+    NODE is None, reason="node is not on PATH (the JavaScript client's tests need Node >= 20)")
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
-                    "need Node >= 20)")
+def _js_reports(script, spec):
+    """The JSON reports, one a line, that the ES-module ``script`` prints for ``spec``
+    (``process.argv[1]``), run from the client's folder."""
+    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
+                         capture_output=True, text=True, timeout=120, check=True)
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+@requires_node
 def test_node_suite_passes():
     # The suite checks its fixtures with this interpreter (make_fixtures.py --check).
     env = {**os.environ, "LDP_PYTHON": sys.executable}
@@ -73,15 +82,12 @@ console.log(lines.join("\\n"));
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
-                    "need Node >= 20)")
+@requires_node
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.split('"mechanism": ')[1].split(",")[0])
 def test_server_accepts_the_reports(spec):
     from sklearn_ldp.deploy.collect import reports_from_client
 
-    run = subprocess.run([NODE, "--input-type=module", "-e", _PRINT_REPORTS, spec], cwd=CLIENT,
-                         capture_output=True, text=True, timeout=120, check=True)
-    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    reports = _js_reports(_PRINT_REPORTS, spec)
     stacked = reports_from_client(reports, spec)  # invalid="raise": every report is valid
     assert stacked.shape[0] == 500 and stacked.n_invalid == 0
 
@@ -110,8 +116,7 @@ console.log(lines.join("\\n"));
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
-                    "need Node >= 20)")
+@requires_node
 @pytest.mark.parametrize(("kind", "kwargs"), NUMERIC_SPECS, ids=[k for k, _ in NUMERIC_SPECS])
 def test_server_accepts_the_numeric_reports(kind, kwargs):
     from sklearn_ldp.deploy.collect import stack_client_reports
@@ -128,15 +133,12 @@ def test_server_accepts_the_numeric_reports(kind, kwargs):
                "sampled_mean": SampledMeanMechanism}
     mechanism = classes[kind](**kwargs)
     spec = json.dumps(mechanism.to_dict())
-    run = subprocess.run([NODE, "--input-type=module", "-e", _PRINT_NUMERIC, spec], cwd=CLIENT,
-                         capture_output=True, text=True, timeout=120, check=True)
-    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    reports = _js_reports(_PRINT_NUMERIC, spec)
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
     assert _n_rows(stacked) == 300
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
-                    "need Node >= 20)")
+@requires_node
 @pytest.mark.parametrize("protocol", ["pem", "treehist"])
 def test_server_accepts_the_heavy_hitter_reports(protocol):
     from sklearn_ldp.deploy.collect import stack_client_reports
@@ -150,15 +152,12 @@ def test_server_accepts_the_heavy_hitter_reports(protocol):
               'for (let i = 0; i < 200; i++) {\n'
               '  console.log(reportToJSON(r.privatize(values[i % 4])));\n'
               '}\n')
-    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
-                         capture_output=True, text=True, timeout=120, check=True)
-    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    reports = _js_reports(script, spec)
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
     assert _n_rows(stacked) == 200
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
-                    "need Node >= 20)")
+@requires_node
 @pytest.mark.parametrize(("protocol", "oracle"), [("smp", "oue"), ("spl", "grr"),
                                                   ("rsfd", "oue_r")])
 def test_server_accepts_the_multi_attribute_reports(protocol, oracle):
@@ -173,15 +172,12 @@ def test_server_accepts_the_multi_attribute_reports(protocol, oracle):
               'for (let i = 0; i < 200; i++) {\n'
               '  console.log(reportToJSON(r.privatize({a: "y", b: i % 12, c: i % 2 === 0})));\n'
               '}\n')
-    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
-                         capture_output=True, text=True, timeout=120, check=True)
-    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    reports = _js_reports(script, spec)
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
     assert _n_rows(stacked) == 200
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
-                    "need Node >= 20)")
+@requires_node
 def test_server_accepts_the_columns_records():
     from sklearn_ldp.deploy.collect import reports_from_client
     from sklearn_ldp.mechanisms import OptimizedUnaryEncoding
@@ -201,14 +197,11 @@ def test_server_accepts_the_columns_records():
               '  console.log(reportToJSON(r.privatize({age: i / 2, smoker: "yes", '
               'region: ["n", "s", "w"][i % 3], pet: "dog"})));\n'
               '}\n')
-    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
-                         capture_output=True, text=True, timeout=120, check=True)
-    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    reports = _js_reports(script, spec)
     assert reports_from_client(reports, spec).shape == (200, mechanism.width)
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client's tests "
-                    "need Node >= 20)")
+@requires_node
 @pytest.mark.parametrize("hadamard", [False, True], ids=["cms", "hcms"])
 def test_server_accepts_the_sketch_reports(hadamard):
     from sklearn_ldp.deploy.collect import stack_client_reports
@@ -222,8 +215,6 @@ def test_server_accepts_the_sketch_reports(hadamard):
               'for (let i = 0; i < 200; i++) {\n'
               '  console.log(reportToJSON(r.privatize([i, 32])));\n'
               '}\n')
-    run = subprocess.run([NODE, "--input-type=module", "-e", script, spec], cwd=CLIENT,
-                         capture_output=True, text=True, timeout=120, check=True)
-    reports = [json.loads(line) for line in run.stdout.splitlines()]
+    reports = _js_reports(script, spec)
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
     assert _n_rows(stacked) == 200
