@@ -23,12 +23,8 @@ Both hashes are linear, so a candidate ``c = (P, S)`` (kept prefix, new suffix) 
 ``h(P) XOR h(S)``: a round costs ``O(n (k + 2^eta))`` hash evaluations and ``O(n k 2^eta)``
 byte comparisons, never the ``2^l`` cells of the level.
 
-References
-----------
-.. [1] T. Wang, N. Li and S. Jha, "Locally differentially private heavy hitter
-   identification", IEEE Transactions on Dependable and Secure Computing, 2019.
-.. [2] R. Bassily, K. Nissim, U. Stemmer and A. Thakurta, "Practical locally private heavy
-   hitters", NeurIPS 2017.
+The papers (Wang, Li and Jha's PEM; Bassily, Nissim, Stemmer and Thakurta's TreeHist) are the
+References of :class:`~sklearn_ldp.HeavyHitterEstimator`.
 """
 
 import math
