@@ -355,3 +355,37 @@ def test_client_sampler_is_the_discrete_gaussian():
     expected = _discrete_gaussian_pmf(30, support) * draws.size
     observed = np.array([(draws == k).sum() for k in support])
     assert chi_square_p_value(observed, expected) > 1e-4
+
+
+# ---------------------------------------------------------------------- the audit's refusals
+def test_audit_refuses_bad_claims_and_laws_it_cannot_list():
+    mechanism = GaussianMechanism(ONE_D.shape[1], 1.0, delta=1e-6, workload=ONE_D)
+    for bad, field in [(-1e-6, "delta"), (1.0, "delta"), (float("nan"), "delta"),
+                       ("1e-6", "delta"), (True, "delta")]:
+        with pytest.raises(ValueError, match=f"audit_privacy's {field}"):
+            audit_privacy(mechanism, [0, 1], delta=bad)
+    for bad in (-0.5, float("nan"), None, "1"):
+        with pytest.raises(ValueError, match="audit_privacy's epsilon"):
+            audit_privacy(mechanism, [0, 1], epsilon=bad if bad is not None else [1])
+    with pytest.raises(ValueError, match="user types must be integers in"):
+        mechanism.exact_law(ONE_D.shape[1])
+    wide = GaussianMechanism(6, 1.0, delta=1e-6, workload=WIDE)
+    with pytest.raises(ValueError, match="one-query workloads"):
+        wide.exact_law(0)
+    # A delta below the realised one fails; a larger epsilon needs less delta.
+    audit = audit_privacy(mechanism, [0, 1])
+    assert not audit_privacy(mechanism, [0, 1], delta=audit.realised_delta / 2).private
+    assert audit_privacy(mechanism, [0, 1], epsilon=2.0).realised_delta < audit.realised_delta
+
+
+def test_pure_audit_lists_keep_ratios_and_the_envelope_decides():
+    mechanism = GaussianRejectionMechanism(ONE_D.shape[1], 1.0, workload=ONE_D)
+    audit = audit_privacy(mechanism, range(ONE_D.shape[1]))
+    assert audit.private and audit.delta == 0.0 and audit.realised <= 1.0, audit
+    # The envelope is the worst ratio: hi / lo is within e^eps, just.
+    assert audit.realised == pytest.approx(math.log(mechanism.keep_high / mechanism.keep_low))
+    assert not audit_privacy(mechanism, [0, 1], epsilon=0.999).private
+    # Multi-query workloads: the envelope alone (every kept report and bottom).
+    wide = GaussianRejectionMechanism(6, 1.0, workload=WIDE)
+    law = wide.exact_law(0)
+    assert len(law.weights) == 0 and audit_privacy(wide, [0, 5]).private

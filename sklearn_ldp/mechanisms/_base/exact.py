@@ -32,6 +32,7 @@ import decimal
 import fractions
 import functools
 import math
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -640,10 +641,11 @@ def audit_privacy(mechanism, values, epsilon=None, delta=None):
     >>> audit.private, audit.realised <= 1.0
     (True, True)
     """
-    claimed = float(mechanism.epsilon if epsilon is None else epsilon)
+    claimed = _audit_number(mechanism.epsilon if epsilon is None else epsilon, "epsilon",
+                            math.inf)
     if delta is None:
         delta = getattr(mechanism, "delta", None) or 0.0
-    claimed_delta = float(delta)
+    claimed_delta = _audit_number(delta, "delta", 1.0)
     values = list(values)
     if len(values) < 2:
         raise ValueError(f"audit_privacy compares pairs of inputs: give at least two values, "
@@ -665,6 +667,17 @@ def audit_privacy(mechanism, values, epsilon=None, delta=None):
             if worst >= realised:
                 realised, worst_pair = worst, (values[i], values[j])
     return PrivacyAudit(claimed, realised, private, worst_pair, claimed_delta, 0.0)
+
+
+def _audit_number(value, name, high):
+    """``value`` as a float in ``[0, high)`` (epsilon may be ``inf``), or a ValueError naming
+    the field."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"audit_privacy's {name} must be a real number, got {value!r}.")
+    value = float(value)
+    if not (0.0 <= value < high or value == high == math.inf):
+        raise ValueError(f"audit_privacy's {name} must lie in [0, {high}), got {value!r}.")
+    return value
 
 
 def _audit_bracketed(laws, values, claimed, claimed_delta):

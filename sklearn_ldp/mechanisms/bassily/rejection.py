@@ -650,7 +650,7 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         Returns
         -------
         RatioLaw
-            Listed lattice points as report rows (``(m, 1)`` floats), their keep numerators
+            Listed lattice points as report rows (``(m, d)`` floats), their keep numerators
             over ``2^52``, and the envelope for every other report.
 
         Examples
@@ -663,7 +663,8 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         u = int(check_type_indices(np.array([value]), self.n_inputs)[0])
         reach = 4 * (math.isqrt(self.sigma2) + 1) if self.n_queries == 1 else -1
         lattice = np.arange(-reach, reach + 1, dtype=np.int64)
-        draws = np.ldexp(lattice.astype(float), -self.lattice_exponent)[:, None]
+        draws = np.zeros((lattice.size, self.n_queries))  # one query, or none listed
+        draws[:, 0] = np.ldexp(lattice.astype(float), -self.lattice_exponent)
         numerators = self.keep_numerators(np.full(lattice.size, u), draws)
         envelope = ((self.keep_high, self.keep_low), (_ONE - self.keep_low, _ONE - self.keep_high))
         return RatioLaw(draws, numerators.tolist(), _ONE, envelope)
