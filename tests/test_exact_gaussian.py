@@ -125,9 +125,9 @@ def _gaussian_law_1d(mechanism, u, support):
     return law / np.sqrt(2 * np.pi * sigma2)  # the discrete Gaussian's normalizer (to 1e-300)
 
 
-@pytest.mark.parametrize("epsilon", [0.5, 2.0])
-def test_gaussian_audit_bounds_the_hockey_stick_divergence(epsilon):
-    delta = 1e-6
+@pytest.mark.parametrize("epsilon,delta", [(0.5, 1e-6), (2.0, 1e-6), (0.5, 1e-3),
+                                           (2.0, 1e-10)])
+def test_gaussian_audit_bounds_the_hockey_stick_divergence(epsilon, delta):
     mechanism = GaussianMechanism(ONE_D.shape[1], epsilon, delta=delta, workload=ONE_D)
     audit = audit_privacy(mechanism, range(ONE_D.shape[1]))
     assert audit.private and audit.delta == delta and audit.realised_delta <= delta, audit

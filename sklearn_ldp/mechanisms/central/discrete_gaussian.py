@@ -708,7 +708,7 @@ def _bracket_arrays(sigma2, size, bits):
     return low, high, z_low, z_high
 
 
-def discrete_gaussian_law(sigma2, centres, weights, support, bits=64):
+def discrete_gaussian_law(sigma2, centres, weights, support, bits=_RECURRENCE_BITS):
     """The bracketed exact law of ``c + N_Z(0, sigma2)``, ``c = centres[j]`` with probability
     ``weights[j] / sum(weights)``, over the integers ``support[0] .. support[1]``.
 
@@ -729,9 +729,11 @@ def discrete_gaussian_law(sigma2, centres, weights, support, bits=64):
         Their non-negative integer weights.
     support : (int, int)
         The first and last integer listed (the same for every input compared).
-    bits : int, default=64
-        Bits of the brackets (each relative to the weight at the centre: the recurrence's
-        rounding adds about ``m 2^-bits`` at distance ``m``).
+    bits : int, default=128
+        Bits of the brackets. Their rounding is absolute (about ``m 2^-bits`` of the weight
+        at the centre, at distance ``m``), so far in the tail, where the weights are tiny,
+        fewer bits would widen the brackets relative to the weights, and the bound with
+        them: 128 bits keep it within ``1e-12`` of the divergence (relative).
 
     Returns
     -------
