@@ -7,6 +7,7 @@ floats (5.0 and 5.0000001 within bounds (0, 10)).
 """
 
 import json
+import math
 import warnings
 from typing import Callable, NamedTuple
 
@@ -30,7 +31,18 @@ from sklearn_ldp.mechanisms import (
     hadamard_strategy,
 )
 from sklearn_ldp.mechanisms._base.mechanism import Mechanism
+from sklearn_ldp.mechanisms.bassily.gaussian import GaussianMechanism
+from sklearn_ldp.mechanisms.bassily.rejection import (
+    MAX_REJECTION_EPSILON,
+    GaussianRejectionMechanism,
+)
 from sklearn_ldp.mechanisms.central.count import count_law, geometric_mechanism, sample_outputs
+from sklearn_ldp.mechanisms.central.discrete_gaussian import (
+    audit_reach,
+    discrete_gaussian_law,
+    sample_discrete_gaussian,
+)
+from sklearn_ldp.mechanisms.central.matrix import MatrixMechanism
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
@@ -85,6 +97,43 @@ class FirstRound(NamedTuple):
         return self.mechanism.randomize(np.asarray(values), state, rng)
 
 
+class CentralDiscreteGaussian(NamedTuple):
+    """The central matrix mechanism with discrete Gaussian noise (``noise="discrete"``) on a
+    one-row strategy, seen through the audit's interface: an input is a data vector (counts
+    per cell), and a case lists neighbours only (datasets one record apart), since every pair
+    of listed inputs is compared. Its release is ``A_int x`` plus ``N_Z(0, sigma2)``."""
+
+    mechanism: MatrixMechanism
+    support: tuple
+
+    @classmethod
+    def build(cls, strategy, epsilon, delta, counts):
+        mechanism = MatrixMechanism(strategy, epsilon, delta, noise="discrete")
+        centres = [int(mechanism._integer[0] @ np.asarray(c)) for c in counts]
+        reach = audit_reach(mechanism.sigma2, delta)
+        return cls(mechanism, (min(centres) - reach, max(centres) + reach))
+
+    @property
+    def epsilon(self):
+        return self.mechanism.epsilon
+
+    @property
+    def delta(self):
+        return self.mechanism.delta
+
+    def exact_law(self, counts):
+        centre = int(self.mechanism._integer[0] @ np.asarray(counts))
+        return discrete_gaussian_law(self.mechanism.sigma2, [centre], [1], self.support)
+
+    def randomize(self, counts, rng):
+        # measure() releases one data vector: n releases of one vector draw the same noise
+        # (sample_discrete_gaussian) around the same centre, in one call.
+        counts = np.asarray(counts)
+        centres = counts @ self.mechanism._integer[0]
+        return (centres + sample_discrete_gaussian(self.mechanism.sigma2, len(counts),
+                                                   rng))[:, None]
+
+
 class Case(NamedTuple):
     """How to audit one kind."""
 
@@ -96,6 +145,7 @@ class Case(NamedTuple):
     # seed, and reports carry fresh seeds): their sampling against the law is tested in this
     # module. The black box still runs on them (event_keys).
     sampling_tested_in: str = None
+    max_epsilon: float = math.inf  # larger claims are refused by the kind (gaussian_pure)
 
 
 def mixed_record(epsilon):
@@ -113,6 +163,10 @@ CELLS = [0, 7, 1, 6]  # the smallest and largest category first
 NUMBERS = [5.0, 5.0000001, 0.0, 10.0]
 BOUNDS = (0.0, 10.0)
 SKETCH_VALUES = [0, 2**64 - 1, 1, 2**64 - 2]
+# One query (a report's law is enumerated on a 1-D lattice): the bounds +-1, a value and its
+# next double, 0 and a small entry; types 0..3 are compared.
+ONE_QUERY = np.array([[1.0, -1.0, 0.3, np.nextafter(0.3, 1.0), 0.0, 1e-3]])
+GAUSSIAN_DELTA = 1e-6
 
 CASES = {
     "randomized_response": Case(lambda eps: RandomizedResponse(8, eps), CELLS),
@@ -134,6 +188,21 @@ CASES = {
                   client=False),
     "count_edge": Case(lambda eps: CountRelease(geometric_mechanism(40, eps), eps), [0, 1],
                        client=False),
+    # (epsilon, delta): Bassily's Gaussian (exact rounding bit, discrete Gaussian) and the
+    # central discrete Gaussian on a one-row strategy, the record added to the cell of the
+    # largest entry; gaussian_pure (pure epsilon, claims up to 2 ln 2).
+    "gaussian": Case(lambda eps: GaussianMechanism(6, eps, delta=GAUSSIAN_DELTA,
+                                                   workload=ONE_QUERY), [0, 1, 2, 3],
+                     enumerable_reports=False, sampling_tested_in="tests/test_exact_gaussian.py"),
+    "gaussian_pure": Case(lambda eps: GaussianRejectionMechanism(6, eps, workload=ONE_QUERY),
+                          [0, 1, 2, 3], enumerable_reports=False,
+                          sampling_tested_in="tests/test_exact_gaussian.py",
+                          max_epsilon=MAX_REJECTION_EPSILON),
+    "central_discrete_gaussian": Case(
+        lambda eps: CentralDiscreteGaussian.build([[0.5, -1.0, 0.25]], eps, GAUSSIAN_DELTA,
+                                                  [[3, 2, 1], [3, 3, 1]]),
+        [[3, 2, 1], [3, 3, 1]], client=False, enumerable_reports=False,
+        sampling_tested_in="tests/test_exact_gaussian.py"),
     # Marginals over 2 x 3 x 2 cells (a non-binary attribute has invalid codes), 2-way.
     "inp_rr": Case(lambda eps: InpRR(8, eps, [2, 2, 2], 2), [0, 7, 1, 6]),
     "inp_ps": Case(lambda eps: InpPS(12, eps, [2, 3, 2], 2), [0, 11, 1, 10]),
@@ -242,7 +311,9 @@ def event_keys(mechanism, value):
     (every report carries a fresh seed, so raw reports never repeat). PEM / TreeHist
     (reports ``[round, seed, y]``, a fresh seed each): the round, and whether ``y`` is the
     hash of ``value``'s prefix of that round under the report's seed -- the output the two
-    inputs differ on most. Real-valued reports: 64 equal bins of their range; ``"columns"``
+    inputs differ on most. Real-valued reports: 64 equal bins of their range (for the
+    Gaussian kinds, of a fixed range: 4 sigma beyond the centres; bottom its own event);
+    ``"columns"``
     records, 4 per report column. Sketches and multi-attribute reports of the small cases
     have few enough outputs to be events themselves.
     """
@@ -256,6 +327,9 @@ def event_keys(mechanism, value):
         # number's 16 grid points become 4 events, so the record's few hundred outputs
         # become few enough events for the held-out half to bound.
         return lambda reports: _bins(np.asarray(reports, dtype=float), n_bins=4)
+    if isinstance(mechanism, (GaussianMechanism, GaussianRejectionMechanism,
+                              CentralDiscreteGaussian)):
+        return _gaussian_bins(mechanism)
     if isinstance(mechanism, (PiecewiseMechanism, HybridMechanism, SquareWaveMechanism,
                               DuchiMechanism, SampledMeanMechanism)):
         return lambda reports: _bins(np.asarray(reports, dtype=float))
@@ -279,3 +353,26 @@ def _bins(reports, n_bins=64):
     width = np.where(high > low, high - low, 1.0)
     codes = np.minimum((rows - low) / width * n_bins, n_bins - 1).astype(np.int64)
     return np.ravel_multi_index(tuple(codes.T), (n_bins,) * rows.shape[1])
+
+
+
+def _gaussian_bins(mechanism):
+    """64 equal bins over the centres +- 4 sigma (the same edges for both inputs' reports),
+    the outside as two more events and bottom (a NaN row of gaussian_pure) as one more."""
+    if isinstance(mechanism, CentralDiscreteGaussian):
+        low, high = mechanism.support
+        sigma = math.sqrt(mechanism.mechanism.sigma2)
+        low, high = low + (high - low) / 2 - 4 * sigma, low + (high - low) / 2 + 4 * sigma
+    elif isinstance(mechanism, GaussianMechanism):
+        low = float(mechanism.A.min()) - 4 * mechanism.sigma
+        high = float(mechanism.A.max()) + 4 * mechanism.sigma
+    else:
+        low, high = -4 * mechanism.sigma, 4 * mechanism.sigma
+
+    def keys(reports):
+        values = np.asarray(reports, dtype=float).reshape(len(reports), -1)[:, 0]
+        codes = np.floor((values - low) / (high - low) * 64)
+        codes = np.where(np.isnan(codes), 66, np.clip(codes, -1, 64) + 1)
+        return codes.astype(np.int64)
+
+    return keys

@@ -1,10 +1,11 @@
 """Exact samplers of Bassily's Gaussian kinds (issue 26): lattice reports, exact checks.
 
 ``gaussian``: a user rounds ``a_u / h`` at random (exact dyadic bits) and adds the exact
-discrete Gaussian; its (eps, delta) check is CKS20's zCDP conversion on integers. The
-discrete Gaussian's weights are transcendental, so the law is enumerated numerically over the
-lattice within ``+-T sigma`` (``T = 8``: the sub-Gaussian tail bound ``2 exp(-T^2 / 2)`` is
-below ``1e-13``) and the hockey-stick divergence checked against delta.
+discrete Gaussian; its (eps, delta) calibration is CKS20's zCDP conversion on integers. The
+audit (``audit_privacy``) brackets the discrete Gaussian's transcendental weights by integers
+and bounds the hockey-stick divergence above; here it is compared with an independent float
+enumeration within ``+-T sigma`` (``T = 8``: the sub-Gaussian tail bound ``2 exp(-T^2 / 2)``
+is below ``1e-13``), and sampled reports are compared with the bracketed law.
 
 ``gaussian_pure``: the ratio of two inputs' probabilities of a kept report is a ratio of
 integer keep numerators (the discrete Gaussian factor cancels), checked exactly on every
@@ -15,13 +16,16 @@ same formula, and the clamp alone gives the bound); bottom by the envelope.
 import math
 import random
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from _audit_cases import CASES, server_reports
 from _stats import check_unbiased_and_variance, chi_square_p_value
 
 from sklearn_ldp.deploy.client import Randomizer
-from sklearn_ldp.mechanisms._base.exact import integer_ratio_at_most
+from sklearn_ldp.mechanisms import RandomizedResponse, audit_privacy
+from sklearn_ldp.mechanisms._base.exact import hockey_stick_bound, integer_ratio_at_most
 from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_dict
 from sklearn_ldp.mechanisms.bassily.gaussian import (
     GaussianMechanism,
@@ -31,6 +35,7 @@ from sklearn_ldp.mechanisms.bassily.gaussian import (
 )
 from sklearn_ldp.mechanisms.bassily.rejection import GaussianRejectionMechanism
 from sklearn_ldp.mechanisms.central.discrete_gaussian import (
+    discrete_gaussian_law,
     zcdp_delta,
     zcdp_delta_within,
     zcdp_log_delta_bound,
@@ -120,21 +125,77 @@ def _gaussian_law_1d(mechanism, u, support):
     return law / np.sqrt(2 * np.pi * sigma2)  # the discrete Gaussian's normalizer (to 1e-300)
 
 
-@pytest.mark.parametrize("epsilon", [0.5, 2.0])
-def test_gaussian_hockey_stick_divergence_within_delta(epsilon):
-    delta = 1e-6
+@pytest.mark.parametrize("epsilon,delta", [(0.5, 1e-6), (2.0, 1e-6), (0.5, 1e-3),
+                                           (2.0, 1e-10)])
+def test_gaussian_audit_bounds_the_hockey_stick_divergence(epsilon, delta):
     mechanism = GaussianMechanism(ONE_D.shape[1], epsilon, delta=delta, workload=ONE_D)
+    audit = audit_privacy(mechanism, range(ONE_D.shape[1]))
+    assert audit.private and audit.delta == delta and audit.realised_delta <= delta, audit
+    assert audit.realised_delta > delta / 100  # the calibration is not loose by 100x
+    # An independent float reference: the enumerated law within +-T sigma, both directions.
     sigma = math.sqrt(mechanism.sigma2)
     reach = int(np.abs(mechanism._floor_t).max()) + 1 + math.ceil(T_SIGMA * sigma)
     support = np.arange(-reach, reach + 1, dtype=float)
     laws = [_gaussian_law_1d(mechanism, u, support) for u in range(ONE_D.shape[1])]
     assert all(abs(law.sum() - 1) < 1e-9 for law in laws)
-    worst = 0.0
-    for p in laws:
-        for q in laws:
-            worst = max(worst, float(np.maximum(p - math.exp(epsilon) * q, 0.0).sum()))
-    assert worst + TAIL <= delta
-    assert worst > delta / 100  # the check has power: the calibration is not loose by 100x
+    worst = max(float(np.maximum(p - math.exp(epsilon) * q, 0.0).sum())
+                for p in laws for q in laws)
+    # The bound is above the truth, by the brackets and the tail only.
+    assert worst - TAIL <= audit.realised_delta <= worst * (1 + 1e-9) + TAIL
+
+
+def test_bracketed_law_holds_the_mass_and_the_checks_refuse_mixtures():
+    law = discrete_gaussian_law(30, [-2, 3], [1, 3], (-60, 60))
+    low = sum(int(w) for w in law.low)
+    high = sum(int(w) for w in law.high)
+    assert Fraction(low, law.total_high) <= 1 <= Fraction(high + law.tail, law.total_low)
+    assert Fraction(high + law.tail, law.total_low) - Fraction(low, law.total_high) < 1e-12
+    other = discrete_gaussian_law(30, [0], [1], (-59, 60))
+    with pytest.raises(ValueError, match="different output sets"):
+        hockey_stick_bound(law, other, 1.0)
+    with pytest.raises(ValueError, match="inside the support"):
+        discrete_gaussian_law(30, [70], [1], (-60, 60))
+    # The same sigma2 for a shift of 1 at a delta below the truth: not private.
+    a, b = (discrete_gaussian_law(30, [c], [1], (-80, 81)) for c in (0, 1))
+    true = hockey_stick_bound(a, b, 0.2)
+    assert 0 < true < 1
+    mechanism = _Laws({0: a, 1: b}, 0.2, float(true) / 2)
+    audit = audit_privacy(mechanism, [0, 1])
+    assert not audit.private and audit.realised_delta >= float(true)
+    with pytest.raises(ValueError, match="mix"):
+        audit_privacy(_Laws({0: a, 1: RandomizedResponse(2, 1.0).exact_law(0)}, 1.0, 0.1),
+                      [0, 1])
+
+
+class _Laws:
+    """A mechanism whose laws are given (for the audit's refusals)."""
+
+    def __init__(self, laws, epsilon, delta):
+        self.laws, self.epsilon, self.delta = laws, epsilon, delta
+
+    def exact_law(self, value):
+        return self.laws[value]
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "central_discrete_gaussian"])
+def test_sampled_reports_follow_the_bracketed_law(kind):
+    case = CASES[kind]
+    mechanism = case.build(1.0)
+    rng = np.random.default_rng(26)
+    for value in (case.values[0], case.values[-1]):
+        law = mechanism.exact_law(value)
+        outputs = np.asarray(law.outputs, dtype=float).reshape(-1)
+        reports = np.asarray(server_reports(mechanism, value, 40_000, rng),
+                             dtype=float).reshape(-1)
+        # 16 bins of equal law mass (midpoints of the brackets; their width is ~1e-15).
+        mass = np.array([float(Fraction(int(lo) + int(hi), 2 * law.total_low))
+                         for lo, hi in zip(law.low, law.high, strict=True)])
+        cumulative = np.cumsum(mass) / mass.sum()
+        cuts = outputs[np.searchsorted(cumulative, np.arange(1, 16) / 16)]
+        observed = np.bincount(np.searchsorted(cuts, reports, side="right"), minlength=16)
+        expected = np.bincount(np.searchsorted(cuts, outputs, side="right"), weights=mass,
+                               minlength=16) / mass.sum() * reports.size
+        assert chi_square_p_value(observed, expected) > 1e-4
 
 
 def test_gaussian_unbiased_with_variance_on_the_lattice():
@@ -294,3 +355,37 @@ def test_client_sampler_is_the_discrete_gaussian():
     expected = _discrete_gaussian_pmf(30, support) * draws.size
     observed = np.array([(draws == k).sum() for k in support])
     assert chi_square_p_value(observed, expected) > 1e-4
+
+
+# ---------------------------------------------------------------------- the audit's refusals
+def test_audit_refuses_bad_claims_and_laws_it_cannot_list():
+    mechanism = GaussianMechanism(ONE_D.shape[1], 1.0, delta=1e-6, workload=ONE_D)
+    for bad, field in [(-1e-6, "delta"), (1.0, "delta"), (float("nan"), "delta"),
+                       ("1e-6", "delta"), (True, "delta")]:
+        with pytest.raises(ValueError, match=f"audit_privacy's {field}"):
+            audit_privacy(mechanism, [0, 1], delta=bad)
+    for bad in (-0.5, float("nan"), None, "1"):
+        with pytest.raises(ValueError, match="audit_privacy's epsilon"):
+            audit_privacy(mechanism, [0, 1], epsilon=bad if bad is not None else [1])
+    with pytest.raises(ValueError, match="user types must be integers in"):
+        mechanism.exact_law(ONE_D.shape[1])
+    wide = GaussianMechanism(6, 1.0, delta=1e-6, workload=WIDE)
+    with pytest.raises(ValueError, match="one-query workloads"):
+        wide.exact_law(0)
+    # A delta below the realised one fails; a larger epsilon needs less delta.
+    audit = audit_privacy(mechanism, [0, 1])
+    assert not audit_privacy(mechanism, [0, 1], delta=audit.realised_delta / 2).private
+    assert audit_privacy(mechanism, [0, 1], epsilon=2.0).realised_delta < audit.realised_delta
+
+
+def test_pure_audit_lists_keep_ratios_and_the_envelope_decides():
+    mechanism = GaussianRejectionMechanism(ONE_D.shape[1], 1.0, workload=ONE_D)
+    audit = audit_privacy(mechanism, range(ONE_D.shape[1]))
+    assert audit.private and audit.delta == 0.0 and audit.realised <= 1.0, audit
+    # The envelope is the worst ratio: hi / lo is within e^eps, just.
+    assert audit.realised == pytest.approx(math.log(mechanism.keep_high / mechanism.keep_low))
+    assert not audit_privacy(mechanism, [0, 1], epsilon=0.999).private
+    # Multi-query workloads: the envelope alone (every kept report and bottom).
+    wide = GaussianRejectionMechanism(6, 1.0, workload=WIDE)
+    law = wide.exact_law(0)
+    assert len(law.weights) == 0 and audit_privacy(wide, [0, 5]).private

@@ -29,8 +29,10 @@ Pure numpy and the standard library; no scikit-learn here.
 """
 
 import decimal
+import fractions
 import functools
 import math
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -314,6 +316,103 @@ def laws_within(first, second, epsilon):
     return ok, worst
 
 
+class RatioLaw(NamedTuple):
+    """A law known up to a factor common to every input, for pure epsilon-DP on an infinite
+    output set (a draw independent of the value, kept with an integer probability).
+
+    ``P(outputs[o] | x) = c(o) weights[o] / total``: ``c(o) > 0`` is the same for every input
+    (for example a discrete Gaussian's transcendental weight), so the ratio of two inputs'
+    probabilities of a listed output is ``weights`` against ``total`` exactly, as for an
+    :class:`ExactLaw`. Every output that is not listed has, between any two inputs, a ratio
+    at most one of the integer ratios ``envelope`` (pairs ``(numerator, denominator)``).
+    """
+
+    outputs: np.ndarray
+    weights: list
+    total: int
+    envelope: tuple
+
+
+class BracketedLaw(NamedTuple):
+    """A law with transcendental weights, bracketed by integers, for (epsilon, delta)-DP.
+
+    ``low[o] / total_high <= P(outputs[o]) <= high[o] / total_low`` for each listed output,
+    and the outputs that are not listed have total probability at most ``tail /
+    total_low``. ``low``, ``high`` are object arrays of Python integers; the four others
+    Python integers.
+    """
+
+    outputs: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    total_low: int
+    total_high: int
+    tail: int
+
+
+def hockey_stick_bound(first, second, epsilon):
+    """An upper bound, exact as a fraction, on ``sup_S P_a(S) - e^eps P_b(S)``.
+
+    The hockey-stick divergence of two :class:`BracketedLaw` s over the same outputs: the
+    smallest ``delta`` with ``P_a(S) <= e^eps P_b(S) + delta`` for every event ``S``. Each
+    listed output adds ``max(0, high_a / total_low_a - E low_b / total_high_b)`` with ``E <=
+    e^eps`` (a 256-bit fixed-point bound below it), and the unlisted outputs of ``a`` add
+    their whole mass bound, so the result is never below the true divergence. Integer
+    arithmetic only.
+
+    Parameters
+    ----------
+    first, second : BracketedLaw
+        The laws of two inputs (``P_a`` and ``P_b``), listing the same outputs.
+    epsilon : float
+        The epsilon at which the divergence is measured.
+
+    Returns
+    -------
+    fractions.Fraction
+
+    Examples
+    --------
+    >>> a = BracketedLaw(np.arange(2), np.array([3, 1], dtype=object),
+    ...                  np.array([3, 1], dtype=object), 4, 4, 0)
+    >>> b = BracketedLaw(np.arange(2), np.array([1, 3], dtype=object),
+    ...                  np.array([1, 3], dtype=object), 4, 4, 0)
+    >>> float(hockey_stick_bound(a, b, 0.0))
+    0.5
+    >>> float(hockey_stick_bound(a, b, math.log(3))) < 1e-60
+    True
+    """
+    if len(first.outputs) != len(second.outputs) or not np.array_equal(
+            np.asarray(first.outputs), np.asarray(second.outputs)):
+        raise ValueError("the two laws list different output sets.")
+    bound = _fixed_point_bound(epsilon)
+    if bound is None:  # an infinite epsilon bounds every ratio
+        return fractions.Fraction(0)
+    # An output adds high_a / Tl_a - E low_b / Th_b over the common denominator
+    # 2^F Tl_a Th_b, with E = bound / 2^F <= e^eps (F = _HOCKEY_STICK_BITS).
+    bound >>= FIXED_POINT_BITS - _HOCKEY_STICK_BITS  # still below e^eps
+    scale_a = int(second.total_high) << _HOCKEY_STICK_BITS
+    scale_b = bound * int(first.total_low)
+    # Only outputs whose ratio comes within 1e-6 of E can add anything. The screen is in
+    # float64 (relative error below 1e-14 on these positive numbers, far inside the margin);
+    # the terms it keeps are then summed exactly.
+    high = np.asarray(first.high, dtype=object)
+    low = np.asarray(second.low, dtype=object)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ratio = (high.astype(float) * float(scale_a)) / (low.astype(float) * float(scale_b))
+    keep = ~(ratio < 1.0 - 1e-6)  # NaN (0 / 0 in float) kept too: summed exactly
+    terms = high[keep] * scale_a - low[keep] * scale_b
+    excess = sum(int(t) for t in terms if t > 0)
+    denominator = (int(first.total_low) * int(second.total_high)) << _HOCKEY_STICK_BITS
+    return (fractions.Fraction(excess, denominator)
+            + fractions.Fraction(int(first.tail), int(first.total_low)))
+
+
+# Bits of the lower bound on e^eps in hockey_stick_bound: 2^-64 relative adds at most
+# e^eps 2^-64 to a divergence bound.
+_HOCKEY_STICK_BITS = 64
+
+
 # Bits of the fixed-point bound of laws_within (256 bits: far below the 1e-70 margin).
 FIXED_POINT_BITS = 256
 
@@ -449,11 +548,18 @@ class PrivacyAudit(NamedTuple):
         The epsilon checked.
     realised : float
         The largest log probability ratio over the outputs and the pairs of inputs audited
-        (a float, for reading; ``inf`` when an output is reachable from one input only).
+        (a float, for reading; ``inf`` when an output is reachable from one input only). An
+        upper bound where a law has an envelope (:class:`RatioLaw`); the claimed epsilon for
+        (epsilon, delta) laws (:class:`BracketedLaw`), whose delta is measured at it.
     private : bool
-        Whether every pair satisfies ``claimed`` exactly (decided on integers).
+        Whether every pair satisfies the claim exactly (decided on integers).
     worst_pair : tuple
         The pair of inputs whose laws came closest to (or past) the claim.
+    delta : float
+        The delta checked (0 for pure epsilon-DP).
+    realised_delta : float
+        The largest hockey-stick divergence at ``claimed`` over the pairs (both directions),
+        an upper bound rounded up to a float; 0 for pure laws.
 
     See Also
     --------
@@ -462,22 +568,34 @@ class PrivacyAudit(NamedTuple):
     Examples
     --------
     >>> audit = PrivacyAudit(1.0, 0.99, True, (0, 1))
-    >>> audit.private
-    True
+    >>> audit.private, audit.delta
+    (True, 0.0)
     """
 
     claimed: float
     realised: float
     private: bool
     worst_pair: tuple
+    delta: float = 0.0
+    realised_delta: float = 0.0
 
 
-def audit_privacy(mechanism, values, epsilon=None):
+def audit_privacy(mechanism, values, epsilon=None, delta=None):
     """Check a mechanism's exact output laws over every pair of ``values``.
 
-    Each law is the one the mechanism samples (its ``exact_law``): integer weights over its
-    whole public output set. The decision is exact (integers against ``e^epsilon``); the
-    realised epsilon is reported as a float.
+    Each law is the one the mechanism samples (its ``exact_law``). Three kinds of law:
+
+    * :class:`ExactLaw`, integer weights over the whole public output set: every output's
+      ratio is decided exactly (integers against ``e^epsilon``);
+    * :class:`RatioLaw`, integer weights up to a factor common to every input, and an
+      envelope of integer ratios for the outputs not listed (pure epsilon on an infinite
+      output set): the same exact decision, and the envelope's ratios against ``e^epsilon``;
+    * :class:`BracketedLaw`, transcendental weights bracketed by integers with a bounded
+      tail ((epsilon, delta)-DP, the discrete Gaussian): an upper bound on the hockey-stick
+      divergence at ``epsilon`` (:func:`hockey_stick_bound`), both ways, held to ``delta``
+      exactly (as fractions).
+
+    The realised epsilon (and delta) are reported as floats.
 
     Parameters
     ----------
@@ -489,26 +607,32 @@ def audit_privacy(mechanism, values, epsilon=None):
         largest and smallest categories).
     epsilon : float, optional
         The claim to check (default: ``mechanism.epsilon``).
+    delta : float, optional
+        The delta of an (epsilon, delta) claim (default: ``mechanism.delta`` when the
+        mechanism has one, else 0).
 
     Returns
     -------
     PrivacyAudit
-        The claim, the realised epsilon, the exact decision and the closest pair.
+        The claim, the realised epsilon (and delta), the exact decision and the closest pair.
 
     Raises
     ------
     ValueError
-        With fewer than two values, or when a law has more than ``MAX_LAW_OUTPUTS``
-        outputs.
+        With fewer than two values, when a law has more than ``MAX_LAW_OUTPUTS`` outputs,
+        or when the laws mix bracketed and exact kinds.
 
     See Also
     --------
     PrivacyAudit : What it returns.
+    hockey_stick_bound : The (epsilon, delta) check of two bracketed laws.
 
     References
     ----------
     .. [1] I. Mironov, "On significance of the least significant bits for differential
        privacy", ACM CCS 2012.
+    .. [2] C. Canonne, G. Kamath and T. Steinke, "The discrete Gaussian for differential
+       privacy", NeurIPS 2020 (the hockey-stick divergence of the discrete Gaussian).
 
     Examples
     --------
@@ -517,20 +641,61 @@ def audit_privacy(mechanism, values, epsilon=None):
     >>> audit.private, audit.realised <= 1.0
     (True, True)
     """
-    claimed = float(mechanism.epsilon if epsilon is None else epsilon)
+    claimed = _audit_number(mechanism.epsilon if epsilon is None else epsilon, "epsilon",
+                            math.inf)
+    if delta is None:
+        delta = getattr(mechanism, "delta", None) or 0.0
+    claimed_delta = _audit_number(delta, "delta", 1.0)
     values = list(values)
     if len(values) < 2:
         raise ValueError(f"audit_privacy compares pairs of inputs: give at least two values, "
                          f"got {len(values)}.")
     laws = [mechanism.exact_law(value) for value in values]
+    bracketed = {isinstance(law, BracketedLaw) for law in laws}
+    if len(bracketed) > 1:
+        raise ValueError("the laws mix bracketed (epsilon, delta) laws and exact ones.")
+    if bracketed == {True}:
+        return _audit_bracketed(laws, values, claimed, claimed_delta)
     private, realised, worst_pair = True, 0.0, (values[0], values[1])
+    for numerator, denominator in getattr(laws[0], "envelope", ()):
+        private = private and integer_ratio_at_most(numerator, denominator, claimed)
+        realised = max(realised, math.log(numerator / denominator))
     for i, first in enumerate(laws):
         for j in range(i + 1, len(laws)):
             ok, worst = laws_within(first, laws[j], claimed)
             private = private and ok
             if worst >= realised:
                 realised, worst_pair = worst, (values[i], values[j])
-    return PrivacyAudit(claimed, realised, private, worst_pair)
+    return PrivacyAudit(claimed, realised, private, worst_pair, claimed_delta, 0.0)
+
+
+def _audit_number(value, name, high):
+    """``value`` as a float in ``[0, high)`` (epsilon may be ``inf``), or a ValueError naming
+    the field."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"audit_privacy's {name} must be a real number, got {value!r}.")
+    value = float(value)
+    if not (0.0 <= value < high or value == high == math.inf):
+        raise ValueError(f"audit_privacy's {name} must lie in [0, {high}), got {value!r}.")
+    return value
+
+
+def _audit_bracketed(laws, values, claimed, claimed_delta):
+    """:func:`audit_privacy` on :class:`BracketedLaw` s: the hockey-stick bound, both ways."""
+    allowed = fractions.Fraction(claimed_delta)  # the float's exact value
+    private, worst, worst_pair = True, fractions.Fraction(0), (values[0], values[1])
+    for i, first in enumerate(laws):
+        for j in range(i + 1, len(laws)):
+            divergence = max(hockey_stick_bound(first, laws[j], claimed),
+                             hockey_stick_bound(laws[j], first, claimed))
+            private = private and divergence <= allowed
+            if divergence >= worst:
+                worst, worst_pair = divergence, (values[i], values[j])
+    # Rounded up, so the float reported is an upper bound too.
+    realised_delta = float(worst)
+    if fractions.Fraction(realised_delta) < worst:
+        realised_delta = math.nextafter(realised_delta, math.inf)
+    return PrivacyAudit(claimed, claimed, private, worst_pair, claimed_delta, realised_delta)
 
 
 # ---------------------------------------------------------------------- randomized response

@@ -57,6 +57,8 @@ from .._base.mechanism import (
     register,
 )
 from ..central.discrete_gaussian import (
+    audit_reach,
+    discrete_gaussian_law,
     sample_discrete_gaussian,
     smallest_sigma2_within,
     zcdp_delta_within,
@@ -810,6 +812,54 @@ class GaussianMechanism(_VectorReportMechanism):
         if self._solver_cache is None:
             self._solver_cache = _MinimumNorm(self.realized_A)
         return self._solver_cache
+
+    def exact_law(self, value):
+        """The law of one report of a user of type ``value``, bracketed by integers (for
+        :func:`~sklearn_ldp.mechanisms.audit_privacy`; one-query workloads).
+
+        A report is ``h (c + g)``: the centre ``c`` is ``floor`` or ``floor + 1`` with the
+        exact dyadic probabilities of the rounding bit, ``g`` the discrete Gaussian. The law
+        lists the lattice points from ``audit_reach`` below the smallest centre of any type to
+        as far above the largest (the same outputs for every type), each probability within
+        integer brackets, and bounds the mass beyond (:func:`discrete_gaussian_law`).
+
+        Parameters
+        ----------
+        value : int
+            The user's type (a cell in ``[0, n)``).
+
+        Returns
+        -------
+        BracketedLaw
+            Outputs as report rows (``(m, 1)`` floats on the lattice).
+
+        Raises
+        ------
+        ValueError
+            If the workload has more than one query: the law of a ``d``-dimensional report
+            has ``(2 R)^d`` lattice points (audit a one-query workload).
+
+        Examples
+        --------
+        >>> mechanism = GaussianMechanism(2, 1.0, delta=1e-6, workload=[[1.0, -1.0]])
+        >>> law = mechanism.exact_law(0)
+        >>> law.outputs.shape[1], law.total_low <= law.total_high
+        (1, True)
+        """
+        if self.n_queries != 1:
+            raise ValueError(f"exact_law lists one-query workloads only (the law of a report "
+                             f"of {self.n_queries} queries has too many lattice points); "
+                             "audit a one-query workload.")
+        u = int(check_type_indices(np.array([value]), self.n_inputs)[0])
+        floor = self._floor_t[:, 0]
+        reach = audit_reach(self.sigma2, self.delta)
+        support = (int(floor.min()) - reach, int(floor.max()) + 1 + reach)
+        up = int(self._numerators_t[u, 0])
+        centre = int(floor[u])
+        law = discrete_gaussian_law(self.sigma2, [centre, centre + 1],
+                                    [2**TABLE_PRECISION - up, up], support)
+        return law._replace(outputs=np.ldexp(law.outputs.astype(float),
+                                             -self.lattice_exponent)[:, None])
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):

@@ -77,7 +77,13 @@ import numpy as np
 from scipy import special
 
 from ..._validation import check_epsilon
-from .._base.exact import TABLE_PRECISION, bernoulli_below, integer_ratio_at_most, keep_numerator
+from .._base.exact import (
+    TABLE_PRECISION,
+    RatioLaw,
+    bernoulli_below,
+    integer_ratio_at_most,
+    keep_numerator,
+)
 from .._base.mechanism import (
     check_type_counts,
     check_type_indices,
@@ -624,6 +630,44 @@ class GaussianRejectionMechanism(_VectorReportMechanism):
         probability = self.keep_probability(indices, draws)
         numerators = np.floor(np.ldexp(probability, TABLE_PRECISION)).astype(np.int64)
         return np.clip(numerators, self.keep_low, self.keep_high)
+
+    def exact_law(self, value):
+        """The law of one report of a user of type ``value``, up to the draw's probability
+        (for :func:`~sklearn_ldp.mechanisms.audit_privacy`).
+
+        A kept report ``v`` has probability ``P(v) n(v) / 2^52``: ``P(v)``, the discrete
+        Gaussian's (transcendental), is the same for every type, so two types' ratio is that
+        of their integer keep numerators ``n``. The law lists them on the lattice points within
+        ``+-4 sigma`` of 0 (one-query workloads; none for more queries); every other kept
+        report has a ratio at most ``keep_high / keep_low``, and bottom at most ``(2^52 -
+        keep_low) / (2^52 - keep_high)``, whatever the type (the envelope).
+
+        Parameters
+        ----------
+        value : int
+            A cell in ``[0, n)``.
+
+        Returns
+        -------
+        RatioLaw
+            Listed lattice points as report rows (``(m, d)`` floats), their keep numerators
+            over ``2^52``, and the envelope for every other report.
+
+        Examples
+        --------
+        >>> mechanism = GaussianRejectionMechanism(2, 1.0, workload=[[1.0, -1.0]])
+        >>> law = mechanism.exact_law(0)
+        >>> law.total == 2**52, len(law.envelope)
+        (True, 2)
+        """
+        u = int(check_type_indices(np.array([value]), self.n_inputs)[0])
+        reach = 4 * (math.isqrt(self.sigma2) + 1) if self.n_queries == 1 else -1
+        lattice = np.arange(-reach, reach + 1, dtype=np.int64)
+        draws = np.zeros((lattice.size, self.n_queries))  # one query, or none listed
+        draws[:, 0] = np.ldexp(lattice.astype(float), -self.lattice_exponent)
+        numerators = self.keep_numerators(np.full(lattice.size, u), draws)
+        envelope = ((self.keep_high, self.keep_low), (_ONE - self.keep_low, _ONE - self.keep_high))
+        return RatioLaw(draws, numerators.tolist(), _ONE, envelope)
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
