@@ -23,6 +23,7 @@ import numpy as np
 from ...mechanisms import Mechanism
 from ...mechanisms._base.rows import empty_reports
 from ...mechanisms._base.specs import load_mechanism_json
+from ..collect import MATH_LAYER_KINDS
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -111,14 +112,14 @@ class Collection:
         self.name = check_name(name)
         self.spec = spec
         self.spec_hash = hashlib.sha256(spec.encode("utf-8")).hexdigest()
-        mechanism = load_mechanism_json(spec)
-        if not isinstance(mechanism, Mechanism):
+        kind = json.loads(spec).get("mechanism") if spec.startswith("{") else None
+        if kind in MATH_LAYER_KINDS:
             raise ValueError(
-                f"the collector stores reports of registered mechanisms (LDPReports kinds); "
-                f"the {type(mechanism).__name__} specification is a math-layer kind: collect "
-                "its reports with sklearn_ldp.deploy.collect.stack_client_reports.")
-        self.mechanism = mechanism
-        self.template = np.ascontiguousarray(empty_reports(mechanism))
+                f"the collector stores reports of registered mechanisms and 'columns' "
+                f"records (LDPReports kinds); {kind!r} is a math-layer kind: collect its "
+                "reports with sklearn_ldp.deploy.collect.stack_client_reports.")
+        self.mechanism = load_mechanism_json(spec)
+        self.template = np.ascontiguousarray(empty_reports(self.mechanism))
 
     def pack(self, array):
         """The reports as stored: the bytes of the array (little-endian, row-major)."""
