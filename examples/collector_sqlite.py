@@ -66,5 +66,5 @@ print("stored (batches, reports):", store.count("apps-today"))
 # The server: aggregate the stored reports and estimate the shares.
 total = aggregate(store, "apps-today", domain=encoder.domain_)
 estimate = WorkloadEstimator().fit(total).answers_ / len(total)
-for app, share, true in zip(APPS, estimate, TRUE_SHARES):
+for app, share, true in zip(APPS, estimate, TRUE_SHARES, strict=True):
     print(f"{app:>6}: estimated {share:.3f}  (true {true:.2f})")
