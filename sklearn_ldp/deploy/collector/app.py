@@ -168,6 +168,12 @@ def create_app(store, *, max_batch_reports=10_000, max_body_bytes=4 * 2**20, rat
     Returns
     -------
     starlette.applications.Starlette
+        The application; its routes are described in this module's docstring.
+
+    See Also
+    --------
+    serve : Runs it with uvicorn.
+    sklearn_ldp.deploy.collector.aggregate : Reads the stored reports back.
 
     Examples
     --------
@@ -263,13 +269,23 @@ def serve(store, host="127.0.0.1", port=8000, access_log=False, **options):
     Parameters
     ----------
     store : SQLiteStore or PostgresStore
+        Where collections and batches are kept.
     host : str, default="127.0.0.1"
         Bind address; put a TLS-terminating proxy in front (see ``docs/collector.md``).
     port : int, default=8000
+        The port to listen on.
     access_log : bool, default=False
-        uvicorn's access log (it holds client addresses): off unless asked for.
+        The access log of uvicorn (it holds client addresses): off unless asked for.
     **options
         Passed to :func:`create_app` (``max_batch_reports``, ``rate``, ...).
+
+    See Also
+    --------
+    create_app : The application served.
+
+    Examples
+    --------
+    >>> serve(store, port=8000)  # doctest: +SKIP
     """
     import uvicorn
 

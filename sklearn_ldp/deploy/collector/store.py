@@ -37,15 +37,56 @@ _SCHEMA = (
 
 
 class StoreUnavailable(RuntimeError):
-    """The database cannot be reached or refused the write: nothing was stored."""
+    """The database cannot be reached or failed: nothing was stored.
+
+    The collector answers it with HTTP 503 and ``Retry-After``.
+
+    See Also
+    --------
+    BatchConflict : The other error a store raises for a batch.
+
+    Examples
+    --------
+    >>> raise StoreUnavailable("the database is unavailable: connection refused")
+    Traceback (most recent call last):
+    ...
+    sklearn_ldp.deploy.collector.store.StoreUnavailable: the database is unavailable: ...
+    """
 
 
 class BatchConflict(ValueError):
-    """A batch id already stored with other reports (a retry must resend the same batch)."""
+    """A batch id already stored with other reports (a retry must resend the same batch).
+
+    The collector answers it with HTTP 409.
+
+    See Also
+    --------
+    StoreUnavailable : The other error a store raises for a batch.
+
+    Examples
+    --------
+    >>> isinstance(BatchConflict("batch id 'b1' is already stored"), ValueError)
+    True
+    """
 
 
 def check_name(name):
     """``name`` if it is a valid collection name (letters, digits, ``_.-``; at most 64).
+
+    Parameters
+    ----------
+    name : str
+        The candidate name; it must start with a letter or digit.
+
+    Returns
+    -------
+    str
+        ``name`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        Not a string of that form (the message quotes it).
 
     Examples
     --------
@@ -61,9 +102,23 @@ def check_name(name):
 def canonical_spec(spec):
     """The client specification as canonical JSON text (sorted keys, no spaces).
 
-    ``spec`` is a :class:`~sklearn_ldp.mechanisms.Mechanism` or the JSON text devices
-    rebuild their randomizer from (``LDPEncoder.client_spec()``). Its SHA-256 is the
-    ``spec_hash`` that batches must carry.
+    Parameters
+    ----------
+    spec : Mechanism or str
+        A :class:`~sklearn_ldp.mechanisms.Mechanism` or the JSON text devices rebuild their
+        randomizer from (``LDPEncoder.client_spec()``).
+
+    Returns
+    -------
+    str
+        The canonical text; its SHA-256 is the ``spec_hash`` that batches must carry.
+
+    Raises
+    ------
+    TypeError
+        ``spec`` is neither a mechanism nor a string.
+    ValueError
+        ``spec`` is not valid JSON.
 
     Examples
     --------
@@ -100,6 +155,10 @@ class Collection:
     template : ndarray
         A zero-row array with the dtype and row shape of the mechanism's reports.
 
+    See Also
+    --------
+    SQLiteStore.add_collection : Registers a collection and returns it.
+
     Examples
     --------
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
@@ -122,11 +181,35 @@ class Collection:
         self.template = np.ascontiguousarray(empty_reports(self.mechanism))
 
     def pack(self, array):
-        """The reports as stored: the bytes of the array (little-endian, row-major)."""
+        """The reports as stored: the bytes of the array (little-endian, row-major).
+
+        Parameters
+        ----------
+        array : ndarray
+            Checked reports of this collection's mechanism.
+
+        Returns
+        -------
+        bytes
+            The payload stored for the batch.
+        """
         return np.ascontiguousarray(array, dtype=self.template.dtype.newbyteorder("<")).tobytes()
 
     def unpack(self, payload, n_reports):
-        """The array :meth:`pack` stored."""
+        """The array :meth:`pack` stored.
+
+        Parameters
+        ----------
+        payload : bytes
+            What :meth:`pack` returned.
+        n_reports : int
+            The number of reports in it.
+
+        Returns
+        -------
+        ndarray
+            The reports, with the dtype and row shape of the mechanism's.
+        """
         array = np.frombuffer(payload, dtype=self.template.dtype.newbyteorder("<"))
         return array.astype(self.template.dtype, copy=False).reshape(
             (n_reports,) + self.template.shape[1:])
@@ -215,6 +298,15 @@ class _SQLStore:
         Returns
         -------
         Collection
+            The registered collection.
+
+        Raises
+        ------
+        ValueError
+            An invalid name, a specification that is not JSON or of a kind the collector
+            does not collect, or another specification under this name.
+        StoreUnavailable
+            The database failed.
         """
         collection = Collection(check_name(name), canonical_spec(spec))
 
@@ -234,7 +326,18 @@ class _SQLStore:
         return collection
 
     def collection(self, name):
-        """The :class:`Collection` named ``name``, or None if there is none."""
+        """The :class:`Collection` named ``name``, or None if there is none.
+
+        Parameters
+        ----------
+        name : str
+            The collection's name.
+
+        Returns
+        -------
+        Collection or None
+            The collection (cached: specifications never change), or None.
+        """
         if name in self._collections:
             return self._collections[name]
         row = self._run(lambda connection: connection.execute(
@@ -248,6 +351,15 @@ class _SQLStore:
     # ---------------------------------------------------------------- batches
     def put_batch(self, collection, batch_id, array):
         """Store one batch of checked reports, once.
+
+        Parameters
+        ----------
+        collection : Collection
+            The batch's collection.
+        batch_id : str
+            The id the device chose.
+        array : ndarray
+            The reports, already checked (``reports_from_client``).
 
         Returns
         -------
@@ -285,29 +397,73 @@ class _SQLStore:
         return self._run(work)
 
     def count(self, collection):
-        """``(batches, reports)`` stored for the collection named ``collection``."""
+        """How many batches and reports are stored for a collection.
+
+        Parameters
+        ----------
+        collection : str
+            The collection's name.
+
+        Returns
+        -------
+        tuple of int
+            ``(batches, reports)``.
+        """
         row = self._run(lambda connection: connection.execute(
             self._sql("SELECT COUNT(*), COALESCE(SUM(n_reports), 0) FROM ldp_batches "
                       "WHERE collection = ?"), (collection,)).fetchone())
         return int(row[0]), int(row[1])
 
     def batch_ids(self, collection):
-        """The set of batch ids stored for the collection (for audits and tests)."""
+        """The batch ids stored for a collection (for audits and tests).
+
+        Parameters
+        ----------
+        collection : str
+            The collection's name.
+
+        Returns
+        -------
+        set of str
+            Every stored batch id.
+        """
         rows = self._run(lambda connection: connection.execute(
             self._sql("SELECT batch_id FROM ldp_batches WHERE collection = ?"),
             (collection,)).fetchall())
         return {row[0] for row in rows}
 
     def delete_before(self, collection, day):
-        """Delete the batches received before ``day`` (days since 1970-01-01, UTC): the
-        retention policy. Returns the number of batches deleted."""
+        """Delete the batches received before ``day``: the retention policy.
+
+        Parameters
+        ----------
+        collection : str
+            The collection's name.
+        day : int
+            Days since 1970-01-01 (UTC); batches received on an earlier day are deleted.
+
+        Returns
+        -------
+        int
+            The number of batches deleted.
+        """
         return self._run(lambda connection: connection.execute(
             self._sql("DELETE FROM ldp_batches WHERE collection = ? AND received_day < ?"),
             (collection, int(day))).rowcount)
 
     def iter_batches(self, collection):
-        """Yield ``(n_reports, payload)`` of every stored batch, streaming from the
-        database (one batch in memory at a time)."""
+        """Every stored batch of a collection, streamed (one batch in memory at a time).
+
+        Parameters
+        ----------
+        collection : str
+            The collection's name.
+
+        Yields
+        ------
+        tuple
+            ``(n_reports, payload)`` of each batch, in batch id order.
+        """
         raise NotImplementedError
 
 
@@ -324,6 +480,11 @@ class SQLiteStore(_SQLStore):
         The database file (created if missing).
     timeout : float, default=30
         Seconds to wait for another writer's lock before answering 503.
+
+    See Also
+    --------
+    PostgresStore : The same interface on PostgreSQL.
+    aggregate : The stored reports as ``AggregatedReports``.
 
     Examples
     --------
@@ -390,6 +551,16 @@ class PostgresStore(_SQLStore):
         A libpq connection string or URI, e.g. ``"postgresql://ldp:secret@db/ldp"``.
     connect_timeout : int, default=5
         Seconds before a connection attempt fails (then 503).
+
+    See Also
+    --------
+    SQLiteStore : The same interface on an embedded SQLite file.
+
+    Examples
+    --------
+    >>> store = PostgresStore("postgresql://ldp:secret@127.0.0.1/ldp")  # connects on first use
+    >>> store
+    PostgresStore(<dsn>)
     """
 
     blob = "BYTEA"
@@ -434,6 +605,20 @@ class PostgresStore(_SQLStore):
 def open_store(url):
     """A store from a URL: ``postgresql://...`` (or ``postgres://``) is PostgreSQL, anything
     else a SQLite file path (an optional ``sqlite:///`` prefix is removed).
+
+    Parameters
+    ----------
+    url : str
+        ``postgresql://user:password@host/database``, a path, or ``sqlite:///path``.
+
+    Returns
+    -------
+    SQLiteStore or PostgresStore
+        The store (not yet connected).
+
+    See Also
+    --------
+    SQLiteStore, PostgresStore : The two stores.
 
     Examples
     --------
