@@ -1,6 +1,6 @@
 """Sustained throughput of the reference collector on loopback, SQLite and PostgreSQL.
 
-The collector runs as deployed (``python -m sklearn_ldp.deploy.collector``: one uvicorn
+The collector runs as deployed (``python -m sklearn_ldp serve``: one uvicorn
 process, access log off) on a free loopback port. ``--clients`` threads post ``--reports``
 randomized-response reports (k = 16, epsilon = 1) in batches of ``--batch``; the bodies are
 encoded before the clock starts, so the figure is the collector's: receive, parse, check
@@ -45,7 +45,7 @@ def free_port():
 def start_collector(url, spec_path):
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "sklearn_ldp.deploy.collector", "--store", url,
+        [sys.executable, "-m", "sklearn_ldp", "serve", "--store", url,
          "--collection", f"bench={spec_path}", "--port", str(port)],
         stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

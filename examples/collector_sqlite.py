@@ -11,7 +11,7 @@ whole. The server then aggregates the stored reports (one batch in memory at a t
 fits an estimator.
 
 The HTTP calls go through Starlette's in-process test client; in production the same
-application runs under uvicorn (``python -m sklearn_ldp.deploy.collector``, see
+application runs under uvicorn (``sklearn-ldp serve``, see
 ``docs/collector.md``) behind a TLS proxy. Needs ``pip install sklearn_ldp[server]``.
 
 Run:  python examples/collector_sqlite.py      (a few seconds)

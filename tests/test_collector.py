@@ -370,3 +370,32 @@ def test_any_bad_batch_is_4xx_and_stores_nothing(tmp_path_factory, batch_id, rep
     else:
         assert 400 <= response.status_code < 500, response.text
         assert store.count("survey") == (0, 0)
+
+
+# ---------------------------------------------------------------------- sklearn-ldp serve
+def test_cli_serve_registers_collections(tmp_path, monkeypatch, capsys):
+    from sklearn_ldp.cli import main
+    from sklearn_ldp.deploy.collector import app
+
+    served = []
+    monkeypatch.setattr(app, "serve", lambda store, **options: served.append((store, options)))
+    config = tmp_path / "survey.json"
+    config.write_text(json.dumps({"columns": {"app": ["a", "b", "c"]}, "epsilon": 1.0,
+                                  "strategy": "oue"}))
+    spec, bare = tmp_path / "spec.json", tmp_path / "bare.json"
+    assert main(["spec", str(config), "-o", str(spec), "-q"]) == 0
+    bare.write_text(MECHANISM.to_json())
+    database = str(tmp_path / "reports.db")
+    assert main(["serve", "--store", database, "--collection", f"apps={spec}",
+                 "--collection", f"rr={bare}", "--port", "9999", "--rate", "2"]) == 0
+    store, options = served[0]
+    assert options == {"host": "127.0.0.1", "port": 9999, "access_log": False,
+                       "max_batch_reports": 10_000, "rate": 2.0, "burst": 10}
+    assert json.loads(store.collection("apps").spec) == json.loads(spec.read_text())[
+        "mechanism"]
+    assert store.collection("rr").mechanism.to_json() == MECHANISM.to_json()
+    for bad, words in [("apps", "NAME=SPEC_FILE"), (f"rr={config}", "not a mechanism"),
+                       (f"x={tmp_path / 'none.json'}", "no such file"),
+                       (f"rr={spec}", "another specification")]:
+        assert main(["serve", "--store", database, "--collection", bad]) == 1
+        assert words in capsys.readouterr().err

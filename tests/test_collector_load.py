@@ -46,7 +46,7 @@ def store_url(store):
 
 
 class Collector:
-    """``python -m sklearn_ldp.deploy.collector`` in a child process, on a free port."""
+    """``python -m sklearn_ldp serve`` in a child process, on a free port."""
 
     def __init__(self, store, tmp_path):
         spec = tmp_path / "spec.json"
@@ -56,7 +56,7 @@ class Collector:
         # The worktree's package first, whatever the working directory of pytest.
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "sklearn_ldp.deploy.collector", "--store", store_url(store),
+            [sys.executable, "-m", "sklearn_ldp", "serve", "--store", store_url(store),
              "--collection", f"survey={spec}", "--port", str(self.port)],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60

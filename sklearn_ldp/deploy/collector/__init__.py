@@ -3,7 +3,7 @@
 :func:`create_app` is an ASGI application (Starlette) that publishes each collection's client
 specification and receives batches of reports, checks every report against the mechanism
 and stores each batch once, in one transaction, before acknowledging it. :func:`serve` runs
-it with uvicorn; ``python -m sklearn_ldp.deploy.collector`` does the same from a shell.
+it with uvicorn; ``sklearn-ldp serve`` (:mod:`sklearn_ldp.cli`) does the same from a shell.
 :func:`aggregate` streams a collection's stored batches into
 :class:`~sklearn_ldp.AggregatedReports` for the estimators. See ``docs/collector.md``.
 
