@@ -199,6 +199,9 @@ def test_oversized_bodies_and_batches_are_413(http, store):
     response = http.post("/collections/survey/batches", content=b"{}",
                          headers={"content-length": "99999999999"})
     assert response.status_code == 413
+    response = http.post("/collections/survey/batches", content=b"{}",
+                         headers={"content-length": "-2"})
+    assert_refused(response, 400, "content-length must be", store)
 
 
 @pytest.mark.parametrize("bad", [5, -1, 256, 1.0, True, "1", None, [1], 2**70])

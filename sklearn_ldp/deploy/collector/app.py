@@ -105,7 +105,10 @@ def _no_constants(name):
 
 async def _read_body(request, max_body_bytes):
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > max_body_bytes):
+    if declared is not None and not declared.isdigit():
+        raise _Refused(400, f"content-length must be a number of bytes, got "
+                            f"{_one_line(repr(declared), 40)}.")
+    if declared is not None and int(declared) > max_body_bytes:
         raise _Refused(413, f"the body is over {max_body_bytes} bytes (content-length "
                             f"{_one_line(declared, 40)}).")
     chunks, size = [], 0
