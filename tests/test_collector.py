@@ -259,7 +259,8 @@ def test_unreachable_postgres_is_503_and_nothing_acknowledged():
     assert response.status_code == 503 and response.headers["retry-after"]
 
 
-def test_database_failing_mid_request_is_503(http, store, monkeypatch):
+def test_database_failing_mid_request_is_503(http, store, monkeypatch, caplog):
+    caplog.set_level(logging.WARNING, logger="sklearn_ldp")
     digest = spec_hash(http)  # the collection is known (cached) before the database fails
 
     def broken(connection):
@@ -268,7 +269,8 @@ def test_database_failing_mid_request_is_503(http, store, monkeypatch):
     monkeypatch.setattr(store, "_connect", lambda: broken(None))
     store.close()
     response = post(http, [0, 1], digest=digest)
-    assert response.status_code == 503 and "disk I/O error" in response.json()["error"]
+    assert response.status_code == 503 and "nothing was stored" in response.json()["error"]
+    assert "disk I/O error" in caplog.text and "disk" not in response.text
     monkeypatch.undo()
     assert store.count("survey") == (0, 0)
 

@@ -256,9 +256,10 @@ def create_app(store, *, max_batch_reports=10_000, max_body_bytes=4 * 2**20, rat
                             headers=exc.headers)
 
     async def unavailable(request, exc):
+        # The database's own message (hosts, ports, paths) goes to the operator, not the client.
         _logger.warning("answered 503: %s", _one_line(exc))
-        return JSONResponse({"error": _one_line(exc)}, status_code=503,
-                            headers={"Retry-After": "5"})
+        return JSONResponse({"error": "the database is unavailable; nothing was stored, retry "
+                                      "later."}, status_code=503, headers={"Retry-After": "5"})
 
     routes = [Route("/collections/{name}/spec", spec, methods=["GET"]),
               Route("/collections/{name}/batches", batches, methods=["POST"])]
