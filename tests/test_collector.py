@@ -306,6 +306,43 @@ def test_nothing_but_reports_is_stored(store, tmp_path):
                        "received_day"]
 
 
+def test_concurrent_puts_of_one_id_store_it_once(store):
+    # 8 threads send the same 20 batch ids, half of them with other reports: per id, one
+    # put stores it, the same content is a retry (False), other content a BatchConflict.
+    import threading
+
+    from sklearn_ldp.deploy.collector import BatchConflict
+
+    collection = store.add_collection("survey", MECHANISM)
+    outcomes = []
+
+    def put(k):
+        content = np.array([k % 2, 4], dtype=np.uint8)
+        for i in range(20):
+            try:
+                outcomes.append((i, k % 2, store.put_batch(collection, f"b{i}", content)))
+            except BatchConflict:
+                outcomes.append((i, k % 2, "conflict"))
+
+    threads = [threading.Thread(target=put, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.count("survey") == (20, 40)
+    winners = {}
+    for i in range(20):
+        stored = [parity for j, parity, result in outcomes if j == i and result is True]
+        assert len(stored) == 1
+        winners[i] = stored[0]
+        for j, parity, result in outcomes:
+            if j == i and result is not True:
+                assert result == (False if parity == winners[i] else "conflict")
+    expected = MECHANISM.aggregate(np.array([[winners[i], 4] for i in range(20)],
+                                            dtype=np.uint8).ravel())
+    assert np.array_equal(aggregate(store, "survey").statistic, expected)
+
+
 def test_retention_deletes_old_batches(store):
     collection = store.add_collection("survey", MECHANISM)
     store.put_batch(collection, "b", np.array([1, 2], dtype=np.uint8))

@@ -14,6 +14,7 @@ differ only in how they connect, their placeholders and their blob type.
 import datetime
 import hashlib
 import json
+import queue
 import re
 import sqlite3
 import threading
@@ -220,6 +221,71 @@ def _today():
             - datetime.date(1970, 1, 1)).days
 
 
+class _GroupCommit:
+    """Group commit: concurrent :meth:`put_batch` calls share one transaction.
+
+    A commit waits for the disk (an fsync), so one transaction per batch caps a store at the
+    disk's fsyncs per second. Here each caller queues its batch and waits; one writer thread
+    inserts every batch waiting (up to ``MAX_GROUP``) in one transaction, commits once, then
+    answers each caller: every batch is still acknowledged only after its commit. The thread
+    exits after ``IDLE_SECONDS`` without work (closing its connection) and restarts on the
+    next batch.
+    """
+
+    MAX_GROUP = 64
+    IDLE_SECONDS = 1.0
+
+    def __init__(self, store):
+        self.store = store
+        self.queue = queue.Queue()
+        self.lock = threading.Lock()
+        self.thread = None
+
+    def submit(self, row):
+        done, answer = threading.Event(), []
+        with self.lock:
+            self.queue.put((row, done, answer))
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, daemon=True,
+                                               name="sklearn_ldp-collector-writer")
+                self.thread.start()
+        done.wait()
+        if isinstance(answer[0], BaseException):
+            raise answer[0]
+        return answer[0]
+
+    def _take(self):
+        """The next group of waiting batches, or None after IDLE_SECONDS without any."""
+        try:
+            group = [self.queue.get(timeout=self.IDLE_SECONDS)]
+        except queue.Empty:
+            return None
+        while len(group) < self.MAX_GROUP:
+            try:
+                group.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        return group
+
+    def _run(self):
+        while True:
+            group = self._take()
+            if group is None:
+                with self.lock:  # submit queues under this lock: nothing can be left behind
+                    if self.queue.empty():
+                        self.store.close()
+                        self.thread = None
+                        return
+                continue
+            try:
+                answers = self.store._insert_group([row for row, _, _ in group])
+            except BaseException as exc:  # noqa: BLE001 - every waiting caller gets it
+                answers = [exc] * len(group)
+            for (_, done, answer), result in zip(group, answers, strict=True):
+                answer.append(result)
+                done.set()
+
+
 class _SQLStore:
     """The statements both databases share; subclasses connect and name their errors."""
 
@@ -232,6 +298,7 @@ class _SQLStore:
         self._collections = {}
         self._lock = threading.Lock()
         self._schema_ready = False
+        self._writer = _GroupCommit(self)
 
     # ---------------------------------------------------------------- connections
     def _connect(self):
@@ -375,24 +442,37 @@ class _SQLStore:
             The database failed: nothing was stored.
         """
         payload = collection.pack(array)
-        digest = hashlib.sha256(payload).hexdigest()
-        n_reports = int(array.shape[0])
+        return self._writer.submit((collection.name, batch_id,
+                                    hashlib.sha256(payload).hexdigest(), int(array.shape[0]),
+                                    payload))
+
+    def _insert_group(self, rows):
+        """Insert the batches ``rows`` in one transaction (one commit, one fsync, for all).
+
+        Returns, per row, True (stored), False (a retry of a stored batch) or a
+        :class:`BatchConflict` (the id is stored with other reports; nothing inserted for
+        it). A database failure raises :class:`StoreUnavailable` for the whole group.
+        """
+        day = _today()
 
         def work(connection):
-            inserted = connection.execute(
-                self._sql("INSERT INTO ldp_batches (collection, batch_id, digest, n_reports, "
-                          "payload, received_day) VALUES (?, ?, ?, ?, ?, ?) "
-                          "ON CONFLICT (collection, batch_id) DO NOTHING"),
-                (collection.name, batch_id, digest, n_reports, payload, _today())).rowcount
-            if inserted == 1:
-                return True
-            stored = connection.execute(
-                self._sql("SELECT digest FROM ldp_batches WHERE collection = ? AND batch_id = ?"),
-                (collection.name, batch_id)).fetchone()[0]
-            if stored != digest:
-                raise BatchConflict(f"batch id {batch_id!r} is already stored with other "
-                                    "reports; a retry must resend the same batch.")
-            return False
+            results = []
+            for collection, batch_id, digest, n_reports, payload in rows:
+                inserted = connection.execute(
+                    self._sql("INSERT INTO ldp_batches (collection, batch_id, digest, "
+                              "n_reports, payload, received_day) VALUES (?, ?, ?, ?, ?, ?) "
+                              "ON CONFLICT (collection, batch_id) DO NOTHING"),
+                    (collection, batch_id, digest, n_reports, payload, day)).rowcount
+                if inserted == 1:
+                    results.append(True)
+                    continue
+                stored = connection.execute(
+                    self._sql("SELECT digest FROM ldp_batches WHERE collection = ? AND "
+                              "batch_id = ?"), (collection, batch_id)).fetchone()[0]
+                results.append(False if stored == digest else BatchConflict(
+                    f"batch id {batch_id!r} is already stored with other reports; a retry "
+                    "must resend the same batch."))
+            return results
 
         return self._run(work)
 
