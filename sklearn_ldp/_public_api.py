@@ -17,6 +17,7 @@ API_MODULES = (
     "sklearn_ldp.mechanisms",
     "sklearn_ldp.deploy.io",
     "sklearn_ldp.deploy.distributed",
+    "sklearn_ldp.deploy.collector",
     "sklearn_ldp.deploy.budget",
     "sklearn_ldp.binning",
     "sklearn_ldp.deploy.client",

@@ -9,7 +9,9 @@ Subcommands (``sklearn-ldp SUBCOMMAND --help`` for each; also ``python -m sklear
 * ``estimate AGG --estimator NAME -o OUT.csv|OUT.parquet``: answers with their standard errors
   and margins of error;
 * ``plan SPEC --margin 0.01``: users needed for a margin of error (and the margin for
-  ``n_users``).
+  ``n_users``);
+* ``serve --store DB --collection NAME=SPEC.json``: the reference collector
+  (:mod:`sklearn_ldp.deploy.collector`, needs the ``server`` extra) until stopped.
 
 Every failure (a missing, truncated or foreign file, a bad configuration) exits with status 1
 and one line on stderr naming the file and the problem; outputs are written to a temporary
@@ -433,6 +435,39 @@ def command_plan(args):
 
 
 # ---------------------------------------------------------------------- main
+def _collection_spec(path):
+    """The client specification in ``path``: a spec written by ``spec`` (its ``mechanism``)
+    or the bare JSON of ``LDPEncoder.client_spec()``."""
+    text = _read_text(path, "spec")
+    try:
+        spec = json.loads(text)
+    except ValueError as exc:
+        raise CommandError(f"{path}: not valid JSON ({exc}).") from None
+    if isinstance(spec, dict) and spec.get("format") == SPEC_FORMAT:
+        return json.dumps(spec["mechanism"])
+    return text
+
+
+def command_serve(args):
+    """Register the collections and serve them with the reference collector until stopped."""
+    from .deploy.collector import open_store, serve
+
+    store = open_store(args.store)
+    for item in args.collection:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise CommandError(f"--collection takes NAME=SPEC_FILE, got {item!r}.")
+        try:
+            store.add_collection(name, _collection_spec(path))
+        except ValueError as exc:
+            raise CommandError(f"{path}: {exc}") from None
+    store.close()  # this thread's connection; the server's threads open their own
+    _say(args, f"serving {len(args.collection)} collection(s) on http://{args.host}:"
+               f"{args.port} (access log {'on' if args.access_log else 'off'})")
+    serve(store, host=args.host, port=args.port, access_log=args.access_log,
+          max_batch_reports=args.max_batch_reports, rate=args.rate, burst=args.burst)
+
+
 def _say(args, message):
     if not getattr(args, "quiet", False):
         print(message, file=sys.stderr)
@@ -507,7 +542,22 @@ def build_parser():
                       help="margins that hold for all the answers at once (Bonferroni)")
     plan.set_defaults(run=command_plan)
 
-    for command in (spec, aggregate, estimate):
+    serve = sub.add_parser("serve", help="run the reference collector (the server extra)")
+    serve.add_argument("--store", required=True, help="a SQLite file, or a postgresql:// URL")
+    serve.add_argument("--collection", action="append", required=True, metavar="NAME=SPEC",
+                       help="a collection and its spec (written by 'spec', or a client "
+                            "specification); repeatable")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (TLS at a proxy)")
+    serve.add_argument("--port", type=_positive_int, default=8000)
+    serve.add_argument("--max-batch-reports", type=_positive_int, default=10_000)
+    serve.add_argument("--rate", type=_margin, help="batches per second per client token "
+                                                     "(default: no rate limit)")
+    serve.add_argument("--burst", type=_positive_int, default=10)
+    serve.add_argument("--access-log", action="store_true",
+                       help="the access log of uvicorn, which holds client addresses")
+    serve.set_defaults(run=command_serve)
+
+    for command in (spec, aggregate, estimate, serve):
         command.add_argument("-q", "--quiet", action="store_true",
                              help="no progress bar or messages on stderr")
     return parser

@@ -37,7 +37,7 @@ SKLEARN_LAYER = ("sklearn_ldp._glue", *ENCODER, "sklearn_ldp.estimators",
 # Deployment above the sklearn layer; the sklearn layer uses only the file formats (io), the
 # budget ledger and the limits of ``deploy``.
 DEPLOY_ABOVE = ("sklearn_ldp.deploy.client", "sklearn_ldp.deploy.collect",
-                "sklearn_ldp.deploy.distributed")
+                "sklearn_ldp.deploy.collector", "sklearn_ldp.deploy.distributed")
 DEPLOY_ABOVE_LIMITS = DEPLOY_ABOVE + ("sklearn_ldp.deploy.io", "sklearn_ldp.deploy.budget")
 ABOVE_MATH = ("sklearn_ldp.selection", "sklearn_ldp.postprocess", "sklearn_ldp.reports",
               *SKLEARN_LAYER, *DEPLOY_ABOVE_LIMITS)
