@@ -95,52 +95,30 @@ def test_04_bounds_on_a_string_column(users):
         encoder.fit_transform(users[["browser"]])
 
 
-@pytest.mark.parametrize(("epsilon", "message"), [
-    ("1.0", r"epsilon must be a positive real number, got '1.0'"),
-    (0, r"epsilon must be a finite number > 0, got 0.0"),
-    (float("inf"), r"epsilon must be a finite number > 0, got inf"),
-    (-1, r"epsilon must be a finite number > 0, got -1.0"),
-    ([1.0], r"epsilon must be a positive real number, got \[1.0\]"),
-], ids=["string", "zero", "inf", "negative", "list"])
-def test_05_to_09_epsilon_not_a_positive_number(users, epsilon, message):
+@pytest.mark.parametrize(("params", "message"), [
+    ({"epsilon": "1.0"}, r"epsilon must be a positive real number, got '1.0'"),
+    ({"epsilon": 0}, r"epsilon must be a finite number > 0, got 0.0"),
+    ({"epsilon": float("inf")}, r"epsilon must be a finite number > 0, got inf"),
+    ({"epsilon": -1}, r"epsilon must be a finite number > 0, got -1.0"),
+    ({"epsilon": [1.0]}, r"epsilon must be a positive real number, got \[1.0\]"),
+    ({"strategy": "randomised_response"},
+     r"unknown strategy 'randomised_response'\. Did you mean 'randomized_response'\?"),
+    ({"workload": "histogrm"},
+     r"unknown workload name 'histogrm'; use one of \['all_range', 'histogram', 'prefix'\]"),
+    ({"random_state": "0"}, r"random_state must be None, an integer >= 0.*got '0'"),
+    ({"categories": BROWSERS},
+     r"categories must be a mapping column name -> sequence.*got list \['chrome'"),
+    ({"categories": {"browser": set(BROWSERS)}},
+     r"column 'browser' were given as a set.*pass a list"),
+    ({"categories": {"browser": ["chrome", "chrome", "safari"]}},
+     r"Column 'browser' has duplicate categories: \['chrome'\]"),
+], ids=["05-epsilon-string", "06-epsilon-zero", "07-epsilon-inf", "08-epsilon-negative",
+        "09-epsilon-list", "10-misspelled-strategy", "11-misspelled-workload",
+        "12-random-state-string", "13-categories-list", "14-categories-set",
+        "15-duplicate-categories"])
+def test_05_to_15_a_bad_encoder_parameter(users, params, message):
     with pytest.raises(ValueError, match=message):
-        histogram_encoder(epsilon=epsilon).fit(users[["browser"]])
-
-
-def test_10_misspelled_strategy(users):
-    with pytest.raises(ValueError, match=r"unknown strategy 'randomised_response'\. Did you "
-                                         r"mean 'randomized_response'\?"):
-        histogram_encoder(strategy="randomised_response").fit(users[["browser"]])
-
-
-def test_11_misspelled_workload(users):
-    with pytest.raises(ValueError, match=r"unknown workload name 'histogrm'; use one of "
-                                         r"\['all_range', 'histogram', 'prefix'\]"):
-        histogram_encoder(workload="histogrm").fit(users[["browser"]])
-
-
-def test_12_random_state_as_string(users):
-    with pytest.raises(ValueError, match=r"random_state must be None, an integer >= 0.*"
-                                         r"got '0'"):
-        histogram_encoder(random_state="0").fit_transform(users[["browser"]])
-
-
-def test_13_categories_as_a_list_not_a_dict(users):
-    with pytest.raises(ValueError, match=r"categories must be a mapping column name -> "
-                                         r"sequence.*got list \['chrome'"):
-        histogram_encoder(categories=BROWSERS).fit(users[["browser"]])
-
-
-def test_14_categories_as_a_set(users):
-    with pytest.raises(ValueError, match=r"column 'browser' were given as a set.*pass a list"):
-        histogram_encoder(categories={"browser": set(BROWSERS)}).fit(users[["browser"]])
-
-
-def test_15_duplicate_categories(users):
-    with pytest.raises(ValueError, match=r"Column 'browser' has duplicate categories: "
-                                         r"\['chrome'\]"):
-        histogram_encoder(categories={"browser": ["chrome", "chrome", "safari"]}).fit(
-            users[["browser"]])
+        histogram_encoder(**params).fit_transform(users[["browser"]])
 
 
 # ---------------------------------------------------------------- the data
