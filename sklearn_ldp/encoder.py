@@ -371,7 +371,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
     :meth:`get_feature_names_out`) whose ``attrs`` carry the mechanism, the domain and the
     workload (:func:`~sklearn_ldp.deploy.io.reports_frame`); the estimators accept it as reports,
     also after ``DataFrame.to_parquet`` / ``pandas.read_parquet`` and inside a
-    ColumnTransformer (see ``docs/encoder.md``).
+    ColumnTransformer (see ``docs/encoder.md``). With the default output a ColumnTransformer
+    stacks the report columns as numbers; :meth:`reports_from_array` reads them back.
 
     References
     ----------
