@@ -230,3 +230,24 @@ def test_column_transformer_numpy_block_refusals_name_the_fix():
         LDPReports.from_array(block, "rr")
     with pytest.raises(NotFittedError):
         LDPEncoder().reports_from_array(block)
+
+
+@pytest.mark.parametrize("params", [
+    {"bounds": {"age": (0, 100)}},                                      # float reports
+    {"bounds": {"age": (0, 100)}, "categories": {"city": ["a", "b", "c"]}},
+    {"categories": {"city": "strings"}, "strategy": "hcms", "max_string_bytes": 4},
+], ids=["numeric", "mixed-record", "heavy-hitter-sketch"])
+def test_column_transformer_numpy_output_for_records_and_strings(params):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import StandardScaler
+    df = _city_age(500).assign(w=np.arange(500.0))
+    columns = [c for c in ("age", "city") if c in params.get("bounds", {})
+               or c in params.get("categories", {})]
+    ct = ColumnTransformer([("ldp", LDPEncoder(random_state=0, **params), columns),
+                            ("scale", StandardScaler(), ["w"])])
+    Z = ct.fit_transform(df)
+    encoder = ct.named_transformers_["ldp"]
+    reports = encoder.reports_from_array(Z[:, ct.output_indices_["ldp"]])
+    alone = LDPEncoder(**encoder.get_params()).fit_transform(df[columns])
+    np.testing.assert_array_equal(reports.reports, alone.reports)
+    assert reports.mechanism == encoder.mechanism_
