@@ -541,6 +541,14 @@ def _is_finite_number(value):
             and not isinstance(value, bool | np.bool_) and np.isfinite(float(value)))
 
 
+def _same_values(cast, table):
+    """Elementwise: ``cast`` holds exactly the values of ``table``."""
+    if table.dtype.kind == "O" or cast.dtype.itemsize == 8:
+        # Python integers compare exactly with 64-bit integers and floats alike.
+        return np.asarray(cast.astype(object) == table.astype(object), dtype=bool)
+    return cast == table
+
+
 def _exact_cast(table, dtype, mechanism):
     """``table`` as ``dtype``, or a ValueError naming the first value that does not convert
     exactly (a cast that rounds, wraps or overflows would change the reports)."""
@@ -552,6 +560,17 @@ def _exact_cast(table, dtype, mechanism):
         raise ValueError(f"array holds float64 values, which cannot carry the 64-bit reports "
                          f"of {mechanism!r} exactly; keep the block as numpy stacks it "
                          "(object dtype) or use set_output(transform='pandas').")
+    try:
+        if kind == "O" and not {bool, np.bool_}.isdisjoint(map(type, table.ravel().tolist())):
+            raise TypeError  # True == 1: a bool would pass the comparison below
+        with np.errstate(all="ignore"):
+            cast = table.astype(dtype)
+    except (OverflowError, ValueError, TypeError):
+        cast = None  # some value does not convert: found one by one below
+    if cast is not None and _same_values(cast, table).all():
+        return cast
+    # Slow path, only to name the first bad value: which values are numbers, in range and
+    # unchanged by the cast.
     if kind == "O":
         ok = np.frompyfunc(_is_finite_number, 1, 1)(table).astype(bool)
     elif kind == "f":
@@ -564,19 +583,12 @@ def _exact_cast(table, dtype, mechanism):
         ok &= np.asarray((source >= info.min) & (source <= info.max), dtype=bool)
         source = np.where(ok, source, 0).astype(table.dtype)
     with np.errstate(all="ignore"):
-        cast = source.astype(dtype)
-    if kind == "O" or dtype.itemsize == 8:
-        # Python integers compare exactly with 64-bit integers and floats alike.
-        ok &= np.asarray(cast.astype(object) == source.astype(object), dtype=bool)
-    else:
-        ok &= cast == source
-    if not ok.all():
-        row, column = (int(i[0]) for i in np.nonzero(~ok))
-        value = table[row, column]
-        value = value.item() if isinstance(value, np.generic) else value
-        raise ValueError(f"array holds {value!r} (row {row}, column {column}), which is not a "
-                         f"report of {mechanism!r} (its reports are {dtype} values).")
-    return cast
+        ok &= _same_values(source.astype(dtype), source)
+    row, column = (int(i[0]) for i in np.nonzero(~ok))
+    value = table[row, column]
+    value = value.item() if isinstance(value, np.generic) else value
+    raise ValueError(f"array holds {value!r} (row {row}, column {column}), which is not a "
+                     f"report of {mechanism!r} (its reports are {dtype} values).")
 
 
 def statistic_of(reports):

@@ -213,10 +213,11 @@ def test_column_transformer_numpy_block_refusals_name_the_fix():
         encoder.reports_from_array(block.astype(float))   # seeds rounded by a cast
     with pytest.raises(ValueError, match=r"'x' \(row 0, column 0\)"):
         encoder.reports_from_array(np.where(np.arange(50)[:, None] == 0, "x", block))
-    bad = block.copy()
-    bad[3, 0] = -1
-    with pytest.raises(ValueError, match=r"-1 \(row 3, column 0\)"):
-        encoder.reports_from_array(bad)
+    for value, shown in ((-1, "-1"), (True, "True"), (2**64, str(2**64)), (1.5, "1.5")):
+        bad = block.copy()                                # object dtype: Python integers
+        bad[3, 1] = value
+        with pytest.raises(ValueError, match=rf"{shown} \(row 3, column 1\)"):
+            encoder.reports_from_array(bad)
     rr = _column_transformer("randomized_response").set_output(transform="default")
     Z = rr.fit_transform(_city_age(50))
     block = Z[:, rr.output_indices_["ldp"]]
