@@ -17,6 +17,7 @@ import pandas as pd
 
 from ._glue import (
     READ_FROM_DATA,
+    check_declared_columns,
     validate_records,
 )
 from ._validation import did_you_mean
@@ -121,6 +122,7 @@ class ColumnsEncoderMixin:
         bounds = self._resolve_bounds(frame)
         domain = self._categorical_domain(X, frame, bounds)
         categorical = [] if domain is None else list(domain.columns)
+        check_declared_columns(X, {"bounds": list(bounds), "categories": categorical})
         if not bounds and not categorical:
             raise ValueError("no column to report: declare bounds (numeric columns) or "
                              "categories.")

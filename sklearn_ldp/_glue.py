@@ -133,6 +133,24 @@ def resolve_workload(workload, domain):
     return result
 
 
+def check_declared_columns(X, declared):
+    """Refuse, at fit, a DataFrame of records that lacks a column named in ``categories`` or
+    ``bounds`` (a misspelled key), rather than fitting and failing at the first transform.
+
+    ``declared``: parameter name -> the columns it names. Arrays and Series are positional
+    records: nothing to check by name.
+    """
+    if not isinstance(X, pd.DataFrame):
+        return
+    for param, columns in declared.items():
+        missing = [column for column in columns if column not in X.columns]
+        if missing:
+            shown = list(X.columns[:10]) + (["..."] if len(X.columns) > 10 else [])
+            raise ValueError(f"{param} names the column(s) {missing!r}, which the data lacks "
+                             f"(it has columns {shown!r}); the keys of {param} are column "
+                             "names of the records.")
+
+
 def validate_records(estimator, X, reset, allow_nan=False):
     """scikit-learn's checks of a 2-D table of records (sparse, complex, empty, width).
 

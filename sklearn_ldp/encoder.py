@@ -25,6 +25,7 @@ from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
     READ_FROM_DATA,
+    check_declared_columns,
     check_table_size,
     marginal_error_table,
     resolve_domain,
@@ -370,7 +371,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
     :meth:`get_feature_names_out`) whose ``attrs`` carry the mechanism, the domain and the
     workload (:func:`~sklearn_ldp.deploy.io.reports_frame`); the estimators accept it as reports,
     also after ``DataFrame.to_parquet`` / ``pandas.read_parquet`` and inside a
-    ColumnTransformer (see ``docs/encoder.md``).
+    ColumnTransformer (see ``docs/encoder.md``). With the default output a ColumnTransformer
+    stacks the report columns as numbers; :meth:`reports_from_array` reads them back.
 
     References
     ----------
@@ -478,6 +480,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         if X is not None:
             validate_records(self, X, reset=True, allow_nan=self.handle_missing == "category")
         self.domain_ = self._resolve_domain(X)
+        check_declared_columns(X, {"categories": self.domain_.columns})
         if self.strategy not in MARGINAL_STRATEGIES and not (
                 self.strategy == "auto" and self.workload is not None):
             # The strategies that index the joint domain (and "auto" for its histogram) need
@@ -1023,6 +1026,37 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
                                   domain=getattr(self, "domain_", None),
                                   workload=getattr(self, "workload_", None))
 
+    def reports_from_array(self, array):
+        """This encoder's reports read back from its block of a ColumnTransformer's numpy
+        output, ``Z[:, ct.output_indices_[name]]``, with its mechanism, domain and workload,
+        every value checked (:meth:`LDPReports.from_array
+        <sklearn_ldp.reports.LDPReports.from_array>`: nothing rounded or clipped).
+
+        Parameters
+        ----------
+        array : array-like of shape (n_users, n_report_columns)
+            The encoder's block (the columns :meth:`get_feature_names_out` names).
+
+        Returns
+        -------
+        LDPReports
+            The reports, one per row, ready for any estimator's ``fit``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn.compose import ColumnTransformer
+        >>> df = pd.DataFrame({"city": ["a", "b", "a", "c"], "age": [31, 45, 27, 60]})
+        >>> ct = ColumnTransformer([("ldp", LDPEncoder(categories={"city": ["a", "b", "c"]},
+        ...                         random_state=0), ["city"])], remainder="passthrough")
+        >>> Z = ct.fit_transform(df)
+        >>> len(ct.named_transformers_["ldp"].reports_from_array(Z[:, ct.output_indices_["ldp"]]))
+        4
+        """
+        check_is_fitted(self, "mechanism_")
+        return LDPReports.from_array(array, self.mechanism_, getattr(self, "domain_", None),
+                                     getattr(self, "workload_", None))
+
     def get_feature_names_out(self, input_features=None):
         """Names of the report columns of the pandas output (and of report files).
 
@@ -1064,6 +1098,10 @@ def _pipeline_hint(encoder, X):
         return ""
     if width == getattr(encoder, "n_features_in_", width):
         return ""
+    fitted = list(getattr(encoder, "feature_names_in_", []))
+    if isinstance(X, pd.DataFrame) and fitted and set(fitted) <= set(X.columns):
+        # Records with more columns than the encoder was fitted on: select its columns.
+        return f" Pass only the columns seen in fit: X[{fitted!r}]."
     return (" If these are queries for the estimator after the encoder in a Pipeline (predict "
             "and score first pass X through transform, which privatizes records), ask the last "
             "step directly: pipeline[-1].predict(queries).")

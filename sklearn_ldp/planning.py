@@ -437,6 +437,12 @@ def users_needed(model, margin=0.01, confidence=0.95, queries=None, *, simultane
     """
     margin = _check_margin(margin)
     variance, n_answers = per_user_variance(model, queries, kind)
+    if margin >= 1 and not isinstance(_fitted(model)[0], ColumnsMechanism):
+        # Every answer is a share of users, in [0, 1]: a margin of 1 or more asks nothing
+        # (it is how +-5 points is mistyped as 5).
+        raise ValueError(f"margin={margin!r} is at least the whole range of a share of users "
+                         f"(answers are in [0, 1]); for +-{margin:g} points pass "
+                         f"margin={margin / 100:g}.")
     z = z_value(confidence, n_answers, simultaneous)
     worst = float(variance.max())
     ratio = z * math.sqrt(worst) / margin  # not z^2 v / m^2: m^2 may underflow to 0

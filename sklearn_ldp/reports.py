@@ -38,6 +38,7 @@ import numpy as np
 from .deploy.npz import load_npz, save_npz
 from .mechanisms._base.docstrings import shared_sections
 from .mechanisms._base.mechanism import MAX_REPORTS, Mechanism
+from .mechanisms._base.rows import empty_reports
 from .mechanisms._base.statistics import check_statistic, sum_statistics
 
 # The path parameters and the load error of the ``save``/``load`` methods, written once (lines
@@ -124,10 +125,16 @@ class LDPReports:
     def __len__(self):
         return self.reports.shape[0]
 
+    # As an array, reports are their table of report columns (one row per user, the columns
+    # of ``LDPEncoder.get_feature_names_out``), so that a ColumnTransformer with its default
+    # numpy output stacks them next to other transformers' blocks; :meth:`from_array` reads
+    # such a block back exactly.
+    ndim = 2
+
     @property
     def shape(self):
-        """The shape of the reports array: ``(n_users,)`` or ``(n_users, width)`` (tuple)."""
-        return self.reports.shape
+        """The shape of the table of report columns: ``(n_users, n_columns)`` (tuple)."""
+        return (self.reports.shape[0], _n_columns(self.reports))
 
     def __getitem__(self, key):
         """Row selection (slice, integer array or boolean mask) keeps the mechanism."""
@@ -136,7 +143,77 @@ class LDPReports:
         return LDPReports(self.reports[key], self.mechanism, self.domain, self.workload)
 
     def __array__(self, dtype=None, copy=None):
-        return self.reports if dtype is None else self.reports.astype(dtype)
+        table = self.reports.reshape(self.reports.shape[0], -1)
+        if dtype is None and table.dtype.kind in "iu" and table.dtype.itemsize == 8:
+            # 64-bit reports (hash seeds) are not exact in float64, which numpy's stacking
+            # with float columns would turn them into: Python integers stay exact.
+            return table.astype(object)
+        return table if dtype is None else table.astype(dtype)
+
+    @classmethod
+    def from_array(cls, array, mechanism, domain=None, workload=None):
+        """Reports read back exactly from their table of report columns.
+
+        The reverse of ``numpy.asarray(reports)``: for the encoder's block of a
+        ColumnTransformer's numpy output (``Z[:, ct.output_indices_["ldp"]]``, see
+        :meth:`LDPEncoder.reports_from_array
+        <sklearn_ldp.encoder.LDPEncoder.reports_from_array>`), where numpy has cast the
+        report columns to the common dtype of all blocks (float64, or object next to 64-bit
+        reports). Every value must be exactly a report of ``mechanism``: nothing is rounded,
+        clipped or dropped.
+
+        Parameters
+        ----------
+        array : array-like of shape (n_users, n_columns)
+            One row per user, the mechanism's report columns in order (a 1-D array for
+            mechanisms with one report column).
+        mechanism : Mechanism
+            The mechanism the clients ran.
+        domain : Domain, optional
+            The public domain the user types index into (for labelled answers).
+        workload : Workload, optional
+            The workload the strategy was built for.
+
+        Returns
+        -------
+        LDPReports
+            The reports, one per row, equal to those that were stacked.
+
+        Raises
+        ------
+        ValueError
+            For another number of columns, values that are not integers of the report type
+            (non-integral, out of range, NaN, or float64 for 64-bit reports, which float64
+            cannot hold exactly), or reports the mechanism refuses.
+
+        Examples
+        --------
+        >>> from sklearn_ldp.mechanisms import RandomizedResponse
+        >>> mechanism = RandomizedResponse(3, 1.0)
+        >>> reports = LDPReports(np.array([0, 2, 1]), mechanism)
+        >>> block = np.asarray(reports).astype(float)   # as stacked next to float columns
+        >>> LDPReports.from_array(block, mechanism).reports.tolist()
+        [0, 2, 1]
+        >>> LDPReports.from_array(block + 0.5, mechanism)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: array holds 0.5 (row 0, column 0), which is not a report of ...
+        """
+        if not isinstance(mechanism, Mechanism):
+            raise ValueError(f"mechanism must be a mechanism object, got "
+                             f"{type(mechanism).__name__}.")
+        empty = empty_reports(mechanism)
+        width = _n_columns(empty)
+        table = np.asarray(array)
+        if table.ndim == 1 and width == 1:
+            table = table[:, None]
+        if table.ndim != 2 or table.shape[1] != width:
+            raise ValueError(
+                f"array must hold the {width} report column(s) of {mechanism!r} (shape "
+                f"(n_users, {width})), got shape {table.shape}; from a ColumnTransformer's "
+                "output Z pass the encoder's block, Z[:, ct.output_indices_[name]].")
+        return cls(_exact_cast(table, empty.dtype, mechanism).reshape((-1,) + empty.shape[1:]),
+                   mechanism, domain, workload)
 
     def aggregate(self):
         """The reports' sufficient statistic as :class:`AggregatedReports` (mergeable).
@@ -451,6 +528,67 @@ class AggregatedReports:
         except ValueError as exc:
             raise ValueError(f"{os.fspath(path)}: {exc}") from None
         return cls(statistic, mechanism, domain, workload)
+
+
+def _n_columns(reports):
+    """The number of report columns of a report array (one per value of a row)."""
+    return int(np.prod(reports.shape[1:], dtype=np.int64))
+
+
+def _is_finite_number(value):
+    """Whether an element of an object array can be a report value (a bool is not)."""
+    return (isinstance(value, int | float | np.integer | np.floating)
+            and not isinstance(value, bool | np.bool_) and np.isfinite(float(value)))
+
+
+def _same_values(cast, table):
+    """Elementwise: ``cast`` holds exactly the values of ``table``."""
+    if table.dtype.kind == "O" or cast.dtype.itemsize == 8:
+        # Python integers compare exactly with 64-bit integers and floats alike.
+        return np.asarray(cast.astype(object) == table.astype(object), dtype=bool)
+    return cast == table
+
+
+def _exact_cast(table, dtype, mechanism):
+    """``table`` as ``dtype``, or a ValueError naming the first value that does not convert
+    exactly (a cast that rounds, wraps or overflows would change the reports)."""
+    kind = table.dtype.kind
+    if kind not in "iufO":
+        raise ValueError(f"array must hold numbers (reports of {mechanism!r}), got dtype "
+                         f"{table.dtype}.")
+    if dtype.kind in "iu" and dtype.itemsize == 8 and kind == "f":
+        raise ValueError(f"array holds float64 values, which cannot carry the 64-bit reports "
+                         f"of {mechanism!r} exactly; keep the block as numpy stacks it "
+                         "(object dtype) or use set_output(transform='pandas').")
+    try:
+        if kind == "O" and not {bool, np.bool_}.isdisjoint(map(type, table.ravel().tolist())):
+            raise TypeError  # True == 1: a bool would pass the comparison below
+        with np.errstate(all="ignore"):
+            cast = table.astype(dtype)
+    except (OverflowError, ValueError, TypeError):
+        cast = None  # some value does not convert: found one by one below
+    if cast is not None and _same_values(cast, table).all():
+        return cast
+    # Slow path, only to name the first bad value: which values are numbers, in range and
+    # unchanged by the cast.
+    if kind == "O":
+        ok = np.frompyfunc(_is_finite_number, 1, 1)(table).astype(bool)
+    elif kind == "f":
+        ok = np.isfinite(table)
+    else:
+        ok = np.ones(table.shape, dtype=bool)
+    source = np.where(ok, table, 0).astype(table.dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        ok &= np.asarray((source >= info.min) & (source <= info.max), dtype=bool)
+        source = np.where(ok, source, 0).astype(table.dtype)
+    with np.errstate(all="ignore"):
+        ok &= _same_values(source.astype(dtype), source)
+    row, column = (int(i[0]) for i in np.nonzero(~ok))
+    value = table[row, column]
+    value = value.item() if isinstance(value, np.generic) else value
+    raise ValueError(f"array holds {value!r} (row {row}, column {column}), which is not a "
+                     f"report of {mechanism!r} (its reports are {dtype} values).")
 
 
 def statistic_of(reports):

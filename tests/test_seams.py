@@ -1,6 +1,7 @@
 """The seams between the estimators and scikit-learn: malformed input refused with
-scikit-learn's messages, a float column never silently a histogram, and a Pipeline's
-``predict(queries)`` pointed at its last step."""
+scikit-learn's messages, a float column never silently a histogram, a Pipeline's
+``predict(queries)`` pointed at its last step, and the encoder's block of a ColumnTransformer
+(pandas or numpy output) read back exactly."""
 
 import warnings
 
@@ -8,10 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 
 from sklearn_ldp import (
     LDPEncoder,
+    LDPReports,
     LongitudinalEncoder,
     LongitudinalEstimator,
     RangeQueryEstimator,
@@ -155,3 +158,97 @@ def test_column_transformer_block_refusals_name_the_fix():
     bad = Z.assign(ldp__report=[0, 1, 7])  # 7 is no report of a 3-value mechanism
     with pytest.raises(ValueError, match="report"):
         encoder.reports_from_frame(bad)
+
+
+def _city_age(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"city": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+                         "age": rng.normal(40, 10, n)})
+
+
+# One report column (uint8), a row of bits, two columns of 64-bit hash seeds, a tree's two
+# columns: every layout goes through numpy's stacking and back unchanged.
+@pytest.mark.parametrize("strategy", ["randomized_response", "oue", "olh", "hierarchical"])
+def test_column_transformer_numpy_output_keeps_the_reports_exactly(strategy):
+    df = _city_age(3000)
+    ct = _column_transformer(strategy).set_output(transform="default")
+    Z = ct.fit_transform(df)
+    encoder = ct.named_transformers_["ldp"]
+    block = Z[:, ct.output_indices_["ldp"]]
+    assert isinstance(Z, np.ndarray) and Z.shape[0] == len(df)
+    assert block.shape[1] == len(encoder.get_feature_names_out())
+    reports = encoder.reports_from_array(block)
+    assert reports.mechanism == encoder.mechanism_ and reports.domain == encoder.domain_
+    # The same draws as the encoder alone (same seed) and as the pandas output.
+    alone = LDPEncoder(**encoder.get_params()).fit_transform(df[["city"]])
+    np.testing.assert_array_equal(reports.reports, alone.reports)
+    Zp = _column_transformer(strategy).fit_transform(df)
+    np.testing.assert_array_equal(
+        ct.named_transformers_["ldp"].reports_from_frame(Zp).reports, reports.reports)
+    # The scaled column is untouched by the stacking.
+    np.testing.assert_allclose(Z[:, ct.output_indices_["scale"]].astype(float),
+                               Zp[["scale__age"]].to_numpy())
+    # 64-bit seeds stay Python integers (float64 would round them).
+    assert (Z.dtype == object) == (reports.reports.dtype.itemsize == 8)
+
+
+def test_column_transformer_numpy_block_is_decoded_unbiased():
+    n = 20_000
+    ct = _column_transformer("oue").set_output(transform="default")
+    Z = ct.fit_transform(_city_age(n))
+    reports = ct.named_transformers_["ldp"].reports_from_array(Z[:, ct.output_indices_["ldp"]])
+    est = WorkloadEstimator().fit(reports)
+    sd = np.sqrt(np.asarray(est.expected_error_["worst_case"], dtype=float)) / n
+    assert np.all(np.abs(est.answers_ / n - [0.5, 0.3, 0.2]) < 5 * sd)
+
+
+def test_column_transformer_numpy_block_refusals_name_the_fix():
+    ct = _column_transformer("olh").set_output(transform="default")
+    Z = ct.fit_transform(_city_age(50))
+    encoder = ct.named_transformers_["ldp"]
+    block = Z[:, ct.output_indices_["ldp"]]
+    with pytest.raises(ValueError, match=r"ct\.output_indices_\[name\]"):
+        encoder.reports_from_array(Z)                     # the whole output, not the block
+    with pytest.raises(ValueError, match="float64 .* 64-bit"):
+        encoder.reports_from_array(block.astype(float))   # seeds rounded by a cast
+    with pytest.raises(ValueError, match=r"'x' \(row 0, column 0\)"):
+        encoder.reports_from_array(np.where(np.arange(50)[:, None] == 0, "x", block))
+    for value, shown in ((-1, "-1"), (True, "True"), (2**64, str(2**64)), (1.5, "1.5")):
+        bad = block.copy()                                # object dtype: Python integers
+        bad[3, 1] = value
+        with pytest.raises(ValueError, match=rf"{shown} \(row 3, column 1\)"):
+            encoder.reports_from_array(bad)
+    rr = _column_transformer("randomized_response").set_output(transform="default")
+    Z = rr.fit_transform(_city_age(50))
+    block = Z[:, rr.output_indices_["ldp"]]
+    encoder = rr.named_transformers_["ldp"]
+    for value in (0.5, np.nan, np.inf, 7.0):              # 7 is no report of 3 categories
+        bad = block.copy()
+        bad[5, 0] = value
+        with pytest.raises(ValueError, match="report"):
+            encoder.reports_from_array(bad)
+    with pytest.raises(ValueError, match="must be a mechanism"):
+        LDPReports.from_array(block, "rr")
+    with pytest.raises(NotFittedError):
+        LDPEncoder().reports_from_array(block)
+
+
+@pytest.mark.parametrize("params", [
+    {"bounds": {"age": (0, 100)}},                                      # float reports
+    {"bounds": {"age": (0, 100)}, "categories": {"city": ["a", "b", "c"]}},
+    {"categories": {"city": "strings"}, "strategy": "hcms", "max_string_bytes": 4},
+], ids=["numeric", "mixed-record", "heavy-hitter-sketch"])
+def test_column_transformer_numpy_output_for_records_and_strings(params):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import StandardScaler
+    df = _city_age(500).assign(w=np.arange(500.0))
+    columns = [c for c in ("age", "city") if c in params.get("bounds", {})
+               or c in params.get("categories", {})]
+    ct = ColumnTransformer([("ldp", LDPEncoder(random_state=0, **params), columns),
+                            ("scale", StandardScaler(), ["w"])])
+    Z = ct.fit_transform(df)
+    encoder = ct.named_transformers_["ldp"]
+    reports = encoder.reports_from_array(Z[:, ct.output_indices_["ldp"]])
+    alone = LDPEncoder(**encoder.get_params()).fit_transform(df[columns])
+    np.testing.assert_array_equal(reports.reports, alone.reports)
+    assert reports.mechanism == encoder.mechanism_

@@ -136,9 +136,12 @@ def test_column_transformer_on_a_column_subset():
 
 def test_column_transformer_limits():
     df = _frame()
-    # Without pandas output the reports are no 2-D array for ColumnTransformer to stack.
-    with pytest.raises(ValueError, match="should be 2D"):
-        ColumnTransformer([("ldp", _encoder(), ["smoker", "age"])]).fit_transform(df)
+    # Without pandas output the report columns are stacked as numbers, which carry no
+    # mechanism: the estimators refuse them (the encoder reads them back, test_seams.py).
+    stacked = ColumnTransformer([("ldp", _encoder(), ["smoker", "age"])]).fit_transform(df)
+    assert stacked.shape == (len(df), 1)
+    with pytest.raises(ValueError, match="expects LDPReports"):
+        WorkloadEstimator().fit(stacked)
     # Stacked with raw columns the frame is no longer reports (and loses the mechanism).
     mixed = ColumnTransformer([("ldp", _encoder(), ["smoker", "age"])],
                               remainder="passthrough").set_output(transform="pandas")

@@ -53,9 +53,11 @@ def reports_or_privatized(estimator, X, first_call, strategy_params=None, **enco
             f"{name}.fit expects LDPReports (the output of LDPEncoder.transform), a DataFrame "
             "of reports (LDPEncoder with set_output(transform='pandas'), whose attrs carry the "
             "mechanism; a frame of report columns without them: "
-            "sklearn_ldp.deploy.io.reports_from_frame(frame, mechanism)) or AggregatedReports "
-            "(LDPEncoder.simulate). To fit on raw records, set strategy= and epsilon= so that "
-            "the estimator privatizes them itself (a simulation of the clients)."
+            "sklearn_ldp.deploy.io.reports_from_frame(frame, mechanism); the encoder's block of "
+            "a ColumnTransformer's numpy output: encoder.reports_from_array(block)) or "
+            "AggregatedReports (LDPEncoder.simulate). To fit on raw records, set strategy= and "
+            "epsilon= so that the estimator privatizes them itself (a simulation of the "
+            "clients)."
         )
     if first_call:
         try:
