@@ -133,7 +133,7 @@ def test_a_budget_that_runs_out_still_compares_every_closed_form():
     mechanism, report = build_mechanism("optimized", (32,), 1.0, workload, max_seconds=1e-9,
                                         random_state=0)
     assert report["stopped_by_budget"] and not report["converged"]
-    assert report["n_iter"] >= 1
+    assert report["n_iter"] == 0  # no step fits in the budget: the starts are compared
     rows = report["selection"]
     skipped = {key: row["reason"] for key, row in rows.items() if row["status"] == "skipped"}
     # Only the marginal matrices (one column: the same as randomized_response / fourier).

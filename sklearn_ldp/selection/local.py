@@ -51,7 +51,11 @@ from .._logging import get_logger
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
 from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from ..optimize.ldp_factorization import limit_blas_threads, optimize_strategy
+from ..optimize.ldp_factorization import (
+    DEFAULT_MAX_SECONDS,
+    limit_blas_threads,
+    optimize_strategy,
+)
 from ..workloads import histogram
 from .baselines import (
     BASELINES,
@@ -224,9 +228,10 @@ def build_mechanism(
         strategy matrix. Whatever the start, ``"optimized"`` returns the optimizer's strategy
         only if it beats every closed form.
     max_seconds : float or None
-        Time budget of ``"optimized"`` (every closed form is scored first, whatever the
-        budget; the optimizer gets what is left, at least one iteration per start, and
-        returns its best iterate when it runs out: ``report["stopped_by_budget"]``) and of
+        Time budget of ``"optimized"`` (None: ``DEFAULT_MAX_SECONDS``, 30 s; every closed
+        form is scored first, whatever the budget; the optimizer gets what is left, starts
+        no step that would end past it and returns its best iterate when it runs out:
+        ``report["stopped_by_budget"]``) and of
         ``"auto"`` (candidates not scored by then are skipped, and the optimizer gets what
         is left).
     verbose : int
@@ -273,6 +278,8 @@ def build_mechanism(
     workload.check_width(n)
     gram = workload.gram()
     start = time.perf_counter()
+    if max_seconds is None and name == "optimized":
+        max_seconds = DEFAULT_MAX_SECONDS
     deadline = np.inf if max_seconds is None else start + float(max_seconds)
     get_logger("selection", verbose)
 
