@@ -22,6 +22,7 @@ from sklearn_ldp import LDPEncoder, workloads
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism, privacy_ratio
 from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
+from sklearn_ldp.mechanisms.oracles.hadamard_workload import workload_hadamard
 from sklearn_ldp.selection import BASELINES, baseline_mechanism, build_mechanism
 from sklearn_ldp.selection.local import TIE_RTOL
 
@@ -55,6 +56,7 @@ def _closed_forms(shape, epsilon, workload, order):
     n = int(np.prod(shape))
     gram = workload.gram()
     mechanisms = {name: baseline_mechanism(name, (n,), epsilon) for name in STRUCTURED}
+    mechanisms["hadamard"] = workload_hadamard(n, epsilon, gram)  # the workload's layout
     # Fourier (= InpHT) of the least order answering the workload: the marginal order, or
     # every coefficient for the workloads over the whole table.
     mechanisms["fourier"] = FactorizationMechanism(
