@@ -135,11 +135,13 @@ def test_a_budget_that_runs_out_still_compares_every_closed_form():
     mechanism, report = build_mechanism("optimized", (32,), 1.0, workload, max_seconds=1e-9,
                                         random_state=0)
     assert report["stopped_by_budget"] and not report["converged"]
-    assert report["n_iter"] == 0  # no step fits in the budget: the starts are compared
+    assert report["n_iter"] == 0
     rows = report["selection"]
     skipped = {key: row["reason"] for key, row in rows.items() if row["status"] == "skipped"}
-    # Only the marginal matrices (one column: the same as randomized_response / fourier).
-    assert set(skipped) == {"marg_ps_matrix", "marg_ht_matrix"}
+    # The marginal matrices (one column: the same as randomized_response / fourier) and the
+    # optimizer, which has no time for a step.
+    assert set(skipped) == {"marg_ps_matrix", "marg_ht_matrix", "optimized"}
+    assert "time budget used up" in skipped["optimized"]
     closed = _closed_forms((32,), 1.0, workload, None)
     worst = float(mechanism.per_user_variance(workload.gram()).max())
     assert worst <= min(closed.values()) * (1 + 1e-6)

@@ -76,3 +76,16 @@ def test_the_stop_is_logged(caplog):
     with caplog.at_level(logging.INFO, logger="sklearn_ldp"):
         optimize_strategy(np.eye(8), 1.0, max_iter=3, random_state=0, verbose=1)
     assert "reached max_iter=3 after 3 iterations" in caplog.text
+
+
+def test_past_256_cells_the_dense_closed_forms_wait_for_the_budget():
+    # What auto scores (the structured closed forms) is scored whatever the budget; the dense
+    # ones and the optimizer only while it lasts.
+    _, report = build_mechanism("optimized", (300,), 1.0, workloads.prefix(300),
+                                max_seconds=1e-9, random_state=0)
+    rows = report["selection"]
+    for key in ("hierarchical_matrix", "fourier", "optimized"):
+        assert rows[key]["status"] == "skipped" and "budget" in rows[key]["reason"], key
+    for key in ("hadamard", "subset_selection", "hierarchical", "haar"):
+        assert rows[key]["status"] in ("scored", "chosen"), key
+    assert report["stopped_by_budget"] and report["n_iter"] == 0
