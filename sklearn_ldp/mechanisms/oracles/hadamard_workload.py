@@ -19,8 +19,8 @@ workloads: a range sums whole blocks, whose favoured halves then cancel in the d
 with a large partial block left out) by its exact worst-case per-user variance on the
 workload's Gram, through the structured variances of :class:`~.hadamard.HadamardResponse`
 (a Gram without Walsh diagonals, such as the Kronecker Gram of marginals, is made dense
-once, up to ``DENSE_GRAM_CELLS`` cells), cheapest layouts first within ``LAYOUT_SECONDS``,
-and keeps the best: never worse than the histogram's layout. The selection layer builds
+once, up to ``DENSE_GRAM_CELLS`` cells), cheapest layouts first (within an optional
+deadline), and keeps the best: never worse than the histogram's layout. The selection layer builds
 its ``"hadamard"`` candidate this way, so ``"auto"`` and ``"optimized"`` compare the
 workload's layout, and the optimizer can start from it.
 
@@ -48,11 +48,12 @@ from .hadamard_variance import DENSE_GRAM_CELLS
 # when no other layout exists (one such part costs seconds: 3 s for one block of 2048
 # outputs over 1,260 cells, where the other layouts take 0.5 s).
 LARGE_PARTIAL_ENTRIES = 2**18
-# Workloads over at most this many cells get their own layout (the histogram's beyond), chosen
-# within LAYOUT_SECONDS: scoring every layout took 0.3 s at 64 cells, 0.7 s at 256 and 3.6 s
-# for prefix over 2048 cells.
-WORKLOAD_LAYOUT_MAX_CELLS = 4096
-LAYOUT_SECONDS = 2.0
+# Workloads over at most this many cells get their own layout (the histogram's beyond):
+# scoring every layout took 0.3 s at 64 cells and 0.7 s at 256 (prefix), but 3.6 s at 2048
+# and 20 s for the marginals of 1,260 cells on the loaded 2-core machine, and "auto" scores
+# its "hadamard" candidate this way too. No clock decides which layouts are scored, so the
+# layout chosen for a workload is the same on every machine.
+WORKLOAD_LAYOUT_MAX_CELLS = 256
 # Cells up to which block_law_violation builds the n x K table of integer weights.
 LAW_CHECK_MAX_CELLS = 4096
 
@@ -124,7 +125,7 @@ def score_layouts(n, epsilon, gram, deadline=None, first=None):
 
 
 @cells_and_budget
-def workload_hadamard(n, epsilon, gram=None, max_seconds=LAYOUT_SECONDS):
+def workload_hadamard(n, epsilon, gram=None, max_seconds=None):
     """The Hadamard response in the layout with the least worst-case error on a workload.
 
     <cells and budget>
@@ -132,8 +133,9 @@ def workload_hadamard(n, epsilon, gram=None, max_seconds=LAYOUT_SECONDS):
         ``W^T W`` of the workload. None, the histogram, or more than
         ``WORKLOAD_LAYOUT_MAX_CELLS`` cells: the histogram's layout
         (:func:`~.hadamard.hadamard_layout`), which is otherwise scored first.
-    max_seconds : float or None, default=LAYOUT_SECONDS (2)
-        No further layout is scored after this (:func:`score_layouts`).
+    max_seconds : float or None, default=None
+        No further layout is scored after this (:func:`score_layouts`); None: every layout
+        (the same choice on every machine).
 
     Returns
     -------
