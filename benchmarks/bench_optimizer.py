@@ -31,6 +31,18 @@ default
     with ``init="best"`` besides the one from the best closed form) and what
     ``"optimized"`` returns, their medians and WFM median / ours (the aim: >= 1.15).
 
+``--budgets``
+    ``strategy="optimized"`` with its default settings (the default ``max_seconds``) and
+    ``"auto"`` on the two-attribute workload of 105 x 12 cells (the 1-way marginals of both
+    columns and the 2-way table, 1,260 cells, eps = 1): seconds, worst case, the pick; the
+    optimizer's seconds per iteration there (``--budget-iterations`` iterations from a random
+    start, m = 4n); and wall time / budget of ``"optimized"`` for ``--budget-list``.
+``--hadamard-layouts``
+    Prefix and all-range over 64 cells at eps = 4 (and 256 cells at eps = 1): the worst case
+    of the Hadamard response in the histogram's layout, in the best equal-block layout, in the
+    layout chosen for the workload, and of ``strategy="optimized"``, with the ratio
+    optimized / equal blocks (the aim: <= 1).
+
 The machine this was written for has 2 cores and other processes may run at the same time:
 timings are wall-clock and can be noisy. Every mode prints the BLAS thread configuration.
 
@@ -41,6 +53,8 @@ Examples
     python benchmarks/bench_optimizer.py --iteration-timing
     python benchmarks/bench_optimizer.py --never-worse --max-iter 300 --seconds 30
     python benchmarks/bench_optimizer.py --peers --max-iter 1000
+    PYTHONPATH=. python benchmarks/bench_optimizer.py --budgets
+    PYTHONPATH=. python benchmarks/bench_optimizer.py --hadamard-layouts
 """
 
 import argparse
@@ -59,7 +73,10 @@ from sklearn_ldp.mechanisms import svd_lower_bound
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
 from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
+from sklearn_ldp.mechanisms.oracles.hadamard import HadamardResponse
+from sklearn_ldp.mechanisms.oracles.hadamard_workload import score_layouts
 from sklearn_ldp.optimize import ldp_factorization, optimize_strategy
+from sklearn_ldp.optimize.ldp_factorization import DEFAULT_MAX_SECONDS
 from sklearn_ldp.selection import baseline_mechanism, build_mechanism
 
 BASELINE_NAMES = ("hierarchical_matrix", "hadamard", "randomized_response")
@@ -452,6 +469,74 @@ def run_peers(args):
     print("# aim (issue 17): WFM/ours >= 1.15 on each workload")
 
 
+def two_attribute_workload():
+    """The 1-way marginals of both columns and the 2-way table of a 105 x 12 domain."""
+    domain = {"route": list(range(105)), "month": list(range(12))}
+    return (105, 12), workloads.marginals(domain, attributes=["route", "month",
+                                                              ("route", "month")])
+
+
+def run_budgets(args):
+    shape, workload = two_attribute_workload()
+    gram = workload.gram()
+    print(f"# mode: budgets, 105 x 12 (1,260 cells), 1- and 2-way marginals, "
+          f"eps={args.epsilon}, default max_seconds={DEFAULT_MAX_SECONDS}")
+    rows = []
+    for name, max_seconds in [("auto", None), ("optimized", None)] + [
+            ("optimized", float(b)) for b in args.budget_list.split(",") if b.strip()]:
+        start = time.perf_counter()
+        mechanism, report = build_mechanism(name, shape, args.epsilon, workload,
+                                            max_seconds=max_seconds, random_state=args.seed)
+        seconds = time.perf_counter() - start
+        budget = DEFAULT_MAX_SECONDS if name == "optimized" and max_seconds is None else (
+            max_seconds)
+        rows.append([name, fmt(max_seconds, ".0f", "default"), fmt(seconds, ".1f"),
+                     fmt(seconds / budget if budget else None, ".2f"),
+                     fmt(report["expected_error"]["worst_case"], ".6g"), report["chosen"],
+                     report.get("n_iter", "-"), report.get("stopped_by_budget", "-")])
+        print(f"# {name} max_seconds={max_seconds}: {seconds:.1f} s, chose {report['chosen']}",
+              flush=True)
+    print_table(["strategy", "max_seconds", "wall s", "wall / budget", "worst case", "chosen",
+                 "iters", "stopped by budget"], rows)
+    dense = np.asarray(gram.toarray())
+    result = optimize_strategy(dense, args.epsilon, max_iter=args.budget_iterations,
+                               max_seconds=None, random_state=args.seed)
+    gaps = np.diff([0.0] + [entry["seconds"] for entry in result.history])
+    print(f"# optimizer at 1,260 cells, m = 4n, random start: seconds per iteration "
+          f"{' '.join(f'{gap:.2f}' for gap in gaps)} (median {np.median(gaps):.2f}; the first "
+          f"includes the start), worst case after {result.n_iter} iterations "
+          f"{result.worst_case:.6g}")
+
+
+def run_hadamard_layouts(args):
+    cases = [("prefix", 64, 4.0), ("all_range", 64, 4.0), ("prefix", 256, 1.0),
+             ("all_range", 256, 1.0)]
+    print("# mode: hadamard-layouts; worst-case per-user variance, optimal decoder")
+    rows = []
+    for name, n, epsilon in cases:
+        workload = getattr(workloads, name)(n)
+        gram = workload.gram()
+        histogram_layout = HadamardResponse(n, epsilon)
+        histogram_worst = float(histogram_layout.per_user_variance(gram).max())
+        scored = score_layouts(n, epsilon, gram)
+        # Equal blocks: every block full (no partial block), hole = half the block.
+        equal = [entry for entry in scored
+                 if n % (entry[2][1] - entry[2][2]) == 0 and 2 * entry[2][2] == entry[2][1]]
+        start = time.perf_counter()
+        mechanism, report = build_mechanism("optimized", (n,), epsilon, workload,
+                                            random_state=args.seed)
+        seconds = time.perf_counter() - start
+        optimized = float(mechanism.per_user_variance(gram).max())
+        rows.append([f"{name}-{n}", epsilon,
+                     f"{histogram_layout.layout}: {histogram_worst:.6g}",
+                     f"{equal[0][2]}: {equal[0][0]:.6g}", f"{scored[0][2]}: {scored[0][0]:.6g}",
+                     fmt(optimized, ".6g"), report["chosen"], fmt(optimized / equal[0][0], ".3f"),
+                     fmt(seconds, ".1f")])
+        print(f"# {name}-{n} eps {epsilon}: optimized {optimized:.6g}", flush=True)
+    print_table(["workload", "eps", "histogram's layout", "best equal blocks",
+                 "workload's layout", "'optimized'", "chosen", "optimized / equal", "s"], rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="64,128,256,512,1024")
@@ -477,9 +562,20 @@ def main(argv=None):
                         help="the optimizer against WFM's figures (prefix, all-range, "
                              "marginals)")
     parser.add_argument("--seeds", type=int, default=5, help="seeds of --peers")
+    parser.add_argument("--budgets", action="store_true",
+                        help="'optimized' with its default budget on 1,260 cells")
+    parser.add_argument("--budget-list", default="10,20",
+                        help="max_seconds values of --budgets")
+    parser.add_argument("--budget-iterations", type=int, default=4)
+    parser.add_argument("--hadamard-layouts", action="store_true",
+                        help="Hadamard layouts per workload against 'optimized'")
     args = parser.parse_args(argv)
     environment()
-    if args.never_worse:
+    if args.budgets:
+        run_budgets(args)
+    elif args.hadamard_layouts:
+        run_hadamard_layouts(args)
+    elif args.never_worse:
         run_never_worse(args)
     elif args.peers:
         run_peers(args)

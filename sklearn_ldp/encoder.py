@@ -176,10 +176,12 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         ``"sklearn_ldp"``, INFO; printed on stderr when the application configured no
         logging).
     max_seconds : float, default=None
-        Time budget of ``"optimized"`` (the optimizer returns the best strategy found so far,
-        with a ConvergenceWarning) and of ``"auto"`` (candidates not scored by then are
-        skipped and listed in ``selection_``). None: no time limit (``max_iter`` still
-        applies).
+        Time budget of ``"optimized"`` (the optimizer starts no step that would end past it
+        and returns the best strategy found so far, with a ConvergenceWarning) and of
+        ``"auto"`` (candidates not scored by then are skipped and listed in
+        ``selection_``). None: 30 s for ``"optimized"``
+        (``sklearn_ldp.optimize.ldp_factorization.DEFAULT_MAX_SECONDS``), no time limit for
+        ``"auto"`` (``max_iter`` still applies).
     random_state : int, numpy Generator, RandomState or None, default=None
         Seeds the optimizer and the randomization. A seeded generator is for reproducible
         *simulation* only: a deployed client must use fresh operating-system entropy

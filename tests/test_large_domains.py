@@ -180,7 +180,7 @@ def test_optimized_budget_returns_the_best_so_far_with_a_warning():
         encoder = LDPEncoder(categories=domain, strategy="optimized", epsilon=1.0,
                              workload=workloads.prefix(domain), max_seconds=1e-9,
                              random_state=0).fit()
-    assert encoder.n_iter_ >= 1 and np.isfinite(encoder.expected_total_error_["worst_case"])
+    assert encoder.n_iter_ == 0 and np.isfinite(encoder.expected_total_error_["worst_case"])
 
 
 def test_verbose_progress_goes_through_logging(caplog):

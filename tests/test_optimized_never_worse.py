@@ -22,6 +22,7 @@ from sklearn_ldp import LDPEncoder, workloads
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism, privacy_ratio
 from sklearn_ldp.mechanisms.marginals.base import build_marginal_mechanism
 from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
+from sklearn_ldp.mechanisms.oracles.hadamard_workload import workload_hadamard
 from sklearn_ldp.selection import BASELINES, baseline_mechanism, build_mechanism
 from sklearn_ldp.selection.local import TIE_RTOL
 
@@ -55,6 +56,7 @@ def _closed_forms(shape, epsilon, workload, order):
     n = int(np.prod(shape))
     gram = workload.gram()
     mechanisms = {name: baseline_mechanism(name, (n,), epsilon) for name in STRUCTURED}
+    mechanisms["hadamard"] = workload_hadamard(n, epsilon, gram)  # the workload's layout
     # Fourier (= InpHT) of the least order answering the workload: the marginal order, or
     # every coefficient for the workloads over the whole table.
     mechanisms["fourier"] = FactorizationMechanism(
@@ -133,11 +135,13 @@ def test_a_budget_that_runs_out_still_compares_every_closed_form():
     mechanism, report = build_mechanism("optimized", (32,), 1.0, workload, max_seconds=1e-9,
                                         random_state=0)
     assert report["stopped_by_budget"] and not report["converged"]
-    assert report["n_iter"] >= 1
+    assert report["n_iter"] == 0
     rows = report["selection"]
     skipped = {key: row["reason"] for key, row in rows.items() if row["status"] == "skipped"}
-    # Only the marginal matrices (one column: the same as randomized_response / fourier).
-    assert set(skipped) == {"marg_ps_matrix", "marg_ht_matrix"}
+    # The marginal matrices (one column: the same as randomized_response / fourier) and the
+    # optimizer, which has no time for a step.
+    assert set(skipped) == {"marg_ps_matrix", "marg_ht_matrix", "optimized"}
+    assert "time budget used up" in skipped["optimized"]
     closed = _closed_forms((32,), 1.0, workload, None)
     worst = float(mechanism.per_user_variance(workload.gram()).max())
     assert worst <= min(closed.values()) * (1 + 1e-6)

@@ -34,6 +34,11 @@ Differences from the authors' code, and why:
   machine at load 10, seconds per iteration on prefix with one thread / the default two:
   0.016 / 0.29 (n = 64), 0.062 / 0.71 (128), 0.22 / 1.6 (256), 1.3 / 3.5 (512). On an idle
   machine one thread costs at most the parallel speed-up (at most 2x on 2 cores).
+* The time budget holds inside iterations, not only between them: before each projection
+  with its objective (a line-search trial) and before each gradient, the run stops if that
+  step, at the longest it has taken so far, would end past ``max_seconds`` (the start's own
+  evaluation always runs). Checked only between iterations, a run whose line search
+  backtracks overshoots by up to ``MAX_BACKTRACKS`` evaluations.
 * The strategy optimizer does not guarantee beating the closed-form strategies (it finds a
   local optimum of the surrogate with ``m`` outputs, where subset selection has ``C(n, k)``);
   ``strategy="optimized"`` gets that guarantee from the selection layer, which compares the
@@ -63,6 +68,8 @@ SUFFICIENT_DECREASE = 1e-4
 MAX_BACKTRACKS = 40  # halvings before declaring a stationary point
 # Up to this many cells the optimizer's BLAS calls run on one thread (module docstring).
 SINGLE_THREAD_MAX_CELLS = 512
+# Default wall-clock budget (seconds) of one optimizer run and of strategy="optimized".
+DEFAULT_MAX_SECONDS = 30.0
 
 
 def limit_blas_threads(n):
@@ -89,6 +96,8 @@ class OptimizationResult:
     history : list of dict
         Per iteration: ``objective`` (``L(Q)``), ``worst_case``, ``average_case``, ``step``,
         ``n_outputs``, ``seconds`` since the start.
+    stopped_by_budget : bool
+        Whether the run stopped because its next step would have ended past ``max_seconds``.
     """
 
     # The fields are __init__'s parameters, in order; identity equality and the short repr
@@ -99,6 +108,7 @@ class OptimizationResult:
     n_iter: int
     converged: bool
     history: list
+    stopped_by_budget: bool = False
 
     def __repr__(self):
         return (
@@ -199,6 +209,54 @@ def _project(Rt, z, epsilon):
     return project_rows_by_newton(Rt, z, np.exp(epsilon) * z)
 
 
+class _Budget:
+    """The wall-clock budget of one run: a step is started only if, at the longest that kind
+    of step has taken so far, it ends before the deadline."""
+
+    def __init__(self, max_seconds):
+        self.start = time.perf_counter()
+        self.deadline = np.inf if max_seconds is None else self.start + max_seconds
+        self.longest = {}
+
+    def elapsed(self):
+        return time.perf_counter() - self.start
+
+    def allows(self, kind):
+        return time.perf_counter() + self.longest.get(kind, 0.0) <= self.deadline
+
+    def run(self, kind, function, *args):
+        """``function(*args)``, its duration recorded under ``kind``."""
+        began = time.perf_counter()
+        result = function(*args)
+        self.longest[kind] = max(self.longest.get(kind, 0.0), time.perf_counter() - began)
+        return result
+
+
+def _line_search(objective_function, Qt, current, step, reference, z, epsilon, budget):
+    """Non-monotone Armijo backtracking from ``Qt`` along the projected gradient.
+
+    Returns ``(status, candidate_Qt, candidate, fraction, slope, difference)`` with status
+    "accepted", "stationary" (no step of ``MAX_BACKTRACKS`` halvings makes progress) or
+    "budget" (the next trial would end past the deadline).
+    """
+    def trial(fraction):
+        candidate_Qt = _project(Qt - fraction * step * current.gradient, z, epsilon)
+        return candidate_Qt, objective_function.value(candidate_Qt)
+
+    for attempt in range(MAX_BACKTRACKS):
+        if not budget.allows("trial"):
+            return "budget", None, None, None, None, None
+        fraction = 0.5**attempt
+        candidate_Qt, candidate = budget.run("trial", trial, fraction)
+        difference = candidate_Qt - Qt
+        slope = _inner(current.gradient, difference)  # directional derivative (negative)
+        if candidate is not None and (
+            candidate.objective <= reference + SUFFICIENT_DECREASE * slope
+        ):
+            return "accepted", candidate_Qt, candidate, fraction, slope, difference
+    return "stationary", None, None, None, None, None
+
+
 def optimize_strategy(
     gram,
     epsilon,
@@ -206,7 +264,7 @@ def optimize_strategy(
     init="random",
     max_iter=1000,
     tol=1e-6,
-    max_seconds=None,
+    max_seconds=DEFAULT_MAX_SECONDS,
     random_state=None,
     verbose=0,
 ):
@@ -227,13 +285,18 @@ def optimize_strategy(
         Iteration cap.
     tol : float
         Stop when the objective improved by less than ``tol`` (relative) over 20 iterations.
-    max_seconds : float, optional
-        Wall-clock cap.
+    max_seconds : float or None, default=DEFAULT_MAX_SECONDS (30)
+        Wall-clock budget from the call, kept inside iterations: no line-search trial or
+        gradient is started that would end past it (judged by the longest such step so far),
+        so the run ends within the budget plus the error of that estimate; the start's own
+        evaluation always runs. The best iterate so far is returned
+        (``stopped_by_budget``). None: no limit.
     random_state : int, numpy Generator or None
     verbose : int
         Log progress (iteration, objective, worst case, elapsed seconds) every
-        ``max(1, 100 // verbose)`` iterations when > 0, to the logger
-        ``"sklearn_ldp.optimize"`` (INFO; shown on stderr if logging is not configured).
+        ``max(1, 100 // verbose)`` iterations, and why the run stopped, when > 0, to the
+        logger ``"sklearn_ldp.optimize"`` (INFO; shown on stderr if logging is not
+        configured).
 
     Returns
     -------
@@ -246,14 +309,15 @@ def optimize_strategy(
     >>> result.Q.shape[1], bool(result.worst_case < 27.12)   # beats randomized response
     (8, True)
     """
+    budget = _Budget(None if max_seconds is None else float(max_seconds))
     gram = np.asarray(gram, dtype=float)
     with limit_blas_threads(gram.shape[0] if gram.ndim == 2 else 0):
-        return _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, max_seconds,
+        return _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, budget,
                                   random_state, verbose)
 
 
-def _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, max_seconds,
-                       random_state, verbose):
+def _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, budget, random_state,
+                       verbose):
     """The body of :func:`optimize_strategy` (run with the BLAS threads limited)."""
     epsilon = check_epsilon(epsilon)
     logger = get_logger("optimize", verbose)
@@ -272,38 +336,29 @@ def _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, max_second
         Qt = Qt[:, Qt.max(axis=0) > 0]
         z = Qt.min(axis=0)
     objective_function = AverageCaseObjective(gram)
-    start = time.perf_counter()
 
-    current = objective_function.value(Qt)
+    current = budget.run("trial", objective_function.value, Qt)
     if current is None:
         raise ValueError(
             "the starting strategy cannot answer the workload (Q^T D^-1 Q is singular)."
         )
-    objective_function.gradient(current)
+    budget.run("gradient", objective_function.gradient, current)
     best = (float(current.per_user.max()), Qt, float(current.per_user.mean()))
     history = []
     recent = [current.objective]  # objectives of accepted iterates
     step = 1e-3 / (Qt.shape[1] * max(np.abs(current.gradient).max(), 1e-300))
-    converged = False
     for iteration in range(1, max_iter + 1):
         # Non-monotone Armijo test (Grippo-Lampariello-Lucidi, as in spectral projected
         # gradient): compare with the worst of the last NONMONOTONE_MEMORY objectives, so
         # that most spectral steps are accepted at the first try.
         reference = max(recent[-NONMONOTONE_MEMORY:])
-        for attempt in range(MAX_BACKTRACKS):
-            fraction = 0.5**attempt
-            candidate_Qt = _project(Qt - fraction * step * current.gradient, z, epsilon)
-            difference = candidate_Qt - Qt
-            slope = _inner(current.gradient, difference)  # directional derivative (negative)
-            candidate = objective_function.value(candidate_Qt)
-            if candidate is not None and (
-                candidate.objective <= reference + SUFFICIENT_DECREASE * slope
-            ):
-                break
-        else:
-            converged = True  # no step makes progress: a (numerical) stationary point
+        status, candidate_Qt, candidate, fraction, slope, difference = _line_search(
+            objective_function, Qt, current, step, reference, z, epsilon, budget)
+        if status == "accepted" and not budget.allows("gradient"):
+            status = "budget"  # the accepted point's worst case needs its gradient
+        if status != "accepted":
             break
-        objective_function.gradient(candidate)
+        budget.run("gradient", objective_function.gradient, candidate)
         # Barzilai-Borwein step for the next iteration.
         curvature = _inner(difference, candidate.gradient) - slope
         if curvature > 0:
@@ -315,7 +370,7 @@ def _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, max_second
         worst = float(current.per_user.max())
         if worst < best[0]:
             best = (worst, Qt, float(current.per_user.mean()))
-        elapsed = time.perf_counter() - start
+        elapsed = budget.elapsed()
         history.append(
             {
                 "objective": current.objective,
@@ -329,10 +384,17 @@ def _optimize_strategy(gram, epsilon, n_outputs, init, max_iter, tol, max_second
             logger.info("iteration %d  objective %.6g  worst-case %.6g  best %.6g  %.2f s",
                         iteration, current.objective, worst, best[0], elapsed)
         if len(recent) > 20 and min(recent[:-20]) - min(recent[-20:]) <= tol * min(recent):
-            converged = True
+            status = "converged"
             break
-        if max_seconds is not None and elapsed > max_seconds:
-            break
+    else:
+        status = "max_iter"
+    reasons = {"converged": f"converged (tol={tol:g})",
+               "stationary": "no step makes progress (a stationary point)",
+               "budget": "stopped by the time budget",
+               "max_iter": f"reached max_iter={max_iter}"}
+    logger.info("%s after %d iterations, %.2f s: best worst-case %.6g", reasons[status],
+                len(history), budget.elapsed(), best[0])
     worst, Qt, average = best
     return OptimizationResult(np.ascontiguousarray(Qt.T), worst, average, len(history),
-                              converged, history)
+                              status in ("converged", "stationary"), history,
+                              stopped_by_budget=status == "budget")

@@ -17,6 +17,7 @@ from ..mechanisms._base.mechanism import mechanism_class
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
 from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.marginals.fourier import fourier_strategy
+from ..mechanisms.oracles.hadamard_workload import workload_hadamard
 from ..mechanisms.ranges.hierarchical import hierarchical_strategy
 from ..workloads import as_workload, histogram
 
@@ -140,10 +141,12 @@ def baseline_mechanism(name, shape, epsilon, workload=None, branching=4, max_ord
     ``branching`` also ``"hierarchical_matrix"``. ``workload`` (a Workload or a matrix;
     ``workload_matrix`` is its former name) chooses the order of ``"fourier"``,
     ``"marg_ps_matrix"`` and ``"marg_ht_matrix"`` (the least that answers it), unless
-    ``max_order`` is given.
+    ``max_order`` is given, and the layout of ``"hadamard"`` (the least worst case on it).
     """
     workload = coerce_workload(workload, workload_matrix)
     n = int(np.prod(shape))
+    if name == "hadamard" and workload is not None:  # the layout best for the workload
+        return workload_hadamard(n, epsilon, workload.gram())
     if name in ORACLES:
         return mechanism_class(name)(n, epsilon)
     if name == "hierarchical":

@@ -51,7 +51,11 @@ from .._logging import get_logger
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
 from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
-from ..optimize.ldp_factorization import limit_blas_threads, optimize_strategy
+from ..optimize.ldp_factorization import (
+    DEFAULT_MAX_SECONDS,
+    limit_blas_threads,
+    optimize_strategy,
+)
 from ..workloads import histogram
 from .baselines import (
     BASELINES,
@@ -224,9 +228,11 @@ def build_mechanism(
         strategy matrix. Whatever the start, ``"optimized"`` returns the optimizer's strategy
         only if it beats every closed form.
     max_seconds : float or None
-        Time budget of ``"optimized"`` (every closed form is scored first, whatever the
-        budget; the optimizer gets what is left, at least one iteration per start, and
-        returns its best iterate when it runs out: ``report["stopped_by_budget"]``) and of
+        Time budget of ``"optimized"`` (None: ``DEFAULT_MAX_SECONDS``, 30 s; what
+        ``"auto"`` scores is scored first, whatever the budget, the dense closed forms past
+        ``AUTO_DENSE_MAX_CELLS`` cells while it lasts; the optimizer gets what is left,
+        starts no step that would end past it and returns its best iterate when it runs
+        out: ``report["stopped_by_budget"]``; with no time left it does not start) and of
         ``"auto"`` (candidates not scored by then are skipped, and the optimizer gets what
         is left).
     verbose : int
@@ -273,6 +279,8 @@ def build_mechanism(
     workload.check_width(n)
     gram = workload.gram()
     start = time.perf_counter()
+    if max_seconds is None and name == "optimized":
+        max_seconds = DEFAULT_MAX_SECONDS
     deadline = np.inf if max_seconds is None else start + float(max_seconds)
     get_logger("selection", verbose)
 
@@ -320,16 +328,33 @@ def build_mechanism(
     # faster scoring of the closed forms at n = 256 on the loaded 2-core machine).
     with limit_blas_threads(n):
         if joint:
-            rows, mechanisms = _score_candidates(
-                closed_form, BASELINES, gram, n, np.inf if name == "optimized" else deadline,
-                name, dense_limit, _marginal_duplicates(shape, order))
+            # "optimized" scores whatever "auto" scores, whatever its budget (so it is never
+            # worse than auto's pick): the structured closed forms, and the dense ones up to
+            # AUTO_DENSE_MAX_CELLS cells; beyond, the dense ones while its budget lasts.
+            always = np.inf if name == "optimized" else deadline
+            rows, mechanisms = {}, {}
+            for names, until in (
+                    ([key for key in BASELINES if key not in FACTORIZATION_BASELINES], always),
+                    (FACTORIZATION_BASELINES, always if n <= AUTO_DENSE_MAX_CELLS else deadline)):
+                part_rows, part = _score_candidates(closed_form, names, gram, n, until, name,
+                                                    dense_limit,
+                                                    _marginal_duplicates(shape, order))
+                rows.update(part_rows)
+                mechanisms.update(part)
         else:
             too_large = (f"joint domain of {n} cells: scored for one-way marginals up to "
                          f"{ONE_WAY_JOINT_MAX_CELLS} cells (SPL, SMP, RS+FD answer them)")
             rows, mechanisms = {key: _skipped_row(too_large) for key in BASELINES}, {}
         run_optimizer = joint and (name == "optimized" or n <= AUTO_OPTIMIZE_MAX_CELLS)
         report = {}
-        if run_optimizer:
+        if run_optimizer and time.perf_counter() >= deadline:
+            # No time for a single step: the optimizer would return its start, a closed form
+            # scored above (evaluating it costs seconds past 1,000 cells).
+            report = {"n_iter": 0, "history": [], "converged": False, "stopped_by_budget": True,
+                      "optimizer": {"start": None, "runs": {}}}
+            rows["optimized"] = _skipped_row("time budget used up before the optimizer's "
+                                             "first step")
+        elif run_optimizer:
             optimizer_start = time.perf_counter()
             optimized, report = _optimize(gram, epsilon, n_outputs, init, rows, mechanisms,
                                           max_iter, tol, random_state, deadline, verbose)
@@ -362,7 +387,8 @@ def build_mechanism(
             rows[best]["reason"] = (
                 f"returned by 'optimized': worst case {rows[best]['worst_case']:.6g}, not "
                 f"above the optimizer's {rows['optimized']['worst_case']:.6g}")
-            rows["optimized"]["reason"] += f"; not returned: {best!r} is at least as good"
+            if rows["optimized"]["status"] == "scored":
+                rows["optimized"]["reason"] += f"; not returned: {best!r} is at least as good"
             logger.info("optimized: the closed form %s (worst-case per-user variance %.6g) "
                         "is at least as good as the optimizer's strategy (%.6g): returned "
                         "instead", best, scored[best], rows["optimized"]["worst_case"])

@@ -1,0 +1,91 @@
+"""The optimizer keeps its time budget inside iterations, and ``"optimized"`` keeps its own.
+
+Slow iterations are simulated by a sleep added to every objective evaluation (the work
+itself is tiny), so the ratios wall time / budget measure the budget logic, not the load.
+"""
+
+import logging
+import time
+
+import numpy as np
+import pytest
+
+from sklearn_ldp import workloads
+from sklearn_ldp.optimize import ldp_factorization, optimize_strategy
+from sklearn_ldp.selection import build_mechanism, local
+
+# Seconds added to each objective value and gradient: an iteration of a large domain.
+SLOW_EVALUATION = 0.4
+
+
+@pytest.fixture
+def slow_evaluations(monkeypatch):
+    objective = ldp_factorization.AverageCaseObjective
+    value, gradient = objective.value, objective.gradient
+
+    def slow_value(self, Qt):
+        time.sleep(SLOW_EVALUATION)
+        return value(self, Qt)
+
+    def slow_gradient(self, evaluation):
+        time.sleep(SLOW_EVALUATION)
+        return gradient(self, evaluation)
+
+    monkeypatch.setattr(objective, "value", slow_value)
+    monkeypatch.setattr(objective, "gradient", slow_gradient)
+
+
+@pytest.mark.parametrize("budget", [2.0, 3.1])
+def test_the_optimizer_ends_within_its_budget(slow_evaluations, budget):
+    # An iteration costs at least 0.8 s here: checked only between iterations, the run
+    # would end up to an iteration (and every backtrack) past the budget, 1.25x and more.
+    began = time.perf_counter()
+    result = optimize_strategy(workloads.prefix(16).gram().toarray(), 1.0, max_iter=1000,
+                               max_seconds=budget, random_state=0)
+    elapsed = time.perf_counter() - began
+    assert elapsed <= 1.2 * budget, (elapsed, budget)
+    assert result.stopped_by_budget and not result.converged
+    assert result.n_iter >= 1 and result.history[-1]["seconds"] <= budget
+
+
+def test_optimized_ends_within_its_budget_and_is_never_worse_than_auto(slow_evaluations):
+    # 96 cells: auto compares the closed forms only (its optimizer runs up to 64 cells).
+    workload = workloads.prefix(96)
+    auto = build_mechanism("auto", (96,), 1.0, workload, random_state=0)[1]
+    budget = 4.0
+    began = time.perf_counter()
+    _, report = build_mechanism("optimized", (96,), 1.0, workload, max_seconds=budget,
+                                random_state=0)
+    elapsed = time.perf_counter() - began
+    assert elapsed <= 1.2 * budget, (elapsed, budget)
+    assert report["stopped_by_budget"]
+    assert report["expected_error"]["worst_case"] <= auto["expected_error"]["worst_case"]
+
+
+def test_optimized_has_a_default_budget(slow_evaluations, monkeypatch):
+    monkeypatch.setattr(local, "DEFAULT_MAX_SECONDS", 2.0)
+    began = time.perf_counter()
+    _, report = build_mechanism("optimized", (16,), 1.0, workloads.prefix(16),
+                                random_state=0)
+    assert time.perf_counter() - began <= 1.2 * 2.0 + 1.0  # + the closed forms' scoring
+    assert report["stopped_by_budget"]
+    assert ldp_factorization.DEFAULT_MAX_SECONDS == 30.0
+
+
+def test_the_stop_is_logged(caplog):
+    with caplog.at_level(logging.INFO, logger="sklearn_ldp"):
+        optimize_strategy(np.eye(8), 1.0, max_iter=3, random_state=0, verbose=1)
+    assert "reached max_iter=3 after 3 iterations" in caplog.text
+
+
+def test_past_256_cells_the_dense_closed_forms_wait_for_the_budget():
+    # What auto scores (the structured closed forms) is scored whatever the budget; the dense
+    # ones and the optimizer only while it lasts.
+    _, report = build_mechanism("optimized", (300,), 1.0, workloads.prefix(300),
+                                max_seconds=1e-9, random_state=0)
+    rows = report["selection"]
+    for key in ("hierarchical_matrix", "fourier", "optimized"):
+        assert rows[key]["status"] == "skipped" and "budget" in rows[key]["reason"], key
+    for key in ("hadamard", "subset_selection", "hierarchical", "haar"):
+        assert rows[key]["status"] in ("scored", "chosen"), key
+    assert report["stopped_by_budget"] and report["n_iter"] == 0
