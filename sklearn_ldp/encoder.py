@@ -56,6 +56,7 @@ from .selection import (
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
     SELECTION_COLUMNS,
+    SELECTION_DTYPES,
     build_mechanism,
     check_max_report_bytes,
     check_optimized_size,
@@ -542,7 +543,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance",
                                      dtype=float)
         self.selection_ = pd.DataFrame.from_dict(
-            report["selection"], orient="index", columns=SELECTION_COLUMNS)
+            report["selection"], orient="index", columns=SELECTION_COLUMNS).astype(SELECTION_DTYPES)
         self.selection_.index.name = "strategy"
         if marginal:
             self._expected_error = marginal_error_table(mechanism, list(self.domain_.columns))

@@ -44,6 +44,7 @@ from .count import (
 )
 from .local import (
     SELECTION_COLUMNS,
+    SELECTION_DTYPES,
     build_mechanism,
     candidate_list,
     check_optimized_size,
@@ -63,6 +64,7 @@ __all__ = [
     "ORACLES",
     "RANGE_MECHANISMS",
     "SELECTION_COLUMNS",
+    "SELECTION_DTYPES",
     "STRATEGIES",
     "WORKLOAD_RANDOMIZERS",
     "baseline_mechanism",

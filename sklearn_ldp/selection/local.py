@@ -154,6 +154,8 @@ def _marginal_duplicates(shape, order):
 # The fields of a row of the selection report, in the order of the encoder's ``selection_``.
 SELECTION_COLUMNS = ["worst_case", "average_case", "report_bytes", "lower_bound", "seconds",
                      "status", "reason"]
+# Their types where the default (float, object) does not fit: bytes are whole, or missing.
+SELECTION_DTYPES = {"report_bytes": "Int64"}
 
 
 def _skipped_row(reason, seconds=0.0, size=np.nan, bound=np.nan):
