@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import did_you_mean
+from .._validation import describe, did_you_mean
 from ..mechanisms._base.bits import n_packed_bytes
 from ..mechanisms._base.mechanism import mechanism_class
 from ..mechanisms._base.rows import empty_reports
@@ -258,10 +258,10 @@ def check_max_report_bytes(max_report_bytes):
         return None
     if isinstance(max_report_bytes, bool) or not isinstance(max_report_bytes, numbers.Integral):
         raise ValueError(f"max_report_bytes must be a positive integer (bytes a user) or None, "
-                         f"got {max_report_bytes!r}.")
+                         f"got {describe(max_report_bytes)}.")
     if max_report_bytes <= 0:
         raise ValueError(f"max_report_bytes must be a positive integer (bytes a user), got "
-                         f"{max_report_bytes!r}.")
+                         f"{describe(max_report_bytes)}.")
     return int(max_report_bytes)
 
 
