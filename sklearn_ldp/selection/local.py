@@ -27,7 +27,10 @@ Names:
   whichever has the least worst-case error on the workload, so it is never worse than a
   closed form) and ``auto`` (the candidate with the least analytic worst-case error on the
   workload among the epsilon-LDP frequency oracles, the range mechanisms, the factorization
-  baselines and the optimizer's strategy).
+  baselines and the optimizer's strategy). Both leave out the candidates whose reports take
+  more than ``max_report_bytes`` bytes a user (:func:`~sklearn_ldp.selection.baselines.report_bytes`), score the
+  cheap candidates first (``candidate_list``) and skip a costly one whose
+  :func:`lower_bound` already exceeds the best worst case found.
 
 Marginal strategies as candidates of ``optimized`` and ``auto``: a
 :class:`~sklearn_ldp.mechanisms.marginals.base.MarginalMechanism` answers marginal tables only
@@ -327,7 +330,10 @@ def _assess(build, gram, max_report_bytes, best, gram_eigenpairs):
         bound = np.nan
         if (np.isfinite(best[1]) and gram_eigenpairs is not None
                 and mechanism.kind in BOUND_FIRST_KINDS and gram_eigenpairs() is not None):
-            bound = lower_bound(mechanism, gram_eigenpairs())
+            try:
+                bound = lower_bound(mechanism, gram_eigenpairs())
+            except (ValueError, MemoryError):
+                bound = np.nan  # no bound: the exact error decides
             if bound > best[1] * (1.0 + BOUND_RTOL):
                 return None, _skipped_row(
                     f"lower bound {bound:.6g} on its worst case already above {best[0]!r}'s "
