@@ -28,9 +28,10 @@ Names:
   closed form) and ``auto`` (the candidate with the least analytic worst-case error on the
   workload among the epsilon-LDP frequency oracles, the range mechanisms, the factorization
   baselines and the optimizer's strategy). Both leave out the candidates whose reports take
-  more than ``max_report_bytes`` bytes a user (:func:`~sklearn_ldp.selection.baselines.report_bytes`), score the
-  cheap candidates first (``candidate_list``) and skip a costly one whose
-  :func:`lower_bound` already exceeds the best worst case found.
+  more than ``max_report_bytes`` bytes a user
+  (:func:`~sklearn_ldp.selection.baselines.report_bytes`), score the cheap candidates first
+  (``candidate_list``) and skip a costly one whose :func:`lower_bound` already exceeds the
+  best worst case found.
 
 Marginal strategies as candidates of ``optimized`` and ``auto``: a
 :class:`~sklearn_ldp.mechanisms.marginals.base.MarginalMechanism` answers marginal tables only
