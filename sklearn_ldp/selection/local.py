@@ -30,8 +30,8 @@ Names:
   baselines and the optimizer's strategy). Both leave out the candidates whose reports take
   more than ``max_report_bytes`` bytes a user
   (:func:`~sklearn_ldp.selection.baselines.report_bytes`), score the cheap candidates first
-  (``candidate_list``) and skip a costly one whose :func:`lower_bound` already exceeds the
-  best worst case found.
+  (``candidate_list``) and ``auto`` skips a costly one whose :func:`lower_bound` already
+  exceeds the best worst case found.
 
 Marginal strategies as candidates of ``optimized`` and ``auto``: a
 :class:`~sklearn_ldp.mechanisms.marginals.base.MarginalMechanism` answers marginal tables only
@@ -532,7 +532,9 @@ def build_mechanism(
                 candidate_list(closed_form), gram, n,
                 np.inf if name == "optimized" else deadline, name, dense_limit,
                 _marginal_duplicates(shape, order), max_report_bytes,
-                functools.cache(lambda: workload_eigenpairs(gram)))
+                # "optimized" scores every closed form exactly (at most 2048 cells: cheap).
+                None if name == "optimized" else functools.cache(
+                    lambda: workload_eigenpairs(gram)))
         else:
             too_large = (f"joint domain of {n} cells: scored for one-way marginals up to "
                          f"{ONE_WAY_JOINT_MAX_CELLS} cells (SPL, SMP, RS+FD answer them)")
