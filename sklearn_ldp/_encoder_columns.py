@@ -35,6 +35,8 @@ from .mechanisms.numeric.means import MEAN_MECHANISMS, SampledMeanMechanism
 from .mechanisms.numeric.registry import numeric_mechanism
 from .selection import (
     ORACLES,
+    SELECTION_COLUMNS,
+    SELECTION_DTYPES,
     baseline_mechanism,
 )
 from .selection.multi_attribute import is_one_way_marginals, select_attribute_protocol
@@ -147,8 +149,7 @@ class ColumnsEncoderMixin:
             {key: row["worst_case"] for key, row in (rows or {}).items()
              if row["status"] != "skipped"}, name="worst_case_per_user_variance", dtype=float)
         self.selection_ = pd.DataFrame.from_dict(
-            rows or {}, orient="index",
-            columns=["worst_case", "average_case", "seconds", "status", "reason"])
+            rows or {}, orient="index", columns=SELECTION_COLUMNS).astype(SELECTION_DTYPES)
         self.selection_.index.name = "strategy"
         errors = column_answer_errors(self.mechanism_,
                                       None if domain is None else domain.categories)

@@ -169,9 +169,9 @@ def _unscaled(gram):
     return scale, gram
 
 
-def closed_form_eigensystem(gram):
+def closed_form_eigensystem(gram, top=None):
     """``(eigenvalues descending, eigenvectors as rows)`` of the prefix and all-range Grams
-    (possibly scaled) in ``O(n^2)``, else None.
+    (possibly scaled) in ``O(n^2)`` (``O(top n)`` for the ``top`` largest only), else None.
 
     All ranges: ``G[i, j] = (min + 1)(n - max) = (n + 1) T^-1`` with ``T = tridiag(-1, 2,
     -1)``, whose eigenvectors are the DST-I basis ``sqrt(2 / (n + 1)) sin(pi k a / (n + 1))``
@@ -188,7 +188,7 @@ def closed_form_eigensystem(gram):
     if kind is None:
         return None
     n = base.n
-    k = np.arange(1, n + 1, dtype=np.int64)
+    k = np.arange(1, (n if top is None else min(int(top), n)) + 1, dtype=np.int64)
     if kind == "all_range":
         period = 2 * (n + 1)  # sin(pi m / (n + 1)) has period 2 (n + 1) in m
         values = (n + 1) / (4.0 * np.sin(np.pi * k / period) ** 2)

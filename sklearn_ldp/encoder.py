@@ -53,9 +53,13 @@ from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
 from .reports import AggregatedReports, LDPReports
 from .selection import (
+    DEFAULT_MAX_REPORT_BYTES,
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
+    SELECTION_COLUMNS,
+    SELECTION_DTYPES,
     build_mechanism,
+    check_max_report_bytes,
     check_optimized_size,
     check_strategy_name,
     marginal_order,
@@ -182,6 +186,12 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         ``selection_``). None: 30 s for ``"optimized"``
         (``sklearn_ldp.optimize.ldp_factorization.DEFAULT_MAX_SECONDS``), no time limit for
         ``"auto"`` (``max_iter`` still applies).
+    max_report_bytes : int or None, default=1024
+        ``"auto"`` and ``"optimized"``: leave out the candidates whose report takes more
+        bytes a user (each candidate's size is in ``selection_``); None: no limit. 1024 keeps
+        one report within one network packet (unary encodings and subset selection send a
+        bit per cell); a ValueError names the smallest size that would do when no candidate
+        fits. A strategy asked for by name is built whatever its size.
     random_state : int, numpy Generator, RandomState or None, default=None
         Seeds the optimizer and the randomization. A seeded generator is for reproducible
         *simulation* only: a deployed client must use fresh operating-system entropy
@@ -310,9 +320,11 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         Worst-case per-user variance on the workload of each candidate scored.
     selection_ : pandas.DataFrame
         One row per candidate considered (``"auto"``: every baseline and ``"optimized"``):
-        ``worst_case`` and ``average_case`` per-user variance, ``seconds`` spent scoring it,
-        ``status`` ("chosen", "scored" or "skipped") and the ``reason`` of a skip (e.g. a
-        dense strategy past the size where its error can be computed quickly).
+        ``worst_case`` and ``average_case`` per-user variance, ``report_bytes`` (bytes of one
+        user's report), ``lower_bound`` (a bound on ``worst_case`` computed before it, NaN if
+        none), ``seconds`` spent on it, ``status`` ("chosen", "scored" or "skipped") and the
+        ``reason`` of a skip (reports over ``max_report_bytes``, a lower bound already above
+        the best, a dense strategy past the size where its error can be computed quickly).
     expected_total_error_ : dict or None
         ``worst_case`` and ``average_case`` per-user total variance on the workload (summed
         over its queries; the keys and type of ``WorkloadEstimator.expected_total_error_``).
@@ -419,7 +431,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
 
     def __init__(self, categories=None, strategy="auto", epsilon=1.0, workload=None, delta=None,
                  branching=4, oracle="auto", max_order=None, n_outputs=None, init="best",
-                 max_iter=500, tol=1e-5, verbose=0, max_seconds=None, random_state=None,
+                 max_iter=500, tol=1e-5, verbose=0, max_seconds=None,
+                 max_report_bytes=DEFAULT_MAX_REPORT_BYTES, random_state=None,
                  ledger=None, ledger_users="all", handle_unknown="error", unknown_category=None,
                  handle_missing="error", missing_category=None, bounds=None, clip=False,
                  budget_weights=None, n_bins=1024, neighbourhood="record", max_string_bytes=32,
@@ -524,6 +537,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
             oracle=self.oracle,
             max_seconds=self.max_seconds,
             multi_attribute=self.strategy == "auto",
+            max_report_bytes=self.max_report_bytes,
         )
         if "protocol" in report:
             # One-way marginals of several columns, where SPL, SMP or RS+FD had the least
@@ -534,8 +548,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance",
                                      dtype=float)
         self.selection_ = pd.DataFrame.from_dict(
-            report["selection"], orient="index",
-            columns=["worst_case", "average_case", "seconds", "status", "reason"])
+            report["selection"], orient="index", columns=SELECTION_COLUMNS).astype(SELECTION_DTYPES)
         self.selection_.index.name = "strategy"
         if marginal:
             self._expected_error = marginal_error_table(mechanism, list(self.domain_.columns))
@@ -577,6 +590,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
                 or self.verbose < 0:
             raise ValueError(f"verbose must be an integer >= 0, got {short_repr(self.verbose)}.")
         check_real(self.max_seconds, "max_seconds", minimum=0, strict=True, allow_none=True)
+        check_max_report_bytes(self.max_report_bytes)
         if self.n_outputs is not None:
             check_positive_int(self.n_outputs, "n_outputs",
                                maximum=get_limits()["max_matrix_entries"])

@@ -224,6 +224,8 @@ ENCODER_PARAMETERS = {
     "max_iter": (lambda **p: _encode(strategy="optimized", **p), BAD_SIZES),
     "tol": (lambda **p: _encode(strategy="optimized", max_iter=3, **p), {"negative": -1.0}),
     "max_seconds": (lambda **p: _encode(strategy="auto", **p), {"zero": 0, "negative": -1}),
+    "max_report_bytes": (lambda **p: _encode(strategy="auto", **p),
+                         {"zero": 0, "negative": -1, "float": 2.5, "true": True}),
     "n_outputs": (lambda **p: _encode(strategy="optimized", max_iter=3, **p), BAD_SIZES),
     "handle_unknown": (_encode, {"unknown": "ignore", "number": 1}),
     "handle_missing": (_encode, {"unknown": "drop", "number": 1}),

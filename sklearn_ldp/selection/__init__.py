@@ -6,7 +6,8 @@ and :mod:`sklearn_ldp.optimize` (the numerical programs); no scikit-learn here.
 * :mod:`.baselines`: the registry of local (LDP) strategy names and the closed forms they
   build (frequency oracles, range mechanisms, factorization baselines, Bassily's randomizers);
 * :mod:`.local`: :func:`build_mechanism` (the closed forms, marginal strategies,
-  ``"optimized"`` and ``"auto"``);
+  ``"optimized"`` and ``"auto"``, which weigh each candidate's report size and skip those
+  whose lower bound already loses);
 * :mod:`.multi_attribute`: SPL, SMP, RS+FD or per-column oracles for the one-way marginals
   of several columns;
 * :mod:`.central`: the central-model strategies and :func:`build_central_mechanism`
@@ -17,6 +18,7 @@ and :mod:`sklearn_ldp.optimize` (the numerical programs); no scikit-learn here.
 
 from .baselines import (
     BASELINES,
+    DEFAULT_MAX_REPORT_BYTES,
     FACTORIZATION_BASELINES,
     MARGINAL_STRATEGIES,
     MAX_START_OUTPUTS_PER_CELL,
@@ -25,8 +27,10 @@ from .baselines import (
     STRATEGIES,
     WORKLOAD_RANDOMIZERS,
     baseline_mechanism,
+    check_max_report_bytes,
     check_strategy_name,
     marginal_order,
+    report_bytes,
     workload_randomizer,
     worst_case_variance,
 )
@@ -38,11 +42,20 @@ from .count import (
     solve_count_lp,
     solve_ldp_lp,
 )
-from .local import build_mechanism, check_optimized_size
+from .local import (
+    SELECTION_COLUMNS,
+    SELECTION_DTYPES,
+    build_mechanism,
+    candidate_list,
+    check_optimized_size,
+    lower_bound,
+    workload_eigenpairs,
+)
 
 __all__ = [
     "BASELINES",
     "CENTRAL_STRATEGIES",
+    "DEFAULT_MAX_REPORT_BYTES",
     "CountDesign",
     "CountLPResult",
     "FACTORIZATION_BASELINES",
@@ -50,18 +63,25 @@ __all__ = [
     "MAX_START_OUTPUTS_PER_CELL",
     "ORACLES",
     "RANGE_MECHANISMS",
+    "SELECTION_COLUMNS",
+    "SELECTION_DTYPES",
     "STRATEGIES",
     "WORKLOAD_RANDOMIZERS",
     "baseline_mechanism",
     "build_central_mechanism",
     "build_mechanism",
+    "candidate_list",
+    "check_max_report_bytes",
     "check_optimized_size",
     "central_strategy",
     "check_strategy_name",
     "design_count_mechanism",
+    "lower_bound",
     "marginal_order",
+    "report_bytes",
     "solve_count_lp",
     "solve_ldp_lp",
+    "workload_eigenpairs",
     "workload_randomizer",
     "worst_case_variance",
 ]

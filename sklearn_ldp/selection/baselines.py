@@ -12,11 +12,15 @@ import numbers
 
 import numpy as np
 
-from .._validation import did_you_mean
+from .._validation import describe, did_you_mean
+from ..mechanisms._base.bits import n_packed_bytes
 from ..mechanisms._base.mechanism import mechanism_class
+from ..mechanisms._base.rows import empty_reports
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
 from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.marginals.fourier import fourier_strategy
+from ..mechanisms.multi_attribute.columns import column_part
+from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..mechanisms.oracles.hadamard_workload import workload_hadamard
 from ..mechanisms.ranges.hierarchical import hierarchical_strategy
 from ..workloads import as_workload, histogram
@@ -40,6 +44,16 @@ WORKLOAD_RANDOMIZER_MAX_ENTRIES = 2**24
 SCALABLE_ADVICE = ("for histograms 'olh', 'hadamard' or 'hrr'; for ranges, prefixes and "
                    "quantiles 'hierarchical' or 'haar'; for marginals the marginal strategies "
                    "('inp_ht') with MarginalEstimator; or strategy='auto'")
+
+# "auto" and "optimized" leave out candidates whose reports take more bytes a user than this
+# (max_report_bytes): one report then fits in one network packet (an Ethernet or mobile MTU
+# of 1280-1500 bytes, with room for headers), which keeps unary encodings and subset selection
+# (a bit per cell) to domains of at most 8192 cells unless a larger limit is asked for.
+DEFAULT_MAX_REPORT_BYTES = 1024
+# Reports that are a packed bitmap of one bit per cell (the layout of bits.n_packed_bytes):
+# their size is known without sampling one (subset selection's sampler prepares tables that
+# took 4 s at 2^20 cells).
+PACKED_BITMAP_ORACLES = ("rappor", "oue", "subset_selection")
 
 # A baseline strategy matrix may start the optimizer when it has at most this many outputs
 # per cell (unary encoding and subset selection have exponentially many).
@@ -233,3 +247,70 @@ def worst_case_variance(mechanism, gram):
     if gram is None:
         gram = histogram(mechanism.n_inputs).gram()
     return variances(mechanism, gram)[0]
+
+
+def check_max_report_bytes(max_report_bytes):
+    """``max_report_bytes`` checked: a positive integer, or None (no limit).
+
+    Examples
+    --------
+    >>> check_max_report_bytes(64), check_max_report_bytes(None)
+    (64, None)
+    """
+    if max_report_bytes is None:
+        return None
+    if isinstance(max_report_bytes, bool) or not isinstance(max_report_bytes, numbers.Integral):
+        raise ValueError(f"max_report_bytes must be a positive integer (bytes a user) or None, "
+                         f"got {describe(max_report_bytes)}.")
+    if max_report_bytes <= 0:
+        raise ValueError(f"max_report_bytes must be a positive integer (bytes a user), got "
+                         f"{describe(max_report_bytes)}.")
+    return int(max_report_bytes)
+
+
+def bitmap_report_bytes(name, n):
+    """Bytes a user of the oracle ``name`` over ``n`` cells if its report is a packed bitmap
+    (``PACKED_BITMAP_ORACLES``: ``ceil(n / 8)``), else None; known before building it.
+
+    Examples
+    --------
+    >>> bitmap_report_bytes("oue", 1000), bitmap_report_bytes("olh", 1000)
+    (125, None)
+    """
+    return n_packed_bytes(n) if name in PACKED_BITMAP_ORACLES else None
+
+
+def report_bytes(mechanism):
+    """Bytes one user's report takes: the row ``transform`` produces and the files store.
+
+    The width times the item size of the mechanism's report rows
+    (:func:`~sklearn_ldp.mechanisms._base.rows.empty_reports`, learned from one report), or,
+    for the oracles whose report is a packed bitmap of one bit per cell, ``ceil(n / 8)``
+    without sampling one.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any local mechanism.
+
+    Returns
+    -------
+    int
+        Bytes per user.
+
+    Examples
+    --------
+    >>> report_bytes(baseline_mechanism("olh", (2**20,), 1.0))
+    16
+    >>> report_bytes(baseline_mechanism("subset_selection", (2**20,), 1.0))
+    131072
+    """
+    if isinstance(mechanism, MultiAttributeMechanism):
+        # SPL, SMP, RS+FD: the row of the record part the encoder reports them in.
+        part = column_part([str(j) for j in range(mechanism.n_attributes)], mechanism)
+        return int(np.dtype(part.report_dtype).itemsize * part.width)
+    known = bitmap_report_bytes(mechanism.kind, mechanism.n_inputs)
+    if known is not None:
+        return known
+    empty = empty_reports(mechanism)
+    return int(empty.dtype.itemsize * math.prod(empty.shape[1:]))

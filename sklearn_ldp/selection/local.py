@@ -27,7 +27,11 @@ Names:
   whichever has the least worst-case error on the workload, so it is never worse than a
   closed form) and ``auto`` (the candidate with the least analytic worst-case error on the
   workload among the epsilon-LDP frequency oracles, the range mechanisms, the factorization
-  baselines and the optimizer's strategy).
+  baselines and the optimizer's strategy). Both leave out the candidates whose reports take
+  more than ``max_report_bytes`` bytes a user
+  (:func:`~sklearn_ldp.selection.baselines.report_bytes`), score the cheap candidates first
+  (``candidate_list``) and ``auto`` skips a costly one whose :func:`lower_bound` already
+  exceeds the best worst case found.
 
 Marginal strategies as candidates of ``optimized`` and ``auto``: a
 :class:`~sklearn_ldp.mechanisms.marginals.base.MarginalMechanism` answers marginal tables only
@@ -43,11 +47,14 @@ but on the 2-way marginals of 4 x 4, 4 x 4 x 4 and 4 x 4 x 4 x 4 at eps 0.5 to 4
 case with the optimal decoder was 6 to 507 times the best closed form's, so it is not scored.
 """
 
+import functools
+import numbers
 import time
 
 import numpy as np
 
 from .._logging import get_logger
+from .._strategy_error import closed_form_eigensystem
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
 from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
@@ -59,14 +66,20 @@ from ..optimize.ldp_factorization import (
 from ..workloads import histogram
 from .baselines import (
     BASELINES,
+    DEFAULT_MAX_REPORT_BYTES,
     FACTORIZATION_BASELINES,
+    ORACLES,
+    RANGE_MECHANISMS,
     SCALABLE_ADVICE,
     WORKLOAD_RANDOMIZERS,
     baseline_mechanism,
+    bitmap_report_bytes,
+    check_max_report_bytes,
     check_strategy_name,
     coerce_workload,
     least_marginal_order,
     marginal_order,
+    report_bytes,
     start_matrix,
     variances,
     workload_randomizer,
@@ -84,6 +97,22 @@ OPTIMIZED_MAX_CELLS = 2048
 # histograms grows with the joint domain, e.g. 2.9e7 per user for OUE over 4^10 cells against
 # 204 for SMP over 4 x 4 x 4 x 4 x 4, and scoring them took 10 s at 4^10 cells).
 ONE_WAY_JOINT_MAX_CELLS = 2**16
+# The closed forms in the order they are scored: the cheap ones first, so that the costly ones
+# (the Hadamard response's exact variance took 9 to 14 s on a prefix over 525,600 cells) meet
+# a good best and their lower bound can spare them.
+SCORING_ORDER = (tuple(name for name in ORACLES if name != "hadamard") + RANGE_MECHANISMS
+                 + ("hadamard",) + FACTORIZATION_BASELINES)
+# Eigen-queries of the workload (the largest eigenvalues of its Gram) in the lower bound of a
+# candidate's error (lower_bound); on a prefix the first holds about 80% of the trace, and
+# its bound was 0.46 of the flat oracles' and the Hadamard response's worst case there (0.23 on
+# all ranges), far above the range mechanisms' error that rules them out.
+BOUND_EIGENPAIRS = 1
+# Mechanisms (by kind) whose exact error costs far more than their lower bound: the Hadamard
+# response (exact variance 20 s, bound 1.2 s and construction 0.8 s on a prefix over 525,600
+# cells, loaded machine). The others' bound costs about what their exact error does.
+BOUND_FIRST_KINDS = ("hadamard",)
+# A bound skips a candidate only when it exceeds the best worst case by more than rounding.
+BOUND_RTOL = 1e-6
 logger = get_logger("selection")
 
 
@@ -130,45 +159,212 @@ def _marginal_duplicates(shape, order):
             "marg_ht_matrix": f"{why}: the same strategy as 'fourier'"}
 
 
-def _skipped_row(reason, seconds=0.0):
-    return {"worst_case": np.nan, "average_case": np.nan, "seconds": seconds,
-            "status": "skipped", "reason": reason}
+# The fields of a row of the selection report, in the order of the encoder's ``selection_``.
+SELECTION_COLUMNS = ["worst_case", "average_case", "report_bytes", "lower_bound", "seconds",
+                     "status", "reason"]
+# Their types where the default (float, object) does not fit: bytes are whole, or missing.
+SELECTION_DTYPES = {"report_bytes": "Int64"}
 
 
-def _score_candidates(build, names, gram, n, deadline, label="auto",
-                      dense_limit=AUTO_DENSE_MAX_CELLS, duplicates=None):
-    """Score each named candidate on the workload; returns ``(rows, mechanisms)``.
+def _skipped_row(reason, seconds=0.0, size=np.nan, bound=np.nan):
+    return {"worst_case": np.nan, "average_case": np.nan, "report_bytes": size,
+            "lower_bound": bound, "seconds": seconds, "status": "skipped", "reason": reason}
 
-    ``rows`` maps every name to a dict (``worst_case``, ``average_case``, ``seconds``,
-    ``status`` "scored" or "skipped", ``reason``); ``mechanisms`` the scored ones. ``label``
-    (the strategy asked for) prefixes the log messages.
+
+def _scored_row(worst, average, size, seconds, reason="", bound=np.nan):
+    return {"worst_case": worst, "average_case": average, "report_bytes": size,
+            "lower_bound": bound, "seconds": seconds, "status": "scored", "reason": reason}
+
+
+def candidate_list(closed_form):
+    """The closed-form candidates of ``"auto"`` and ``"optimized"``, cheapest to score first.
+
+    Parameters
+    ----------
+    closed_form : callable
+        ``closed_form(name)`` builds the named baseline for the domain and workload.
+
+    Returns
+    -------
+    list of (str, callable)
+        ``(name, builder)`` pairs; ``builder()`` returns the candidate mechanism.
+
+    Examples
+    --------
+    >>> names = [name for name, _ in candidate_list(print)]
+    >>> names[:3], names.index("hadamard") > names.index("haar")
+    (['randomized_response', 'rappor', 'oue'], True)
     """
-    rows, mechanisms = {}, {}
-    for name in names:
+    return [(name, functools.partial(closed_form, name)) for name in SCORING_ORDER]
+
+
+def workload_eigenpairs(gram, top=BOUND_EIGENPAIRS):
+    """The ``top`` largest eigenvalues of a workload's Gram and their eigenvectors (as rows),
+    when known in closed form (prefix and all-range workloads, possibly scaled), else None.
+
+    Examples
+    --------
+    >>> from sklearn_ldp import workloads
+    >>> values, vectors = workload_eigenpairs(workloads.prefix(100).gram(), top=2)
+    >>> vectors.shape, bool(values[0] > values[1])
+    ((2, 100), True)
+    """
+    return closed_form_eigensystem(gram, top=top)
+
+
+def lower_bound(mechanism, eigenpairs):
+    r"""A lower bound on the mechanism's worst-case per-user variance, from eigen-queries.
+
+    A user of type ``u`` contributes a decoded vector of covariance ``C_u`` (positive
+    semidefinite: the decoder is linear and unbiased), and the per-user variance of the
+    workload is ``z_u = tr(G C_u)``. For eigenpairs ``(lambda_j, v_j)`` of the Gram ``G``,
+    ``G' = sum_j lambda_j v_j v_j^T <= G``, so ``z_u >= tr(G' C_u) = sum_j lambda_j
+    z_u(v_j)``, where ``z_u(v_j)`` is the per-user variance of the one query ``v_j``: the
+    maximum over ``u`` bounds the worst case. It costs the variances of ``len(lambda)``
+    queries instead of the whole workload.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The candidate.
+    eigenpairs : (ndarray, ndarray)
+        Eigenvalues and eigenvectors (rows) of the workload's Gram, as
+        :func:`workload_eigenpairs` returns them.
+
+    Returns
+    -------
+    float
+        At most the worst case over the user types of the workload's per-user variance.
+
+    References
+    ----------
+    .. [1] R. McKenna, R. K. Maity, A. Mazumdar and G. Miklau, "A workload-adaptive
+       mechanism for linear queries under local differential privacy", PVLDB
+       13(11):1905-1918, 2020 (the per-user variance ``tr(G C_u)``).
+
+    Examples
+    --------
+    >>> from sklearn_ldp import workloads
+    >>> gram = workloads.prefix(64).gram()
+    >>> olh = baseline_mechanism("olh", (64,), 1.0)
+    >>> bool(lower_bound(olh, workload_eigenpairs(gram)) <= variances(olh, gram)[0])
+    True
+    """
+    values, vectors = eigenpairs
+    return float(np.max(values @ mechanism.query_variance(vectors)))
+
+
+def _size_before_building(name, n, max_report_bytes):
+    """The reason to skip a packed-bitmap oracle over the size limit before building it."""
+    size = bitmap_report_bytes(name, n)
+    if size is not None and max_report_bytes is not None and size > max_report_bytes:
+        return size, _size_reason(size, max_report_bytes)
+    return np.nan, None
+
+
+def _size_reason(size, max_report_bytes):
+    return f"reports of {size} bytes a user, over max_report_bytes={max_report_bytes}"
+
+
+def _check_size(mechanism, max_report_bytes):
+    """``(bytes a user, reason to skip or None)`` of a candidate under ``max_report_bytes``."""
+    size = report_bytes(mechanism)
+    if max_report_bytes is not None and size > max_report_bytes:
+        return size, _size_reason(size, max_report_bytes)
+    return size, None
+
+
+def _score_candidates(candidates, gram, n, deadline, label="auto",
+                      dense_limit=AUTO_DENSE_MAX_CELLS, duplicates=None,
+                      max_report_bytes=DEFAULT_MAX_REPORT_BYTES, gram_eigenpairs=None):
+    """Score each ``(name, builder)`` candidate on the workload; returns ``(rows,
+    mechanisms, too_large)``.
+
+    ``rows`` maps every name to a dict (``worst_case``, ``average_case``, ``report_bytes``,
+    ``lower_bound``, ``seconds``, ``status`` "scored" or "skipped", ``reason``);
+    ``mechanisms`` the scored ones; ``too_large`` those left out by ``max_report_bytes``
+    (name -> mechanism, or -> bytes a user when not built). A candidate of a kind in
+    ``BOUND_FIRST_KINDS`` whose :func:`lower_bound` (from ``gram_eigenpairs()``, which
+    returns the eigenpairs or None) exceeds the best worst case scored so far is skipped
+    without its exact error. ``label`` (the strategy asked for) prefixes the log messages.
+    """
+    rows, mechanisms, too_large = {}, {}, {}
+    best = (None, np.inf)  # name and worst case of the best candidate scored so far
+    for name, build in candidates:
         reason = _skip_reason(name, n, dense_limit, duplicates)
         if reason is None and time.perf_counter() > deadline:
             reason = "selection time budget used up"
+        size = np.nan
+        if reason is None:
+            size, reason = _size_before_building(name, n, max_report_bytes)
+            if reason is not None:
+                too_large[name] = size
         if reason is not None:
-            rows[name] = _skipped_row(reason)
+            rows[name] = _skipped_row(reason, size=size)
             logger.info("%s: skipped %s (%s)", label, name, reason)
             continue
         start = time.perf_counter()
-        try:
-            mechanism = build(name)
-            worst, average = variances(mechanism, gram)
-        except (ValueError, NotImplementedError, MemoryError) as exc:
-            rows[name] = _skipped_row(f"{type(exc).__name__}: {exc}",
-                                      time.perf_counter() - start)
-            logger.info("%s: skipped %s (%s)", label, name, exc)
+        mechanism, row, oversized = _assess(build, gram, max_report_bytes, best,
+                                            gram_eigenpairs)
+        rows[name] = dict(row, seconds=time.perf_counter() - start)
+        if row["status"] == "skipped":
+            if oversized:
+                too_large[name] = mechanism
+            logger.info("%s: skipped %s (%s)", label, name, row["reason"])
             continue
-        seconds = time.perf_counter() - start
-        rows[name] = {"worst_case": worst, "average_case": average, "seconds": seconds,
-                      "status": "scored", "reason": "" if np.isfinite(worst) else
-                      "cannot answer the workload without bias"}
         mechanisms[name] = mechanism
-        logger.info("%s: scored %s: worst-case per-user variance %.6g (%.2f s)", label, name,
-                    worst, seconds)
-    return rows, mechanisms
+        if row["worst_case"] < best[1]:
+            best = (name, row["worst_case"])
+        logger.info("%s: scored %s: worst-case per-user variance %.6g, %d bytes a user "
+                    "(%.2f s)", label, name, row["worst_case"], row["report_bytes"],
+                    rows[name]["seconds"])
+    return rows, mechanisms, too_large
+
+
+def _assess(build, gram, max_report_bytes, best, gram_eigenpairs):
+    """Build one candidate and score it unless its size or its lower bound rules it out.
+
+    ``best``: ``(name, worst case)`` of the best candidate so far. Returns ``(mechanism,
+    row, oversized)``: ``oversized`` when ``max_report_bytes`` left it out.
+    """
+    try:
+        mechanism = build()
+        size, reason = _check_size(mechanism, max_report_bytes)
+        if reason is not None:
+            return mechanism, _skipped_row(reason, size=size), True
+        bound = np.nan
+        if (np.isfinite(best[1]) and gram_eigenpairs is not None
+                and mechanism.kind in BOUND_FIRST_KINDS and gram_eigenpairs() is not None):
+            try:
+                bound = lower_bound(mechanism, gram_eigenpairs())
+            except (ValueError, MemoryError):
+                bound = np.nan  # no bound: the exact error decides
+            if bound > best[1] * (1.0 + BOUND_RTOL):
+                return None, _skipped_row(
+                    f"lower bound {bound:.6g} on its worst case already above {best[0]!r}'s "
+                    f"{best[1]:.6g}", size=size, bound=bound), False
+        worst, average = variances(mechanism, gram)
+    except (ValueError, NotImplementedError, MemoryError) as exc:
+        return None, _skipped_row(f"{type(exc).__name__}: {exc}"), False
+    return mechanism, _scored_row(worst, average, size, 0.0, "" if np.isfinite(worst) else
+                                  "cannot answer the workload without bias", bound), False
+
+
+def _no_candidate_fits(too_large, gram, max_report_bytes):
+    """The ValueError when ``max_report_bytes`` leaves no candidate that answers the workload:
+    it names the smallest report size that does."""
+    # SPL, SMP and RS+FD are candidates only for the one-way marginals, which they answer;
+    # the unary encodings and subset selection (not built) answer every workload.
+    sizes = sorted((mechanism, name) if isinstance(mechanism, numbers.Integral) else
+                   (report_bytes(mechanism), name) for name, mechanism in too_large.items()
+                   if isinstance(mechanism, (numbers.Integral, MultiAttributeMechanism))
+                   or mechanism.supports_gram(gram))
+    if not sizes:
+        return None
+    size, name = sizes[0]
+    return ValueError(f"max_report_bytes={max_report_bytes} leaves no candidate strategy that "
+                      f"answers this workload; the smallest reports that do take {size} "
+                      f"bytes a user ({name!r}): pass max_report_bytes={size} or more.")
 
 
 def _choose(rows):
@@ -214,6 +410,7 @@ def build_mechanism(
     max_seconds=None,
     workload_matrix=None,
     multi_attribute=False,
+    max_report_bytes=DEFAULT_MAX_REPORT_BYTES,
 ):
     """Build the named strategy for a domain of the given shape and an optional workload.
 
@@ -248,6 +445,12 @@ def build_mechanism(
         (``report["protocol"]``:
         its ``(protocol, oracle)``), which answers per-attribute histograms, not the workload
         matrix: a caller that asks for it must decode it as such.
+    max_report_bytes : int or None, default=DEFAULT_MAX_REPORT_BYTES
+        ``"auto"`` and ``"optimized"`` only: the candidates whose reports take more bytes a
+        user (:func:`~sklearn_ldp.selection.baselines.report_bytes`) are left out (listed
+        as skipped); None: no limit. The default, 1024, keeps one report within one network
+        packet. A strategy asked for by name is built whatever its size. Raises a
+        ValueError naming the smallest size that would do when no candidate fits.
 
     Returns
     -------
@@ -257,9 +460,11 @@ def build_mechanism(
     report : dict
         ``candidates`` (strategy name -> worst-case per-user variance of every scored
         candidate, ``inf`` if it cannot answer the workload), ``selection`` (one dict per
-        candidate considered: ``worst_case``, ``average_case``, ``seconds``, ``status`` in
-        {"scored", "skipped", "chosen"} and a ``reason``: why it was skipped, or for
-        ``"optimized"`` the comparison), ``chosen`` (the name of the candidate returned),
+        candidate considered: ``worst_case``, ``average_case``, ``report_bytes`` (bytes a
+        user, NaN if not built), ``lower_bound`` (:func:`lower_bound` on the worst case, NaN
+        if not computed), ``seconds``, ``status`` in {"scored", "skipped", "chosen"} and a
+        ``reason``: why it was skipped, or for ``"optimized"`` the comparison), ``chosen``
+        (the name of the candidate returned), ``report_bytes`` (its bytes a user),
         ``expected_error``; when the optimizer ran: ``n_iter``, ``history``, ``converged``,
         ``stopped_by_budget``, ``optimizer`` (``worst_case``, ``average_case`` and ``start``
         of the optimizer's strategy, ``runs``: the worst case of each start) and, for
@@ -267,6 +472,7 @@ def build_mechanism(
         strategy, or None).
     """
     check_strategy_name(name)
+    max_report_bytes = check_max_report_bytes(max_report_bytes)
     shape = tuple(int(size) for size in shape)
     if name in MARGINAL_STRATEGIES:  # no workload: every marginal up to max_order
         mechanism = build_marginal_mechanism(name, shape, epsilon, marginal_order(shape,
@@ -294,10 +500,12 @@ def build_mechanism(
         else:
             mechanism = workload_randomizer(name, n, epsilon, workload, delta)
         worst, average = variances(mechanism, gram)
-        row = {"worst_case": worst, "average_case": average,
-               "seconds": time.perf_counter() - start, "status": "chosen", "reason": ""}
+        size = report_bytes(mechanism)
+        row = dict(_scored_row(worst, average, size, time.perf_counter() - start),
+                   status="chosen")
         return mechanism, {"candidates": {name: worst}, "selection": {name: row},
-                           "chosen": name, "expected_error": _expected_error(row)}
+                           "chosen": name, "expected_error": _expected_error(row),
+                           "report_bytes": size}
 
     if isinstance(init, str) and init not in ("random", "baseline", "best"):
         raise ValueError(
@@ -331,20 +539,27 @@ def build_mechanism(
             # "optimized" scores whatever "auto" scores, whatever its budget (so it is never
             # worse than auto's pick): the structured closed forms, and the dense ones up to
             # AUTO_DENSE_MAX_CELLS cells; beyond, the dense ones while its budget lasts.
+            # "optimized" scores every closed form exactly (no lower-bound skips).
             always = np.inf if name == "optimized" else deadline
-            rows, mechanisms = {}, {}
-            for names, until in (
-                    ([key for key in BASELINES if key not in FACTORIZATION_BASELINES], always),
-                    (FACTORIZATION_BASELINES, always if n <= AUTO_DENSE_MAX_CELLS else deadline)):
-                part_rows, part = _score_candidates(closed_form, names, gram, n, until, name,
-                                                    dense_limit,
-                                                    _marginal_duplicates(shape, order))
+            dense_until = always if n <= AUTO_DENSE_MAX_CELLS else deadline
+            eigenpairs = None if name == "optimized" else functools.cache(
+                lambda: workload_eigenpairs(gram))
+            candidates = candidate_list(closed_form)
+            rows, mechanisms, oversized = {}, {}, {}
+            for dense, until in ((False, always), (True, dense_until)):
+                part = [pair for pair in candidates
+                        if (pair[0] in FACTORIZATION_BASELINES) == dense]
+                part_rows, part_mechanisms, part_oversized = _score_candidates(
+                    part, gram, n, until, name, dense_limit,
+                    _marginal_duplicates(shape, order), max_report_bytes, eigenpairs)
                 rows.update(part_rows)
-                mechanisms.update(part)
+                mechanisms.update(part_mechanisms)
+                oversized.update(part_oversized)
         else:
             too_large = (f"joint domain of {n} cells: scored for one-way marginals up to "
                          f"{ONE_WAY_JOINT_MAX_CELLS} cells (SPL, SMP, RS+FD answer them)")
-            rows, mechanisms = {key: _skipped_row(too_large) for key in BASELINES}, {}
+            rows, mechanisms, oversized = {key: _skipped_row(too_large)
+                                           for key in BASELINES}, {}, {}
         run_optimizer = joint and (name == "optimized" or n <= AUTO_OPTIMIZE_MAX_CELLS)
         report = {}
         if run_optimizer and time.perf_counter() >= deadline:
@@ -359,12 +574,17 @@ def build_mechanism(
             optimized, report = _optimize(gram, epsilon, n_outputs, init, rows, mechanisms,
                                           max_iter, tol, random_state, deadline, verbose)
             worst, average = variances(optimized, gram)
-            rows["optimized"] = {"worst_case": worst, "average_case": average,
-                                 "seconds": time.perf_counter() - optimizer_start,
-                                 "status": "scored",
-                                 "reason": f"optimizer started from {report['optimizer']['start']}"}
+            size, reason = _check_size(optimized, max_report_bytes)
+            seconds = time.perf_counter() - optimizer_start
             report["optimizer"].update(worst_case=worst, average_case=average)
-            mechanisms["optimized"] = optimized
+            if reason is None:
+                rows["optimized"] = _scored_row(
+                    worst, average, size, seconds,
+                    f"optimizer started from {report['optimizer']['start']}")
+                mechanisms["optimized"] = optimized
+            else:
+                rows["optimized"] = _skipped_row(reason, seconds, size)
+                oversized["optimized"] = optimized
         elif not joint:
             rows["optimized"] = _skipped_row(too_large)
         else:
@@ -376,8 +596,19 @@ def build_mechanism(
         # the optimizer, which starts from joint-domain strategy matrices only).
         _, protocol_rows, protocol_mechanisms = select_attribute_protocol(shape, epsilon)
         for key, row in protocol_rows.items():
-            rows[key] = dict(row, status="scored")
-        mechanisms.update(protocol_mechanisms)
+            size, reason = _check_size(protocol_mechanisms[key], max_report_bytes)
+            if reason is None:
+                rows[key] = _scored_row(row["worst_case"], row["average_case"], size,
+                                        row["seconds"], row["reason"])
+                mechanisms[key] = protocol_mechanisms[key]
+            else:
+                rows[key] = _skipped_row(reason, row["seconds"], size)
+                oversized[key] = protocol_mechanisms[key]
+    if not any(row["status"] == "scored" and np.isfinite(row["worst_case"])
+               for row in rows.values()):
+        error = _no_candidate_fits(oversized, gram, max_report_bytes)
+        if error is not None:
+            raise error
     best, scored = _choose(rows)
     rows[best]["status"] = "chosen"
     if name == "optimized":
@@ -398,6 +629,7 @@ def build_mechanism(
     report["selection"] = rows
     report["chosen"] = best
     report["expected_error"] = _expected_error(rows[best])
+    report["report_bytes"] = rows[best]["report_bytes"]
     if isinstance(mechanisms[best], MultiAttributeMechanism):
         report["protocol"] = (mechanisms[best].protocol, mechanisms[best].oracle)
     return mechanisms[best], report
