@@ -17,16 +17,16 @@ Rows (the rows of ``/work/shared/reference/peer_figures.md`` that run here):
   round of L-GRR, L-OUE, L-OSUE and dBitFlipPM (multi-freq-ldpy). Ours: ``LongitudinalEncoder
   (...).fit()``, ``new_state(N)``, ``LongitudinalEstimator().partial_fit(encoder.transform(values,
   state=state))``, the first round (which draws the permanent responses) and, for the time
-  ratio of later rounds, the second. The peer's estimators clip and renormalize; so do
-  ``AttributeHistogramEstimator`` (its default ``postprocess="clip"``) and
-  ``LongitudinalEstimator(normalize=True)`` here.
+  ratio of later rounds, the second. The peer's estimators clip and renormalize;
+  ``AttributeHistogramEstimator`` does the same by default (``postprocess="clip"``), while
+  ``LongitudinalEstimator(normalize=True)`` only divides by N (unbiased).
 
 The peers run in their own virtual environment (``/work/peers-venv``, never imported here),
 one client call per user as their APIs take them, on the first ``--peer-users`` users of the
 same data (default 50,000): their cost is linear in the users (a Python loop per user), so
-their seconds are scaled to ``--users`` and marked "x10" (the factor). multi-attribute peers
-are read from ``bench_multi_attribute``'s cache of full 10^6-user runs when it holds them.
-Peer results are kept in ``--peer-cache`` so that a rerun only times our side.
+their seconds are scaled to ``--users`` and marked "(x20)" (the factor). Peer results are
+kept in ``--peer-cache`` so that a rerun only times our side (delete it to time both sides
+under the same load: the ratio is only meaningful within one run).
 
 Our side: CPU time (``process_time``, all threads) of the whole public-API call, best of
 ``--repeats`` runs after one untimed warm-up run (which fills the per-process caches: the
@@ -41,7 +41,6 @@ Examples
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -51,7 +50,6 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import cached_peer, fmt, machine_note, print_table, run_peer  # noqa: E402
-from bench_multi_attribute import PEER_CACHE as MULTI_CACHE  # noqa: E402
 from bench_multi_attribute import PEER_SOURCE as MULTI_SOURCE  # noqa: E402
 from bench_multi_attribute import SHAPE, make_records  # noqa: E402
 
@@ -258,19 +256,12 @@ def multi_rows(args):
 
 
 def multi_peer(args, records, protocol, oracle):
-    """multi-freq-ldpy on the records: the first run kept by bench_multi_attribute at these
-    users if there is one, else a run on ``--peer-users`` records."""
+    """multi-freq-ldpy on the first ``--peer-users`` records."""
     params = {"protocol": protocol, "oracle": oracle, "epsilon": args.epsilon,
               "shape": list(SHAPE), "seed": 0}
-    key = f"v3:{args.users}:{sorted(params.items())}:run0"
-    stored = {}
-    if os.path.exists(MULTI_CACHE):
-        with open(MULTI_CACHE) as handle:
-            stored = json.load(handle)
-    n_peer = args.users if key in stored else min(args.peer_users, args.users)
-    result = stored.get(key) or cached_peer(
-        args.peer_cache, f"v1:{n_peer}:multi:{sorted(params.items())}",
-        lambda: run_peer(MULTI_SOURCE, {"records": records[:n_peer]}, params))
+    n_peer = min(args.peer_users, args.users)
+    result = cached_peer(args.peer_cache, f"v1:{n_peer}:multi:{sorted(params.items())}",
+                         lambda: run_peer(MULTI_SOURCE, {"records": records[:n_peer]}, params))
     if "error" in result:
         return result
     mse_n = float(np.concatenate([
