@@ -44,7 +44,7 @@ import sklearn_ldp  # noqa: E402
 from sklearn_ldp import LDPEncoder  # noqa: E402
 from sklearn_ldp.domain import Domain  # noqa: E402
 
-STRATEGIES = ("randomized_response", "olh")
+STRATEGIES = ("randomized_response", "olh", "hadamard")
 
 
 def make_inputs(n_users, rng):

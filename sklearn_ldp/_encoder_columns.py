@@ -425,7 +425,10 @@ class ColumnsEncoderMixin:
         if missing:
             raise ValueError(f"The data is missing the column(s) {missing!r} of the record "
                              f"{list(columns)!r}.")
-        records = np.empty((n_rows, len(columns)))
+        # Category codes stay integers when every column is categorical; column-major, so
+        # that each column is written (and read by its part) contiguously.
+        records = np.empty((n_rows, len(columns)), order="F",
+                           dtype=np.float64 if self.bounds_ else np.int64)
         clipped = {}
         categorical = [] if self.domain_ is None else list(self.domain_.columns)
         unknown = self._replacements("unknown_category", categorical, tuple(self.bounds_))

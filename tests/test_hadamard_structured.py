@@ -474,3 +474,23 @@ def test_range_variance_summary_bad_input():
         mechanism.range_variance_summary([0.5], [1])
     with pytest.raises(ValueError, match="same shape"):
         mechanism.range_variance_summary([0, 1], [1])
+
+
+@pytest.mark.parametrize(("n", "epsilon", "layout"), [(100, 1.0, None), (37, 2.0, None),
+                                                      (64, 1.0, "paper"), (1024, 1.0, None)])
+def test_histogram_variance_kept_per_layout_equals_the_computed_one(n, epsilon, layout):
+    """The histogram's per-user variances are kept per (n, epsilon, layout): equal to the
+    structured computation (and to a dense identity Gram), scaled with a weighted
+    histogram, and not writable through what is returned."""
+    mechanism = HadamardResponse(n, epsilon, layout=layout)
+    kept = mechanism.per_user_variance(_gram.IdentityGram(n))
+    computed = hadamard_variance._HadamardVariance.per_user_variance(
+        mechanism, _gram.IdentityGram(n))
+    np.testing.assert_allclose(kept, computed, rtol=1e-12, atol=0)
+    if n <= 128:
+        np.testing.assert_allclose(kept, mechanism.per_user_variance(_gram.DenseGram(np.eye(n))),
+                                   rtol=1e-9)
+    np.testing.assert_allclose(mechanism.per_user_variance(_gram.IdentityGram(n, 2.5)),
+                               2.5 * computed, rtol=1e-12)
+    kept[0] = -1.0  # the caller's array, not the kept one
+    assert mechanism.per_user_variance(_gram.IdentityGram(n))[0] == computed[0]

@@ -35,7 +35,7 @@ from ..numeric.base import NUMERIC_MECHANISMS
 from ..numeric.means import MeanMechanism, SampledMeanMechanism
 from ..numeric.registry import numeric_mechanism_from_dict
 from ..numeric.square_wave import SquareWaveMechanism
-from .mechanisms import MAX_ATTRIBUTES, MultiAttributeMechanism
+from .mechanisms import MAX_ATTRIBUTES, MultiAttributeMechanism, smp_groups
 
 COLUMNS_KIND = "columns"
 COLUMNS_SPEC_VERSION = 1
@@ -69,6 +69,13 @@ def _integer_entries(block, dtype):
     rows_ok = ok.all(axis=tuple(range(1, ok.ndim))) if ok.ndim > 1 else ok
     safe = np.where(ok, block, 0).astype(dtype) if not ok.all() else block.astype(dtype)
     return safe, rows_ok
+
+
+def _as_index(positions):
+    """``positions`` as a slice when they are consecutive and ascending, else the list."""
+    if positions == list(range(positions[0], positions[0] + len(positions))):
+        return slice(positions[0], positions[0] + len(positions))
+    return positions
 
 
 class _Part:
@@ -378,22 +385,8 @@ class _MultiAttributePart(_Part):
         return self.mechanism.exact_law(np.asarray(values).astype(np.int64))
 
     def randomize(self, records, rng):
-        native = self.mechanism.randomize(records.astype(np.int64), rng)
-        n = records.shape[0]
-        block = np.zeros((n, self.width), dtype=self.report_dtype)
-        if self._smp:
-            attribute = native["attribute"]
-            block[:, 0] = attribute
-            for i, part in enumerate(native["reports"]):
-                # Explicit widths: an attribute no user sampled has an empty part, whose
-                # width -1 cannot infer.
-                block[attribute == i, 1:1 + self._widths[i]] = part.reshape(part.shape[0],
-                                                                            self._widths[i])
-            return block
-        for i, part in enumerate(native["reports"]):
-            start = self._offsets[i]
-            block[:, start:start + self._widths[i]] = part.reshape(n, self._widths[i])
-        return block
+        return self.mechanism.randomize_rows(records.astype(np.int64, copy=False), rng,
+                                             self.report_dtype)
 
     def _oracle_validity(self, i, sub):
         native, ok = _integer_entries(sub, self._dtypes[i])
@@ -410,10 +403,14 @@ class _MultiAttributePart(_Part):
             return ok
         attribute, ok = _integer_entries(block[:, :1], np.int64)
         attribute = attribute[:, 0]
-        ok &= (attribute >= 0) & (attribute < self.mechanism.n_attributes)
+        d = self.mechanism.n_attributes
+        ok &= (attribute >= 0) & (attribute < d)
+        # Rows grouped by attribute, the invalid ones in an extra group d (never read).
+        grouped = np.where(ok, attribute, d).astype(np.min_scalar_type(d))
+        order, bounds = smp_groups(grouped, d + 1)
         rest = block[:, 1:]
         for i, width in enumerate(self._widths):
-            rows = np.flatnonzero(ok & (attribute == i))
+            rows = order[bounds[i]:bounds[i + 1]]
             if not rows.size:
                 continue
             valid = self._oracle_validity(i, rest[rows, :width])
@@ -430,8 +427,10 @@ class _MultiAttributePart(_Part):
                 reports.append(sub if self._packed[i] else sub[:, 0])
             return {"attribute": None, "reports": reports}
         attribute = block[:, 0].astype(self._attribute_dtype)
+        order, bounds = smp_groups(attribute, self.mechanism.n_attributes)
         for i, width in enumerate(self._widths):
-            sub = block[attribute == i, 1:1 + width].astype(self._dtypes[i])
+            # The rows of attribute i in user order, as randomize returns them.
+            sub = block[order[bounds[i]:bounds[i + 1]], 1:1 + width].astype(self._dtypes[i])
             reports.append(sub if self._packed[i] else sub[:, 0])
         return {"attribute": attribute, "reports": reports}
 
@@ -679,7 +678,9 @@ class ColumnsMechanism(Mechanism):
                                                               strict=True)]
         self.statistic_size = int(sizes[-1])
         self.float_statistic = any(part.float_statistic for part in parts)
-        self._positions = [[columns.index(column) for column in part.columns]
+        # A part over a run of consecutive columns takes them as a slice (a view: no copy of
+        # the records on the client's path).
+        self._positions = [_as_index([columns.index(column) for column in part.columns])
                            for part in parts]
 
     # ------------------------------------------------------------------ description

@@ -217,6 +217,25 @@ def split_budget(epsilon, n_parts, build):
                      f"epsilon={epsilon!r}.")
 
 
+def smp_groups(attribute, n_attributes):
+    """``(order, bounds)``: the users sorted by the attribute they chose (stably, so in user
+    order within each attribute), and where each attribute's users start and stop in it.
+
+    ``order[bounds[i]:bounds[i + 1]]`` are the rows of ``attribute == i``: one stable sort
+    (radix sort on small integer dtypes) instead of a mask and a copy per attribute.
+
+    Examples
+    --------
+    >>> order, bounds = smp_groups(np.array([1, 0, 1, 2], dtype=np.uint8), 3)
+    >>> order.tolist(), bounds.tolist()
+    ([1, 0, 2, 3], [0, 1, 3, 4])
+    """
+    order = np.argsort(attribute, kind="stable")
+    bounds = np.zeros(n_attributes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(attribute, minlength=n_attributes), out=bounds[1:])
+    return order, bounds
+
+
 def _check_shape(shape):
     try:
         shape = tuple(shape)
@@ -414,43 +433,77 @@ class MultiAttributeMechanism(SpecEquality):
             ``"reports"``: a list with each attribute's oracle reports (for SMP, only the
             users who chose that attribute, in user order).
         """
+        return self._randomize(records, rng)[0]
+
+    def randomize_rows(self, records, rng, dtype=np.int64):
+        """``report_rows(randomize(records, rng), dtype)``: the same draws, in one pass.
+
+        Examples
+        --------
+        >>> mechanism = MultiAttributeMechanism((2, 3), 1.0, protocol="smp")
+        >>> records = np.array([[0, 2], [1, 0], [1, 1]])
+        >>> rows = mechanism.randomize_rows(records, np.random.default_rng(0))
+        >>> same = mechanism.report_rows(mechanism.randomize(records, np.random.default_rng(0)))
+        >>> bool((rows == same).all())
+        True
+        """
+        reports, groups = self._randomize(records, rng)
+        return self.report_rows(reports, dtype, groups)
+
+    def _randomize(self, records, rng):
+        """:meth:`randomize`'s reports, and SMP's grouping of the users (else None)."""
         records = self._check_records(records)
         n = records.shape[0]
         if self.protocol == "spl":
             return {"attribute": None,
                     "reports": [oracle.randomize(records[:, i], rng)
-                                for i, oracle in enumerate(self.oracles)]}
+                                for i, oracle in enumerate(self.oracles)]}, None
         chosen = rng.integers(self.n_attributes, size=n)
         if self.protocol == "smp":
-            return {"attribute": chosen.astype(np.min_scalar_type(self.n_attributes - 1)),
-                    "reports": [oracle.randomize(records[chosen == i, i], rng)
-                                for i, oracle in enumerate(self.oracles)]}
+            attribute = chosen.astype(np.min_scalar_type(self.n_attributes - 1))
+            order, bounds = smp_groups(attribute, self.n_attributes)
+            # Each user's value of the attribute they chose, grouped by attribute (users in
+            # order within a group, as a mask per attribute would select them).
+            values = records[order, attribute[order]]
+            return {"attribute": attribute,
+                    "reports": [oracle.randomize(values[start:stop], rng)
+                                for oracle, start, stop in zip(self.oracles, bounds[:-1],
+                                                               bounds[1:], strict=True)]}, \
+                (order, bounds)
         reports = []
         for i, oracle in enumerate(self.oracles):
             column = self._fake(i, n, rng)
             real = chosen == i
             column[real] = oracle.randomize(records[real, i], rng)
             reports.append(column)
-        return {"attribute": None, "reports": reports}
+        return {"attribute": None, "reports": reports}, None
 
     def _columns(self, i):
         """Columns of attribute ``i``'s report in a row: 1 (a value) or its packed bytes."""
         return 1 if self.oracle == "grr" else (self.shape[i] + 7) // 8
 
-    def report_rows(self, reports):
-        """:meth:`randomize`'s reports as one int64 row per user (the rows of
-        :meth:`exact_law`): every attribute's report side by side (SPL, RS+FD), or the
-        chosen attribute then its report, padded with zeros (SMP)."""
-        parts = [np.asarray(part).astype(np.int64).reshape(len(part), -1)
-                 for part in reports["reports"]]
+    def report_rows(self, reports, dtype=np.int64, groups=None):
+        """:meth:`randomize`'s reports as one row per user (the rows of :meth:`exact_law`,
+        in ``dtype``): every attribute's report side by side (SPL, RS+FD), or the chosen
+        attribute then its report, padded with zeros (SMP; ``groups``: the attribute's
+        :func:`smp_groups` when known)."""
+        parts = [np.asarray(part) for part in reports["reports"]]
+        widths = [self._columns(i) for i in range(self.n_attributes)]
         if self.protocol != "smp":
-            return np.column_stack(parts)
-        attribute = np.asarray(reports["attribute"]).astype(np.int64)
-        width = max(self._columns(i) for i in range(self.n_attributes))
-        rows = np.zeros((attribute.shape[0], 1 + width), dtype=np.int64)
+            n = len(parts[0])
+            rows = np.empty((n, sum(widths)), dtype=dtype)
+            start = 0
+            for part, width in zip(parts, widths, strict=True):
+                rows[:, start:start + width] = part.reshape(n, width)
+                start += width
+            return rows
+        attribute = np.asarray(reports["attribute"])
+        rows = np.zeros((attribute.shape[0], 1 + max(widths)), dtype=dtype)
         rows[:, 0] = attribute
-        for i, part in enumerate(parts):
-            rows[attribute == i, 1:1 + part.shape[1]] = part
+        order, bounds = groups or smp_groups(attribute, self.n_attributes)
+        for i, (part, width) in enumerate(zip(parts, widths, strict=True)):
+            # Explicit widths: an attribute no user sampled has an empty part.
+            rows[order[bounds[i]:bounds[i + 1]], 1:1 + width] = part.reshape(len(part), width)
         return rows
 
     def exact_law(self, record):

@@ -62,6 +62,7 @@ import math
 import numpy as np
 
 from ..._fwht import hadamard_parity
+from ..._gram import IdentityGram
 from ..._validation import check_epsilon, check_positive_int
 from .._base.exact import ExactLaw, check_law_size
 from .._base.mechanism import (
@@ -150,6 +151,15 @@ def _chosen_layout(n, epsilon):
             or best_computable[0] <= (1 + COMPUTABLE_TOLERANCE) * best[0]):
         return best_computable[-1]
     return best[-1]
+
+
+@functools.lru_cache(maxsize=16)
+def _histogram_variance(n, epsilon, layout):
+    """Per-user variances of the histogram (unit Gram) for one layout (read-only)."""
+    mechanism = HadamardResponse(n, epsilon, layout=layout)
+    variances = super(HadamardResponse, mechanism).per_user_variance(IdentityGram(n))
+    variances.flags.writeable = False
+    return variances
 
 
 @cells_and_budget
@@ -415,6 +425,15 @@ class HadamardResponse(_HadamardVariance):
 
     def supports_gram(self, gram):
         return True
+
+    def per_user_variance(self, gram):
+        # The histogram's variances depend only on (n, epsilon, layout) and scale with the
+        # Gram (they are linear in it): computed once per process, so that refitting an
+        # encoder (a grid search, a pipeline refitted per batch) does not redo the dense
+        # partial block's transform.
+        if type(gram) is IdentityGram:
+            return gram.scale * _histogram_variance(self.n_inputs, self.epsilon, self.layout)
+        return super().per_user_variance(gram)
 
     # ------------------------------------------------------------------ serialization
     def to_dict(self):
