@@ -38,6 +38,7 @@ from ._base import (
     reports_or_privatized,
     start_batches,
 )
+from ._docstrings import estimator_docstring
 
 OUTPUTS = ("fraction", "count")
 # AttributeHistogramEstimator's postprocess values (the first is the default).
@@ -136,6 +137,7 @@ class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
                              f"{mechanism!r} hold none.")
         return positions
 
+    @estimator_docstring
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate.
 
@@ -145,13 +147,7 @@ class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
             The reports (a DataFrame whose ``attrs`` carry the mechanism:
             ``LDPEncoder(...).set_output(transform="pandas")``), or raw records when
             ``strategy`` is set (the estimator then privatizes them itself, a simulation).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
+        <ignored y and self: object>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_",
