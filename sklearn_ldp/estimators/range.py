@@ -130,6 +130,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
         return reports_or_privatized(self, X, first_call, branching=self.branching,
                                      oracle=self.oracle)
 
+    @estimator_docstring
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate the CDF.
 
@@ -140,13 +141,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
             whose ``attrs`` carry the mechanism (``LDPEncoder`` with
             ``set_output(transform="pandas")``; see
             :func:`~sklearn_ldp.deploy.io.reports_from_frame`); raw records with ``strategy`` set.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : RangeQueryEstimator
-            The fitted estimator (``cdf_``, ``expected_error_`` ... set).
+        <ignored y and self: RangeQueryEstimator>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_"))
