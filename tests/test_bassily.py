@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _sklearn_checks import FLOAT_CODES_REFUSED
-from _stats import check_unbiased_and_variance, chi_square_p_value
+from _stats import check_unbiased_and_variance, chi_square_p_value, replicated_statistics
 from scipy import integrate, special, stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -104,8 +104,8 @@ def test_gaussian_randomize_matches_analytic_moments():
     mechanism = GaussianMechanism(6, 1.0, delta=1e-5, workload=WIDE)
     rng = np.random.default_rng(1)
     users = np.repeat(np.arange(6), COUNTS)
-    answers = np.array([WIDE @ mechanism.estimate(mechanism.aggregate(
-        mechanism.randomize(users, rng))) for _ in range(1500)])
+    answers = np.array([WIDE @ mechanism.estimate(statistic) for statistic
+                        in replicated_statistics(mechanism, users, 1500, rng)])
     check_unbiased_and_variance(answers, WIDE @ COUNTS, mechanism.query_variance(WIDE) @ COUNTS)
 
 
@@ -357,8 +357,8 @@ def test_pure_estimate_unbiased_with_exact_variance(columns):
                         for _ in range(4000)])
     check_unbiased_and_variance(answers, A @ COUNTS, mechanism.query_variance(A) @ COUNTS)
     users = np.repeat(np.arange(6), COUNTS)
-    answers = np.array([A @ mechanism.estimate(mechanism.aggregate(
-        mechanism.randomize(users, rng))) for _ in range(1500)])
+    answers = np.array([A @ mechanism.estimate(statistic) for statistic
+                        in replicated_statistics(mechanism, users, 1500, rng)])
     check_unbiased_and_variance(answers, A @ COUNTS, mechanism.query_variance(A) @ COUNTS)
     assert mechanism.per_user_variance(A.T @ A) @ COUNTS == pytest.approx(
         (mechanism.query_variance(A) @ COUNTS).sum())
@@ -375,7 +375,7 @@ def test_pure_statistic_moments_simulated_and_randomized_agree():
     users = np.repeat(np.arange(6), COUNTS)
     for statistics in (
         np.array([mechanism.simulate_statistic(COUNTS, rng) for _ in range(3000)]),
-        np.array([mechanism.aggregate(mechanism.randomize(users, rng)) for _ in range(1500)]),
+        replicated_statistics(mechanism, users, 1500, rng),
     ):
         check_unbiased_and_variance(statistics[:, :4], mean, np.diag(covariance))
         p = mechanism.p_keep

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _stats import replicated_statistics
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_ldp import LDPEncoder, LDPReports, WorkloadEstimator, mechanism_from_json, workloads
@@ -210,8 +211,7 @@ def test_simulated_statistic_matches_the_clients(mechanism):
     rng = np.random.default_rng(11)
     repetitions = 600
     simulated = np.array([mechanism.simulate_statistic(counts, rng) for _ in range(repetitions)])
-    clients = np.array([mechanism.aggregate(mechanism.randomize(types, rng))
-                        for _ in range(repetitions)])
+    clients = replicated_statistics(mechanism, types, repetitions, rng)
     mean_gap = simulated.mean(axis=0) - clients.mean(axis=0)
     pooled = (simulated.var(axis=0, ddof=1) + clients.var(axis=0, ddof=1)) / 2
     live = pooled > 0
@@ -243,9 +243,9 @@ def test_tree_answers_are_unbiased_with_the_exact_variance(oracle, simulate, rep
     lo, hi, W = _all_ranges(n)
     rng = np.random.default_rng(5)
     answers, raw = [], []
-    for _ in range(repetitions):
-        statistic = (mechanism.simulate_statistic(counts, rng) if simulate
-                     else mechanism.aggregate(mechanism.randomize(types, rng)))
+    statistics = ([mechanism.simulate_statistic(counts, rng) for _ in range(repetitions)]
+                  if simulate else replicated_statistics(mechanism, types, repetitions, rng))
+    for statistic in statistics:
         answers.append(W @ mechanism.estimate(statistic))
         raw.append(mechanism.range_counts(statistic, lo, hi, consistency=False))
     for values, z in ((np.array(answers), mechanism.query_variance(W)),

@@ -14,16 +14,7 @@ from ..estimators import (
     MeanEstimator,
     WorkloadEstimator,
 )
-from ._common import (
-    Display,
-    check_error_kind,
-    check_flag,
-    check_same_length,
-    fitted,
-    interval,
-    shared_docstring,
-    std_errors_from,
-)
+from ._common import Display, check_error_kind, check_same_length, fitted, std_errors_from
 
 ERROR_KINDS = ("worst_case", "average_case")
 # More bars than this cannot be read (and take matplotlib minutes to draw).
@@ -108,9 +99,7 @@ class _BarsWithIntervals(Display):
         """Draw on new or given axes; set ``bars_``, ``errorbars_``, ``lower_``, ``upper_``,
         ``truth_``; return the bars' positions. ``truth`` is ``(values or None, label)``."""
         std_errors = check_same_length("std_errors", std_errors, estimates.shape[0])
-        clip = check_flag(self.clip_negative, "clip_negative")
-        center, self.lower_, self.upper_ = interval(estimates, std_errors, self.confidence,
-                                                    clip)
+        center, self.lower_, self.upper_ = self._interval(estimates, std_errors)
         ax = self._axes(ax)
         positions = np.arange(estimates.shape[0])
         spread = [center - self.lower_, self.upper_ - center]
@@ -131,7 +120,6 @@ class _BarsWithIntervals(Display):
         return positions
 
 
-@shared_docstring()
 class HistogramDisplay(_BarsWithIntervals):
     """A histogram, marginal or workload answers as bars with confidence intervals.
 
@@ -164,10 +152,7 @@ class HistogramDisplay(_BarsWithIntervals):
         The bars (heights: the estimates, at 0 where clipped).
     errorbars_ : matplotlib ErrorbarContainer
         The intervals.
-    lower_, upper_ : ndarray of shape (n_estimates,)
-        The ends of the intervals drawn.
-    truth_ : matplotlib Line2D or None
-        The markers of ``true_values``.
+    <interval attributes: n_estimates, true_values>
 
     See Also
     --------
@@ -176,13 +161,9 @@ class HistogramDisplay(_BarsWithIntervals):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import numpy as np
     >>> import pandas as pd
     >>> from sklearn_ldp import AttributeHistogramEstimator, HistogramDisplay
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"browser": rng.choice(["firefox", "chrome", "safari"], 5000)})
+    >>> df = pd.DataFrame({"browser": ["firefox"] * 2500 + ["chrome", "safari"] * 1250})
     >>> est = AttributeHistogramEstimator(
     ...     strategy="smp", epsilon=1.0,
     ...     categories={"browser": ["firefox", "chrome", "safari"]}, random_state=0).fit(df)
@@ -191,12 +172,13 @@ class HistogramDisplay(_BarsWithIntervals):
     3
     """
 
+    _kwargs_to = "``Axes.bar``"
+
     def __init__(self, estimates, std_errors, *, confidence=0.95, clip_negative=True,
                  true_values=None, units="share of users"):
         store_params(self, locals())
 
     @classmethod
-    @shared_docstring("``Axes.bar``")
     def from_estimator(cls, estimator, *, column=None, marginal=None, error=None,
                        confidence=0.95, clip_negative=True, true_values=None, ax=None,
                        **kwargs):
@@ -230,7 +212,6 @@ AdaptiveQueryEstimator
         return cls(estimates, std_errors, confidence=confidence, clip_negative=clip_negative,
                    true_values=true_values, units=units).plot(ax=ax, **kwargs)
 
-    @shared_docstring("``Axes.bar``")
     def plot(self, ax=None, **kwargs):
         """Draw the bars and their intervals.
 
@@ -248,14 +229,10 @@ AdaptiveQueryEstimator
         crowded = sum(len(label) + 2 for label in labels) > 60  # characters across the axis
         ax.set_xticks(x, labels, rotation=45 if crowded else 0,
                       horizontalalignment="right" if crowded else "center")
-        ax.set_ylabel(self.units)
-        if estimates.index.name:
-            ax.set_xlabel(str(estimates.index.name))
-        ax.legend(loc="best")
-        return self
+        return self._labelled(str(estimates.index.name) if estimates.index.name else None,
+                              self.units, loc="best")
 
 
-@shared_docstring()
 class HeavyHitterDisplay(_BarsWithIntervals):
     """Heavy hitters as horizontal bars with confidence intervals, the largest on top.
 
@@ -282,10 +259,7 @@ class HeavyHitterDisplay(_BarsWithIntervals):
         The bars (widths: the estimated shares).
     errorbars_ : matplotlib ErrorbarContainer
         The intervals.
-    lower_, upper_ : ndarray of shape (n_values,)
-        The ends of the intervals drawn.
-    truth_ : matplotlib Line2D or None
-        The markers of ``true_frequency``.
+    <interval attributes: n_values, true_frequency>
 
     See Also
     --------
@@ -294,20 +268,19 @@ class HeavyHitterDisplay(_BarsWithIntervals):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from sklearn_ldp import HeavyHitterDisplay
     >>> display = HeavyHitterDisplay(["a.com", "b.org"], [0.3, 0.1], [0.01, 0.01]).plot()
     >>> [round(float(bar.get_width()), 2) for bar in display.bars_]
     [0.3, 0.1]
     """
 
+    _kwargs_to = "``Axes.barh``"
+
     def __init__(self, values, frequencies, std_errors, *, confidence=0.95,
                  clip_negative=True, true_frequency=None):
         store_params(self, locals())
 
     @classmethod
-    @shared_docstring("``Axes.barh``")
     def from_estimator(cls, estimator, *, confidence=0.95, clip_negative=True,
                        true_frequency=None, ax=None, **kwargs):
         """Draw ``heavy_hitters_`` of a fitted HeavyHitterEstimator.
@@ -335,7 +308,6 @@ class HeavyHitterDisplay(_BarsWithIntervals):
                    clip_negative=clip_negative, true_frequency=true_frequency
                    ).plot(ax=ax, **kwargs)
 
-    @shared_docstring("``Axes.barh``")
     def plot(self, ax=None, **kwargs):
         """Draw the bars, the intervals and the true shares if given.
 
@@ -355,19 +327,16 @@ class HeavyHitterDisplay(_BarsWithIntervals):
         ax = self.ax_
         ax.set_yticks(y, [str(v) for v in values])
         ax.invert_yaxis()  # the most frequent first, at the top
-        ax.set_xlabel("share of users")
-        ax.legend(loc="lower right")
-        return self
+        return self._labelled("share of users", loc="lower right")
 
 
-@shared_docstring()
 class MeanDisplay(Display):
     """Means of numeric columns with their confidence intervals, one row per column.
 
     Parameters
     ----------
-    means : pandas.Series
-        The estimated means, indexed by column.
+    means : pandas.Series or dict
+        The estimated means, indexed by column (column -> mean).
     std_errors : array-like of shape (n_columns,)
         The standard error of each mean.
     <confidence parameter>
@@ -379,10 +348,7 @@ class MeanDisplay(Display):
     <figure attributes>
     errorbars_ : matplotlib ErrorbarContainer
         The means and their intervals.
-    lower_, upper_ : ndarray of shape (n_columns,)
-        The ends of the intervals drawn.
-    truth_ : matplotlib Line2D or None
-        The markers of ``true_means``.
+    <interval attributes: n_columns, true_means>
 
     See Also
     --------
@@ -390,20 +356,18 @@ class MeanDisplay(Display):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
     >>> from sklearn_ldp import MeanDisplay
-    >>> display = MeanDisplay(pd.Series({"age": 41.0}), [0.5]).plot()
+    >>> display = MeanDisplay({"age": 41.0}, [0.5]).plot()
     >>> [round(float(v), 2) for v in display.lower_]
     [40.02]
     """
+
+    _kwargs_to = "``Axes.errorbar``"
 
     def __init__(self, means, std_errors, *, confidence=0.95, true_means=None):
         store_params(self, locals())
 
     @classmethod
-    @shared_docstring("``Axes.errorbar``")
     def from_estimator(cls, estimator, *, error="std_error", confidence=0.95,
                        true_means=None, ax=None, **kwargs):
         """Draw ``mean_`` of a fitted MeanEstimator with its intervals.
@@ -428,7 +392,6 @@ class MeanDisplay(Display):
         return cls(estimator.mean_, std_errors, confidence=confidence,
                    true_means=true_means).plot(ax=ax, **kwargs)
 
-    @shared_docstring("``Axes.errorbar``")
     def plot(self, ax=None, **kwargs):
         """Draw each mean as a point with its interval.
 
@@ -437,8 +400,8 @@ class MeanDisplay(Display):
         means = pd.Series(self.means)
         n = means.shape[0]
         std_errors = check_same_length("std_errors", self.std_errors, n)
-        center, self.lower_, self.upper_ = interval(means.to_numpy(dtype=float), std_errors,
-                                                    self.confidence, clip_negative=False)
+        center, self.lower_, self.upper_ = self._interval(means.to_numpy(dtype=float),
+                                                          std_errors)
         ax = self._axes(ax)
         y = np.arange(n)
         self.errorbars_ = ax.errorbar(center, y, xerr=[center - self.lower_,
@@ -453,6 +416,4 @@ class MeanDisplay(Display):
         ax.set_yticks(y, [str(c) for c in means.index])
         ax.set_ylim(-0.5, n - 0.5)
         ax.invert_yaxis()
-        ax.set_xlabel("mean (value units)")
-        ax.legend(loc="best")
-        return self
+        return self._labelled("mean (value units)", loc="best")

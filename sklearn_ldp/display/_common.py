@@ -98,7 +98,22 @@ def check_same_length(name, values, length):
 
 
 class Display:
-    """The shared ``plot`` steps: axes, figure, and the level of the intervals."""
+    """What every display shares: its docstrings, the axes, the level, the labels.
+
+    A display names what its drawing methods pass ``**kwargs`` to in ``kwargs_to``; the
+    shared sections of its docstring and of its ``plot`` and ``from_*`` methods are written
+    in when the class is defined (see :func:`shared_docstring`).
+    """
+
+    _kwargs_to = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fill = shared_docstring(cls._kwargs_to)
+        fill(cls)
+        for name, member in vars(cls).items():
+            if name == "plot" or name.startswith("from_"):
+                fill(getattr(member, "__func__", member))  # a classmethod's function
 
     def _axes(self, ax):
         plt = pyplot()
@@ -108,8 +123,25 @@ class Display:
         self.figure_ = ax.figure
         return ax
 
+    def _interval(self, estimates, std_errors):
+        """``(center, lower, upper)`` of :func:`interval` at the display's ``confidence``,
+        cut at 0 if the display has ``clip_negative=True`` (a mean or a CDF has none)."""
+        clip = check_flag(getattr(self, "clip_negative", False), "clip_negative")
+        return interval(estimates, std_errors, self.confidence, clip)
+
     def _level(self):
         return f"{100 * check_confidence(self.confidence):g}% interval"
+
+    def _labelled(self, xlabel=None, ylabel=None, **legend):
+        """Label the axes (None: leave the label), draw the legend if given its keyword
+        arguments, and return ``self``: the last step of every ``plot``."""
+        if xlabel is not None:
+            self.ax_.set_xlabel(xlabel)
+        if ylabel is not None:
+            self.ax_.set_ylabel(ylabel)
+        if legend:
+            self.ax_.legend(**legend)
+        return self
 
 
 _SHARED_DOCS = {
@@ -121,12 +153,18 @@ figure_ : matplotlib Figure
     The figure of ``ax_``.""",
     "confidence parameter": """confidence : float, default=0.95
     Level of the intervals, in (0, 1).""",
+    # ``<interval attributes: n_values, true_values>``: the shape and the truth's parameter.
+    "interval attributes": lambda argument: """lower_, upper_ : ndarray of shape ({0},)
+    The ends of the intervals drawn.
+truth_ : matplotlib Line2D or None
+    The markers of ``{1}``.""".format(*argument.split(", ")),
 }
 
 
 def shared_docstring(kwargs_to=None):
     """Fill a docstring's ``<ax parameter>``, ``<figure attributes>``, ``<confidence
-    parameter>`` lines (at their indentation), ``<kwargs>`` (the ``**kwargs`` entry, passed
+    parameter>``, ``<interval attributes: shape, parameter>`` lines (at their indentation),
+    ``<kwargs>`` (the ``**kwargs`` entry, passed
     to ``kwargs_to``), ``<plot sections>`` (the Parameters and Returns of ``plot``) and
     ``<drawing sections>`` (the last parameters and the Returns of a ``from_*`` method),
     with the package's :func:`~sklearn_ldp.mechanisms._base.docstrings.shared_sections`."""
@@ -144,6 +182,8 @@ def shared_docstring(kwargs_to=None):
             ["Parameters", "----------", *ending,
              "    ``self``, with ``ax_``, ``figure_`` and the artists set."])
         sections["drawing sections"] = "\n".join([*ending, "    The display, drawn."])
-        return shared_sections(sections)(obj)
+        if obj.__doc__ is not None:
+            shared_sections(sections)(obj)
+        return obj
 
     return fill

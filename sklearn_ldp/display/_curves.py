@@ -5,16 +5,7 @@ import pandas as pd
 
 from .._validation import store_params
 from ..estimators import DistributionEstimator, LongitudinalEstimator, RangeQueryEstimator
-from ._common import (
-    Display,
-    check_error_kind,
-    check_flag,
-    check_same_length,
-    fitted,
-    interval,
-    shared_docstring,
-    std_errors_from,
-)
+from ._common import Display, check_error_kind, check_same_length, fitted, std_errors_from
 
 
 def _levels(quantiles):
@@ -58,7 +49,6 @@ def _distribution_numbers(estimator, column, levels):
             "tick_labels": None, "xlabel": column}
 
 
-@shared_docstring()
 class CDFDisplay(Display):
     """An estimated CDF with its confidence band and chosen quantiles.
 
@@ -105,13 +95,9 @@ class CDFDisplay(Display):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import numpy as np
     >>> import pandas as pd
     >>> from sklearn_ldp import CDFDisplay, RangeQueryEstimator
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"minute": rng.integers(0, 60, 5000)})
+    >>> df = pd.DataFrame({"minute": list(range(60)) * 80})
     >>> est = RangeQueryEstimator(strategy="hierarchical", epsilon=1.0,
     ...                           categories={"minute": range(60)}, random_state=0).fit(df)
     >>> display = CDFDisplay.from_estimator(est, quantiles=[0.5])
@@ -119,12 +105,13 @@ class CDFDisplay(Display):
     1
     """
 
+    _kwargs_to = "``Axes.plot`` (the CDF line)"
+
     def __init__(self, x, cdf, *, band_x=None, band_cdf=None, band_std=None, confidence=0.95,
                  quantile_levels=(), quantile_values=(), tick_labels=None, xlabel=""):
         store_params(self, locals())
 
     @classmethod
-    @shared_docstring("``Axes.plot`` (the CDF line)")
     def from_estimator(cls, estimator, *, column=None, error="worst_case", confidence=0.95,
                        quantiles=(0.25, 0.5, 0.75), ax=None, **kwargs):
         """Draw the CDF of a fitted RangeQueryEstimator or DistributionEstimator.
@@ -163,7 +150,6 @@ class CDFDisplay(Display):
                    tick_labels=numbers["tick_labels"], xlabel=numbers["xlabel"]
                    ).plot(ax=ax, **kwargs)
 
-    @shared_docstring("``Axes.plot`` (the CDF line)")
     def plot(self, ax=None, **kwargs):
         """Draw the CDF, its band and the quantiles.
 
@@ -182,8 +168,7 @@ class CDFDisplay(Display):
             band_x = np.asarray(self.band_x, dtype=float)
             band_cdf = check_same_length("band_cdf", self.band_cdf, band_x.shape[0])
             band_std = check_same_length("band_std", self.band_std, band_x.shape[0])
-            _, lower, upper = interval(band_cdf, band_std, self.confidence,
-                                       clip_negative=False)
+            _, lower, upper = self._interval(band_cdf, band_std)
             self.lower_, self.upper_ = np.clip(lower, 0, 1), np.clip(upper, 0, 1)
             self.band_ = ax.fill_between(band_x, self.lower_, self.upper_, step="post",
                                          alpha=0.25, color=self.line_.get_color(),
@@ -197,13 +182,9 @@ class CDFDisplay(Display):
         if self.tick_labels is not None and len(self.tick_labels) <= 20:
             ax.set_xticks(x, self.tick_labels)
         ax.set_ylim(0, 1.02)
-        ax.set_xlabel(str(self.xlabel))
-        ax.set_ylabel("share of users at or below")
-        ax.legend(loc="upper left")
-        return self
+        return self._labelled(str(self.xlabel), "share of users at or below", loc="upper left")
 
 
-@shared_docstring()
 class LongitudinalDisplay(Display):
     """Estimates over collection rounds, one line per category, with confidence bands.
 
@@ -242,8 +223,6 @@ default=None
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import pandas as pd
     >>> from sklearn_ldp import LongitudinalDisplay
     >>> estimates = pd.DataFrame({"mail": [0.70, 0.72], "maps": [0.30, 0.28]})
@@ -253,12 +232,13 @@ default=None
     ['mail', 'maps']
     """
 
+    _kwargs_to = "``Axes.plot`` (every line)"
+
     def __init__(self, estimates, standard_errors, *, confidence=0.95, clip_negative=True,
                  units="estimate", true_values=None):
         store_params(self, locals())
 
     @classmethod
-    @shared_docstring("``Axes.plot`` (every line)")
     def from_estimator(cls, estimator, *, columns=None, confidence=0.95, clip_negative=True,
                        true_values=None, ax=None, **kwargs):
         """Draw ``estimates_`` of a fitted LongitudinalEstimator with bands from
@@ -293,7 +273,6 @@ default=None
         return cls(estimates, errors, confidence=confidence, clip_negative=clip_negative,
                    units=units, true_values=true_values).plot(ax=ax, **kwargs)
 
-    @shared_docstring("``Axes.plot`` (every line)")
     def plot(self, ax=None, **kwargs):
         """Draw one line and one band per category.
 
@@ -310,32 +289,30 @@ default=None
             if truth.shape != estimates.shape or not np.all(np.isfinite(truth)):
                 raise ValueError(f"true_values must hold finite numbers in the shape of "
                                  f"estimates {estimates.shape}, got shape {truth.shape}.")
-        clip = check_flag(self.clip_negative, "clip_negative")
+        # Column -> (center, lower, upper): every input checked before anything is drawn.
+        intervals = {column: self._interval(estimates[column], check_same_length(
+            f"standard_errors[{column!r}]", errors[column], estimates.shape[0]))
+            for column in estimates.columns}
         ax = self._axes(ax)
         from matplotlib.ticker import MaxNLocator  # matplotlib: only when drawing
 
         rounds = estimates.index.to_numpy()
         self.truth_ = {}
         self.lines_, self.bands_ = {}, {}
-        lower, upper = {}, {}
-        for column in estimates.columns:
-            std = check_same_length(f"standard_errors[{column!r}]", errors[column],
-                                    estimates.shape[0])
-            center, lower[column], upper[column] = interval(estimates[column], std,
-                                                            self.confidence, clip)
+        for column, (center, lower, upper) in intervals.items():
             (line,) = ax.plot(rounds, center, **{"marker": "o", "label": str(column),
                                                  **kwargs})
             self.lines_[column] = line
-            self.bands_[column] = ax.fill_between(rounds, lower[column], upper[column],
-                                                  alpha=0.2, color=line.get_color())
+            self.bands_[column] = ax.fill_between(rounds, lower, upper, alpha=0.2,
+                                                  color=line.get_color())
             if truth is not None:
                 (self.truth_[column],) = ax.plot(
                     rounds, truth[:, estimates.columns.get_loc(column)], linestyle="--",
                     linewidth=1, color=line.get_color())
-        self.lower_ = pd.DataFrame(lower, index=estimates.index)
-        self.upper_ = pd.DataFrame(upper, index=estimates.index)
+        self.lower_, self.upper_ = (
+            pd.DataFrame({column: ends[side] for column, ends in intervals.items()},
+                         index=estimates.index) for side in (1, 2))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
-        ax.set_xlabel(str(estimates.index.name or "round"))
-        ax.set_ylabel(f"{self.units} ({self._level()})")
-        ax.legend(loc="best", ncol=min(3, len(self.lines_)), fontsize="small")
-        return self
+        return self._labelled(str(estimates.index.name or "round"),
+                              f"{self.units} ({self._level()})", loc="best",
+                              ncol=min(3, len(self.lines_)), fontsize="small")

@@ -5,7 +5,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import store_params
 from ..model_selection import ExpectedErrorScorer, expected_error_scorer
-from ._common import Display, shared_docstring
+from ._common import Display
 
 
 def _describe(scorer):
@@ -25,7 +25,6 @@ def _candidate_name(params):
     return ", ".join(f"{key.rpartition('__')[2]}={value}" for key, value in params.items())
 
 
-@shared_docstring()
 class StrategyComparisonDisplay(Display):
     """The expected error of several strategies as horizontal bars, the least highlighted.
 
@@ -58,8 +57,6 @@ class StrategyComparisonDisplay(Display):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from sklearn_ldp import LDPEncoder, StrategyComparisonDisplay
     >>> encoders = [LDPEncoder(categories={"day": range(7)}, strategy=s, epsilon=1.0).fit()
     ...             for s in ("randomized_response", "hadamard")]
@@ -68,11 +65,12 @@ class StrategyComparisonDisplay(Display):
     'randomized_response'
     """
 
+    _kwargs_to = "``Axes.barh``"
+
     def __init__(self, names, errors, *, error_label="expected error", log_scale=None):
         store_params(self, locals())
 
     @classmethod
-    @shared_docstring("``Axes.barh``")
     def from_search(cls, search, *, ax=None, **kwargs):
         """Draw the candidates of a fitted search scored by ``expected_error_scorer``.
 
@@ -94,7 +92,6 @@ class StrategyComparisonDisplay(Display):
         return cls(names, errors, error_label=_describe(scorer)).plot(ax=ax, **kwargs)
 
     @classmethod
-    @shared_docstring("``Axes.barh``")
     def from_encoders(cls, encoders, *, workload=None, kind="worst_case", n_users=None,
                       names=None, ax=None, **kwargs):
         """Draw the expected error of fitted encoders (or pipelines) on a workload.
@@ -135,7 +132,6 @@ class StrategyComparisonDisplay(Display):
         errors = [-scorer(encoder) for encoder in encoders]
         return cls(names, errors, error_label=_describe(scorer)).plot(ax=ax, **kwargs)
 
-    @shared_docstring("``Axes.barh``")
     def plot(self, ax=None, **kwargs):
         """Draw one bar per strategy, the least error highlighted.
 
@@ -169,6 +165,5 @@ class StrategyComparisonDisplay(Display):
                   for i, name in enumerate(names)]
         ax.set_yticks(y, labels)
         ax.invert_yaxis()
-        ax.set_xlabel(str(self.error_label))
         ax.set_title(f"least error: {self.best_}", fontsize=10)
-        return self
+        return self._labelled(str(self.error_label))

@@ -258,6 +258,7 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
     def _as_reports(self, X, first_call):
         return reports_or_privatized(self, X, first_call, max_order=self.max_order)
 
+    @estimator_docstring
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate every marginal up to ``max_order``.
 
@@ -266,13 +267,7 @@ class MarginalEstimator(FreshEntropyMixin, BaseEstimator):
         X : LDPReports, AggregatedReports, DataFrame of report columns, or raw records
             Reports of a marginal strategy (raw records only with ``strategy`` set: the
             estimator then privatizes them itself).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        MarginalEstimator
-            The fitted estimator.
+        <ignored y and self: MarginalEstimator>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "em_report_", "_first_batch",

@@ -38,6 +38,7 @@ from ._base import (
     reports_or_privatized,
     start_batches,
 )
+from ._docstrings import estimator_docstring
 
 OUTPUTS = ("fraction", "count")
 # AttributeHistogramEstimator's postprocess values (the first is the default).
@@ -65,11 +66,17 @@ ledger, ledger_users : str, path or None; str, default=None, "all"
 statistic_ : ndarray
     The reports' additive statistic.
 mechanism_, domain_ : the objects the reports came with.""",
-    "columns parameter": """\
+    # ``<columns parameter: ReturnType>``: the Parameters and the Returns' type of a method
+    # that answers for some columns; the return's description follows the line.
+    "columns parameter": lambda returns: f"""\
 Parameters
 ----------
 columns : str, list of str or None, default=None
-    Column names (None: every column estimated).""",
+    Column names (None: every column estimated).
+
+Returns
+-------
+{returns}""",
     "held-out parameters": """\
 Parameters
 ----------
@@ -130,6 +137,7 @@ class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
                              f"{mechanism!r} hold none.")
         return positions
 
+    @estimator_docstring
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate.
 
@@ -139,13 +147,7 @@ class _ColumnsEstimator(FreshEntropyMixin, BaseEstimator):
             The reports (a DataFrame whose ``attrs`` carry the mechanism:
             ``LDPEncoder(...).set_output(transform="pandas")``), or raw records when
             ``strategy`` is set (the estimator then privatizes them itself, a simulation).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
+        <ignored y and self: object>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_",
@@ -356,11 +358,7 @@ class MeanEstimator(_ColumnsEstimator):
     def predict(self, columns=None):
         """The estimated mean of each column asked for.
 
-        <columns parameter>
-
-        Returns
-        -------
-        float or pandas.Series
+        <columns parameter: float or pandas.Series>
             The mean (a float for one column name), or a Series indexed by the columns.
         """
         names = self._asked_columns(columns, "mean_")
@@ -374,11 +372,7 @@ class MeanEstimator(_ColumnsEstimator):
     def predict_error(self, columns=None):
         """The analytic variance of each mean asked for (``expected_error_``'s rows).
 
-        <columns parameter>
-
-        Returns
-        -------
-        pandas.DataFrame
+        <columns parameter: pandas.DataFrame>
             Columns ``worst_case`` and ``average_case``, one row per column.
         """
         names = self._asked_columns(columns, "mean_")
@@ -727,12 +721,10 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> import pandas as pd
     >>> from sklearn_ldp import AttributeHistogramEstimator, LDPEncoder
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame({"smoker": rng.choice(["no", "yes"], 20_000, p=[0.8, 0.2]),
-    ...                    "region": rng.choice(["north", "south", "east"], 20_000)})
+    >>> df = pd.DataFrame({"smoker": ["no"] * 16_000 + ["yes"] * 4_000,
+    ...                    "region": ["north", "south", "east", "north"] * 5_000})
     >>> enc = LDPEncoder(categories={"smoker": ["no", "yes"],
     ...                              "region": ["north", "south", "east"]},
     ...                  strategy="smp", epsilon=2.0, random_state=0)
@@ -807,11 +799,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
     def predict(self, columns=None):
         """The histogram of each column asked for.
 
-        <columns parameter>
-
-        Returns
-        -------
-        pandas.Series or list of pandas.Series
+        <columns parameter: pandas.Series or list of pandas.Series>
             The histogram (indexed by the categories) of one column, or a list of them.
         """
         names = self._asked_columns(columns, "histograms_")
@@ -825,11 +813,7 @@ class AttributeHistogramEstimator(_ColumnsEstimator):
     def predict_error(self, columns=None):
         """The analytic variance of every frequency of the columns asked for.
 
-        <columns parameter>
-
-        Returns
-        -------
-        pandas.DataFrame
+        <columns parameter: pandas.DataFrame>
             ``expected_error_``'s rows of those columns.
         """
         names = self._asked_columns(columns, "histograms_")

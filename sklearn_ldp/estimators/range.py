@@ -106,11 +106,9 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> import pandas as pd
     >>> from sklearn_ldp import LDPEncoder, RangeQueryEstimator
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"minute": rng.normal(720, 120, 20000).clip(0, 1439).astype(int)})
+    >>> df = pd.DataFrame({"minute": list(range(600, 850)) * 80})  # 20,000 users about noon
     >>> enc = LDPEncoder(categories={"minute": range(1440)}, strategy="hierarchical",
     ...                  branching=4, epsilon=1.1, random_state=0)
     >>> est = RangeQueryEstimator().fit(enc.fit_transform(df))
@@ -132,6 +130,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
         return reports_or_privatized(self, X, first_call, branching=self.branching,
                                      oracle=self.oracle)
 
+    @estimator_docstring
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and estimate the CDF.
 
@@ -142,13 +141,7 @@ class RangeQueryEstimator(FreshEntropyMixin, BaseEstimator):
             whose ``attrs`` carry the mechanism (``LDPEncoder`` with
             ``set_output(transform="pandas")``; see
             :func:`~sklearn_ldp.deploy.io.reports_from_frame`); raw records with ``strategy`` set.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : RangeQueryEstimator
-            The fitted estimator (``cdf_``, ``expected_error_`` ... set).
+        <ignored y and self: RangeQueryEstimator>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "encoder_", "_first_batch", "n_invalid_reports_"))

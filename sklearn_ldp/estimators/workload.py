@@ -39,6 +39,7 @@ from ._base import (
     reports_or_privatized,
     with_tags,
 )
+from ._docstrings import estimator_docstring
 
 # What expected_error_ describes (``expected_error_kind_``): the answers returned, or the
 # unbiased estimate when the returned answers are post-processed (their error has no
@@ -330,6 +331,7 @@ default="none"
         store_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
+    @estimator_docstring
     def fit(self, X, y=None):
         """Aggregate the reports in ``X`` and reconstruct the workload answers.
 
@@ -344,13 +346,7 @@ default="none"
         X : LDPReports, AggregatedReports, DataFrame of report columns, or raw records
             The reports (local model), or the records (central model, or local with
             ``strategy`` set: the estimator privatizes them itself).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        WorkloadEstimator
-            The fitted estimator.
+        <ignored y and self: WorkloadEstimator>
         """
         check_nesting(self, locals())
         forget_fitted(self, ("statistic_", "data_vector_", "encoder_", "strategy_",

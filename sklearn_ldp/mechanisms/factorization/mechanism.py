@@ -265,6 +265,7 @@ class FactorizationMechanism(OutputIndexMechanism):
         Returns
         -------
         FactorizationMechanism
+            The mechanism that samples ``table`` as it is.
 
         Raises
         ------
@@ -466,6 +467,7 @@ class FactorizationMechanism(OutputIndexMechanism):
         Returns
         -------
         FactorizationMechanism
+            Equal to the mechanism whose :meth:`to_dict` wrote ``spec``.
 
         Raises
         ------
