@@ -54,8 +54,10 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     and for a string that ended early every later round's), and keep it only if that
     held-out estimate is significantly above frequency 0 by Holm's test at ``alpha`` over
     all the values tested. So with probability at least ``1 - alpha`` (95% by default) no
-    returned value is held by nobody, and the estimates and ``std_error`` carry no
-    selection bias (winner's curse). Sketches test the given ``candidates`` the same way.
+    returned value is held by nobody, and the estimates carry no selection bias (winner's
+    curse) beyond the final test's own (values near the detectable frequency). The held-out
+    users are a uniform sample of all of them: ``std_error`` includes that sampling.
+    Sketches test the given ``candidates`` the same way.
     When nothing passes, ``heavy_hitters_`` is empty and a warning states the smallest
     frequency these users and budget can detect (:func:`detectable_frequency`).
 
@@ -267,14 +269,14 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
             raise ValueError("no report of the prefix rounds: collect more users.")
         found = oracle.identify(reports, self.threshold,
                                 possible_prefix=mechanism.possible_prefix if strings else None,
-                                ended_prefix=mechanism.ended_prefix if strings else None)
-        shares = n / reports.shape[0]  # a count among the prefix users, among all the users
+                                ended_prefix=mechanism.ended_prefix if strings else None,
+                                n_population=n)
         # A string no user can hold (a character cut at the last byte) is a false positive
         # of the last round: left out before the test, and counted.
         possible = mechanism.possible(found["values"])
         words, counts, errors = (found[key][possible]
                                  for key in ("values", "counts", "std_errors"))
-        fitted = self._supported(mechanism, words, counts * shares, errors * shares,
+        fitted = self._supported(mechanism, words, counts, errors,
                                  found["z"][possible], n,
                                  oracle.detectable_frequency(reports.shape[0], self.alpha))
         rounds = pd.DataFrame(found["rounds"], columns=["length", "users", "candidates",
@@ -365,8 +367,9 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     def predict(self, candidates):
         """The estimated frequency (and count) of any values, with standard errors.
 
-        PEM and TreeHist estimate from the last round's users (those who reported the whole
-        value): unbiased for every value, found or not. Sketches estimate from the whole
+        PEM and TreeHist estimate from the users of the last two rounds (those who reported
+        the whole value): unbiased for every value, found or not; ``std_error`` includes
+        which users those are (a uniform sample of all). Sketches estimate from the whole
         sketch.
 
         Parameters
@@ -388,8 +391,7 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         if mechanism.prefix:
             n = self._reports.shape[0]
             prefix = mechanism.prefix_reports(self._reports)
-            counts, errors = mechanism.oracle.estimate_counts(prefix, words)
-            counts, errors = counts * n / prefix.shape[0], errors * n / prefix.shape[0]
+            counts, errors = mechanism.oracle.estimate_counts(prefix, words, n)
         else:
             counts, errors = mechanism.oracle.estimate_counts(self.statistic_, words)
             n = mechanism.n_reports(self.statistic_)

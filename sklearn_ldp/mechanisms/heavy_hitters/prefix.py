@@ -213,6 +213,18 @@ def _hash_own(rows, strings):
     return out
 
 
+def _population(n_population, n_reports):
+    """The users the estimates count among: ``n_population`` (at least the ``n_reports``
+    reports, which are a uniform sample of them) or, when None, the reports."""
+    if n_population is None:
+        return n_reports
+    n_population = check_positive_int(n_population, "n_population")
+    if n_population < n_reports:
+        raise ValueError(f"n_population must be at least the {n_reports} reports, got "
+                         f"{n_population}.")
+    return n_population
+
+
 # ---------------------------------------------------------------------------- prefix trees
 
 @pem_reference
@@ -662,20 +674,24 @@ class PrefixHeavyHitters(SpecEquality):
                 raise ValueError(f"round {index} has no reports: collect more users.")
         return groups
 
-    def _pooled_counts(self, groups, words, rounds_of):
+    def _pooled_counts(self, groups, words, rounds_of, n_population=None):
         """Counts of complete values estimated on the pooled groups of the rounds each may
         use: ``rounds_of(j)`` is a boolean mask of the values round ``j`` may score.
 
         A complete value is its own prefix of any length at least its own (strings end with
         zero bytes), so every such round's users estimate its count without bias; the sums
-        of the groups' counts and variances are those of the pooled users.
+        of the groups' counts and variances are those of the pooled users. Those ``m`` users
+        are a uniform sample of the ``N`` users (the rounds are drawn uniformly), so the
+        count among all of them, ``N / m`` times the pooled estimate, also varies with which
+        users the sample holds: the standard error adds the variance of a sample share
+        without replacement, ``N^2 f (1 - f) (N - m) / ((N - 1) m)``.
 
         Returns
         -------
         counts, errors, z : ndarray of float
-            Estimated counts among all the reports, their standard errors, and the pooled
-            estimate over its standard error under frequency 0 (NaN for a value no round may
-            score).
+            Estimated counts among the ``n_population`` users (None: the reports), their
+            standard errors, and the pooled estimate over its standard error under
+            frequency 0 (NaN for a value no round may score).
         """
         m = words.shape[0]
         sums, variance, null, users = (np.zeros(m) for _ in range(4))
@@ -689,12 +705,16 @@ class PrefixHeavyHitters(SpecEquality):
                 variance[block] += e ** 2
                 null[block] += self._null_variance(group.shape[0])
                 users[block] += group.shape[0]
-        total = sum(group.shape[0] for group in groups)
+        total = _population(n_population, sum(group.shape[0] for group in groups))
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(users > 0, total / users, np.nan)
-            return sums * scale, np.sqrt(variance) * scale, sums / np.sqrt(null)
+            counts = sums * scale
+            f = np.clip(counts / total, 0.0, 1.0)
+            sampling = total ** 2 * f * (1 - f) * (total - users) / (max(total - 1, 1) * users)
+            return counts, np.sqrt(variance * scale ** 2 + sampling), sums / np.sqrt(null)
 
-    def identify(self, reports, threshold=None, possible_prefix=None, ended_prefix=None):
+    def identify(self, reports, threshold=None, possible_prefix=None, ended_prefix=None,
+                 n_population=None):
         """Run the rounds: the candidate heavy hitters and their held-out estimates.
 
         Every selection round keeps the growing prefixes whose estimate exceeds
@@ -722,12 +742,16 @@ class PrefixHeavyHitters(SpecEquality):
         ended_prefix : callable or None, default=None
             ``ended_prefix(candidates, length)``: a boolean mask of the candidates that are
             whole values already. None: only the last selection round's are.
+        n_population : int or None, default=None
+            The users the reports are a uniform sample of (e.g. all the users, when some
+            reported in a length round instead): the counts are estimated among them and
+            the standard errors include that sampling. None: the reports' users.
 
         Returns
         -------
         result : dict
             ``values`` (``(h, W)`` uint64 words), their held-out ``counts`` (estimated
-            users among all the reports), ``std_errors`` and ``z`` (count over its standard
+            users among ``n_population``), ``std_errors`` and ``z`` (count over its standard
             error under frequency 0), sorted by decreasing count; ``rounds`` (per selection
             round: prefix length, users, candidates scored, candidates kept).
         """
@@ -776,7 +800,8 @@ class PrefixHeavyHitters(SpecEquality):
         selected = np.asarray(selected, dtype=np.int64)
         history.append({"length": self.bit_length, "users": int(groups[-1].shape[0]),
                         "candidates": int(values.shape[0]), "kept": int(values.shape[0])})
-        counts, errors, z = self._pooled_counts(groups, values, lambda j: selected < j)
+        counts, errors, z = self._pooled_counts(groups, values, lambda j: selected < j,
+                                                n_population)
         order = np.argsort(-counts, kind="stable")
         return {"values": values[order], "counts": counts[order],
                 "std_errors": errors[order], "z": z[order], "rounds": history}
@@ -809,13 +834,14 @@ class PrefixHeavyHitters(SpecEquality):
                   upper_quantile(alpha / self.n_candidates))
         return float(min(1.0, cut * np.sqrt(self._null_variance(group)) / group))
 
-    def estimate_counts(self, reports, words):
-        """Estimated user counts (among all the reports) of any values, from the rounds whose
-        users reported whole values (the last two), with their standard errors."""
+    def estimate_counts(self, reports, words, n_population=None):
+        """Estimated user counts (among the ``n_population`` users the reports sample; None:
+        among the reports) of any values, from the rounds whose users reported whole values
+        (the last two), with their standard errors (noise and sampling)."""
         reports = self.check_reports(reports)
         words = np.asarray(words, dtype=np.uint64)
         groups = self._groups(reports)
         whole = [j for j, length in enumerate(self.lengths) if length == self.bit_length]
         counts, errors, _ = self._pooled_counts(
-            groups, words, lambda j: np.full(words.shape[0], j in whole))
+            groups, words, lambda j: np.full(words.shape[0], j in whole), n_population)
         return counts, errors
