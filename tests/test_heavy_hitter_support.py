@@ -276,3 +276,19 @@ def test_vectorized_possible_prefix_agrees_with_the_utf8_decoder():
         expected = [decodes(row.astype(">u8").tobytes()[:-(-length // 8)], length)
                     for row in masked]
         assert mechanism.possible_prefix(masked, length).tolist() == expected
+
+
+def test_expected_error_follows_the_users_who_estimate_each_value():
+    rng = np.random.default_rng(10)
+    ids = np.where(rng.random(60_000) < 0.2, 4321, rng.integers(2**20, size=60_000))
+    est = _fit(ids, declared=20, n_candidates=4)
+    oracle = est.mechanism_.oracle
+    assert est.heavy_hitters_["value"].tolist() == [4321]
+    expected = est.expected_error_.loc[4321]
+    # A 20-bit value is estimated by the verification round's users only.
+    m = est.rounds_["users"].iloc[-1]
+    assert expected["average_case"] == pytest.approx(oracle.frequency_variance(0.0, m, 60_000))
+    f = est.heavy_hitters_["frequency"].iloc[0]
+    assert expected["worst_case"] >= oracle.frequency_variance(f, m, 60_000)
+    assert est.heavy_hitters_["std_error"].iloc[0] ** 2 == pytest.approx(
+        oracle.frequency_variance(f, m, 60_000), rel=0.05)

@@ -213,6 +213,15 @@ def _hash_own(rows, strings):
     return out
 
 
+def _sampling_variance(frequency, n_sample, n_population):
+    """Variance of the share of a value among ``n_sample`` users drawn uniformly without
+    replacement from ``n_population`` among whom its share is ``frequency``:
+    ``f (1 - f) (N - m) / ((N - 1) m)``."""
+    f = np.clip(frequency, 0.0, 1.0)
+    return f * (1 - f) * (n_population - n_sample) \
+        / (np.maximum(n_population - 1, 1) * n_sample)
+
+
 def _population(n_population, n_reports):
     """The users the estimates count among: ``n_population`` (at least the ``n_reports``
     reports, which are a uniform sample of them) or, when None, the reports."""
@@ -674,7 +683,7 @@ class PrefixHeavyHitters(SpecEquality):
                 raise ValueError(f"round {index} has no reports: collect more users.")
         return groups
 
-    def _pooled_counts(self, groups, words, rounds_of, n_population=None):
+    def _pooled_counts(self, groups, words, rounds_of, n_population=None, return_users=False):
         """Counts of complete values estimated on the pooled groups of the rounds each may
         use: ``rounds_of(j)`` is a boolean mask of the values round ``j`` may score.
 
@@ -692,6 +701,8 @@ class PrefixHeavyHitters(SpecEquality):
             Estimated counts among the ``n_population`` users (None: the reports), their
             standard errors, and the pooled estimate over its standard error under
             frequency 0 (NaN for a value no round may score).
+        users : ndarray of float
+            With ``return_users``: the users ``m`` who estimate each value.
         """
         m = words.shape[0]
         sums, variance, null, users = (np.zeros(m) for _ in range(4))
@@ -709,9 +720,11 @@ class PrefixHeavyHitters(SpecEquality):
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(users > 0, total / users, np.nan)
             counts = sums * scale
-            f = np.clip(counts / total, 0.0, 1.0)
-            sampling = total ** 2 * f * (1 - f) * (total - users) / (max(total - 1, 1) * users)
-            return counts, np.sqrt(variance * scale ** 2 + sampling), sums / np.sqrt(null)
+            sampling = total ** 2 * _sampling_variance(counts / total, users, total)
+            errors = np.sqrt(variance * scale ** 2 + sampling)
+            if return_users:
+                return counts, errors, sums / np.sqrt(null), users
+            return counts, errors, sums / np.sqrt(null)
 
     def identify(self, reports, threshold=None, possible_prefix=None, ended_prefix=None,
                  n_population=None):
@@ -752,8 +765,9 @@ class PrefixHeavyHitters(SpecEquality):
         result : dict
             ``values`` (``(h, W)`` uint64 words), their held-out ``counts`` (estimated
             users among ``n_population``), ``std_errors`` and ``z`` (count over its standard
-            error under frequency 0), sorted by decreasing count; ``rounds`` (per selection
-            round: prefix length, users, candidates scored, candidates kept).
+            error under frequency 0) and ``users`` (the held-out users who estimate it),
+            sorted by decreasing count; ``rounds`` (per selection round: prefix length,
+            users, candidates scored, candidates kept).
         """
         reports = self.check_reports(reports)
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(
@@ -800,11 +814,12 @@ class PrefixHeavyHitters(SpecEquality):
         selected = np.asarray(selected, dtype=np.int64)
         history.append({"length": self.bit_length, "users": int(groups[-1].shape[0]),
                         "candidates": int(values.shape[0]), "kept": int(values.shape[0])})
-        counts, errors, z = self._pooled_counts(groups, values, lambda j: selected < j,
-                                                n_population)
+        counts, errors, z, users = self._pooled_counts(
+            groups, values, lambda j: selected < j, n_population, return_users=True)
         order = np.argsort(-counts, kind="stable")
         return {"values": values[order], "counts": counts[order],
-                "std_errors": errors[order], "z": z[order], "rounds": history}
+                "std_errors": errors[order], "z": z[order], "users": users[order],
+                "rounds": history}
 
     def count_variance_per_user(self, frequency):
         """Variance of the estimated count of a value of share ``frequency`` among ``N``
@@ -818,6 +833,26 @@ class PrefixHeavyHitters(SpecEquality):
         else:
             per_report = self.c ** 2 - f
         return self.n_rounds * per_report
+
+    def frequency_variance(self, frequency, n_estimating, n_population):
+        """Variance of a value's estimated frequency among ``n_population`` users when
+        ``n_estimating`` of them (a uniform sample, e.g. the verification round's users and,
+        for a string that ended early, every later round's) report on it: the reports'
+        noise, ``v(f) / m`` with ``v(f) = (f p (1 - p) + (1 - f) q (1 - q)) / (p - q)^2``
+        (PEM) or ``c^2 - f`` (TreeHist), plus which users the sample holds,
+        ``f (1 - f) (N - m) / ((N - 1) m)``.
+
+        Examples
+        --------
+        >>> finder = PrefixHeavyHitters(32, 2.0, n_users=10**6)
+        >>> m = 10**6 / finder.n_rounds  # a 32-bit value: the verification round's users
+        >>> bool(np.isclose(finder.frequency_variance(0.0, m, 10**6) * 10**6,
+        ...                 finder.count_variance_per_user(0.0)))
+        True
+        """
+        f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
+        noise = self.count_variance_per_user(f) / self.n_rounds
+        return noise / n_estimating + _sampling_variance(f, n_estimating, n_population)
 
     def detectable_frequency(self, n_users, alpha=DEFAULT_ALPHA):
         """The smallest frequency the rounds find and the final test supports half of the
