@@ -50,7 +50,13 @@ from .._base.exact import (
 )
 from .._base.headers import SpecEquality
 from ..oracles.local_hashing import best_power_of_two_buckets, splitmix64
-from .significance import DEFAULT_ALPHA, check_alpha, round_critical_z, upper_quantile
+from .significance import (
+    DEFAULT_ALPHA,
+    ROUND_NOISE_SHARE,
+    check_alpha,
+    round_critical_z,
+    upper_quantile,
+)
 from .values import (
     _GOLDEN,
     DEFAULT_USERS,
@@ -491,6 +497,14 @@ class PrefixHeavyHitters(SpecEquality):
         """Number of rounds (user groups)."""
         return len(self.lengths)
 
+    @property
+    def n_slots(self):
+        """Prefixes (and complete values) a round keeps at most: ``k`` plus the share of
+        the slots the round's cut leaves to null prefixes,
+        ``k + ceil(ROUND_NOISE_SHARE k)`` (25 for ``k = 20``), so that null prefixes above
+        the cut do not push out the weakest of ``k`` real ones."""
+        return self.n_candidates + math.ceil(ROUND_NOISE_SHARE * self.n_candidates)
+
     def to_dict(self):
         """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
         return {"version": PREFIX_SPEC_VERSION, "mechanism": self.kind,
@@ -732,8 +746,8 @@ class PrefixHeavyHitters(SpecEquality):
 
         Every selection round keeps the growing prefixes whose estimate exceeds
         :func:`~.significance.round_critical_z` null standard errors (and ``threshold``),
-        at most ``n_candidates`` of them, and at most ``2 n_candidates`` complete values
-        above ``FINAL_CUT_Z`` null standard errors (the final test decides on those). A
+        at most ``n_slots`` of them, and at most ``n_slots`` complete values above
+        ``FINAL_CUT_Z`` null standard errors (the final test decides on those). A
         candidate is complete in the last selection round, or earlier when
         ``ended_prefix`` says its value ended (a string's zero byte). Each complete value is
         then estimated on the users of the later rounds only (the last round, which reports
@@ -797,13 +811,14 @@ class PrefixHeavyHitters(SpecEquality):
                 done = ended_prefix(candidates[order], length)
             else:
                 done = np.zeros(order.size, dtype=bool)
-            # Prefixes still growing pass the round's cut and take the k slots; complete
+            # Prefixes still growing pass the round's cut and take the slots; complete
             # values take no slot in later rounds and face the final test on held-out
-            # users, so a milder cut and 2k of them keep a real value that this round's
-            # noise pushed down.
+            # users, so a milder cut keeps a real value that this round's noise pushed
+            # down. The cut lets null prefixes take about a quarter of k slots: k real
+            # prefixes keep their slots only when that many more are kept.
             cut = round_critical_z(candidates.shape[0], self.n_candidates)
-            growing = order[~done & (z[order] > cut)][:self.n_candidates]
-            complete = order[done][:2 * self.n_candidates]
+            growing = order[~done & (z[order] > cut)][:self.n_slots]
+            complete = order[done][:self.n_slots]
             finals.append(candidates[complete])
             selected += [index] * complete.size
             kept, start = candidates[growing], length
@@ -857,16 +872,16 @@ class PrefixHeavyHitters(SpecEquality):
     def detectable_frequency(self, n_users, alpha=DEFAULT_ALPHA):
         """The smallest frequency the rounds find and the final test supports half of the
         time, for ``n_users`` users (``N / rounds`` per round): the larger of the last
-        selection round's cut and the final test's Bonferroni cut over ``n_candidates``
+        selection round's cut and the final test's Bonferroni cut over ``n_slots``
         values, in frequency (a value of ``bit_length`` bits, estimated on the verification
         round only; shorter strings are estimated on more users)."""
         n_users = check_positive_int(n_users, "n_users")
         alpha = check_alpha(alpha)
         group = n_users / self.n_rounds
         previous = self.lengths[-3] if self.n_rounds > 2 else 0
-        scored = (self.n_candidates if previous else 1) << (self.lengths[-2] - previous)
+        scored = (self.n_slots if previous else 1) << (self.lengths[-2] - previous)
         cut = max(round_critical_z(scored, self.n_candidates),
-                  upper_quantile(alpha / self.n_candidates))
+                  upper_quantile(alpha / self.n_slots))
         return float(min(1.0, cut * np.sqrt(self._null_variance(group)) / group))
 
     def estimate_counts(self, reports, words, n_population=None):
