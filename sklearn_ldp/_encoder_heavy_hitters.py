@@ -158,9 +158,9 @@ class HeavyHitterEncoderMixin:
         mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length,
                                          None if self._length_round is None else cap)
         if self._length_round is not None:  # the length reports, in the prefix rounds' rows
-            values, asked, lengths = self._length_round
+            encoded, asked, lengths = self._length_round
             lengths[:, 0] += np.uint64(oracle.n_rounds)
-            words = mechanism.encode(values.to_numpy(), column)  # what transform encodes
+            words = mechanism.encode_utf8(encoded)  # what transform encodes
             self._length_round = (hashlib.sha256(words.tobytes()).hexdigest(), asked, lengths)
         self._missing_value = None
         if self.handle_missing == "category":
@@ -210,8 +210,8 @@ class HeavyHitterEncoderMixin:
         values = self._heavy_hitter_values(X, column, reset=True)
         probe = HeavyHitterMechanism(PrefixHeavyHitters(8, epsilon, "pem", 1, 1),
                                      column, "strings", 8, cap)
-        # The lengths only (refusing what cannot be encoded): no (N, cap) array of words.
-        all_lengths = probe.string_lengths(values, column)
+        # Bytes and lengths (refusing what cannot be encoded): no (N, cap) array of words.
+        encoded, all_lengths = probe.utf8(values, column)
         n = all_lengths.shape[0]
         self._string_cap = cap
         if n < LENGTH_ROUND_MIN_USERS:
@@ -229,7 +229,7 @@ class HeavyHitterEncoderMixin:
         # No length supported (too few users for this budget): the fixed width, at most.
         self.string_bytes_ = min(cap, int(supported.max()) + 1 if supported.size
                                  else FIXED_STRING_BYTES)
-        self._length_round = (values, asked, reports)
+        self._length_round = (encoded, asked, reports)
         return 8 * self.string_bytes_
 
     def _with_length_reports(self, words, reports):
