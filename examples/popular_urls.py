@@ -6,7 +6,7 @@ far too large to list as categories, and each user's URL is private. Each user s
 report about their URL under epsilon = 4 local differential privacy:
 
 1. ``LDPEncoder(categories={"url": "strings"}, strategy="pem")`` declares the column as UTF-8
-   strings (of at most ``max_string_bytes`` bytes, 32 by default) instead of a category
+   strings (of at most ``max_string_bytes`` bytes, 128 by default) instead of a category
    list. A tenth of the users report their URL's length, which sets how many bytes the
    rounds cover; PEM (prefix extension, Wang et al.) splits the other users into rounds,
    each reporting a longer prefix of their URL, and ``HeavyHitterEstimator`` grows the

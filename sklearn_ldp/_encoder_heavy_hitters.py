@@ -32,6 +32,11 @@ from .mechanisms.heavy_hitters.values import encode_values
 # users for which the length round runs (below, the schedule covers max_string_bytes).
 LENGTH_SHARE = 0.1
 LENGTH_ROUND_MIN_USERS = 2000
+# max_string_bytes=None: PEM / TreeHist with a length round accept strings up to the largest
+# length the encoding holds (the rounds cover the lengths found, so short strings pay
+# nothing); without one (no data, fewer than LENGTH_ROUND_MIN_USERS users, or the sketches,
+# which hash every value at the declared width) the values are declared this long at most.
+FIXED_STRING_BYTES = 32
 
 
 def is_value_declaration(value):
@@ -39,15 +44,6 @@ def is_value_declaration(value):
     or a bit length (an int, not a bool)."""
     return isinstance(value, str) or (isinstance(value, numbers.Integral)
                                       and not isinstance(value, bool | np.bool_))
-
-
-def _truncated(words, n_bytes, n_words):
-    """Encoded strings ``(n, W)`` cut to their first ``n_bytes`` bytes, as ``(n, n_words)``
-    words (what a mechanism of ``8 n_bytes`` bits encodes them to)."""
-    raw = words.astype(">u8").view(np.uint8).reshape(words.shape[0], -1)[:, :n_bytes]
-    out = np.zeros((words.shape[0], 8 * n_words), dtype=np.uint8)
-    out[:, :raw.shape[1]] = raw
-    return out.view(">u8").astype(np.uint64)
 
 
 class HeavyHitterEncoderMixin:
@@ -61,8 +57,10 @@ class HeavyHitterEncoderMixin:
             return True
         return isinstance(self.categories, Mapping) and any(
             is_value_declaration(value) for value in self.categories.values())
-    def _heavy_hitter_column(self):
-        """``(column, value_type, bit_length)`` of the declared column, or a ValueError."""
+    def _heavy_hitter_column(self, length_round=False):
+        """``(column, value_type, bit_length)`` of the declared column, or a ValueError;
+        ``length_round``: a length round may fit the strings' rounds (the cap of
+        ``max_string_bytes=None`` is then ``MAX_STRING_BYTES``)."""
         categories = self.categories
         if not isinstance(categories, Mapping):
             raise ValueError(
@@ -90,10 +88,13 @@ class HeavyHitterEncoderMixin:
                                  "is declared as 'strings' (UTF-8 strings) or a bit length (an "
                                  "int), for the heavy-hitter strategies.")
             size = self.max_string_bytes
+            if size is None:
+                size = MAX_STRING_BYTES if length_round else FIXED_STRING_BYTES
             if isinstance(size, bool) or not isinstance(size, numbers.Integral) \
                     or not 1 <= size <= MAX_STRING_BYTES:
                 raise ValueError(f"max_string_bytes must be an integer in [1, "
-                                 f"{MAX_STRING_BYTES}] (column {column!r}), got {size!r}.")
+                                 f"{MAX_STRING_BYTES}] or None (column {column!r}), got "
+                                 f"{size!r}.")
             return column, "strings", 8 * int(size)
         if not 1 <= value <= MAX_INTEGER_BITS:
             raise ValueError(f"categories[{column!r}] = {value!r}: the bit length of an "
@@ -101,7 +102,9 @@ class HeavyHitterEncoderMixin:
         return column, "integers", int(value)
     def _fit_heavy_hitters(self, X, epsilon):
         """``fit`` for heavy hitters: one :class:`HeavyHitterMechanism`."""
-        column, value_type, bit_length = self._heavy_hitter_column()  # the declaration first
+        # The declaration first (its cap depends on whether a length round may run).
+        column, value_type, bit_length = self._heavy_hitter_column(
+            X is not None and self.strategy in ("pem", "treehist", "auto"))
         strategy = self.strategy
         if not isinstance(strategy, str) or strategy not in HEAVY_HITTER_STRATEGIES + ("auto",):
             raise ValueError(f"a column declared as 'strings' or a bit length is reported by "
@@ -136,7 +139,8 @@ class HeavyHitterEncoderMixin:
                 raise ValueError(f"extension_bits={self.extension_bits!r}: TreeHist adds one "
                                  "bit per round; leave extension_bits=None.")
             if value_type == "strings" and X is not None:
-                bit_length = self._fit_string_length(X, column, epsilon, rng)
+                bit_length = self._fit_string_length(X, column, epsilon, rng, cap)
+                cap = self._string_cap
             oracle = PrefixHeavyHitters(bit_length, epsilon, strategy, self.n_candidates,
                                         self.extension_bits, n_users)
         else:
@@ -154,9 +158,9 @@ class HeavyHitterEncoderMixin:
         mechanism = HeavyHitterMechanism(oracle, column, value_type, bit_length,
                                          None if self._length_round is None else cap)
         if self._length_round is not None:  # the length reports, in the prefix rounds' rows
-            words, asked, lengths = self._length_round
+            encoded, asked, lengths = self._length_round
             lengths[:, 0] += np.uint64(oracle.n_rounds)
-            words = _truncated(words, bit_length // 8, mechanism.n_words)  # = its encode
+            words = mechanism.encode_utf8(encoded)  # what transform encodes
             self._length_round = (hashlib.sha256(words.tobytes()).hexdigest(), asked, lengths)
         self._missing_value = None
         if self.handle_missing == "category":
@@ -193,31 +197,39 @@ class HeavyHitterEncoderMixin:
         self.n_iter_, self.history_ = 0, []
         self._set_generator(rng)
         return self
-    def _fit_string_length(self, X, column, epsilon, rng):
+    def _fit_string_length(self, X, column, epsilon, rng, cap):
         """The length round: a share of the users of ``X`` report their value's length in
-        bytes (at most ``max_string_bytes``, refused above) through optimized local hashing;
-        the prefix rounds then cover the longest length supported by Holm's test, plus one
-        byte for its end. Those users' length reports replace their prefix reports when
-        :meth:`transform` is given the same data, so every user reports once."""
-        cap = int(self.max_string_bytes)
+        bytes (at most ``cap``, refused above) through optimized local hashing; the prefix
+        rounds then cover the longest length supported by Holm's test, plus one byte for its
+        end. Those users' length reports replace their prefix reports when
+        :meth:`transform` is given the same data, so every user reports once. Sets
+        ``_string_cap``, the declared maximum (``FIXED_STRING_BYTES`` for
+        ``max_string_bytes=None`` when too few users run no length round)."""
         self._missing_value = self.missing_category if not isinstance(
             self.missing_category, dict) else self.missing_category.get(column)
         values = self._heavy_hitter_values(X, column, reset=True)
-        probe = HeavyHitterMechanism(PrefixHeavyHitters(8 * cap, epsilon, "pem", 1, 1),
-                                     column, "strings", 8 * cap)
-        words = probe.encode(values.to_numpy(), column)  # refuses what cannot be encoded
-        n = words.shape[0]
+        probe = HeavyHitterMechanism(PrefixHeavyHitters(8, epsilon, "pem", 1, 1),
+                                     column, "strings", 8, cap)
+        # Bytes and lengths (refusing what cannot be encoded): no (N, cap) array of words.
+        encoded, all_lengths = probe.utf8(values, column)
+        n = all_lengths.shape[0]
+        self._string_cap = cap
         if n < LENGTH_ROUND_MIN_USERS:
-            return 8 * cap
+            if self.max_string_bytes is None:
+                self._string_cap = FIXED_STRING_BYTES
+            self.string_bytes_ = self._string_cap
+            return 8 * self._string_cap
         asked = np.sort(rng.choice(n, size=round(LENGTH_SHARE * n), replace=False))
-        lengths = np.count_nonzero(words[asked].astype(">u8").view(np.uint8), axis=1)
+        lengths = all_lengths[asked]
         oracle = length_oracle(epsilon)
         reports = oracle.randomize(encode_values(lengths, 8), rng)
         counts, _ = oracle.estimate_counts(reports, encode_values(np.arange(cap + 1), 8))
         supported = np.flatnonzero(holm_supported(
             counts / np.sqrt(oracle._null_variance(asked.size))))
-        self.string_bytes_ = min(cap, int(supported.max()) + 1) if supported.size else cap
-        self._length_round = (words, asked, reports)
+        # No length supported (too few users for this budget): the fixed width, at most.
+        self.string_bytes_ = min(cap, int(supported.max()) + 1 if supported.size
+                                 else FIXED_STRING_BYTES)
+        self._length_round = (encoded, asked, reports)
         return 8 * self.string_bytes_
 
     def _with_length_reports(self, words, reports):

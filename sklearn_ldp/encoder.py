@@ -275,12 +275,12 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         is ``epsilon``-LDP only between records that differ in *one* attribute: the
         record-level guarantee (``epsilon_``, what the ledger is charged) is then larger than
         ``epsilon`` (see ``docs/numeric.md``).
-    max_string_bytes : int, default=32
+    max_string_bytes : int or None, default=None
         Heavy hitters of a ``"strings"`` column: the declared maximum of UTF-8 bytes of a
-        value, in ``[1, 128]`` (a longer value is a ValueError naming it). PEM and TreeHist
-        fitted on data first ask a tenth of the users their value's length (the length
-        round) and cover the lengths found (``string_bytes_``); without data, they cover
-        ``max_string_bytes``.
+        value, in ``[1, 128]`` (a longer value is a ValueError naming its length and the
+        cap). PEM and TreeHist fitted on data first ask a tenth of the users their value's
+        length (the length round) and cover the lengths found (``string_bytes_``); without
+        data, they cover ``max_string_bytes``. None: 128 with a length round, else 32.
     n_candidates : int, default=20
         ``"pem"``, ``"treehist"``: prefixes kept per round, ``k``: the most heavy hitters the
         collection can find (``ceil(1 / theta)`` for a frequency threshold ``theta``).
@@ -435,7 +435,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
                  max_report_bytes=DEFAULT_MAX_REPORT_BYTES, random_state=None,
                  ledger=None, ledger_users="all", handle_unknown="error", unknown_category=None,
                  handle_missing="error", missing_category=None, bounds=None, clip=False,
-                 budget_weights=None, n_bins=1024, neighbourhood="record", max_string_bytes=32,
+                 budget_weights=None, n_bins=1024, neighbourhood="record", max_string_bytes=None,
                  n_candidates=20, extension_bits=None, sketch_width=None, n_hashes=None,
                  n_users=None):
         store_params(self, locals())

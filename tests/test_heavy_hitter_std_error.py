@@ -42,13 +42,13 @@ def _law(head=()):
 
 
 def _z_scores(strategy, n_users, law, encoder_params=None, estimator_params=None,
-              every_word=False):
+              every_word=False, seeds=SEEDS):
     """The z-scores of every value returned (``every_word``: of every word of the vocabulary,
-    by ``predict``), over ``SEEDS`` collections; the fitted estimators' ``(std_error, true
+    by ``predict``), over ``seeds`` collections; the fitted estimators' ``(std_error, true
     frequency)`` pairs too."""
     words = _vocabulary(N_WORDS, 0)
     scores, fits = [], []
-    for seed in range(SEEDS):
+    for seed in range(seeds):
         rng = np.random.default_rng(seed)
         column = words[rng.choice(N_WORDS, size=n_users, p=law)]
         held = pd.Series(column).value_counts() / n_users
@@ -65,8 +65,8 @@ def _z_scores(strategy, n_users, law, encoder_params=None, estimator_params=None
     return np.concatenate(scores), fits
 
 
-def _check_honest(z):
-    assert z.size >= 5 * SEEDS, z.size
+def _check_honest(z, seeds=SEEDS):
+    assert z.size >= 5 * seeds, z.size
     assert abs(z.mean()) <= 0.1, (z.mean(), z.std(), z.size)
     assert abs(z.std() - 1) <= 0.1, (z.mean(), z.std(), z.size)
 
@@ -102,16 +102,18 @@ def test_sketch_z_scores_of_every_candidate(strategy, n_users, sketch):
 
 # ---------------------------------------------------------------- prefix extension
 # Six values of 15% ... 5% over a Zipf tail; top_k = 10 asks for more than are detectable,
-# so the selection's effect on what is returned is part of the test.
-PREFIX_REASON = ("the prefix strategies' std_error leaves out the last round's selection; "
-                 "a held-out estimate of the returned values makes it honest")
+# so the selection's effect on what is returned is part of the test. The values returned are
+# estimated on users who did not select them, and their std_error includes which users those
+# are (a uniform sample of all). About six values are returned per collection, so the mean of
+# the z-scores over 20 collections has a standard error near 0.09: 40 collections make the
+# +-0.1 bound a test of bias rather than of the seeds.
+PREFIX_SEEDS = 40
 
 
-@pytest.mark.parametrize("strategy", [
-    pytest.param("pem", marks=pytest.mark.xfail(strict=False, reason=PREFIX_REASON)),
-    pytest.param("treehist", marks=pytest.mark.xfail(strict=False, reason=PREFIX_REASON)),
-])
-def test_prefix_z_scores_of_the_values_returned(strategy):
+def test_pem_z_scores_of_the_values_returned():
+    # TreeHist is left out: it adds one bit per round, so at 20,000 users its 70 rounds of
+    # about 300 users each find no value and there is no z-score to test (its values are
+    # estimated by the same held-out code as PEM's).
     law = _law([0.15, 0.12, 0.10, 0.08, 0.06, 0.05])
-    z, _ = _z_scores(strategy, 20_000, law, None, {"top_k": 10})
-    _check_honest(z)
+    z, _ = _z_scores("pem", 20_000, law, None, {"top_k": 10}, seeds=PREFIX_SEEDS)
+    _check_honest(z, PREFIX_SEEDS)

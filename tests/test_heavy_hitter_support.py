@@ -202,6 +202,28 @@ def test_values_longer_than_the_fitted_length_are_never_returned_truncated():
         _fit(np.array(["ab"] * 3000 + ["y" * 40]), max_string_bytes=32)
 
 
+def test_default_cap_takes_urls_and_the_rounds_cover_only_the_lengths_found():
+    # Every default: 20-80-byte URLs are accepted, the rounds cover the longest length found
+    # (not the 128-byte cap), and a value over the cap is refused naming its length and cap.
+    rng = np.random.default_rng(9)
+    urls = [f"https://www.site{i}.example/{'p' * (10 + 5 * i)}" for i in range(10)]
+    values = rng.choice(urls, size=30_000)
+    enc = LDPEncoder(categories={"c": "strings"}, strategy="pem", epsilon=4.0,
+                     random_state=2)
+    est = HeavyHitterEstimator().fit(enc.fit_transform(pd.DataFrame({"c": values})))
+    longest = max(len(url) for url in urls)
+    assert longest > 60 and enc.string_bytes_ == longest + 1
+    assert enc.mechanism_.max_string_bytes == 128 and enc.max_string_bytes is None
+    assert set(est.heavy_hitters_["value"]) <= set(urls) and len(est.heavy_hitters_) >= 3
+    with pytest.raises(ValueError, match="takes 129 bytes in UTF-8, more than the declared "
+                                         "128"):
+        _fit(np.array(["ab"] * 3000 + ["y" * 129]))
+    # Without a length round the declared width is 32 bytes: said in the message too.
+    few = LDPEncoder(categories={"c": "strings"}, strategy="pem", epsilon=4.0)
+    with pytest.raises(ValueError, match="takes 40 bytes in UTF-8, more than the declared 32"):
+        few.fit_transform(pd.DataFrame({"c": ["ab", "y" * 40]}))
+
+
 def test_client_truncates_as_the_server_and_refuses_above_the_declared_maximum():
     rng = np.random.default_rng(8)
     values = rng.choice(["hello", "world", "a" * 30], size=20_000)
@@ -254,3 +276,19 @@ def test_vectorized_possible_prefix_agrees_with_the_utf8_decoder():
         expected = [decodes(row.astype(">u8").tobytes()[:-(-length // 8)], length)
                     for row in masked]
         assert mechanism.possible_prefix(masked, length).tolist() == expected
+
+
+def test_expected_error_follows_the_users_who_estimate_each_value():
+    rng = np.random.default_rng(10)
+    ids = np.where(rng.random(60_000) < 0.2, 4321, rng.integers(2**20, size=60_000))
+    est = _fit(ids, declared=20, n_candidates=4)
+    oracle = est.mechanism_.oracle
+    assert est.heavy_hitters_["value"].tolist() == [4321]
+    expected = est.expected_error_.loc[4321]
+    # A 20-bit value is estimated by the verification round's users only.
+    m = est.rounds_["users"].iloc[-1]
+    assert expected["average_case"] == pytest.approx(oracle.frequency_variance(0.0, m, 60_000))
+    f = est.heavy_hitters_["frequency"].iloc[0]
+    assert expected["worst_case"] >= oracle.frequency_variance(f, m, 60_000)
+    assert est.heavy_hitters_["std_error"].iloc[0] ** 2 == pytest.approx(
+        oracle.frequency_variance(f, m, 60_000), rel=0.05)

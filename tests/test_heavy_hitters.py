@@ -315,3 +315,28 @@ def test_default_sketch_hashes_grow_with_users_and_epsilon():
     assert default_sketch_hashes(1.0, 1024, False, 10**4) == 16
     assert default_sketch_hashes(8.0, 1024, False, 10**9) == 2**22 // 1024
     assert SketchFrequencyOracle(2.0).n_hashes == 128
+
+
+@pytest.mark.parametrize("protocol", ["pem", "treehist"])
+def test_frequency_variance_is_the_simulated_variance_over_fresh_rounds(protocol):
+    # Every collection draws the users' rounds afresh, so the estimate among all the users
+    # varies with the reports' noise *and* with which users the whole-value rounds hold:
+    # frequency_variance adds the second, the estimate's own std_error too.
+    rng = np.random.default_rng(33)
+    finder = PrefixHeavyHitters(12, 2.0, protocol=protocol, n_candidates=2,
+                                extension_bits=6 if protocol == "pem" else None)
+    n = 4000
+    values = rng.choice([5, 900, 4000], p=[0.5, 0.3, 0.2], size=n)
+    words = encode_values(values, 12)
+    candidates = encode_values(np.array([5, 900, 4000, 77]), 12)
+    f = np.array([np.mean(values == v) for v in (5, 900, 4000, 77)])
+    replicates = [finder.estimate_counts(finder.randomize(words, rng), candidates, n)
+                  for _ in range(300)]
+    answers = np.array([counts for counts, _ in replicates]) / n
+    # The last selection round and the verification round report whole values.
+    whole = sum(length == 12 for length in finder.lengths)
+    m = n * whole / finder.n_rounds
+    variance = finder.frequency_variance(f, m, n)
+    check_unbiased_and_variance(answers, f, variance)
+    reported = np.mean([errors ** 2 for _, errors in replicates], axis=0) / n ** 2
+    assert np.allclose(reported, variance, rtol=0.1), reported / variance

@@ -54,8 +54,10 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     and for a string that ended early every later round's), and keep it only if that
     held-out estimate is significantly above frequency 0 by Holm's test at ``alpha`` over
     all the values tested. So with probability at least ``1 - alpha`` (95% by default) no
-    returned value is held by nobody, and the estimates and ``std_error`` carry no
-    selection bias (winner's curse). Sketches test the given ``candidates`` the same way.
+    returned value is held by nobody, and the estimates carry no selection bias (winner's
+    curse) beyond the final test's own (values near the detectable frequency). The held-out
+    users are a uniform sample of all of them: ``std_error`` includes that sampling.
+    Sketches test the given ``candidates`` the same way.
     When nothing passes, ``heavy_hitters_`` is empty and a warning states the smallest
     frequency these users and budget can detect (:func:`detectable_frequency`).
 
@@ -94,8 +96,12 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         The analytic variance of the estimated frequency of one value for the users fitted,
         one row per value of ``heavy_hitters_``: ``worst_case`` (the largest over the
         value's frequency) and ``average_case`` (a value of frequency 0, the typical
-        candidate). Sketches include the hash collisions, with the second moment of the
-        counts estimated from the fitted sketch.
+        candidate). PEM and TreeHist: from the users who estimate that value (the
+        verification round's, and every later round's for a string that ended early), with
+        the variance of which users those are
+        (:meth:`~sklearn_ldp.mechanisms.heavy_hitters.prefix.PrefixHeavyHitters.frequency_variance`).
+        Sketches include the hash collisions, with the second moment of the counts
+        estimated from the fitted sketch.
     n_tested_ : int
         Values tested by the final test (PEM, TreeHist: those the rounds found; sketches:
         the candidates).
@@ -267,25 +273,27 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
             raise ValueError("no report of the prefix rounds: collect more users.")
         found = oracle.identify(reports, self.threshold,
                                 possible_prefix=mechanism.possible_prefix if strings else None,
-                                ended_prefix=mechanism.ended_prefix if strings else None)
-        shares = n / reports.shape[0]  # a count among the prefix users, among all the users
+                                ended_prefix=mechanism.ended_prefix if strings else None,
+                                n_population=n)
         # A string no user can hold (a character cut at the last byte) is a false positive
         # of the last round: left out before the test, and counted.
         possible = mechanism.possible(found["values"])
-        words, counts, errors = (found[key][possible]
-                                 for key in ("values", "counts", "std_errors"))
-        fitted = self._supported(mechanism, words, counts * shares, errors * shares,
+        words, counts, errors, users = (found[key][possible]
+                                        for key in ("values", "counts", "std_errors", "users"))
+        fitted = self._supported(mechanism, words, counts, errors,
                                  found["z"][possible], n,
-                                 oracle.detectable_frequency(reports.shape[0], self.alpha))
+                                 oracle.detectable_frequency(reports.shape[0], self.alpha),
+                                 estimating=users)
         rounds = pd.DataFrame(found["rounds"], columns=["length", "users", "candidates",
                                                         "kept"])
         return {**fitted, "rounds_": rounds, "n_impossible_": int(np.count_nonzero(~possible))}
 
     def _supported(self, mechanism, words, counts, errors, z, n, detectable, warn=True,
-                   per_user=None):
+                   per_user=None, estimating=None):
         """The values that pass Holm's test (and ``threshold``), at most ``top_k`` of them,
         largest first; a warning naming ``detectable`` when none does (and ``warn``: a
-        sketch given no candidates has nothing to detect). ``per_user``: see ``_expected``."""
+        sketch given no candidates has nothing to detect). ``per_user``, ``estimating``:
+        see ``_expected``."""
         supported = holm_supported(z, self.alpha) if z.size else np.zeros(0, dtype=bool)
         if self.threshold is not None:
             supported &= counts >= self.threshold * n
@@ -305,7 +313,9 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         return {"heavy_hitters_": table, "n_tested_": int(z.size),
                 "n_rejected_": int(z.size - np.count_nonzero(supported)),
                 "detectable_frequency_": float(detectable), "n_reports_": n, "n_users_": n,
-                "expected_error_": self._expected(mechanism, table, n, per_user)}
+                "expected_error_": self._expected(
+                    mechanism, table, n, per_user,
+                    None if estimating is None else estimating[keep])}
 
     def _rank_candidates(self, mechanism, counts):
         """CMS / HCMS: the candidates' estimates, tested; the fitted attributes."""
@@ -339,12 +349,21 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         return frame[TABLE_COLUMNS]
 
     @staticmethod
-    def _expected(mechanism, table, n, per_user=None):
-        """Analytic variance of each value's frequency for ``n`` users (see Attributes);
-        ``per_user`` is ``(worst, average)``, the mechanism's by default."""
-        worst, average = mechanism.per_user_variance() if per_user is None else per_user
-        return pd.DataFrame({"worst_case": np.full(len(table), worst / n),
-                             "average_case": np.full(len(table), average / n)},
+    def _expected(mechanism, table, n, per_user=None, estimating=None):
+        """Analytic variance of each value's frequency for ``n`` users (see Attributes).
+        ``estimating`` (PEM, TreeHist): the users who estimate each value, a uniform sample
+        of the ``n`` (:meth:`PrefixHeavyHitters.frequency_variance`: the rounds' noise and
+        the sampling); otherwise ``per_user`` is ``(worst, average)`` per user, the
+        mechanism's by default."""
+        if estimating is not None:
+            variance = mechanism.oracle.frequency_variance
+            shares = np.linspace(0.0, 1.0, 101)[:, None]
+            worst = np.max(variance(shares, estimating[None, :], n), axis=0)
+            average = variance(0.0, estimating, n)
+        else:
+            worst, average = mechanism.per_user_variance() if per_user is None else per_user
+            worst, average = np.full(len(table), worst / n), np.full(len(table), average / n)
+        return pd.DataFrame({"worst_case": worst, "average_case": average},
                             index=pd.Index(table["value"], name="value"))
 
     def _candidate_words(self, mechanism, values, name):
@@ -365,8 +384,9 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
     def predict(self, candidates):
         """The estimated frequency (and count) of any values, with standard errors.
 
-        PEM and TreeHist estimate from the last round's users (those who reported the whole
-        value): unbiased for every value, found or not. Sketches estimate from the whole
+        PEM and TreeHist estimate from the users of the last two rounds (those who reported
+        the whole value): unbiased for every value, found or not; ``std_error`` includes
+        which users those are (a uniform sample of all). Sketches estimate from the whole
         sketch.
 
         Parameters
@@ -388,8 +408,7 @@ class HeavyHitterEstimator(FreshEntropyMixin, BaseEstimator):
         if mechanism.prefix:
             n = self._reports.shape[0]
             prefix = mechanism.prefix_reports(self._reports)
-            counts, errors = mechanism.oracle.estimate_counts(prefix, words)
-            counts, errors = counts * n / prefix.shape[0], errors * n / prefix.shape[0]
+            counts, errors = mechanism.oracle.estimate_counts(prefix, words, n)
         else:
             counts, errors = mechanism.oracle.estimate_counts(self.statistic_, words)
             n = mechanism.n_reports(self.statistic_)

@@ -331,8 +331,41 @@ class HeavyHitterMechanism(Mechanism):
             return self._encode_strings(array, column)
         return self._encode_integers(array, column)
 
-    def _encode_strings(self, array, column):
-        n_bytes = self.bit_length // 8
+    def utf8(self, values, column=None):
+        """Strings as UTF-8 bytes and their lengths, checked as :meth:`encode` checks them
+        (at most ``max_string_bytes``), not yet encoded to ``bit_length`` bits
+        (:meth:`encode_utf8` does that).
+
+        Parameters
+        ----------
+        values : array-like of str, shape (n,)
+            The values.
+        column : str or None, default=None
+            Named in the messages (default: the mechanism's column).
+
+        Returns
+        -------
+        encoded : ndarray of bytes, shape (n,)
+        lengths : ndarray of int, shape (n,)
+        """
+        column = self.column if column is None else column
+        array = values.to_numpy() if _is_pandas_vector(values) \
+            else np.asarray(values, dtype=None if isinstance(values, np.ndarray) else object)
+        if array.ndim != 1 or self.value_type != "strings":
+            raise ValueError(f"column {column!r}: utf8 takes a 1-D array of strings.")
+        return self._utf8(array, column)
+
+    def encode_utf8(self, encoded):
+        """:meth:`utf8`'s bytes as ``(n, W)`` uint64 words (what :meth:`encode` returns)."""
+        encoded = encoded.astype(f"S{self.bit_length // 8}")  # longer truncated (__init__)
+        padded = encoded.astype(f"S{self.n_words * 8}")  # zero bytes after the value
+        return np.frombuffer(padded.tobytes(), dtype=">u8").reshape(encoded.shape[0],
+                                                                    self.n_words) \
+            .astype(np.uint64)
+
+    def _utf8(self, array, column):
+        """The strings as UTF-8 bytes (a numpy bytes array) and their lengths; a ValueError
+        names a value that is not a str, not valid UTF-8, holds a NUL or is over the cap."""
         original = array
         if array.dtype.kind != "U":
             not_str = [i for i, v in enumerate(array.tolist()) if not isinstance(v, str)]
@@ -367,12 +400,10 @@ class HeavyHitterMechanism(Mechanism):
                              "takes "
                              f"{int(lengths[row])} bytes in UTF-8, more than the declared "
                              f"{self.max_string_bytes} (max_string_bytes).")
-        encoded = encoded.astype(f"S{n_bytes}")  # longer values truncated (see __init__)
-        width = self.n_words * 8
-        padded = encoded.astype(f"S{width}")  # zero bytes after the value
-        return np.frombuffer(padded.tobytes(), dtype=">u8").reshape(array.shape[0],
-                                                                    self.n_words) \
-            .astype(np.uint64)
+        return encoded, lengths
+
+    def _encode_strings(self, array, column):
+        return self.encode_utf8(self._utf8(array, column)[0])
 
     def _encode_integers(self, array, column):
         if array.dtype.kind == "b":

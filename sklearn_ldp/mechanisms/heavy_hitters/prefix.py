@@ -50,7 +50,13 @@ from .._base.exact import (
 )
 from .._base.headers import SpecEquality
 from ..oracles.local_hashing import best_power_of_two_buckets, splitmix64
-from .significance import DEFAULT_ALPHA, check_alpha, round_critical_z, upper_quantile
+from .significance import (
+    DEFAULT_ALPHA,
+    ROUND_NOISE_SHARE,
+    check_alpha,
+    round_critical_z,
+    upper_quantile,
+)
 from .values import (
     _GOLDEN,
     DEFAULT_USERS,
@@ -211,6 +217,27 @@ def _hash_own(rows, strings):
             folded ^= rows[:, k, w] & strings[:, w]
         out |= (np.bitwise_count(folded) & np.uint8(1)).astype(dtype) << dtype(k)
     return out
+
+
+def _sampling_variance(frequency, n_sample, n_population):
+    """Variance of the share of a value among ``n_sample`` users drawn uniformly without
+    replacement from ``n_population`` among whom its share is ``frequency``:
+    ``f (1 - f) (N - m) / ((N - 1) m)``."""
+    f = np.clip(frequency, 0.0, 1.0)
+    return f * (1 - f) * (n_population - n_sample) \
+        / (np.maximum(n_population - 1, 1) * n_sample)
+
+
+def _population(n_population, n_reports):
+    """The users the estimates count among: ``n_population`` (at least the ``n_reports``
+    reports, which are a uniform sample of them) or, when None, the reports."""
+    if n_population is None:
+        return n_reports
+    n_population = check_positive_int(n_population, "n_population")
+    if n_population < n_reports:
+        raise ValueError(f"n_population must be at least the {n_reports} reports, got "
+                         f"{n_population}.")
+    return n_population
 
 
 # ---------------------------------------------------------------------------- prefix trees
@@ -470,6 +497,14 @@ class PrefixHeavyHitters(SpecEquality):
         """Number of rounds (user groups)."""
         return len(self.lengths)
 
+    @property
+    def n_slots(self):
+        """Prefixes (and complete values) a round keeps at most: ``k`` plus the share of
+        the slots the round's cut leaves to null prefixes,
+        ``k + ceil(ROUND_NOISE_SHARE k)`` (25 for ``k = 20``), so that null prefixes above
+        the cut do not push out the weakest of ``k`` real ones."""
+        return self.n_candidates + math.ceil(ROUND_NOISE_SHARE * self.n_candidates)
+
     def to_dict(self):
         """A JSON-ready specification (rebuilt by :meth:`from_dict`)."""
         return {"version": PREFIX_SPEC_VERSION, "mechanism": self.kind,
@@ -662,20 +697,26 @@ class PrefixHeavyHitters(SpecEquality):
                 raise ValueError(f"round {index} has no reports: collect more users.")
         return groups
 
-    def _pooled_counts(self, groups, words, rounds_of):
+    def _pooled_counts(self, groups, words, rounds_of, n_population=None, return_users=False):
         """Counts of complete values estimated on the pooled groups of the rounds each may
         use: ``rounds_of(j)`` is a boolean mask of the values round ``j`` may score.
 
         A complete value is its own prefix of any length at least its own (strings end with
         zero bytes), so every such round's users estimate its count without bias; the sums
-        of the groups' counts and variances are those of the pooled users.
+        of the groups' counts and variances are those of the pooled users. Those ``m`` users
+        are a uniform sample of the ``N`` users (the rounds are drawn uniformly), so the
+        count among all of them, ``N / m`` times the pooled estimate, also varies with which
+        users the sample holds: the standard error adds the variance of a sample share
+        without replacement, ``N^2 f (1 - f) (N - m) / ((N - 1) m)``.
 
         Returns
         -------
         counts, errors, z : ndarray of float
-            Estimated counts among all the reports, their standard errors, and the pooled
-            estimate over its standard error under frequency 0 (NaN for a value no round may
-            score).
+            Estimated counts among the ``n_population`` users (None: the reports), their
+            standard errors, and the pooled estimate over its standard error under
+            frequency 0 (NaN for a value no round may score).
+        users : ndarray of float
+            With ``return_users``: the users ``m`` who estimate each value.
         """
         m = words.shape[0]
         sums, variance, null, users = (np.zeros(m) for _ in range(4))
@@ -689,18 +730,24 @@ class PrefixHeavyHitters(SpecEquality):
                 variance[block] += e ** 2
                 null[block] += self._null_variance(group.shape[0])
                 users[block] += group.shape[0]
-        total = sum(group.shape[0] for group in groups)
+        total = _population(n_population, sum(group.shape[0] for group in groups))
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(users > 0, total / users, np.nan)
-            return sums * scale, np.sqrt(variance) * scale, sums / np.sqrt(null)
+            counts = sums * scale
+            sampling = total ** 2 * _sampling_variance(counts / total, users, total)
+            errors = np.sqrt(variance * scale ** 2 + sampling)
+            if return_users:
+                return counts, errors, sums / np.sqrt(null), users
+            return counts, errors, sums / np.sqrt(null)
 
-    def identify(self, reports, threshold=None, possible_prefix=None, ended_prefix=None):
+    def identify(self, reports, threshold=None, possible_prefix=None, ended_prefix=None,
+                 n_population=None):
         """Run the rounds: the candidate heavy hitters and their held-out estimates.
 
         Every selection round keeps the growing prefixes whose estimate exceeds
         :func:`~.significance.round_critical_z` null standard errors (and ``threshold``),
-        at most ``n_candidates`` of them, and at most ``2 n_candidates`` complete values
-        above ``FINAL_CUT_Z`` null standard errors (the final test decides on those). A
+        at most ``n_slots`` of them, and at most ``n_slots`` complete values above
+        ``FINAL_CUT_Z`` null standard errors (the final test decides on those). A
         candidate is complete in the last selection round, or earlier when
         ``ended_prefix`` says its value ended (a string's zero byte). Each complete value is
         then estimated on the users of the later rounds only (the last round, which reports
@@ -722,14 +769,19 @@ class PrefixHeavyHitters(SpecEquality):
         ended_prefix : callable or None, default=None
             ``ended_prefix(candidates, length)``: a boolean mask of the candidates that are
             whole values already. None: only the last selection round's are.
+        n_population : int or None, default=None
+            The users the reports are a uniform sample of (e.g. all the users, when some
+            reported in a length round instead): the counts are estimated among them and
+            the standard errors include that sampling. None: the reports' users.
 
         Returns
         -------
         result : dict
             ``values`` (``(h, W)`` uint64 words), their held-out ``counts`` (estimated
-            users among all the reports), ``std_errors`` and ``z`` (count over its standard
-            error under frequency 0), sorted by decreasing count; ``rounds`` (per selection
-            round: prefix length, users, candidates scored, candidates kept).
+            users among ``n_population``), ``std_errors`` and ``z`` (count over its standard
+            error under frequency 0) and ``users`` (the held-out users who estimate it),
+            sorted by decreasing count; ``rounds`` (per selection round: prefix length,
+            users, candidates scored, candidates kept).
         """
         reports = self.check_reports(reports)
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(
@@ -759,13 +811,14 @@ class PrefixHeavyHitters(SpecEquality):
                 done = ended_prefix(candidates[order], length)
             else:
                 done = np.zeros(order.size, dtype=bool)
-            # Prefixes still growing pass the round's cut and take the k slots; complete
+            # Prefixes still growing pass the round's cut and take the slots; complete
             # values take no slot in later rounds and face the final test on held-out
-            # users, so a milder cut and 2k of them keep a real value that this round's
-            # noise pushed down.
+            # users, so a milder cut keeps a real value that this round's noise pushed
+            # down. The cut lets null prefixes take about a quarter of k slots: k real
+            # prefixes keep their slots only when that many more are kept.
             cut = round_critical_z(candidates.shape[0], self.n_candidates)
-            growing = order[~done & (z[order] > cut)][:self.n_candidates]
-            complete = order[done][:2 * self.n_candidates]
+            growing = order[~done & (z[order] > cut)][:self.n_slots]
+            complete = order[done][:self.n_slots]
             finals.append(candidates[complete])
             selected += [index] * complete.size
             kept, start = candidates[growing], length
@@ -776,10 +829,12 @@ class PrefixHeavyHitters(SpecEquality):
         selected = np.asarray(selected, dtype=np.int64)
         history.append({"length": self.bit_length, "users": int(groups[-1].shape[0]),
                         "candidates": int(values.shape[0]), "kept": int(values.shape[0])})
-        counts, errors, z = self._pooled_counts(groups, values, lambda j: selected < j)
+        counts, errors, z, users = self._pooled_counts(
+            groups, values, lambda j: selected < j, n_population, return_users=True)
         order = np.argsort(-counts, kind="stable")
         return {"values": values[order], "counts": counts[order],
-                "std_errors": errors[order], "z": z[order], "rounds": history}
+                "std_errors": errors[order], "z": z[order], "users": users[order],
+                "rounds": history}
 
     def count_variance_per_user(self, frequency):
         """Variance of the estimated count of a value of share ``frequency`` among ``N``
@@ -794,28 +849,49 @@ class PrefixHeavyHitters(SpecEquality):
             per_report = self.c ** 2 - f
         return self.n_rounds * per_report
 
+    def frequency_variance(self, frequency, n_estimating, n_population):
+        """Variance of a value's estimated frequency among ``n_population`` users when
+        ``n_estimating`` of them (a uniform sample, e.g. the verification round's users and,
+        for a string that ended early, every later round's) report on it: the reports'
+        noise, ``v(f) / m`` with ``v(f) = (f p (1 - p) + (1 - f) q (1 - q)) / (p - q)^2``
+        (PEM) or ``c^2 - f`` (TreeHist), plus which users the sample holds,
+        ``f (1 - f) (N - m) / ((N - 1) m)``.
+
+        Examples
+        --------
+        >>> finder = PrefixHeavyHitters(32, 2.0, n_users=10**6)
+        >>> m = 10**6 / finder.n_rounds  # a 32-bit value: the verification round's users
+        >>> bool(np.isclose(finder.frequency_variance(0.0, m, 10**6) * 10**6,
+        ...                 finder.count_variance_per_user(0.0)))
+        True
+        """
+        f = np.clip(np.asarray(frequency, dtype=float), 0.0, 1.0)
+        noise = self.count_variance_per_user(f) / self.n_rounds
+        return noise / n_estimating + _sampling_variance(f, n_estimating, n_population)
+
     def detectable_frequency(self, n_users, alpha=DEFAULT_ALPHA):
         """The smallest frequency the rounds find and the final test supports half of the
         time, for ``n_users`` users (``N / rounds`` per round): the larger of the last
-        selection round's cut and the final test's Bonferroni cut over ``n_candidates``
+        selection round's cut and the final test's Bonferroni cut over ``n_slots``
         values, in frequency (a value of ``bit_length`` bits, estimated on the verification
         round only; shorter strings are estimated on more users)."""
         n_users = check_positive_int(n_users, "n_users")
         alpha = check_alpha(alpha)
         group = n_users / self.n_rounds
         previous = self.lengths[-3] if self.n_rounds > 2 else 0
-        scored = (self.n_candidates if previous else 1) << (self.lengths[-2] - previous)
+        scored = (self.n_slots if previous else 1) << (self.lengths[-2] - previous)
         cut = max(round_critical_z(scored, self.n_candidates),
-                  upper_quantile(alpha / self.n_candidates))
+                  upper_quantile(alpha / self.n_slots))
         return float(min(1.0, cut * np.sqrt(self._null_variance(group)) / group))
 
-    def estimate_counts(self, reports, words):
-        """Estimated user counts (among all the reports) of any values, from the rounds whose
-        users reported whole values (the last two), with their standard errors."""
+    def estimate_counts(self, reports, words, n_population=None):
+        """Estimated user counts (among the ``n_population`` users the reports sample; None:
+        among the reports) of any values, from the rounds whose users reported whole values
+        (the last two), with their standard errors (noise and sampling)."""
         reports = self.check_reports(reports)
         words = np.asarray(words, dtype=np.uint64)
         groups = self._groups(reports)
         whole = [j for j, length in enumerate(self.lengths) if length == self.bit_length]
         counts, errors, _ = self._pooled_counts(
-            groups, words, lambda j: np.full(words.shape[0], j in whole))
+            groups, words, lambda j: np.full(words.shape[0], j in whole), n_population)
         return counts, errors
