@@ -112,6 +112,7 @@ def _free_port():
 def collector(tmp_path):
     """A collector on a loopback port serving the page and the client's ES modules on the same
     origin (no CORS needed), its SQLite store in ``tmp_path``."""
+    _require_browser()  # before anything starts
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("starlette")
     from starlette.applications import Starlette
@@ -152,7 +153,6 @@ def collector(tmp_path):
 
 
 def test_browser_privatizes_and_posts_to_the_collector(collector, tmp_path):
-    _require_browser()
     from sklearn_ldp import WorkloadEstimator
     from sklearn_ldp.deploy.collector import aggregate
 
