@@ -218,3 +218,44 @@ def test_server_accepts_the_sketch_reports(hadamard):
     reports = _js_reports(script, spec)
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
     assert _n_rows(stacked) == 200
+
+
+# Prints 300 JSON reports of fresh devices (a new secret each), values cycling over the domain
+# (1bitmean_pm: counters spread over [0, max_value]), one a line.
+_PRINT_MEMOIZED = """
+import { MemoryStorage, Randomizer, reportToJSON } from "./src/index.js";
+const spec = JSON.parse(process.argv[1]);
+const lines = [];
+for (let i = 0; i < 300; i++) {
+  const randomizer = new Randomizer(spec, { state: new MemoryStorage() });
+  const value = spec.mechanism === "1bitmean_pm" ? spec.max_value * (i / 299)
+    : i % randomizer.nInputs;
+  lines.push(reportToJSON(randomizer.privatize(value)));
+}
+console.log(lines.join("\\n"));
+"""
+
+
+def _memoizing_mechanisms():
+    from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
+        DBitFlipPM,
+        LongitudinalMechanism,
+        OneBitMeanPM,
+    )
+
+    return {**{protocol: LongitudinalMechanism(11, 2.0, 0.5, protocol)
+               for protocol in ("l_grr", "l_sue", "l_oue", "l_osue", "l_soue")},
+            "dbitflip_pm": DBitFlipPM(12, 1.0, n_sampled=3),
+            "1bitmean_pm": OneBitMeanPM(24.0, 1.0, 8)}
+
+
+@requires_node
+@pytest.mark.parametrize("name", ["l_grr", "l_sue", "l_oue", "l_osue", "l_soue", "dbitflip_pm",
+                                  "1bitmean_pm"])
+def test_server_accepts_the_memoized_reports(name):
+    from sklearn_ldp.deploy.collect import stack_client_reports
+
+    spec = json.dumps(_memoizing_mechanisms()[name].to_dict())
+    reports = _js_reports(_PRINT_MEMOIZED, spec)
+    stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
+    assert _n_rows(stacked) == 300

@@ -71,6 +71,33 @@ export interface RandomizerOptions {
   categories?: Categories;
   /** Tests only: a byte source other than crypto.getRandomValues makes the noise reproducible. */
   randomSource?: RandomSource;
+  /** The memoizing kinds (longitudinal, dbitflip_pm, 1bitmean_pm): where the device's secret
+   * is kept (required for them, refused for the others). */
+  state?: StateStorage;
+  /** The key of the secret in `state` (default "sklearn-ldp-client-state"); one key per
+   * specification: a stored secret of another specification is refused. */
+  stateKey?: string;
+}
+
+/** Where a memoizing kind keeps the device's secret: text under a key. */
+export interface StateStorage {
+  get(key: string): string | null | undefined;
+  set(key: string, text: string): void;
+}
+
+/** Device state in memory (tests, or a page that keeps nothing across loads). */
+export class MemoryStorage implements StateStorage {
+  constructor();
+  get(key: string): string | null;
+  set(key: string, text: string): void;
+}
+
+/** Device state in a Web Storage object (default: the page's localStorage). */
+export class LocalStorage implements StateStorage {
+  constructor(storage?: { getItem(key: string): string | null;
+    setItem(key: string, value: string): void });
+  get(key: string): string | null;
+  set(key: string, text: string): void;
 }
 
 /** The randomizer of one LDP mechanism, rebuilt from its JSON specification. */

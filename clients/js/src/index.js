@@ -5,3 +5,4 @@ export { ValueError } from "./errors.js";
 export { ExactRandom } from "./random.js";
 export { RANDOMIZERS, Randomizer, reportToJSON } from "./randomizer.js";
 export { SPEC_VERSION } from "./spec.js";
+export { LocalStorage, MemoryStorage } from "./memo.js";

@@ -75,7 +75,7 @@ function checkBounds(pair, name, kind) {
   return [low, high];
 }
 
-function checkValue(value, [low, high], name) {
+export function checkValue(value, [low, high], name) {
   if (typeof value !== "number") {
     throw new ValueError(`${name} must be a number, got ${repr(value)}.`);
   }

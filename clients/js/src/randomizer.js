@@ -6,7 +6,9 @@ import { ORACLE_KINDS } from "./oracles.js";
 import { COLUMNS_KINDS } from "./columns.js";
 import { HEAVY_HITTER_KINDS } from "./heavy_hitters.js";
 import { parseJSON } from "./json.js";
+import { LONGITUDINAL_KINDS } from "./longitudinal.js";
 import { MARGINAL_KINDS } from "./marginals.js";
+import { DEFAULT_STATE_KEY, SecretState } from "./memo.js";
 import { MULTI_ATTRIBUTE_KINDS } from "./multi_attribute.js";
 import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
@@ -14,26 +16,28 @@ import { RANGE_KINDS } from "./ranges.js";
 import { Categories } from "./records.js";
 import { isPlainObject, specVersion } from "./spec.js";
 
-// Local kinds of the Python client that this one does not randomize: the Gaussian lattices and
-// the memoizing kinds (a secret kept in client state).
-const PYTHON_CLIENT_KINDS = ["gaussian", "gaussian_pure", "longitudinal", "dbitflip_pm",
-  "1bitmean_pm"];
+// Local kinds of the Python client that this one does not randomize: the Gaussian lattices.
+const PYTHON_CLIENT_KINDS = ["gaussian", "gaussian_pure"];
 
 /** Every kind this client rebuilds, by its specification name. */
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
-  ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS, ...COLUMNS_KINDS };
+  ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS, ...COLUMNS_KINDS,
+  ...LONGITUDINAL_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.
  *
- * new Randomizer(spec, { categories, randomSource }): spec is the parsed object of the
- * server's mechanism.to_json() (Randomizer.fromJSON parses the text); categories the public
- * categories of the server's domain, in its order (then privatize takes records); randomSource
- * a function filling a Uint8Array with uniform bytes, for tests only (default:
- * crypto.getRandomValues).
+ * new Randomizer(spec, { categories, randomSource, state, stateKey }): spec is the parsed
+ * object of the server's mechanism.to_json() (Randomizer.fromJSON parses the text); categories
+ * the public categories of the server's domain, in its order (then privatize takes records);
+ * randomSource a function filling a Uint8Array with uniform bytes, for tests only (default:
+ * crypto.getRandomValues). The memoizing kinds (longitudinal, dbitflip_pm, 1bitmean_pm) need
+ * state, a storage with get(key) and set(key, text) that keeps the device's secret under
+ * stateKey (default "sklearn-ldp-client-state"; one key per specification): LocalStorage in a
+ * browser, MemoryStorage in tests.
  */
 export class Randomizer {
-  constructor(spec, { categories, randomSource } = {}) {
+  constructor(spec, { categories, randomSource, state, stateKey = DEFAULT_STATE_KEY } = {}) {
     if (!isPlainObject(spec) || !Object.hasOwn(spec, "mechanism")) {
       throw new ValueError("not a mechanism specification (a JSON object with 'version' and " +
         `'mechanism'): ${repr(JSON.stringify(spec ?? null)?.slice(0, 80))}.`);
@@ -61,6 +65,17 @@ export class Randomizer {
     // The numeric kinds take a number within the spec's bounds, not a cell index.
     this._takesValues = Boolean(options?.takesValues);
     this._encodeValue = options?.encode ?? null;
+    this._state = null;
+    if (options?.stateful) {
+      this._derive = { derive: options.derive }; // (value, secret) -> the PRF part (tests)
+      if (state === undefined || state === null) {
+        throw new ValueError(`the ${repr(kind)} mechanism memoizes permanent responses: ` +
+          "pass state=<a storage with get and set: LocalStorage, MemoryStorage>.");
+      }
+      this._state = new SecretState(state, stateKey, spec);
+    } else if (state !== undefined && state !== null) {
+      throw new ValueError(`state: the ${repr(kind)} mechanism keeps no client state.`);
+    }
     if (this._takesValues && categories !== undefined) {
       // A value kind with columns (multi_attribute) binds them; the others take none.
       if (!options.bind) {
@@ -115,7 +130,7 @@ export class Randomizer {
    * seed; reportToJSON writes it as JSON.
    */
   privatize(value) {
-    if (this._takesValues) return this._privatizeCell(value, this._rng);
+    if (this._takesValues) return this._privatizeCell(value, this._rng, this._state);
     let cell;
     if (this._categories !== null) {
       cell = this._categories.encode(value);

@@ -2,7 +2,7 @@
 // refused with a ValueError; nothing else escapes (no TypeError, RangeError, hang).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Randomizer, ValueError } from "../src/index.js";
+import { MemoryStorage, Randomizer, ValueError } from "../src/index.js";
 import { fixture } from "./fixtures.js";
 
 const STRANGE = [0, -1, 1, 2, 3, 0.5, 1e-300, 1e300, 2 ** 53, 2 ** 48 + 1, -0, null, true, "",
@@ -39,7 +39,9 @@ test("random edits of valid specs are accepted or refused with a ValueError", ()
     else target[last] = structuredClone(STRANGE[pick(STRANGE.length)]);
     let randomizer;
     try {
-      randomizer = new Randomizer(spec);
+      // The memoizing kinds need somewhere to keep the device's secret.
+      const memoizing = ["longitudinal", "dbitflip_pm", "1bitmean_pm"].includes(spec.mechanism);
+      randomizer = new Randomizer(spec, memoizing ? { state: new MemoryStorage() } : {});
     } catch (error) {
       assert.ok(error instanceof ValueError, `${JSON.stringify(spec)}: ${error.stack}`);
       refused += 1;

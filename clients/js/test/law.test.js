@@ -4,7 +4,7 @@
 // instead of a fixed seed; a correct client fails one case in 10^6 runs).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Randomizer, reportToJSON } from "../src/index.js";
+import { MemoryStorage, Randomizer, reportToJSON } from "../src/index.js";
 import { fixture } from "./fixtures.js";
 import { chiSquareTest, probabilities } from "./stats.js";
 
@@ -13,7 +13,8 @@ const P_THRESHOLD = 1e-6;
 
 for (const law of fixture("laws")) {
   test(`law of ${law.name} matches the server's exact law`, () => {
-    const randomizer = Randomizer.fromJSON(law.spec);
+    const randomizer = Randomizer.fromJSON(law.spec,
+      law.memo ? { state: new MemoryStorage() } : {});
     // Numeric outputs are grid values: keyed by the double itself (the server computes them
     // with the same float64 operations, so equal reports are equal doubles).
     const keyOf = law.numeric ? (report) => String(report) : reportToJSON;
@@ -21,10 +22,14 @@ for (const law of fixture("laws")) {
       i]));
     const counts = new Array(law.outputs.length).fill(0);
     // Local hashing: the law given the seed (the seed itself is 64 uniform bits).
-    const draw = law.seed === undefined
-      ? () => randomizer.privatize(law.value)
-      : () => randomizer._privatizeCell.reportGivenSeed(law.value, BigInt(law.seed),
-        randomizer._rng);
+    // The memoizing kinds: the law over a random secret, a fresh device for every report.
+    const freshDevice = { secret: (rng) => new Uint8Array(16).map(() => rng.byte()) };
+    const draw = law.memo
+      ? () => randomizer._privatizeCell(law.value, randomizer._rng, freshDevice)
+      : law.seed === undefined
+        ? () => randomizer.privatize(law.value)
+        : () => randomizer._privatizeCell.reportGivenSeed(law.value, BigInt(law.seed),
+          randomizer._rng);
     for (let i = 0; i < DRAWS; i++) {
       const key = keyOf(draw());
       const at = index.get(key);

@@ -11,6 +11,10 @@ Run from the repository root (``python clients/js/test/make_fixtures.py``); it r
   ``"error"`` where the server refuses epsilon;
 * ``hashes.json``: the server's local-hashing buckets ``H_seed(cell)`` for random 64-bit seeds
   and cells, both hash families;
+* ``memo.json``: the memoizing kinds' PRF, bit for bit the server's: SipHash-2-4 words of
+  messages of every length, PRF words (``prf_words``) of random secrets, labels, values and
+  counters, and the PRF part of a report (``permanent_response``; dBitFlipPM's and
+  1BitMean's ``randomize``, a function of the secret and the value) for random secrets;
 * ``hostile.json``: edited specifications (sizes, probabilities, versions, unknown fields), each
   with the field its refusal must name and the Python client's message.
 
@@ -50,8 +54,15 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
     SubsetSelection,
     SymmetricUnaryEncoding,
 )
+from sklearn_ldp.mechanisms._base import prf as server_prf  # noqa: E402
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters  # noqa: E402
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle  # noqa: E402
+from sklearn_ldp.mechanisms.longitudinal.mechanisms import (  # noqa: E402
+    DBitFlipPM,
+    LongitudinalMechanism,
+    MemoState,
+    OneBitMeanPM,
+)
 from sklearn_ldp.mechanisms.multi_attribute.columns import (  # noqa: E402
     ColumnsMechanism,
     column_part,
@@ -221,7 +232,88 @@ def laws():
                       "outputs": np.asarray(law.outputs, dtype=float).tolist(),
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
+    # The memoizing kinds: the law of one report over a random secret (fresh device).
+    for name, mechanism, value in MEMO_LAWS:
+        law = mechanism.exact_law(value)
+        cases.append({"name": name, "spec": json.dumps(mechanism.to_dict()), "value": value,
+                      "memo": True, "outputs": [_key(output) for output in law.outputs],
+                      "weights": [str(int(w)) for w in law.weights],
+                      "total": str(int(law.total))})
     return cases
+
+
+MEMO_LAWS = [
+    ("longitudinal_l_grr_5", LongitudinalMechanism(5, 2.0, 1.0, "l_grr"), 2),
+    ("longitudinal_l_sue_4", LongitudinalMechanism(4, 2.0, 1.0, "l_sue"), 0),
+    ("longitudinal_l_oue_5", LongitudinalMechanism(5, 3.0, 1.0, "l_oue"), 4),
+    ("longitudinal_l_osue_3", LongitudinalMechanism(3, 2.0, 0.5, "l_osue"), 1),
+    ("longitudinal_l_soue_4", LongitudinalMechanism(4, 1.5, 0.5, "l_soue"), 3),
+    ("dbitflip_6_2", DBitFlipPM(6, 2.0, n_sampled=2), 3),
+    ("dbitflip_5_1", DBitFlipPM(5, 1.0, n_sampled=1), 0),
+    ("1bitmean_10_4_at_3.3", OneBitMeanPM(10.0, 1.0, 4), 3.3),
+    ("1bitmean_24_8_at_24", OneBitMeanPM(24.0, 0.5, 8), 24.0),
+]
+
+
+def _secret_hex(pair):
+    """The Python client's 16-byte secret of a server secret row (two little-endian words)."""
+    return b"".join(int(word).to_bytes(8, "little") for word in pair).hex()
+
+
+def memo():
+    rng = np.random.default_rng(20261129)
+    key = bytes(range(16))
+    cases = [{"case": "siphash", "key": key.hex(), "message": bytes(range(n)).hex(),
+              "word": str(int(server_prf.siphash24(
+                  np.array([int.from_bytes(key[:8], "little")], dtype=np.uint64),
+                  np.array([int.from_bytes(key[8:], "little")], dtype=np.uint64),
+                  _blocks(bytes(range(n))))[0]))} for n in range(16)]
+    secrets = server_prf.new_secrets(24, rng)
+    labels = rng.choice(server_prf.PURPOSES, 24)
+    values = rng.integers(0, 2**24, 24)
+    counters = rng.integers(0, 2**24, 24)
+    for secret, label, value, counter in zip(secrets, labels, values, counters, strict=True):
+        word = server_prf.prf_words(secret[None, :], str(label), [int(value)], [int(counter)])
+        cases.append({"case": "prf", "secret": _secret_hex(secret), "label": str(label),
+                      "value": int(value), "counter": int(counter), "word": str(int(word[0]))})
+    secrets = server_prf.new_secrets(40, rng)
+    for mechanism, values in MEMO_PARITY:
+        values = np.asarray(values)
+        if isinstance(mechanism, LongitudinalMechanism):
+            derived = mechanism.permanent_response(values, secrets[:len(values)])
+        else:
+            state = MemoState(mechanism, len(values), secrets=secrets[:len(values)])
+            derived = mechanism.randomize(values, state)
+            if isinstance(derived, tuple):  # dBitFlipPM: buckets then bits
+                derived = np.hstack(derived)
+        cases.append({"case": "derive", "spec": json.dumps(mechanism.to_dict()),
+                      "secrets": [_secret_hex(s) for s in secrets[:len(values)]],
+                      "values": values.tolist(),
+                      "reports": [_key(row) for row in derived]})
+    return cases
+
+
+def _blocks(message):
+    """SipHash's 64-bit blocks of ``message``: whole words, then the tail with the length."""
+    tail = len(message) - len(message) % 8
+    words = [int.from_bytes(message[i:i + 8], "little") for i in range(0, tail, 8)]
+    words.append(int.from_bytes(message[tail:], "little") | (len(message) & 0xFF) << 56)
+    return [np.array([w], dtype=np.uint64) for w in words]
+
+
+MEMO_PARITY = [
+    (LongitudinalMechanism(7, 2.0, 1.0, "l_grr"), list(range(7)) * 4),
+    (LongitudinalMechanism(70, 2.0, 1.0, "l_grr"), list(range(0, 70, 2))),
+    (LongitudinalMechanism(5, 2.0, 1.0, "l_sue"), list(range(5)) * 6),
+    (LongitudinalMechanism(9, 3.0, 1.0, "l_oue"), list(range(9)) * 3),
+    (LongitudinalMechanism(130, 3.0, 1.0, "l_osue"), list(range(0, 130, 4))),
+    (LongitudinalMechanism(64, 1.5, 0.5, "l_soue"), list(range(0, 64, 2))),
+    (LongitudinalMechanism(2, 1.5, 0.5, "l_sue"), [0, 1] * 10),
+    (DBitFlipPM(6, 2.0, n_sampled=2), list(range(6)) * 5),
+    (DBitFlipPM(40, 1.0, n_sampled=7), list(range(40))),
+    (OneBitMeanPM(10.0, 1.0, 4), [0.0, 1.0, 2.5, 3.3, 5.0, 7.77, 9.99, 10.0] * 4),
+    (OneBitMeanPM(24.0, 0.5, 1000), [0.0, 0.001, 12.3456, 23.999, 24.0] * 8),
+]
 
 
 def integers():
@@ -478,6 +570,7 @@ def hostile():
         edit(square_wave, "n_buckets", params__n_buckets=1),
         edit(square_wave, "n_buckets", params__grid_size=20),
     ]
+    cases += _memo_hostile()
     for case in cases:
         try:
             Randomizer(case["spec"])
@@ -488,13 +581,67 @@ def hostile():
     return cases
 
 
+def _memo_hostile():
+    """Edited specifications of the memoizing kinds (refused before any state is touched)."""
+    grr = LongitudinalMechanism(5, 2.0, 1.0, "l_grr").to_dict()
+    sue = LongitudinalMechanism(4, 2.0, 1.0, "l_sue").to_dict()
+    oue = LongitudinalMechanism(4, 2.0, 1.0, "l_oue").to_dict()
+    dbit = DBitFlipPM(6, 1.0, n_sampled=2).to_dict()
+    one_bit = OneBitMeanPM(10.0, 1.0, 4).to_dict()
+
+    def edit(spec, field, numerators=None, **changes):
+        edited = json.loads(json.dumps(spec))
+        edited.update(changes)
+        edited["numerators" if numerators is not None else "_"] = numerators
+        edited.pop("_", None)
+        return {"field": field, "spec": {k: v for k, v in edited.items() if v != "<absent>"}}
+
+    numerators = grr["numerators"]
+    return [
+        edit(grr, "version", version=2),
+        edit(grr, "n_cells", n_cells=1),
+        edit(grr, "n_cells", n_cells=2**24 + 1),
+        edit(grr, "n_cells", n_cells="5"),
+        edit(grr, "epsilon_perm", epsilon_perm=0.0),
+        edit(grr, "epsilon_1", epsilon_1=2.0),
+        edit(grr, "epsilon_1", epsilon_1="<absent>"),
+        edit(grr, "protocol", protocol="l_xyz"),
+        edit(grr, "'extra'", extra=1),
+        edit(grr, "numerators", numerators={"keep_perm": numerators["keep_perm"]}),
+        edit(grr, "numerators.keep_instant",
+             numerators={**numerators, "keep_instant": 2**52 + 1}),
+        edit(grr, "numerators.keep_perm", numerators={**numerators, "keep_perm": 2**52}),
+        edit(grr, "numerators.keep_perm",
+             numerators={**numerators, "keep_perm": numerators["keep_perm"] + 1}),
+        edit(grr, "epsilon_perm", numerators={**numerators, "keep_perm": 2**52 - 4}),
+        edit(grr, "epsilon_1", numerators={**numerators, "keep_instant": 2**52 - 1}),
+        edit(sue, "numerators.p_perm",
+             numerators={**sue["numerators"], "p_perm": sue["numerators"]["p_perm"] - 1}),
+        edit(oue, "numerators.p_instant",
+             numerators={**oue["numerators"], "p_instant": 2**52}),
+        edit(sue, "epsilon_perm", numerators={**sue["numerators"], "q_perm": 1,
+                                              "p_perm": 2**52 - 1}),
+        edit(dbit, "n_sampled", n_sampled=0),
+        edit(dbit, "n_sampled", n_sampled=7),
+        edit(dbit, "n_cells", n_cells=True),
+        edit(dbit, "epsilon", epsilon=51.0),
+        edit(dbit, "'numerators'", numerators={}),
+        edit(one_bit, "max_value", max_value=0.0),
+        edit(one_bit, "max_value", max_value=-1.0),
+        edit(one_bit, "max_value", max_value="10"),
+        edit(one_bit, "n_segments", n_segments=0),
+        edit(one_bit, "n_segments", n_segments=2**20 + 1),
+        edit(one_bit, "epsilon", epsilon=None),
+    ]
+
+
 def main(check=False):
     FIXTURES.mkdir(exist_ok=True)
     stale = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # decoders of extreme epsilons warn; unused here
         for name, rows in (("laws", laws()), ("integers", integers()), ("hashes", hashes()),
-                           ("hostile", hostile())):
+                           ("memo", memo()), ("hostile", hostile())):
             # One case a line: diffs stay readable, the file small.
             text = "[\n" + ",\n".join(json.dumps(row) for row in rows) + "\n]\n"
             path = FIXTURES / f"{name}.json"
