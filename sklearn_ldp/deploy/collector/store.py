@@ -22,9 +22,17 @@ import threading
 import numpy as np
 
 from ...mechanisms import Mechanism
+from ...mechanisms._base.docstrings import shared_sections
 from ...mechanisms._base.rows import empty_reports
 from ...mechanisms._base.specs import load_mechanism_json
 from ..collect import MATH_LAYER_KINDS
+
+# The parameter every per-collection method of a store takes, written once.
+_collection_parameter = shared_sections({"collection parameter": """\
+Parameters
+----------
+collection : str
+    The collection's name."""})
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -476,13 +484,11 @@ class _SQLStore:
 
         return self._run(work)
 
+    @_collection_parameter
     def count(self, collection):
         """How many batches and reports are stored for a collection.
 
-        Parameters
-        ----------
-        collection : str
-            The collection's name.
+        <collection parameter>
 
         Returns
         -------
@@ -494,13 +500,11 @@ class _SQLStore:
                       "WHERE collection = ?"), (collection,)).fetchone())
         return int(row[0]), int(row[1])
 
+    @_collection_parameter
     def batch_ids(self, collection):
         """The batch ids stored for a collection (for audits and tests).
 
-        Parameters
-        ----------
-        collection : str
-            The collection's name.
+        <collection parameter>
 
         Returns
         -------
@@ -512,13 +516,11 @@ class _SQLStore:
             (collection,)).fetchall())
         return {row[0] for row in rows}
 
+    @_collection_parameter
     def delete_before(self, collection, day):
         """Delete the batches received before ``day``: the retention policy.
 
-        Parameters
-        ----------
-        collection : str
-            The collection's name.
+        <collection parameter>
         day : int
             Days since 1970-01-01 (UTC); batches received on an earlier day are deleted.
 
@@ -531,13 +533,11 @@ class _SQLStore:
             self._sql("DELETE FROM ldp_batches WHERE collection = ? AND received_day < ?"),
             (collection, int(day))).rowcount)
 
+    @_collection_parameter
     def iter_batches(self, collection):
         """Every stored batch of a collection, streamed (one batch in memory at a time).
 
-        Parameters
-        ----------
-        collection : str
-            The collection's name.
+        <collection parameter>
 
         Yields
         ------
