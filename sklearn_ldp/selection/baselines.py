@@ -96,8 +96,7 @@ def marginal_order(shape, max_order=None, columns=None):
 def _fourier_for(shape, epsilon, workload, max_order):
     """Fourier strategy of the given order, or of the least order that supports the workload."""
     if max_order is None:
-        max_order = (len(shape) if workload is None
-                     else least_marginal_order(shape, epsilon, workload))
+        max_order = least_marginal_order(shape, epsilon, workload)
     return fourier_strategy(shape, epsilon, max_order), {"max_order": max_order}
 
 
@@ -118,7 +117,8 @@ def least_marginal_order(shape, epsilon, workload):
     The Fourier coefficients of order ``<= k`` span exactly the functions of at most ``k``
     columns, as do the cells of every ``k``-way marginal table, so the least Fourier order
     that supports the workload is the marginal order of the marginal strategies that answer
-    it (``len(shape)`` for a workload that needs the full table, e.g. the histogram).
+    it (``len(shape)`` for a workload that needs the full table, e.g. the histogram, or
+    for no workload: None).
 
     Found from the Gram ``G = W^T W`` in a product basis of the columns' functions (each
     column's first basis vector constant; a basis vector's order is the number of columns
@@ -138,6 +138,8 @@ def least_marginal_order(shape, epsilon, workload):
     3
     """
     shape = tuple(int(size) for size in shape)
+    if workload is None or len(shape) < 2:
+        return len(shape)
     n = int(np.prod(shape))
     gram = coerce_workload(workload, None).gram()
     gram = np.asarray(gram.toarray() if hasattr(gram, "toarray") else gram, dtype=float)
