@@ -19,6 +19,8 @@ from sklearn_ldp import (
     workloads,
 )
 from sklearn_ldp.mechanisms._base.rows import empty_reports
+from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
+from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
 from sklearn_ldp.selection import (
     BASELINES,
     DEFAULT_MAX_REPORT_BYTES,
@@ -32,7 +34,7 @@ from sklearn_ldp.selection import (
     report_bytes,
     workload_eigenpairs,
 )
-from sklearn_ldp.selection.baselines import variances
+from sklearn_ldp.selection.baselines import least_marginal_order, variances
 
 
 # ---------------------------------------------------------------- report sizes
@@ -234,3 +236,17 @@ def test_named_strategy_ignores_the_limit_and_records_its_size():
     encoder = LDPEncoder(categories={"x": list(range(20_000))}, strategy="oue",
                          random_state=0).fit()
     assert encoder.selection_.loc["oue", "report_bytes"] == 2500
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 2), (2, 2, 2, 2), (3, 2, 4)])
+def test_least_marginal_order_is_the_least_fourier_order_that_answers(shape):
+    domain = {f"c{i}": list(range(size)) for i, size in enumerate(shape)}
+    cases = [workloads.marginals(domain, k=k) for k in range(1, len(shape) + 1)]
+    cases += [workloads.histogram(domain), workloads.prefix(int(np.prod(shape))),
+              workloads.marginals(domain, attributes=["c0", ("c0", "c1")])]
+    for workload in cases:
+        expected = next(order for order in range(1, len(shape) + 1)
+                        if order == len(shape) or FactorizationMechanism(
+                            fourier_strategy(shape, 1.0, order), 1.0).supports(workload))
+        assert least_marginal_order(shape, 1.0, workload) == expected
+    assert least_marginal_order(shape, 1.0, None) == len(shape)
