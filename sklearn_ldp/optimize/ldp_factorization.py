@@ -88,6 +88,16 @@ def cubic_seconds(n):
     outputs, one value, one gradient and the factorization of ``W^T W`` each took about one
     unit at 1,260 cells on the loaded 2-core machine (``benchmarks/bench_optimizer.py``).
 
+    Parameters
+    ----------
+    n : int
+        The size of the cube.
+
+    Returns
+    -------
+    float
+        Predicted seconds for ``n^3`` operations at the measured rate.
+
     Examples
     --------
     >>> bool(cubic_seconds(100) > 0)

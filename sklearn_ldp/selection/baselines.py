@@ -126,7 +126,20 @@ def least_marginal_order(shape, epsilon, workload):
     on the others, tested as :meth:`FactorizationMechanism.supports_gram` does (Frobenius
     norm of ``G`` on them at most ``1e-8`` of ``G``'s). One pass costs ``O(n^2 sum(shape))``
     for ``n`` cells, instead of a Fourier strategy and its null space per order.
-    ``epsilon`` does not change the answer.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Number of categories of each column.
+    epsilon : float
+        Kept for the callers' signature; it does not change the answer.
+    workload : Workload, array-like or None
+        The queries; None: the whole table.
+
+    Returns
+    -------
+    int
+        The least marginal order, between 1 and ``len(shape)``.
 
     Examples
     --------
