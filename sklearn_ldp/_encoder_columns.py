@@ -38,7 +38,9 @@ from .selection import (
     SELECTION_COLUMNS,
     SELECTION_DTYPES,
     baseline_mechanism,
+    report_bytes,
 )
+from .selection.baselines import bitmap_report_bytes
 from .selection.multi_attribute import is_one_way_marginals, select_attribute_protocol
 
 # Records of several columns (docs/numeric.md): numeric strategies (``bounds``), the
@@ -319,10 +321,14 @@ class ColumnsEncoderMixin:
             # smaller worst-case error than one oracle per column (a dict of strategies or
             # budget_weights: the user's split).
             shares = [epsilon * weights[column] for column in categorical]
+            per_column_bytes = sum(report_bytes(baseline_mechanism(
+                chosen[column], (len(domain.categories[column]),), share))
+                for column, share in zip(categorical, shares, strict=True))
             best, rows, mechanisms = select_attribute_protocol(
                 tuple(len(domain.categories[column]) for column in categorical),
                 math.fsum(shares), per_column=[chosen[column] for column in categorical],
-                per_column_epsilons=shares)
+                per_column_epsilons=shares, max_report_bytes=self.max_report_bytes,
+                per_column_bytes=per_column_bytes)
             self._column_selection = rows
             group = mechanisms.get(best)
         parts = []
@@ -383,6 +389,11 @@ class ColumnsEncoderMixin:
                 # k < 3 e^eps + 2, optimized unary encoding beyond (at the column's share).
                 share = epsilon * self._weights(order)[column]
                 name = "randomized_response" if size < 3 * math.exp(share) + 2 else "oue"
+                if name == "oue" and self.max_report_bytes is not None \
+                        and bitmap_report_bytes("oue", size) > self.max_report_bytes:
+                    # Over the size limit: HRR's one integer fits any record row (OLH's
+                    # 64-bit seeds do not fit a row with numeric columns).
+                    name = "hrr"
             if name not in COLUMN_ORACLES:
                 raise ValueError(f"strategy for the categorical column {column!r} must be a "
                                  f"frequency oracle {COLUMN_ORACLES} or 'auto', got {name!r}.")

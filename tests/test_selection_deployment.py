@@ -19,6 +19,8 @@ from sklearn_ldp import (
     workloads,
 )
 from sklearn_ldp.mechanisms._base.rows import empty_reports
+from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
+from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
 from sklearn_ldp.selection import (
     BASELINES,
     DEFAULT_MAX_REPORT_BYTES,
@@ -32,7 +34,7 @@ from sklearn_ldp.selection import (
     report_bytes,
     workload_eigenpairs,
 )
-from sklearn_ldp.selection.baselines import variances
+from sklearn_ldp.selection.baselines import least_marginal_order, variances
 
 
 # ---------------------------------------------------------------- report sizes
@@ -234,3 +236,47 @@ def test_named_strategy_ignores_the_limit_and_records_its_size():
     encoder = LDPEncoder(categories={"x": list(range(20_000))}, strategy="oue",
                          random_state=0).fit()
     assert encoder.selection_.loc["oue", "report_bytes"] == 2500
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 2), (2, 2, 2, 2), (3, 2, 4)])
+def test_least_marginal_order_is_the_least_fourier_order_that_answers(shape):
+    domain = {f"c{i}": list(range(size)) for i, size in enumerate(shape)}
+    cases = [workloads.marginals(domain, k=k) for k in range(1, len(shape) + 1)]
+    cases += [workloads.histogram(domain), workloads.prefix(int(np.prod(shape))),
+              workloads.marginals(domain, attributes=["c0", ("c0", "c1")])]
+    for workload in cases:
+        expected = next(order for order in range(1, len(shape) + 1)
+                        if order == len(shape) or FactorizationMechanism(
+                            fourier_strategy(shape, 1.0, order), 1.0).supports(workload))
+        assert least_marginal_order(shape, 1.0, workload) == expected
+    assert least_marginal_order(shape, 1.0, None) == len(shape)
+
+
+def _record_encoder(**params):
+    # A numeric column beside: the categorical columns' histograms are compared by the
+    # encoder (one oracle per column, or SPL, SMP, RS+FD), not by build_mechanism.
+    dom = {"a": list(range(4)), "b": list(range(3000)), "c": list(range(50))}
+    return LDPEncoder(categories=dom, bounds={"x": (0, 10)}, strategy="auto", epsilon=2.0,
+                      workload=workloads.marginals(dom, k=1), random_state=0, **params)
+
+
+def test_records_of_categorical_columns_record_and_limit_report_bytes():
+    table = _record_encoder().fit().selection_
+    assert table["report_bytes"].notna().all(), table
+    assert table.loc["per_column", "report_bytes"] == 1 + 375 + 7  # RR, OUE, OUE
+    # A limit between the sizes: the larger candidates are skipped, never chosen.
+    limit = 300
+    small = _record_encoder(max_report_bytes=limit).fit().selection_
+    over = small["report_bytes"] > limit
+    assert over.any() and (small.loc[over, "status"] == "skipped").all()
+    assert (small.loc[~over, "status"] != "skipped").all()
+    assert small.loc[small["status"] == "chosen", "report_bytes"].iloc[0] <= limit
+    # The per-column oracle of the 3000 categories is then HRR (OUE would take 375 bytes).
+    assert "hrr" in small.loc["per_column", "reason"]
+
+
+def test_records_of_categorical_columns_name_the_smallest_report():
+    table = _record_encoder(max_report_bytes=None).fit().selection_
+    smallest = int(table["report_bytes"].min())
+    with pytest.raises(ValueError, match=f"max_report_bytes={smallest} or more"):
+        _record_encoder(max_report_bytes=smallest - 1).fit()

@@ -79,6 +79,40 @@ def limit_blas_threads(n):
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def cubic_seconds(n):
+    """Seconds that ``n^3`` floating-point operations of dense BLAS take now on this machine.
+
+    Measured on two ``256 x 256`` products through scipy's BLAS (about 70 ms under load), so
+    it follows the machine's current load: the unit in which the selection layer predicts
+    the dense steps it may not have time for. For the objective of the optimizer at ``m = 4n``
+    outputs, one value, one gradient and the factorization of ``W^T W`` each took about one
+    unit at 1,260 cells on the loaded 2-core machine (``benchmarks/bench_optimizer.py``).
+
+    Parameters
+    ----------
+    n : int
+        The size of the cube.
+
+    Returns
+    -------
+    float
+        Predicted seconds for ``n^3`` operations at the measured rate.
+
+    Examples
+    --------
+    >>> bool(cubic_seconds(100) > 0)
+    True
+    """
+    size = 256
+    matrix = np.random.default_rng(0).random((size, size))
+    blas.dgemm(1.0, matrix, matrix)  # warm the thread pool
+    began = time.perf_counter()
+    blas.dgemm(1.0, matrix, matrix)
+    blas.dgemm(1.0, matrix, matrix)
+    rate = 4.0 * size**3 / max(time.perf_counter() - began, 1e-9)
+    return float(n) ** 3 / rate
+
+
 @dataclasses.dataclass(eq=False, repr=False)
 class OptimizationResult:
     """What :func:`optimize_strategy` returns.

@@ -60,6 +60,7 @@ from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mech
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..optimize.ldp_factorization import (
     DEFAULT_MAX_SECONDS,
+    cubic_seconds,
     limit_blas_threads,
     optimize_strategy,
 )
@@ -111,6 +112,18 @@ BOUND_EIGENPAIRS = 1
 # response (exact variance 20 s, bound 1.2 s and construction 0.8 s on a prefix over 525,600
 # cells, loaded machine). The others' bound costs about what their exact error does.
 BOUND_FIRST_KINDS = ("hadamard",)
+# The time budget of "optimized" past AUTO_DENSE_MAX_CELLS cells, in units of n^3 dense
+# operations (optimize.ldp_factorization.cubic_seconds, measured at the call): a step is
+# started only if its predicted time fits. Measured at 1,260 cells on the loaded 2-core machine
+# (benchmarks/bench_optimizer.py --budgets): building and scoring a dense closed form
+# (hierarchical_matrix, fourier) 5.4 to 5.6 units; the optimizer's factorization of W^T W 2,
+# one objective value or gradient at m = 4n outputs 1 each (so its first iteration, start
+# included, 6); building its strategy as a mechanism (Q^T D^-1 Q, its pseudo-inverse, the
+# decoder) about 4.
+DENSE_CANDIDATE_UNITS = 6.0
+OPTIMIZER_SETUP_UNITS = 2.0
+OPTIMIZER_EVALUATIONS_PER_ITERATION = 4
+OPTIMIZED_BUILD_UNITS = 4.0
 # A bound skips a candidate only when it exceeds the best worst case by more than rounding.
 BOUND_RTOL = 1e-6
 logger = get_logger("selection")
@@ -276,9 +289,13 @@ def _check_size(mechanism, max_report_bytes):
 
 def _score_candidates(candidates, gram, n, deadline, label="auto",
                       dense_limit=AUTO_DENSE_MAX_CELLS, duplicates=None,
-                      max_report_bytes=DEFAULT_MAX_REPORT_BYTES, gram_eigenpairs=None):
+                      max_report_bytes=DEFAULT_MAX_REPORT_BYTES, gram_eigenpairs=None,
+                      predicted_seconds=0.0):
     """Score each ``(name, builder)`` candidate on the workload; returns ``(rows,
     mechanisms, too_large)``.
+
+    A candidate is started only if ``predicted_seconds`` (its predicted time to build and
+    score) from now ends before ``deadline``.
 
     ``rows`` maps every name to a dict (``worst_case``, ``average_case``, ``report_bytes``,
     ``lower_bound``, ``seconds``, ``status`` "scored" or "skipped", ``reason``);
@@ -292,8 +309,10 @@ def _score_candidates(candidates, gram, n, deadline, label="auto",
     best = (None, np.inf)  # name and worst case of the best candidate scored so far
     for name, build in candidates:
         reason = _skip_reason(name, n, dense_limit, duplicates)
-        if reason is None and time.perf_counter() > deadline:
-            reason = "selection time budget used up"
+        if reason is None and time.perf_counter() + predicted_seconds > deadline:
+            reason = ("selection time budget used up" if not predicted_seconds else
+                      f"predicted {predicted_seconds:.1f} s to build and score: past the "
+                      f"time budget")
         size = np.nan
         if reason is None:
             size, reason = _size_before_building(name, n, max_report_bytes)
@@ -542,6 +561,10 @@ def build_mechanism(
             # "optimized" scores every closed form exactly (no lower-bound skips).
             always = np.inf if name == "optimized" else deadline
             dense_until = always if n <= AUTO_DENSE_MAX_CELLS else deadline
+            # Past AUTO_DENSE_MAX_CELLS cells, the dense steps of "optimized" (seconds each
+            # at 1,000 cells) start only when their predicted time fits in its budget.
+            unit = (cubic_seconds(n) if name == "optimized" and n > AUTO_DENSE_MAX_CELLS
+                    and np.isfinite(deadline) else 0.0)
             eigenpairs = None if name == "optimized" else functools.cache(
                 lambda: workload_eigenpairs(gram))
             candidates = candidate_list(closed_form)
@@ -551,7 +574,8 @@ def build_mechanism(
                         if (pair[0] in FACTORIZATION_BASELINES) == dense]
                 part_rows, part_mechanisms, part_oversized = _score_candidates(
                     part, gram, n, until, name, dense_limit,
-                    _marginal_duplicates(shape, order), max_report_bytes, eigenpairs)
+                    _marginal_duplicates(shape, order), max_report_bytes, eigenpairs,
+                    DENSE_CANDIDATE_UNITS * unit if dense else 0.0)
                 rows.update(part_rows)
                 mechanisms.update(part_mechanisms)
                 oversized.update(part_oversized)
@@ -562,29 +586,49 @@ def build_mechanism(
                                            for key in BASELINES}, {}, {}
         run_optimizer = joint and (name == "optimized" or n <= AUTO_OPTIMIZE_MAX_CELLS)
         report = {}
-        if run_optimizer and time.perf_counter() >= deadline:
-            # No time for a single step: the optimizer would return its start, a closed form
-            # scored above (evaluating it costs seconds past 1,000 cells).
+        if run_optimizer:
+            # Its first iteration (start included) and building its strategy as a mechanism
+            # must fit, else it would only return its start, a closed form scored above.
+            outputs = 4 * n if n_outputs is None or not isinstance(init, str) else n_outputs
+            evaluation = unit * max(outputs / (4.0 * n), 1.0)
+            first_step = (OPTIMIZER_SETUP_UNITS * unit
+                          + OPTIMIZER_EVALUATIONS_PER_ITERATION * evaluation)
+            build_time = OPTIMIZED_BUILD_UNITS * evaluation
+        if run_optimizer and time.perf_counter() + first_step + build_time >= deadline:
             report = {"n_iter": 0, "history": [], "converged": False, "stopped_by_budget": True,
                       "optimizer": {"start": None, "runs": {}}}
-            rows["optimized"] = _skipped_row("time budget used up before the optimizer's "
-                                             "first step")
+            rows["optimized"] = _skipped_row(
+                "time budget used up before the optimizer's first step" if not unit else
+                f"its first step and building its strategy predicted to take "
+                f"{first_step + build_time:.1f} s: past the time budget")
         elif run_optimizer:
             optimizer_start = time.perf_counter()
-            optimized, report = _optimize(gram, epsilon, n_outputs, init, rows, mechanisms,
-                                          max_iter, tol, random_state, deadline, verbose)
-            worst, average = variances(optimized, gram)
-            size, reason = _check_size(optimized, max_report_bytes)
-            seconds = time.perf_counter() - optimizer_start
+            result, report = _optimize(gram, epsilon, n_outputs, init, rows, mechanisms,
+                                       max_iter, tol, random_state, deadline - build_time,
+                                       verbose)
+            # The optimizer's own worst case of the strategy it returns (with the optimal
+            # decoder, as every candidate is scored): re-scoring it took seconds at 1,000 cells.
+            worst, average = result.worst_case, result.average_case
             report["optimizer"].update(worst_case=worst, average_case=average)
-            if reason is None:
-                rows["optimized"] = _scored_row(
-                    worst, average, size, seconds,
-                    f"optimizer started from {report['optimizer']['start']}")
-                mechanisms["optimized"] = optimized
+            closed = [row["worst_case"] for row in rows.values()
+                      if row["status"] == "scored" and np.isfinite(row["worst_case"])]
+            started = f"optimizer started from {report['optimizer']['start']}"
+            if closed and worst >= min(closed) * (1.0 - TIE_RTOL):
+                # A closed form is returned (_choose): its matrix need not be built.
+                rows["optimized"] = _scored_row(worst, average, np.nan,
+                                                time.perf_counter() - optimizer_start,
+                                                f"{started} (not built: a closed form is at "
+                                                f"least as good)")
             else:
-                rows["optimized"] = _skipped_row(reason, seconds, size)
-                oversized["optimized"] = optimized
+                optimized = FactorizationMechanism(result.Q, epsilon, "optimized")
+                size, reason = _check_size(optimized, max_report_bytes)
+                seconds = time.perf_counter() - optimizer_start
+                if reason is None:
+                    rows["optimized"] = _scored_row(worst, average, size, seconds, started)
+                    mechanisms["optimized"] = optimized
+                else:
+                    rows["optimized"] = _skipped_row(reason, seconds, size)
+                    oversized["optimized"] = optimized
         elif not joint:
             rows["optimized"] = _skipped_row(too_large)
         else:
@@ -650,8 +694,9 @@ def _optimize(gram, epsilon, n_outputs, init, rows, mechanisms, max_iter, tol, r
               deadline, verbose):
     """Run the LDP factorization optimizer from each start; the best run by worst case.
 
-    Returns the optimizer's strategy and the report entries of the runs (``optimizer``:
-    ``start`` of the kept run and ``runs``, the worst case of every start).
+    Returns the best run's :class:`~sklearn_ldp.optimize.ldp_factorization.OptimizationResult`
+    and the report entries of the runs (``optimizer``: ``start`` of the kept run and ``runs``,
+    the worst case of every start).
     """
     if not isinstance(init, str):
         starts = [("the given matrix", init)]
@@ -679,8 +724,7 @@ def _optimize(gram, epsilon, n_outputs, init, rows, mechanisms, max_iter, tol, r
     # closed form's matrix is never worse than that matrix with the optimal reconstruction
     # (the start is a kept iterate).
     label, result = min(runs, key=lambda run: run[1].worst_case)
-    optimized = FactorizationMechanism(result.Q, epsilon, "optimized")
-    return optimized, {"n_iter": result.n_iter, "history": result.history,
+    return result, {"n_iter": result.n_iter, "history": result.history,
                        "converged": result.converged,
                        "stopped_by_budget": not result.converged and result.n_iter < max_iter,
                        "optimizer": {"start": label,

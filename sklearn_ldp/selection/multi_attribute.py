@@ -20,7 +20,7 @@ import numpy as np
 
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..workloads import Identity, Kron, Stack, Total, histogram
-from .baselines import baseline_mechanism, variances
+from .baselines import baseline_mechanism, report_bytes, variances
 
 # Every (protocol, oracle) pair that is a candidate, named "protocol/oracle".
 PROTOCOL_CANDIDATES = (("spl", "grr"), ("spl", "oue"), ("smp", "grr"), ("smp", "oue"),
@@ -109,9 +109,9 @@ def is_one_way_marginals(workload, shape):
     return None not in columns and sorted(columns) == list(range(len(shape)))
 
 
-def _row(worst, average, seconds, reason=""):
-    return {"worst_case": float(worst), "average_case": float(average), "seconds": seconds,
-            "status": "scored", "reason": reason}
+def _row(worst, average, seconds, reason="", size=np.nan):
+    return {"worst_case": float(worst), "average_case": float(average), "report_bytes": size,
+            "seconds": seconds, "status": "scored", "reason": reason}
 
 
 def per_column_variance(oracles, shape, epsilons):
@@ -154,7 +154,8 @@ def per_column_variance(oracles, shape, epsilons):
 
 
 def select_attribute_protocol(shape, epsilon, per_column=None, per_column_epsilons=None,
-                              candidates=PROTOCOL_CANDIDATES):
+                              candidates=PROTOCOL_CANDIDATES, max_report_bytes=None,
+                              per_column_bytes=None):
     """Score SPL, SMP and RS+FD (and optionally per-column oracles) on every column's
     histogram; the one with the least worst-case error.
 
@@ -171,6 +172,12 @@ def select_attribute_protocol(shape, epsilon, per_column=None, per_column_epsilo
         Each column's share of ``epsilon`` for ``per_column`` (default equal shares).
     candidates : sequence of (str, str), default=PROTOCOL_CANDIDATES
         The ``(protocol, oracle)`` pairs scored.
+    max_report_bytes : int or None, default=None
+        Candidates whose report row takes more bytes a user are listed as skipped (not
+        chosen); None: no limit. A ValueError names the smallest size when none fits.
+    per_column_bytes : int or None, default=None
+        Bytes a user of the ``"per_column"`` candidate (the columns' rows side by side);
+        None: unknown (NaN, never skipped for its size).
 
     Returns
     -------
@@ -178,8 +185,9 @@ def select_attribute_protocol(shape, epsilon, per_column=None, per_column_epsilo
         ``"per_column"`` or ``"protocol/oracle"``: the least worst case, ties going to the
         earlier candidate (``"per_column"`` first).
     rows : dict
-        Name -> ``worst_case``, ``average_case`` (per-user total variance of the counts),
-        ``seconds``, ``status`` ("chosen" or "scored") and ``reason``.
+        Name -> ``worst_case``, ``average_case`` (per-user total variance of the counts; NaN
+        when skipped), ``report_bytes``, ``seconds``, ``status`` ("chosen", "scored" or
+        "skipped") and ``reason``.
     mechanisms : dict
         ``"protocol/oracle"`` -> its
         :class:`~sklearn_ldp.mechanisms.multi_attribute.mechanisms.MultiAttributeMechanism`.
@@ -215,15 +223,29 @@ def select_attribute_protocol(shape, epsilon, per_column=None, per_column_epsilo
             shares = [epsilon / len(shape)] * len(shape)
         worst, average = per_column_variance(per_column, shape, shares)
         rows[PER_COLUMN] = _row(worst, average, time.perf_counter() - start,
-                                "each column through its own oracle: " + ", ".join(per_column))
+                                "each column through its own oracle: " + ", ".join(per_column),
+                                np.nan if per_column_bytes is None else int(per_column_bytes))
     for protocol, oracle in candidates:
         start = time.perf_counter()
         mechanism = MultiAttributeMechanism(shape, epsilon, protocol=protocol, oracle=oracle)
         # Both cases at once: uniform values are the worst case (histogram_variance).
         variance = mechanism.histogram_variance()
         name = candidate_name(protocol, oracle)
-        rows[name] = _row(variance, variance, time.perf_counter() - start)
+        rows[name] = _row(variance, variance, time.perf_counter() - start,
+                          size=report_bytes(mechanism))
         mechanisms[name] = mechanism
-    chosen = min(rows, key=lambda key: rows[key]["worst_case"])  # first of equals
+    if max_report_bytes is not None:
+        for row in rows.values():
+            if row["report_bytes"] > max_report_bytes:  # NaN (unknown) is never over
+                row.update(worst_case=np.nan, average_case=np.nan, status="skipped",
+                           reason=f"reports of {row['report_bytes']} bytes a user, over "
+                                  f"max_report_bytes={max_report_bytes}")
+    fitting = [key for key, row in rows.items() if row["status"] == "scored"]
+    if not fitting:
+        size, name = min((row["report_bytes"], key) for key, row in rows.items())
+        raise ValueError(f"max_report_bytes={max_report_bytes} leaves no way to report these "
+                         f"columns; the smallest reports take {size} bytes a user ({name!r}): "
+                         f"pass max_report_bytes={size} or more.")
+    chosen = min(fitting, key=lambda key: rows[key]["worst_case"])  # first of equals
     rows[chosen]["status"] = "chosen"
     return chosen, rows, mechanisms
