@@ -125,3 +125,19 @@ def test_inverse_bad_input():
         local_epsilon_for(-0.1, 1000, 1e-6)
     with pytest.raises(ValueError, match="epsilon must be a finite number"):
         clone_delta(1.0, 10, -1.0)
+
+
+def test_reports_give_their_shuffled_epsilon():
+    from sklearn_ldp import LDPReports
+    from sklearn_ldp.selection import baseline_mechanism
+
+    mech = baseline_mechanism("randomized_response", (3,), 2.0)
+    reports = LDPReports(np.zeros(5000, dtype=int), mech)
+    assert reports.shuffled_epsilon(1e-6) == shuffle_epsilon(2.0, 5000, 1e-6) < 2.0
+
+
+def test_public_names():
+    import sklearn_ldp
+
+    assert sklearn_ldp.shuffle_epsilon is shuffle_epsilon
+    assert sklearn_ldp.local_epsilon_for is local_epsilon_for
