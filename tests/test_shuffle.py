@@ -141,3 +141,20 @@ def test_public_names():
 
     assert sklearn_ldp.shuffle_epsilon is shuffle_epsilon
     assert sklearn_ldp.local_epsilon_for is local_epsilon_for
+
+
+def test_margin_of_error_with_a_shuffler():
+    from sklearn.base import clone
+
+    from sklearn_ldp import LDPEncoder, margin_of_error
+
+    encoder = LDPEncoder(categories={"a": ["x", "y", "z"]}, epsilon=1.0)
+    eps0 = local_epsilon_for(0.5, 20_000, 1e-6)
+    shuffled = margin_of_error(encoder, 20_000, shuffle=(0.5, 1e-6))
+    assert shuffled == margin_of_error(clone(encoder).set_params(epsilon=eps0), 20_000)
+    assert shuffled < margin_of_error(encoder, 20_000)
+    assert encoder.epsilon == 1.0                          # the model is not modified
+    with pytest.raises(ValueError, match="shuffle must be a"):
+        margin_of_error(encoder, 20_000, shuffle=0.5)
+    with pytest.raises(ValueError, match="central_epsilon"):
+        margin_of_error(encoder, 20_000, shuffle=(-1.0, 1e-6))
