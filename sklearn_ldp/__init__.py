@@ -63,10 +63,12 @@ _OBJECTS = {
     "expected_error_scorer": ".model_selection",
     "get_limits": ".deploy.limits",
     "limits": ".deploy.limits",
+    "local_epsilon_for": ".mechanisms.shuffle",
     "margin_of_error": ".planning",
     "mechanism_from_json": ".mechanisms",
     "reports_from_client": ".deploy.collect",
     "set_limits": ".deploy.limits",
+    "shuffle_epsilon": ".mechanisms.shuffle",
     "stack_client_reports": ".deploy.collect",
     "users_needed": ".planning",
 }

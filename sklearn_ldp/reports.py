@@ -125,6 +125,36 @@ class LDPReports:
     def __len__(self):
         return self.reports.shape[0]
 
+    def shuffled_epsilon(self, delta):
+        """The central epsilon of these reports if an anonymizing shuffler mixed them.
+
+        Every report is ``mechanism.epsilon``-LDP; passed through a shuffler (which forwards
+        them in a random order, without who sent them), all ``len(self)`` reports together are
+        ``(shuffled_epsilon(delta), delta)``-DP: :func:`sklearn_ldp.shuffle_epsilon`.
+
+        Parameters
+        ----------
+        delta : float
+            The central delta (in (0, 1)).
+
+        Returns
+        -------
+        float
+            The amplified central epsilon (at most ``mechanism.epsilon``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_ldp.selection import baseline_mechanism
+        >>> mech = baseline_mechanism("randomized_response", (3,), 2.0)
+        >>> reports = LDPReports(np.zeros(10**4, dtype=int), mech)
+        >>> round(reports.shuffled_epsilon(1e-6), 3)
+        0.155
+        """
+        from .mechanisms.shuffle import shuffle_epsilon
+
+        return shuffle_epsilon(self.mechanism.epsilon, len(self), delta)
+
     # As an array, reports are their table of report columns (one row per user, the columns
     # of ``LDPEncoder.get_feature_names_out``), so that a ColumnTransformer with its default
     # numpy output stacks them next to other transformers' blocks; :meth:`from_array` reads
