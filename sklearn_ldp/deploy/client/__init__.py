@@ -63,7 +63,7 @@ Exactness. A report has exactly the distribution of one row of the server's
   ``sampled_mean``; ``multi_attribute``; LDPEncoder's ``"columns"`` records; heavy hitters:
   ``prefix_heavy_hitters``, ``sketch``; rounds: ``longitudinal``, ``dbitflip_pm``,
   ``1bitmean_pm``) take values that are not cell indices. The numeric kinds report points of
-  the server's public grid with its exact integer law (``mechanisms/_window.py``): the
+  the server's public grid with its exact integer law (``mechanisms/_base/window.py``): the
   window weights ``a / b <= e^eps``, the grid size and window, Hybrid's mixture numerator and
   the per-value budget of ``sampled_mean`` are re-derived here with the server's integer and
   80-digit decimal arithmetic and compared with the spec's ``grid`` (an edited one is

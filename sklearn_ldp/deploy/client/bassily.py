@@ -1,7 +1,7 @@
 """Bassily's Gaussian kinds (``gaussian``, ``gaussian_pure``) on the device.
 
 ``sigma`` is recomputed with stdlib ``erf``/``erfc`` instead of scipy's ``ndtr``; the noise is
-``random.normalvariate`` (floating-point Gaussian noise, the usual approximation).
+the exact discrete Gaussian on the server's public lattice, drawn from integer random bits.
 
 The calibration (``_analytic_sigma``, ``_gaussian_delta``) and the rejection sampler's
 ``kappa`` and ``sigma`` repeat ``sklearn_ldp.mechanisms.bassily.gaussian`` and ``.rejection``
