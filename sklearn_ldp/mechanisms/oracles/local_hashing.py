@@ -110,11 +110,15 @@ SplitMix64 outputs, as above), and
 Choice of family. The linear family is the default at every domain size: its law is exact at
 any ``n >= 1`` (the moment argument above needs only distinct cells, and ``L >= 1`` bits), and
 its server work per user does not grow with ``n``, while tabulation's grows linearly. Aggregate
-time per user, 2 x 10^5 users at eps = 1 (``g = 4``), one run on a shared 2-core machine
-(``benchmarks/bench_oracles.py --olh-support``): tabulation 0.6, 1.8, 6.6, 15 microseconds at
-``n`` = 64, 256, 1024, 2048; linear 0.3 at each. The price is the power-of-two ``g``: the rare-item
-variance is the same at eps = 1 and 2, at most 2.6% higher for eps in [2.5, 8], and up to 7.2%
-higher near eps = 0.55 and 3.8% at eps = 1.5 (``hash_family="tabulation"`` avoids it).
+time per user, 2 x 10^5 users at eps = 1 (``g = 4``), one run on a shared, loaded 2-core
+machine (``benchmarks/bench_oracles.py --olh-support --users 200000 --repeats 5``): tabulation
+0.73, 3.0, 8.6, 15.7, 38 microseconds at ``n`` = 64, 256, 1024, 2048, 4096; linear 0.45 to
+0.65 at each. With many buckets and few cells tabulation can still be faster (eps = 3,
+``n = 64``: 1.1 microseconds with ``g = 21`` against 2.4 with ``g = 16``, about the linear
+family's time at 4096 cells). The price is the power-of-two ``g``: against tabulation's
+``g = round(e^eps) + 1`` the rare-item variance is the same at eps = 1 and 2, at most 3.4%
+higher for eps above 2.5, and up to 7.2% higher near eps = 0.55 (``hash_family="tabulation"``
+avoids it; at some eps the power of two is up to 0.4% better).
 
 Pure numpy; no scikit-learn here.
 """
