@@ -18,6 +18,12 @@ Zipf-like data (``P(cell u) ~ 1 / (u + 1)^1.1``, one fixed draw of the users):
 ``--huge`` instead privatizes 10^8 users with k-RR (in chunks written into one uint16 array)
 and aggregates them with the chunked aggregate, printing time and peak memory.
 
+``--olh-support`` instead prints OLH's aggregate (support counting) time per user against the
+domain size d (``--olh-cells``, default 64, 256, 1024, 2048, 4096) for the tabulation and the
+linear hash family at eps = ``--epsilon``, on ``--users`` users (best of ``--repeats``), with
+each time's ratio to the linear family's at the largest d measured in the same run, and which
+family is the default.
+
 ``--hadamard`` instead prints the Hadamard response figure of issue 17 at d cells for eps in
 ``--hadamard-epsilons`` (default 0.5, 1, 2, 4): the MSE * N *per cell* (the mean over the d
 cells of ``N (x_hat_j / N - x_j / N)^2``, the measure of the peers' tables), measured
@@ -38,6 +44,7 @@ Examples
     python benchmarks/bench_oracles.py
     python benchmarks/bench_oracles.py --users 100000 --repeats 3 --oracles oue,olh
     python benchmarks/bench_oracles.py --huge
+    python benchmarks/bench_oracles.py --olh-support --users 200000 --repeats 3
     python benchmarks/bench_oracles.py --hadamard --repeats 5
     python benchmarks/bench_oracles.py --hadamard --peers /work/peers-venv/bin/python
 """
@@ -132,6 +139,37 @@ def run_huge(args):
           f"statistic dtype {statistic.dtype}, total {statistic[-1]}, sum of support counts "
           f"{statistic[:-1].sum()}; reports array {reports.nbytes / 2**20:.0f} MB; peak "
           f"resident memory {peak_megabytes():.0f} MB")
+
+
+def run_olh_support(args):
+    from sklearn_ldp.mechanisms import OptimizedLocalHashing
+
+    cells = [int(value) for value in args.olh_cells.split(",")]
+    print(f"# OLH aggregate (support counting) per user, N={args.users}, eps={args.epsilon}, "
+          f"uniform types, best of {args.repeats} rounds (each round times every row, so "
+          "load changes hit all rows alike)")
+    rng = np.random.default_rng(args.seed)
+    cases = {}
+    for d in cells:
+        types = rng.integers(0, d, size=args.users)
+        for family in ("tabulation", "linear"):
+            mechanism = OptimizedLocalHashing(d, args.epsilon, hash_family=family)
+            reports = mechanism.randomize(types, rng)
+            mechanism.aggregate(reports[:1000])  # warm-up, not timed
+            cases[d, family] = mechanism, reports
+    best = dict.fromkeys(cases, float("inf"))
+    for _ in range(args.repeats):
+        for key, (mechanism, reports) in cases.items():
+            start = time.perf_counter()
+            mechanism.aggregate(reports)
+            best[key] = min(best[key], (time.perf_counter() - start) / args.users)
+    reference = best[max(cells), "linear"]
+    rows = []
+    for (d, family), (mechanism, _) in cases.items():
+        default = OptimizedLocalHashing(d, args.epsilon).hash_family == family
+        rows.append([d, family, mechanism.n_buckets, "yes" if default else "",
+                     f"{1e9 * best[d, family]:.0f}", f"{best[d, family] / reference:.2f}"])
+    print_table(["d", "family", "g", "default", "ns/user", f"/ linear at d={max(cells)}"], rows)
 
 
 def block_estimator_mse(mechanism):
@@ -262,6 +300,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracles", default=",".join(ORACLES))
     parser.add_argument("--huge", action="store_true", help="10^8 k-RR reports, chunked")
+    parser.add_argument("--olh-support", action="store_true",
+                        help="OLH's aggregate time per user against d, both hash families")
+    parser.add_argument("--olh-cells", default="64,256,1024,2048,4096")
     parser.add_argument("--hadamard", action="store_true",
                         help="the Hadamard response figure: paper's vs chosen layout, peers")
     parser.add_argument("--hadamard-epsilons", default="0.5,1,2,4")
@@ -286,6 +327,8 @@ def main(argv=None):
           f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     if args.huge:
         return run_huge(args)
+    if args.olh_support:
+        return run_olh_support(args)
     print(f"# N={args.users}, d={args.cells}, eps={args.epsilon}, Zipf(1.1) data, "
           f"{args.repeats} repetitions (times: best of them; MSE: mean)")
     rows = []

@@ -281,7 +281,9 @@ def test_hadamard_client_reads_specifications_without_a_layout():
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 3.0, math.log(7.4), math.log(2.5), 40.0])
 def test_olh_buckets_match_the_server(epsilon):
-    assert client_oracles._olh_buckets(epsilon) == OptimizedLocalHashing(10, epsilon).n_buckets
+    for family in ("tabulation", "linear"):
+        server = OptimizedLocalHashing(10, epsilon, hash_family=family)
+        assert client_oracles._olh_buckets(epsilon, family) == server.n_buckets
 
 
 @pytest.mark.parametrize("name", ["olh", "blh"])

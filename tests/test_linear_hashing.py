@@ -17,7 +17,6 @@ import sklearn_ldp.mechanisms._base.mechanism as mechanisms_base
 import sklearn_ldp.mechanisms.oracles.local_hashing as local_hashing
 from sklearn_ldp.mechanisms._base.mechanism import mechanism_from_dict, mechanism_from_json
 from sklearn_ldp.mechanisms.oracles.local_hashing import (
-    LINEAR_MIN_CELLS,
     BinaryLocalHashing,
     LocalHashing,
     OptimizedLocalHashing,
@@ -120,11 +119,11 @@ def test_aggregate_is_additive_over_chunks(monkeypatch):
 
 
 # ---------------------------------------------------------------- choice of family and g
-def test_default_family_switches_above_linear_min_cells():
-    assert OptimizedLocalHashing(LINEAR_MIN_CELLS, 1.0).hash_family == "tabulation"
-    assert OptimizedLocalHashing(LINEAR_MIN_CELLS + 1, 1.0).hash_family == "linear"
-    assert BinaryLocalHashing(LINEAR_MIN_CELLS + 1, 1.0).params == {"hash_family": "linear"}
-    assert BinaryLocalHashing(8, 1.0).params == {}
+def test_default_family_is_linear_at_every_size():
+    for n in (1, 2, 64, 2048, 2049):
+        assert OptimizedLocalHashing(n, 1.0).hash_family == "linear"
+        assert BinaryLocalHashing(n, 1.0).params == {"hash_family": "linear"}
+    assert BinaryLocalHashing(8, 1.0, hash_family="tabulation").params == {}
     explicit = OptimizedLocalHashing(10, 0.5, hash_family="linear")
     assert explicit.n_buckets == 2 and explicit.params == {"n_buckets": 2,
                                                             "hash_family": "linear"}
@@ -230,15 +229,13 @@ def test_bad_family_and_buckets_are_refused():
 
 
 # ---------------------------------------------------------------- trees of OLH levels
-def test_hierarchical_olh_levels_take_the_family_of_their_size():
+def test_hierarchical_olh_levels_take_the_default_family():
     from sklearn_ldp.mechanisms import HierarchicalHistogram
 
     tree = HierarchicalHistogram(2**13, 1.0, branching=8, oracle="olh")
     assert tree.params["olh_hash"] == "by_size"
     families = [level.hash_family for level in tree.level_oracles]
-    assert families == ["linear" if m > LINEAR_MIN_CELLS else "tabulation"
-                        for m in tree.level_sizes]
-    assert "linear" in families and "tabulation" in families
+    assert families == ["linear"] * len(tree.level_sizes)
     assert mechanism_from_dict(tree.to_dict()) == tree
     # A spec from before the linear family: every level by tabulation, on both sides.
     legacy = tree.to_dict()

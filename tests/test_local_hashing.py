@@ -20,18 +20,18 @@ from sklearn_ldp.mechanisms.oracles.local_hashing import (
     splitmix64,
 )
 
-# OLH at eps = 1 (g = 4) and eps = 3 (g = 21), BLH (g = 2), and an explicit g = 3.
+# Tabulation: OLH at eps = 1 (g = 4) and eps = 3 (g = 21), BLH (g = 2), and an explicit g = 3.
+TABULATION = {"hash_family": "tabulation"}
 MECHANISMS = [
-    pytest.param(lambda n: OptimizedLocalHashing(n, 1.0), id="olh-eps1-g4"),
-    pytest.param(lambda n: OptimizedLocalHashing(n, 3.0), id="olh-eps3-g21"),
-    pytest.param(lambda n: BinaryLocalHashing(n, 1.0), id="blh-eps1"),
+    pytest.param(lambda n: OptimizedLocalHashing(n, 1.0, **TABULATION), id="olh-eps1-g4"),
+    pytest.param(lambda n: OptimizedLocalHashing(n, 3.0, **TABULATION), id="olh-eps3-g21"),
+    pytest.param(lambda n: BinaryLocalHashing(n, 1.0, **TABULATION), id="blh-eps1"),
     pytest.param(lambda n: OptimizedLocalHashing(n, 0.5, n_buckets=3), id="olh-eps0.5-g3"),
-    # The linear family (GF(2) hash, Walsh-Hadamard decoding): same checks, same formulas.
-    pytest.param(lambda n: OptimizedLocalHashing(n, 1.0, hash_family="linear"),
-                 id="olh-linear-eps1-g4"),
-    pytest.param(lambda n: OptimizedLocalHashing(n, 3.0, hash_family="linear"),
-                 id="olh-linear-eps3-g16"),
-    pytest.param(lambda n: BinaryLocalHashing(n, 1.0, hash_family="linear"), id="blh-linear"),
+    # The linear family (GF(2) hash, Walsh-Hadamard decoding; the default): same checks, same
+    # formulas.
+    pytest.param(lambda n: OptimizedLocalHashing(n, 1.0), id="olh-linear-eps1-g4"),
+    pytest.param(lambda n: OptimizedLocalHashing(n, 3.0), id="olh-linear-eps3-g16"),
+    pytest.param(lambda n: BinaryLocalHashing(n, 1.0), id="blh-linear"),
 ]
 # Significance level of each statistical check (the seeds are fixed; this sets the bands).
 ALPHA = 1e-4
@@ -52,17 +52,32 @@ def _naive_support_counts(mechanism, reports):
 @pytest.mark.parametrize("epsilon, g", [(0.1, 2), (0.5, 3), (1.0, 4), (2.0, 8), (3.0, 21),
                                         (math.log(7.4), 8), (40.0, local_hashing.MAX_BUCKETS)])
 def test_olh_buckets_round_e_eps_plus_one(epsilon, g):
-    # log(7.4): round gives 7 + 1 = 8 where ceil would give 9; eps = 40 is capped.
-    mechanism = OptimizedLocalHashing(10, epsilon)
+    # With tabulation. log(7.4): round gives 7 + 1 = 8 where ceil would give 9; eps = 40 is
+    # capped.
+    mechanism = OptimizedLocalHashing(10, epsilon, hash_family="tabulation")
     assert mechanism.n_buckets == g
     assert mechanism.params == {"n_buckets": g}
     assert mechanism.p == pytest.approx(np.exp(epsilon) / (np.exp(epsilon) + g - 1))
 
 
+@pytest.mark.parametrize("epsilon, g", [(0.1, 2), (0.5, 2), (1.0, 4), (2.0, 8), (3.0, 16)])
+def test_the_default_family_is_linear_with_the_best_power_of_two(epsilon, g):
+    for n in (1, 10, 2048):
+        mechanism = OptimizedLocalHashing(n, epsilon)
+        assert mechanism.n_buckets == g
+        assert mechanism.params == {"n_buckets": g, "hash_family": "linear"}
+
+
 def test_explicit_buckets_and_blh():
-    assert OptimizedLocalHashing(10, 1.0, n_buckets=7).n_buckets == 7
+    # A g that is not a power of two can only be hashed by tabulation, which it then takes.
+    seven = OptimizedLocalHashing(10, 1.0, n_buckets=7)
+    assert seven.n_buckets == 7 and seven.hash_family == "tabulation"
+    assert OptimizedLocalHashing(10, 1.0, n_buckets=8).hash_family == "linear"
+    with pytest.raises(ValueError, match="power of two"):
+        OptimizedLocalHashing(10, 1.0, n_buckets=7, hash_family="linear")
     blh = BinaryLocalHashing(10, 1.0)
-    assert blh.n_buckets == 2 and blh.params == {} and blh.kind == "blh"
+    assert blh.n_buckets == 2 and blh.params == {"hash_family": "linear"} and blh.kind == "blh"
+    assert BinaryLocalHashing(10, 1.0, hash_family="tabulation").params == {}
 
 
 # ---------------------------------------------------------------- privacy audit
@@ -269,20 +284,22 @@ def test_support_counting_at_the_bucket_boundaries(monkeypatch):
 def test_support_counts_with_tiled_cells(monkeypatch):
     # Small grid blocks force several passes over the high characters per block of users.
     monkeypatch.setattr(local_hashing, "GRID_BLOCK", 2**12)
-    mechanism = OptimizedLocalHashing(300, 1.0)
+    mechanism = OptimizedLocalHashing(300, 1.0, hash_family="tabulation")
     rng = np.random.default_rng(8)
     reports = mechanism.randomize(rng.integers(0, 300, 1000), rng)
     np.testing.assert_array_equal(mechanism.aggregate(reports)[:-1],
                                   _naive_support_counts(mechanism, reports))
 
 
-def test_aggregate_is_additive_over_chunks():
-    mechanism = BinaryLocalHashing(40, 1.0)
+@pytest.mark.parametrize("family", ["tabulation", "linear"])
+def test_aggregate_is_additive_over_chunks(family):
+    mechanism = BinaryLocalHashing(40, 1.0, hash_family=family)
     rng = np.random.default_rng(9)
     reports = mechanism.randomize(rng.integers(0, 40, 3000), rng)
     whole = mechanism.aggregate(reports)
     parts = mechanism.aggregate(reports[:1234]) + mechanism.aggregate(reports[1234:])
     np.testing.assert_array_equal(whole, parts)
+    np.testing.assert_array_equal(whole[:-1], _naive_support_counts(mechanism, reports))
 
 
 # ---------------------------------------------------------------- unbiasedness and variance
@@ -361,7 +378,8 @@ def test_json_round_trip(mechanism):
 
 def test_json_pins_the_number_of_buckets():
     spec = OptimizedLocalHashing(20, 1.0).to_dict()
-    assert spec["mechanism"] == "olh" and spec["params"] == {"n_buckets": 4}
+    assert spec["mechanism"] == "olh"
+    assert spec["params"] == {"n_buckets": 4, "hash_family": "linear"}
     assert OptimizedLocalHashing(20, 1.0) != OptimizedLocalHashing(20, 1.0, n_buckets=5)
     with pytest.raises(ValueError, match="not 'blh'"):
         BinaryLocalHashing.from_json(OptimizedLocalHashing(20, 1.0).to_json())

@@ -9,7 +9,6 @@ import { checkBudget, checkInt, common, specField } from "./spec.js";
 const TABLE_PRECISION = 52;
 const TABLE_ONE = 2 ** TABLE_PRECISION; // a safe integer: sums of table entries stay exact
 const MAX_TABLE_ENTRIES = 2 ** 27; // sklearn_ldp.deploy.limits: the default max_matrix_entries
-const LINEAR_MIN_CELLS = 2048; // local hashing: the linear family above this many cells
 
 /** The server's exact check of a strategy's integer table; returns its columns [u][o]. */
 function normalizedStrategy(table, epsilon, kind) {
@@ -124,16 +123,14 @@ function hierarchical(spec) {
     levels = sizes.map((m) => makeUnary("oue", m, epsilon));
     widthBytes = Math.ceil(sizes[sizes.length - 1] / 8); // every row as wide as the leaves'
   } else if (oracle === "olh") {
-    // "by_size": each level takes the server's default family for its size; specs without
-    // olh_hash hashed every level by tabulation.
+    // "by_size": each level takes the server's default family (linear at every size); specs
+    // without olh_hash hashed every level by tabulation.
     const olhHash = params.olh_hash ?? "tabulation";
     if (olhHash !== "by_size" && olhHash !== "tabulation") {
       throw new ValueError(`olh_hash must be 'by_size' or 'tabulation', got ${repr(olhHash)}.`);
     }
-    levels = sizes.map((m) => {
-      const family = olhHash === "by_size" && m > LINEAR_MIN_CELLS ? "linear" : "tabulation";
-      return makeLocalHashing(m, epsilon, olhBuckets(epsilon, family), family);
-    });
+    const family = olhHash === "by_size" ? "linear" : "tabulation";
+    levels = sizes.map((m) => makeLocalHashing(m, epsilon, olhBuckets(epsilon, family), family));
   } else {
     levels = sizes.map((m) => makeHrr(m, epsilon));
     for (const level of levels) offsets.push(offsets[offsets.length - 1] + level.nOutputs);

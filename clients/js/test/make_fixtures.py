@@ -117,6 +117,11 @@ def laws():
     ]
     for i, seed in enumerate(seeds):
         cases.append(_law(f"olh_6_eps1_seed{i}", OptimizedLocalHashing(6, 1.0), 2, seeds=seed))
+        # Tabulation (g = 21 at eps = 3, not a power of two), as specs may still ask.
+        cases.append(_law(f"olh_tabulation_6_eps3_seed{i}",
+                          OptimizedLocalHashing(6, 3.0, hash_family="tabulation"), 2, seeds=seed))
+    cases.append(_law("blh_tabulation_6_eps1",
+                      BinaryLocalHashing(6, 1.0, hash_family="tabulation"), 2, seeds=seeds[1]))
     cases.append(_law("olh_linear_5000_eps2", OptimizedLocalHashing(5000, 2.0), 4321,
                       seeds=seeds[2]))
     # The range kinds (the OLH tree given its seed, as local hashing).

@@ -25,7 +25,6 @@ from ._spec import _check_int, _common
 
 # Local hashing: largest number of buckets.
 MAX_BUCKETS = 2**20
-LINEAR_MIN_CELLS = 2048  # local hashing: the linear family above this many cells (as the server)
 
 
 def _make_randomized_response(n, epsilon):

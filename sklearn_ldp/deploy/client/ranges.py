@@ -7,7 +7,6 @@ import itertools
 from ._exact import _parity, _ratio_draw, _within
 from ._spec import FACTORIZATION_SPEC_VERSION, _check_budget, _check_int, _common, _spec_field
 from .oracles import (
-    LINEAR_MIN_CELLS,
     _make_hrr,
     _make_local_hashing,
     _make_unary,
@@ -118,15 +117,14 @@ def _hierarchical(spec):
         levels = [_make_unary("oue", m, epsilon) for m in sizes]
         width_bytes = (sizes[-1] + 7) // 8  # every row as wide as the leaf level's report
     elif oracle == "olh":
-        # "by_size": each level takes the server's default family for its size; specs from
-        # before the linear family (no olh_hash) hashed every level by tabulation.
+        # "by_size": each level takes the server's default family (linear at every size); specs
+        # from before the linear family (no olh_hash) hashed every level by tabulation.
         olh_hash = params.get("olh_hash", "tabulation")
         if olh_hash not in ("by_size", "tabulation"):
             raise ValueError(f"olh_hash must be 'by_size' or 'tabulation', got {olh_hash!r}.")
-        families = ["linear" if olh_hash == "by_size" and m > LINEAR_MIN_CELLS
-                    else "tabulation" for m in sizes]
+        family = "linear" if olh_hash == "by_size" else "tabulation"
         levels = [_make_local_hashing(m, epsilon, _olh_buckets(epsilon, family), family)
-                  for m, family in zip(sizes, families, strict=True)]
+                  for m in sizes]
     else:
         levels = [_make_hrr(m, epsilon) for m in sizes]
         offsets = [0]

@@ -29,8 +29,9 @@ which give the exact variance of any workload (see ``support.py``); on the histo
 items, ``(e^eps + g - 1)^2 / ((e^eps - 1)^2 (g - 1))`` per user, ``4 e^eps / (e^eps - 1)^2``
 at ``g = e^eps + 1``.
 
-Number of buckets. OLH takes ``g = round(e^eps) + 1`` (decision: the references differ between round
-and ceil; we round, as Wang et al.'s code does; both give ``g = 4`` at eps = 1), capped to
+Number of buckets. OLH with the tabulation family takes ``g = round(e^eps) + 1`` (decision: the
+references differ between round and ceil; we round, as Wang et al.'s code does; both give
+``g = 4`` at eps = 1; the default linear family takes a power of two, see below), capped to
 ``[2, MAX_BUCKETS]``; ``n_buckets`` overrides it and is stored in ``params``, so the JSON pins
 ``g``. BLH takes ``g = 2``.
 
@@ -79,7 +80,7 @@ few MB beyond the reports. One thread: splitting the blocks over two threads (nu
 the GIL) was measured slower on the 2-core machine (aggregate of 10^6 users, n = 1024: 0.54 s
 with one thread, 0.67-1.0 s with two), so it was removed.
 
-Linear hash family (``hash_family="linear"``, the default above ``LINEAR_MIN_CELLS`` cells).
+Linear hash family (``hash_family="linear"``, the default at every domain size).
 Tabulation decodes in ``O(N n)``: at ``n = 2^16`` and 10^6 users that is 127 s, and ``2^20``
 is out of reach. With ``g = 2^r`` buckets and ``L = ceil(log2 n)`` bits per cell, the seed
 names ``r`` rows ``m_1 .. m_r`` of ``L`` bits, ``m_k = mix64(s + k * 0x9E37...) mod 2^L`` (the
@@ -103,8 +104,21 @@ SplitMix64 outputs, as above), and
 * Cost in accuracy: ``g`` must be a power of two, so OLH takes the power of two that minimizes
   the rare-item variance ``(e^eps + g - 1)^2 / (g - 1)``: at most 7.1% more variance than the
   best integer ``g`` (the worst case is near eps = 0.55, between g = 2 and 4; none at eps = 1,
-  where both give 4). Small domains keep tabulation and the integer ``g``; specs without a
+  where both give 4). ``hash_family="tabulation"`` keeps the integer ``g``; specs without a
   ``hash_family`` (written before this family existed) mean tabulation.
+
+Choice of family. The linear family is the default at every domain size: its law is exact at
+any ``n >= 1`` (the moment argument above needs only distinct cells, and ``L >= 1`` bits), and
+its server work per user does not grow with ``n``, while tabulation's grows linearly. Aggregate
+time per user, 2 x 10^5 users at eps = 1 (``g = 4``), one run on a shared, loaded 2-core
+machine (``benchmarks/bench_oracles.py --olh-support --users 200000 --repeats 5``): tabulation
+0.73, 3.0, 8.6, 15.7, 38 microseconds at ``n`` = 64, 256, 1024, 2048, 4096; linear 0.45 to
+0.65 at each. With many buckets and few cells tabulation can still be faster (eps = 3,
+``n = 64``: 1.1 microseconds with ``g = 21`` against 2.4 with ``g = 16``, about the linear
+family's time at 4096 cells). The price is the power-of-two ``g``: against tabulation's
+``g = round(e^eps) + 1`` the rare-item variance is the same at eps = 1 and 2, at most 3.4%
+higher for eps above 2.5, and up to 7.2% higher near eps = 0.55 (``hash_family="tabulation"``
+avoids it; at some eps the power of two is up to 0.4% better).
 
 Pure numpy; no scikit-learn here.
 """
@@ -122,9 +136,9 @@ from .support import SupportOracle, oracle_docstring
 
 MAX_BUCKETS = 2**20
 HASH_FAMILIES = ("tabulation", "linear")
-# Above this many cells the default hash family is "linear" (decoding O(N g + n log n) instead
-# of tabulation's O(N n): 0.9 s for 10^6 users at 1024 cells, 4.4 s at 4096).
-LINEAR_MIN_CELLS = 2048
+# The default hash family at every domain size: its support counts cost O(N g + n log n)
+# against tabulation's O(N n) (module docstring, "Choice of family").
+DEFAULT_HASH_FAMILY = "linear"
 
 # uint32 grid values computed per block (cells x users): 2^20 * 4 bytes = 4 MB per thread, in
 # the L3 cache with the matching boolean block (2^18 measured 30% slower).
@@ -580,11 +594,13 @@ class LocalHashing(SupportOracle):
         )
 
 
-def _default_family(n_inputs, hash_family):
+def _default_family(hash_family, n_buckets=2):
+    # An explicit g that is not a power of two can only be hashed by tabulation.
     if hash_family is not None:
         return hash_family
-    n_inputs = check_positive_int(n_inputs, "n_inputs")
-    return "linear" if n_inputs > LINEAR_MIN_CELLS else "tabulation"
+    if isinstance(n_buckets, (int, np.integer)) and n_buckets > 1 and n_buckets & (n_buckets - 1):
+        return "tabulation"
+    return DEFAULT_HASH_FAMILY
 
 
 @register
@@ -605,8 +621,10 @@ class OptimizedLocalHashing(LocalHashing):
         ceil, as in Wang et al.'s code) for tabulation, and the power of two of least variance
         (:func:`best_power_of_two_buckets`) for the linear family. Stored in ``params``.
     hash_family : {"tabulation", "linear"} or None, default=None
-        Default: tabulation up to ``LINEAR_MIN_CELLS`` (2048) cells, linear above, where
-        tabulation's ``O(N n)`` decoding would dominate (module docstring).
+        Default: linear at every domain size (support counts in ``O(N g + n log n)``, where
+        tabulation takes ``O(N n)``), or tabulation when ``n_buckets`` is given and is not a
+        power of two, which the linear family cannot hash to (module docstring, "Choice of
+        family").
 
     Attributes
     ----------
@@ -632,7 +650,7 @@ class OptimizedLocalHashing(LocalHashing):
     >>> import numpy as np
     >>> mechanism = OptimizedLocalHashing(16, 1.0)
     >>> mechanism.n_buckets, mechanism.params
-    (4, {'n_buckets': 4})
+    (4, {'n_buckets': 4, 'hash_family': 'linear'})
     >>> reports = mechanism.randomize(np.arange(16), np.random.default_rng(0))
     >>> reports.shape, reports.dtype  # [seed, bucket] rows
     ((16, 2), dtype('uint64'))
@@ -647,7 +665,7 @@ class OptimizedLocalHashing(LocalHashing):
     >>> mechanism = OptimizedLocalHashing(8, 2.0)
     >>> reports = mechanism.randomize(users, np.random.default_rng(0))
     >>> mechanism.estimate(mechanism.aggregate(reports)).round(-1)
-    array([3010., 2020., 1410.,  940.,  960.,  910.,  350.,  390.])
+    array([3020., 1910., 1540., 1010.,  990.,  840.,  510.,  170.])
     >>> float(np.sqrt(10000 * mechanism.per_user_variance(np.eye(8))[0]).round(1))  # its sd
     242.6
     """
@@ -655,7 +673,7 @@ class OptimizedLocalHashing(LocalHashing):
     kind = "olh"
 
     def __init__(self, n_inputs, epsilon, n_buckets=None, hash_family=None):
-        hash_family = _default_family(n_inputs, hash_family)
+        hash_family = _default_family(hash_family, 2 if n_buckets is None else n_buckets)
         if n_buckets is None:
             epsilon = check_epsilon(epsilon)
             if hash_family == "linear":
@@ -713,6 +731,6 @@ class BinaryLocalHashing(LocalHashing):
     kind = "blh"
 
     def __init__(self, n_inputs, epsilon, hash_family=None):
-        super().__init__(n_inputs, epsilon, 2, _default_family(n_inputs, hash_family))
+        super().__init__(n_inputs, epsilon, 2, _default_family(hash_family))
         # g = 2 is fixed by the kind
         self.params = {"hash_family": "linear"} if self.hash_family == "linear" else {}

@@ -113,8 +113,8 @@ class HierarchicalHistogram(_TreeVariance):
         Frequency oracle of every level.
     olh_hash : {"by_size", "tabulation"} or None
         With ``oracle="olh"``: ``"by_size"`` (the default for new trees) gives each level
-        :class:`OptimizedLocalHashing`'s default hash family for its size (linear, decoded
-        in ``O(N g + m log m)``, above ``LINEAR_MIN_CELLS`` nodes); ``"tabulation"`` hashes
+        :class:`OptimizedLocalHashing`'s default hash family (linear at every size, decoded
+        in ``O(N g + m log m)``); ``"tabulation"`` hashes
         every level by tabulation, as specs written before the linear family (which lack
         the parameter) did. Recorded in ``params`` for ``oracle="olh"`` only.
 
