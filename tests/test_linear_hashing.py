@@ -278,5 +278,5 @@ def test_invalid_buckets_are_refused_by_row_or_dropped_and_counted():
         mechanism.aggregate(reports)
     kept = reports_from_client(reports.tolist(), mechanism, invalid="drop")
     assert len(kept) == 2 and kept.n_invalid == 1
-    np.testing.assert_array_equal(mechanism.aggregate(np.asarray(kept)),
+    np.testing.assert_array_equal(mechanism.aggregate(kept.reports),
                                   mechanism.aggregate(reports[[0, 2]]))
