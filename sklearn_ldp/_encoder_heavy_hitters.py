@@ -211,7 +211,8 @@ class HeavyHitterEncoderMixin:
         probe = HeavyHitterMechanism(PrefixHeavyHitters(8, epsilon, "pem", 1, 1),
                                      column, "strings", 8, cap)
         # Bytes and lengths (refusing what cannot be encoded): no (N, cap) array of words.
-        encoded, all_lengths = probe.utf8(values, column)
+        distinct, inverse = _distinct(values)
+        encoded, all_lengths = probe.utf8(distinct, column, inverse)
         n = all_lengths.shape[0]
         self._string_cap = cap
         if n < LENGTH_ROUND_MIN_USERS:
@@ -282,4 +283,19 @@ class HeavyHitterEncoderMixin:
     def _heavy_hitter_words(self, X):
         """The encoded values of ``X`` for the heavy-hitter mechanism."""
         column = self.mechanism_.column
-        return self.mechanism_.encode(self._heavy_hitter_values(X, column), column)
+        values = self._heavy_hitter_values(X, column)
+        if self.mechanism_.value_type != "strings":
+            return self.mechanism_.encode(values, column)
+        distinct, inverse = _distinct(values)
+        return self.mechanism_.encode(distinct, column, inverse)
+
+
+def _distinct(values):
+    """A column of strings as its distinct values and each user's index into them (pandas'
+    hash table): each distinct string is then checked and encoded once. Only for strings:
+    the hash table takes ``1``, ``1.0`` and ``True`` for one value, which an integer column
+    must tell apart (a boolean is refused)."""
+    inverse, distinct = pd.factorize(values)
+    if inverse.size and inverse.min() < 0:  # a missing value: checked (and named) per user
+        return values, None
+    return np.asarray(distinct, dtype=object), inverse

@@ -257,6 +257,41 @@ def test_bad_values_are_named(declared, values, match):
         est.predict(values)
 
 
+@pytest.mark.parametrize("bad, match", [
+    ("x\0y", "'x.x00y' at row 2501 holds a NUL"),
+    ("\ud800", "at row 2501 is not valid in UTF-8"),
+    (7, "row 2501 is 7"),
+    ("é" * 70, "at row 2501 takes 140 bytes"),
+])
+def test_repeated_strings_checked_once_and_the_first_row_named(bad, match):
+    # The encoder checks each distinct string once (fit's length round and transform): the
+    # message still names the first user holding the bad value.
+    column = pd.Series(["ok", "fine"] * 1250 + ["ok", bad, "ok", bad], dtype=object)
+    frame = pd.DataFrame({"c": column})
+    with pytest.raises(ValueError, match=match):
+        LDPEncoder(categories={"c": "strings"}, random_state=0).fit(frame)
+    enc = LDPEncoder(categories={"c": "strings"}, random_state=0).fit(frame.iloc[:2500])
+    if not isinstance(bad, str) or len(bad) < 70:  # longer than the fitted rounds: truncated
+        with pytest.raises(ValueError, match=match):
+            enc.transform(frame)
+
+
+def test_strings_encoded_once_per_distinct_value_give_the_same_words():
+    # Same words, so the same reports for the same seed (the randomizer sees only words).
+    rng = np.random.default_rng(5)
+    vocabulary = np.array(["", "a", "é", "ab" * 5, "z" * 20, "日本"], dtype=object)
+    column = vocabulary[rng.integers(vocabulary.size, size=3000)]
+    mechanism = HeavyHitterMechanism(PrefixHeavyHitters(8 * 20, 2.0), "c", "strings", 160)
+    distinct, inverse = np.unique(column.astype(str), return_inverse=True)
+    np.testing.assert_array_equal(mechanism.encode(distinct.astype(object), inverse=inverse),
+                                  mechanism.encode(column))
+    for first, second in zip(mechanism.utf8(distinct, inverse=inverse), mechanism.utf8(column),
+                             strict=True):
+        np.testing.assert_array_equal(first, second)
+    with pytest.raises(ValueError, match="inverse must be 1-D integers in \\[0, 6\\)"):
+        mechanism.encode(distinct, inverse=inverse + 1)
+
+
 def test_duplicate_candidates_warn_and_are_estimated_once():
     enc = LDPEncoder(categories={"col": 16}, strategy="hcms", n_hashes=16, sketch_width=64,
                      random_state=0)
