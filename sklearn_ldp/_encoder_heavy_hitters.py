@@ -23,8 +23,11 @@ from .mechanisms.heavy_hitters.column import (
     MAX_STRING_BYTES,
     HeavyHitterMechanism,
 )
-from .mechanisms.heavy_hitters.prefix import PrefixHeavyHitters, length_oracle
-from .mechanisms.heavy_hitters.significance import holm_supported
+from .mechanisms.heavy_hitters.prefix import (
+    PrefixHeavyHitters,
+    length_oracle,
+    string_bytes_from_lengths,
+)
 from .mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from .mechanisms.heavy_hitters.values import encode_values
 
@@ -222,14 +225,10 @@ class HeavyHitterEncoderMixin:
             return 8 * self._string_cap
         asked = np.sort(rng.choice(n, size=round(LENGTH_SHARE * n), replace=False))
         lengths = all_lengths[asked]
-        oracle = length_oracle(epsilon)
-        reports = oracle.randomize(encode_values(lengths, 8), rng)
-        counts, _ = oracle.estimate_counts(reports, encode_values(np.arange(cap + 1), 8))
-        supported = np.flatnonzero(holm_supported(
-            counts / np.sqrt(oracle._null_variance(asked.size))))
+        reports = length_oracle(epsilon).randomize(encode_values(lengths, 8), rng)
         # No length supported (too few users for this budget): the fixed width, at most.
-        self.string_bytes_ = min(cap, int(supported.max()) + 1 if supported.size
-                                 else FIXED_STRING_BYTES)
+        self.string_bytes_ = string_bytes_from_lengths(reports, epsilon, cap,
+                                                       FIXED_STRING_BYTES)
         self._length_round = (encoded, asked, reports)
         return 8 * self.string_bytes_
 

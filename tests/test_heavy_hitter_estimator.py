@@ -154,6 +154,35 @@ def test_stdlib_client_reports_decode(strategy):
     assert set(est.heavy_hitters_["value"]) == {"mail", "maps"}
 
 
+def test_length_round_deploys_through_the_stdlib_client():
+    # A deployment's length round: devices privatize their value's UTF-8 length with
+    # length_oracle's specification, the server fits the bytes the prefix rounds cover.
+    from sklearn_ldp.deploy.client import Randomizer
+    from sklearn_ldp.mechanisms.heavy_hitters.prefix import (
+        length_oracle,
+        string_bytes_from_lengths,
+    )
+    from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
+
+    spec = json.dumps(length_oracle(4.0).to_dict())
+    randomizer = Randomizer.from_json(spec, seed=2)
+    values = ["mail"] * 1500 + ["café au lait"] * 1000 + ["x"] * 500
+    rows = np.asarray([randomizer.privatize(len(v.encode())) for v in values], dtype=np.uint64)
+    assert string_bytes_from_lengths(rows, 4.0, 64) == 14  # 13 bytes, and the end
+    assert string_bytes_from_lengths(rows, 4.0, 4) == 4  # at most the declared maximum
+    spread = length_oracle(0.5).randomize(
+        encode_values(np.arange(200) % 60, 8), np.random.default_rng(0))
+    assert string_bytes_from_lengths(spread, 0.5, 64, default=32) == 32  # nothing supported
+    for bad, match in [(0, "max_string_bytes"), (256, "max_string_bytes"),
+                       (True, "max_string_bytes")]:
+        with pytest.raises(ValueError, match=match):
+            string_bytes_from_lengths(rows, 4.0, bad)
+    with pytest.raises(ValueError, match="invalid"):
+        string_bytes_from_lengths(rows + np.array([0, 0, 300], dtype=np.uint64), 4.0, 64)
+    with pytest.raises(ValueError, match="reports must be"):
+        string_bytes_from_lengths(rows[:, :2], 4.0, 64)
+
+
 def test_pandas_output_and_saved_reports_round_trip(tmp_path):
     frame = pd.DataFrame({"id": np.arange(500) % 7}, index=np.arange(500) + 10)
     for strategy in ("pem", "treehist", "cms", "hcms"):
