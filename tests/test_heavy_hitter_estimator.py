@@ -181,6 +181,15 @@ def test_length_round_deploys_through_the_stdlib_client():
         string_bytes_from_lengths(rows + np.array([0, 0, 300], dtype=np.uint64), 4.0, 64)
     with pytest.raises(ValueError, match="reports must be"):
         string_bytes_from_lengths(rows[:, :2], 4.0, 64)
+    # Then the prefix rounds for that many bytes, published to the other devices.
+    enc = LDPEncoder(categories={"app": "strings"}, epsilon=4.0, n_candidates=4,
+                     max_string_bytes=string_bytes_from_lengths(rows, 4.0, 64))
+    device = Randomizer.from_json(enc.fit().client_spec())
+    others = ["mail"] * 4000 + ["café au lait"] * 3000 + ["x"] * 1000
+    reports = LDPReports(np.asarray([device.privatize(v) for v in others], dtype=np.uint64),
+                         enc.mechanism_)
+    found = HeavyHitterEstimator(top_k=3).fit(reports).heavy_hitters_["value"]
+    assert set(found) == {"mail", "café au lait", "x"}
 
 
 def test_pandas_output_and_saved_reports_round_trip(tmp_path):
