@@ -182,10 +182,13 @@ def _fourier_spectrum(rows, target_bits, start, count):
     # z_u(a) = B_u^T a: the XOR of the suffix bits of the rows that a selects.
     z = _xor_span(_suffix_rows(rows, start, count), np.int64)  # (n, 2^r)
     # (-1)^(a . t) = product of (-1)^(t_j) over the set bits j of a: XOR of the bits, doubled.
-    parity = _xor_span(target_bits, np.int64)  # (n, k, 2^r), 1 = minus
+    # The parities are spanned as bytes (8 times less memory to double), then widened once.
+    keys = _xor_span(target_bits, np.uint8).astype(np.int64)  # (n, k, 2^r), 1 = minus
     # One integer bincount over (P, z, sign) instead of a weighted one: F = plus - minus.
-    keys = (((np.arange(k, dtype=np.int64)[None, :, None] << count) | z[:, None, :]) << 1) \
-        | parity
+    # The key (P << (count + 1)) | (z << 1) | parity is built in place (no (n, k, 2^r)
+    # temporaries).
+    keys |= z[:, None, :] << 1
+    keys |= np.arange(k, dtype=np.int64)[None, :, None] << (count + 1)
     signed = np.bincount(keys.ravel(), minlength=k << (count + 1)).reshape(k, 1 << count, 2)
     return signed[:, :, 0] - signed[:, :, 1]
 
