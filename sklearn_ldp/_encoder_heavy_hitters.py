@@ -23,8 +23,11 @@ from .mechanisms.heavy_hitters.column import (
     MAX_STRING_BYTES,
     HeavyHitterMechanism,
 )
-from .mechanisms.heavy_hitters.prefix import PrefixHeavyHitters, length_oracle
-from .mechanisms.heavy_hitters.significance import holm_supported
+from .mechanisms.heavy_hitters.prefix import (
+    PrefixHeavyHitters,
+    length_oracle,
+    string_bytes_from_lengths,
+)
 from .mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from .mechanisms.heavy_hitters.values import encode_values
 
@@ -211,7 +214,8 @@ class HeavyHitterEncoderMixin:
         probe = HeavyHitterMechanism(PrefixHeavyHitters(8, epsilon, "pem", 1, 1),
                                      column, "strings", 8, cap)
         # Bytes and lengths (refusing what cannot be encoded): no (N, cap) array of words.
-        encoded, all_lengths = probe.utf8(values, column)
+        distinct, inverse = _distinct(values)
+        encoded, all_lengths = probe.utf8(distinct, column, inverse)
         n = all_lengths.shape[0]
         self._string_cap = cap
         if n < LENGTH_ROUND_MIN_USERS:
@@ -221,14 +225,10 @@ class HeavyHitterEncoderMixin:
             return 8 * self._string_cap
         asked = np.sort(rng.choice(n, size=round(LENGTH_SHARE * n), replace=False))
         lengths = all_lengths[asked]
-        oracle = length_oracle(epsilon)
-        reports = oracle.randomize(encode_values(lengths, 8), rng)
-        counts, _ = oracle.estimate_counts(reports, encode_values(np.arange(cap + 1), 8))
-        supported = np.flatnonzero(holm_supported(
-            counts / np.sqrt(oracle._null_variance(asked.size))))
+        reports = length_oracle(epsilon).randomize(encode_values(lengths, 8), rng)
         # No length supported (too few users for this budget): the fixed width, at most.
-        self.string_bytes_ = min(cap, int(supported.max()) + 1 if supported.size
-                                 else FIXED_STRING_BYTES)
+        self.string_bytes_ = string_bytes_from_lengths(reports, epsilon, cap,
+                                                       FIXED_STRING_BYTES)
         self._length_round = (encoded, asked, reports)
         return 8 * self.string_bytes_
 
@@ -282,4 +282,19 @@ class HeavyHitterEncoderMixin:
     def _heavy_hitter_words(self, X):
         """The encoded values of ``X`` for the heavy-hitter mechanism."""
         column = self.mechanism_.column
-        return self.mechanism_.encode(self._heavy_hitter_values(X, column), column)
+        values = self._heavy_hitter_values(X, column)
+        if self.mechanism_.value_type != "strings":
+            return self.mechanism_.encode(values, column)
+        distinct, inverse = _distinct(values)
+        return self.mechanism_.encode(distinct, column, inverse)
+
+
+def _distinct(values):
+    """A column of strings as its distinct values and each user's index into them (pandas'
+    hash table): each distinct string is then checked and encoded once. Only for strings:
+    the hash table takes ``1``, ``1.0`` and ``True`` for one value, which an integer column
+    must tell apart (a boolean is refused)."""
+    inverse, distinct = pd.factorize(values)
+    if inverse.size and inverse.min() < 0:  # a missing value: checked (and named) per user
+        return values, None
+    return np.asarray(distinct, dtype=object), inverse

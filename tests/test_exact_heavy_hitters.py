@@ -17,7 +17,11 @@ from _laws import assert_private, assert_sampled_law
 from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.deploy.client import heavy_hitters as client_heavy_hitters
 from sklearn_ldp.mechanisms._base.bits import PRECISION
-from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters, check_prefix_numerator
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import (
+    PrefixHeavyHitters,
+    check_prefix_numerator,
+    length_oracle,
+)
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import (
     SketchFrequencyOracle,
     check_sketch_numerator,
@@ -101,6 +105,19 @@ def test_prefix_client_reports_follow_the_servers_exact_law(protocol, epsilon):
         randomizer = Randomizer(json.loads(json.dumps(finder.to_dict())), seed=seed)
         reports = [randomizer.privatize(value) for _ in range(N_CLIENT)]
         assert_sampled_law(finder.exact_law(value), _to_seed_zero(finder, value, reports))
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_length_round_client_reports_follow_the_servers_exact_law(epsilon):
+    # Strings' length round: a device privatizes its UTF-8 length (8 bits) with
+    # length_oracle's specification, as the server's fit does.
+    finder = length_oracle(epsilon)
+    for seed, value in enumerate((0, 13, 255)):
+        randomizer = Randomizer(json.loads(json.dumps(finder.to_dict())), seed=seed)
+        reports = [randomizer.privatize(value) for _ in range(N_CLIENT)]
+        assert_sampled_law(finder.exact_law(value), _to_seed_zero(finder, value, reports))
+    worst = assert_private(_AtSeed(finder, 7), list(range(0, 256, 17)), epsilon)
+    assert worst <= epsilon
 
 
 def test_prefix_exact_law_refuses_values_outside_the_bit_length():

@@ -154,6 +154,44 @@ def test_stdlib_client_reports_decode(strategy):
     assert set(est.heavy_hitters_["value"]) == {"mail", "maps"}
 
 
+def test_length_round_deploys_through_the_stdlib_client():
+    # A deployment's length round: devices privatize their value's UTF-8 length with
+    # length_oracle's specification, the server fits the bytes the prefix rounds cover.
+    from sklearn_ldp.deploy.client import Randomizer
+    from sklearn_ldp.mechanisms.heavy_hitters.prefix import (
+        length_oracle,
+        string_bytes_from_lengths,
+    )
+    from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
+
+    spec = json.dumps(length_oracle(4.0).to_dict())
+    randomizer = Randomizer.from_json(spec, seed=2)
+    values = ["mail"] * 1500 + ["café au lait"] * 1000 + ["x"] * 500
+    rows = np.asarray([randomizer.privatize(len(v.encode())) for v in values], dtype=np.uint64)
+    assert string_bytes_from_lengths(rows, 4.0, 64) == 14  # 13 bytes, and the end
+    assert string_bytes_from_lengths(rows, 4.0, 4) == 4  # at most the declared maximum
+    spread = length_oracle(0.5).randomize(
+        encode_values(np.arange(200) % 60, 8), np.random.default_rng(0))
+    assert string_bytes_from_lengths(spread, 0.5, 64, default=32) == 32  # nothing supported
+    for bad, match in [(0, "max_string_bytes"), (256, "max_string_bytes"),
+                       (True, "max_string_bytes")]:
+        with pytest.raises(ValueError, match=match):
+            string_bytes_from_lengths(rows, 4.0, bad)
+    with pytest.raises(ValueError, match="invalid"):
+        string_bytes_from_lengths(rows + np.array([0, 0, 300], dtype=np.uint64), 4.0, 64)
+    with pytest.raises(ValueError, match="reports must be"):
+        string_bytes_from_lengths(rows[:, :2], 4.0, 64)
+    # Then the prefix rounds for that many bytes, published to the other devices.
+    enc = LDPEncoder(categories={"app": "strings"}, epsilon=4.0, n_candidates=4,
+                     max_string_bytes=string_bytes_from_lengths(rows, 4.0, 64))
+    device = Randomizer.from_json(enc.fit().client_spec())
+    others = ["mail"] * 4000 + ["café au lait"] * 3000 + ["x"] * 1000
+    reports = LDPReports(np.asarray([device.privatize(v) for v in others], dtype=np.uint64),
+                         enc.mechanism_)
+    found = HeavyHitterEstimator(top_k=3).fit(reports).heavy_hitters_["value"]
+    assert set(found) == {"mail", "café au lait", "x"}
+
+
 def test_pandas_output_and_saved_reports_round_trip(tmp_path):
     frame = pd.DataFrame({"id": np.arange(500) % 7}, index=np.arange(500) + 10)
     for strategy in ("pem", "treehist", "cms", "hcms"):
@@ -255,6 +293,41 @@ def test_bad_values_are_named(declared, values, match):
         {"col": ["a"] if declared == "strings" else [1]})))
     with pytest.raises(ValueError, match=match.replace("at row 1", "at row 1")):
         est.predict(values)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("x\0y", "'x.x00y' at row 2501 holds a NUL"),
+    ("\ud800", "at row 2501 is not valid in UTF-8"),
+    (7, "row 2501 is 7"),
+    ("é" * 70, "at row 2501 takes 140 bytes"),
+])
+def test_repeated_strings_checked_once_and_the_first_row_named(bad, match):
+    # The encoder checks each distinct string once (fit's length round and transform): the
+    # message still names the first user holding the bad value.
+    column = pd.Series(["ok", "fine"] * 1250 + ["ok", bad, "ok", bad], dtype=object)
+    frame = pd.DataFrame({"c": column})
+    with pytest.raises(ValueError, match=match):
+        LDPEncoder(categories={"c": "strings"}, random_state=0).fit(frame)
+    enc = LDPEncoder(categories={"c": "strings"}, random_state=0).fit(frame.iloc[:2500])
+    if not isinstance(bad, str) or len(bad) < 70:  # longer than the fitted rounds: truncated
+        with pytest.raises(ValueError, match=match):
+            enc.transform(frame)
+
+
+def test_strings_encoded_once_per_distinct_value_give_the_same_words():
+    # Same words, so the same reports for the same seed (the randomizer sees only words).
+    rng = np.random.default_rng(5)
+    vocabulary = np.array(["", "a", "é", "ab" * 5, "z" * 20, "日本"], dtype=object)
+    column = vocabulary[rng.integers(vocabulary.size, size=3000)]
+    mechanism = HeavyHitterMechanism(PrefixHeavyHitters(8 * 20, 2.0), "c", "strings", 160)
+    distinct, inverse = np.unique(column.astype(str), return_inverse=True)
+    np.testing.assert_array_equal(mechanism.encode(distinct.astype(object), inverse=inverse),
+                                  mechanism.encode(column))
+    for first, second in zip(mechanism.utf8(distinct, inverse=inverse), mechanism.utf8(column),
+                             strict=True):
+        np.testing.assert_array_equal(first, second)
+    with pytest.raises(ValueError, match="inverse must be 1-D integers in \\[0, 6\\)"):
+        mechanism.encode(distinct, inverse=inverse + 1)
 
 
 def test_duplicate_candidates_warn_and_are_estimated_once():

@@ -55,7 +55,10 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
     SymmetricUnaryEncoding,
 )
 from sklearn_ldp.mechanisms._base import prf as server_prf  # noqa: E402
-from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters  # noqa: E402
+from sklearn_ldp.mechanisms.heavy_hitters.prefix import (  # noqa: E402
+    PrefixHeavyHitters,
+    length_oracle,
+)
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle  # noqa: E402
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (  # noqa: E402
     DBitFlipPM,
@@ -156,7 +159,9 @@ def laws():
                                                       extension_bits=3), "ab", 2**64 - 1),
             ("treehist_string_72_eps1",
              PrefixHeavyHitters(72, 1.0, protocol="treehist", n_candidates=4), "h\u00e9llo",
-             12345678901234567890)]:
+             12345678901234567890),
+            # The length round of strings: a device's UTF-8 length in bytes.
+            ("string_length_round_eps2", length_oracle(2.0), 13, 77)]:
         law = mechanism.exact_law(value, seed=seed)
         cases.append({"name": name, "spec": json.dumps(mechanism.to_dict()), "value": value,
                       "seed": str(seed), "outputs": [_key(output) for output in law.outputs],

@@ -54,6 +54,14 @@ def _is_pandas_vector(values):
     return type(values).__module__.startswith("pandas") and hasattr(values, "to_numpy")
 
 
+def _first_row(bad, inverse=None):
+    """The first user holding a bad value: ``bad`` flags the values (the distinct values
+    ``inverse`` indexes, when given)."""
+    if inverse is None:
+        return int(np.flatnonzero(bad)[0])
+    return int(np.flatnonzero(bad[inverse])[0])
+
+
 def _is_missing(value):
     """Whether one value is missing as pandas counts it: None, NaN, NaT or ``pd.NA``."""
     if value is None:
@@ -293,7 +301,7 @@ class HeavyHitterMechanism(Mechanism):
         return spec
 
     # ------------------------------------------------------------------ values
-    def encode(self, values, column=None):
+    def encode(self, values, column=None, inverse=None):
         """The values as ``(n, W)`` uint64 words; a ValueError naming a bad value.
 
         Strings must be ``str`` valid in UTF-8 (no lone surrogates), without NUL characters
@@ -308,6 +316,10 @@ class HeavyHitterMechanism(Mechanism):
             The values.
         column : str or None, default=None
             Named in the messages (default: the mechanism's column).
+        inverse : array-like of int, shape (n,), or None, default=None
+            Strings only: ``values`` are the distinct values and user ``i`` holds
+            ``values[inverse[i]]`` (each distinct string is then checked and encoded once;
+            the messages name the first row holding a bad value).
 
         Returns
         -------
@@ -320,18 +332,34 @@ class HeavyHitterMechanism(Mechanism):
         if array.ndim != 1:
             raise ValueError(f"column {column!r}: the values must be one-dimensional, got "
                              f"shape {array.shape}.")
+        inverse = self._check_inverse(array, inverse, column)
         if array.size:
             absent = _missing(array)
             if absent.any():
-                row = int(np.flatnonzero(absent)[0])
+                row = _first_row(absent, inverse)
                 raise ValueError(f"column {column!r} has {int(absent.sum())} missing values "
                                  f"(first at row {row}): pass handle_missing='category' with "
                                  "missing_category=<a value> to count them as that value.")
         if self.value_type == "strings":
-            return self._encode_strings(array, column)
+            return self.encode_utf8(self._utf8(array, column, inverse)[0])
         return self._encode_integers(array, column)
 
-    def utf8(self, values, column=None):
+    def _check_inverse(self, array, inverse, column):
+        """``inverse`` as an int64 array indexing ``array`` (None stays None)."""
+        if inverse is None:
+            return None
+        if self.value_type != "strings":
+            raise ValueError(f"column {column!r}: inverse is for strings; integers are "
+                             "encoded as they are.")
+        inverse = np.asarray(inverse)
+        if inverse.ndim != 1 or inverse.dtype.kind not in "iu" or (inverse.size and (
+                int(inverse.min()) < 0 or int(inverse.max()) >= array.shape[0])):
+            raise ValueError(f"column {column!r}: inverse must be 1-D integers in "
+                             f"[0, {array.shape[0]}), got dtype {inverse.dtype} and shape "
+                             f"{inverse.shape}.")
+        return inverse.astype(np.int64, copy=False)
+
+    def utf8(self, values, column=None, inverse=None):
         """Strings as UTF-8 bytes and their lengths, checked as :meth:`encode` checks them
         (at most ``max_string_bytes``), not yet encoded to ``bit_length`` bits
         (:meth:`encode_utf8` does that).
@@ -342,6 +370,9 @@ class HeavyHitterMechanism(Mechanism):
             The values.
         column : str or None, default=None
             Named in the messages (default: the mechanism's column).
+        inverse : array-like of int, shape (n,), or None, default=None
+            As in :meth:`encode`: ``values`` are the distinct values, user ``i`` holds
+            ``values[inverse[i]]``.
 
         Returns
         -------
@@ -353,7 +384,7 @@ class HeavyHitterMechanism(Mechanism):
             else np.asarray(values, dtype=None if isinstance(values, np.ndarray) else object)
         if array.ndim != 1 or self.value_type != "strings":
             raise ValueError(f"column {column!r}: utf8 takes a 1-D array of strings.")
-        return self._utf8(array, column)
+        return self._utf8(array, column, self._check_inverse(array, inverse, column))
 
     def encode_utf8(self, encoded):
         """:meth:`utf8`'s bytes as ``(n, W)`` uint64 words (what :meth:`encode` returns)."""
@@ -363,47 +394,53 @@ class HeavyHitterMechanism(Mechanism):
                                                                     self.n_words) \
             .astype(np.uint64)
 
-    def _utf8(self, array, column):
+    def _utf8(self, array, column, inverse=None):
         """The strings as UTF-8 bytes (a numpy bytes array) and their lengths; a ValueError
-        names a value that is not a str, not valid UTF-8, holds a NUL or is over the cap."""
+        names a value that is not a str, not valid UTF-8, holds a NUL or is over the cap.
+        With ``inverse``, ``array`` holds the distinct values: each is checked and encoded
+        once, then gathered per user."""
         original = array
         if array.dtype.kind != "U":
-            not_str = [i for i, v in enumerate(array.tolist()) if not isinstance(v, str)]
-            if not_str:
-                row = not_str[0]
+            not_str = np.array([not isinstance(v, str) for v in array.tolist()], dtype=bool)
+            if not_str.any():
+                row = _first_row(not_str, inverse)
+                value = array[np.flatnonzero(not_str)[0]]
                 raise ValueError(f"column {column!r} holds strings, but row {row} is "
-                                 f"{_plain(array[row])!r} ({type(array[row]).__name__}).")
+                                 f"{_plain(value)!r} ({type(value).__name__}).")
             array = array.astype(str) if array.size else np.zeros(0, dtype="U1")
         try:
             encoded = np.char.encode(array, "utf-8")
         except UnicodeEncodeError:
-            for row, value in enumerate(array.tolist()):  # only to name the bad value
+            bad = np.zeros(array.shape, dtype=bool)
+            for i, value in enumerate(array.tolist()):  # only to name the bad value
                 try:
                     value.encode("utf-8")
                 except UnicodeEncodeError as exc:
-                    raise ValueError(f"column {column!r}: the value {value!r} at row {row} is "
-                                     f"not valid in UTF-8 ({exc.reason}).") from None
-            raise
+                    bad[i], reason = True, exc.reason
+                    break
+            else:
+                raise
+            raise ValueError(f"column {column!r}: the value {_plain(array[i])!r} at row "
+                             f"{_first_row(bad, inverse)} is not valid in UTF-8 "
+                             f"({reason}).") from None
         lengths = np.char.str_len(encoded) if encoded.size else np.zeros(0, dtype=int)
         # Checked on the Python strings (numpy's fixed-width strings drop trailing NULs).
         nul = np.array(["\0" in value for value in original.tolist()], dtype=bool) \
             if array.size else np.zeros(0, dtype=bool)
         if nul.any():
-            row = int(np.flatnonzero(nul)[0])
-            raise ValueError(f"column {column!r}: the value {original[row]!r} at row {row} "
-                             "holds a NUL character, which the zero padding of the encoding "
-                             "cannot tell apart.")
+            raise ValueError(f"column {column!r}: the value {original[np.flatnonzero(nul)[0]]!r}"
+                             f" at row {_first_row(nul, inverse)} holds a NUL character, which "
+                             "the zero padding of the encoding cannot tell apart.")
         too_long = lengths > self.max_string_bytes
         if too_long.any():
-            row = int(np.flatnonzero(too_long)[0])
-            raise ValueError(f"column {column!r}: the value {_plain(array[row])!r} at row {row} "
-                             "takes "
-                             f"{int(lengths[row])} bytes in UTF-8, more than the declared "
+            i = int(np.flatnonzero(too_long)[0])
+            raise ValueError(f"column {column!r}: the value {_plain(array[i])!r} at row "
+                             f"{_first_row(too_long, inverse)} takes "
+                             f"{int(lengths[i])} bytes in UTF-8, more than the declared "
                              f"{self.max_string_bytes} (max_string_bytes).")
+        if inverse is not None:
+            return encoded[inverse], lengths[inverse]
         return encoded, lengths
-
-    def _encode_strings(self, array, column):
-        return self.encode_utf8(self._utf8(array, column)[0])
 
     def _encode_integers(self, array, column):
         if array.dtype.kind == "b":

@@ -54,6 +54,7 @@ from .significance import (
     DEFAULT_ALPHA,
     ROUND_NOISE_SHARE,
     check_alpha,
+    holm_supported,
     round_critical_z,
     upper_quantile,
 )
@@ -63,6 +64,7 @@ from .values import (
     _one_value_words,
     _prefix_mask,
     check_bit_length,
+    encode_values,
     n_words,
 )
 
@@ -180,10 +182,13 @@ def _fourier_spectrum(rows, target_bits, start, count):
     # z_u(a) = B_u^T a: the XOR of the suffix bits of the rows that a selects.
     z = _xor_span(_suffix_rows(rows, start, count), np.int64)  # (n, 2^r)
     # (-1)^(a . t) = product of (-1)^(t_j) over the set bits j of a: XOR of the bits, doubled.
-    parity = _xor_span(target_bits, np.int64)  # (n, k, 2^r), 1 = minus
+    # The parities are spanned as bytes (8 times less memory to double), then widened once.
+    keys = _xor_span(target_bits, np.uint8).astype(np.int64)  # (n, k, 2^r), 1 = minus
     # One integer bincount over (P, z, sign) instead of a weighted one: F = plus - minus.
-    keys = (((np.arange(k, dtype=np.int64)[None, :, None] << count) | z[:, None, :]) << 1) \
-        | parity
+    # The key (P << (count + 1)) | (z << 1) | parity is built in place (no (n, k, 2^r)
+    # temporaries).
+    keys |= z[:, None, :] << 1
+    keys |= np.arange(k, dtype=np.int64)[None, :, None] << (count + 1)
     signed = np.bincount(keys.ravel(), minlength=k << (count + 1)).reshape(k, 1 << count, 2)
     return signed[:, :, 0] - signed[:, :, 1]
 
@@ -375,6 +380,60 @@ def length_oracle(epsilon):
     [8, 8]
     """
     return PrefixHeavyHitters(8, epsilon, "pem", n_candidates=1, extension_bits=8)
+
+
+def string_bytes_from_lengths(reports, epsilon, max_string_bytes, default=32):
+    """The bytes a collection's prefix rounds cover, from its length round's reports: the
+    longest length (in bytes) that Holm's test finds held by some users, plus one byte for
+    its end, at most ``max_string_bytes``; ``min(default, max_string_bytes)`` when no length
+    is supported (too few users for this budget).
+
+    A deployment runs the length round first (devices privatize ``len(value.encode())`` with
+    the specification ``length_oracle(epsilon).to_dict()``), then publishes prefix rounds
+    of this many bytes. ``LDPEncoder.fit`` does the same on the users it asks.
+
+    Parameters
+    ----------
+    reports : ndarray of uint64, shape (n, 3)
+        The length round's reports (:func:`length_oracle`'s ``randomize``, or devices' rows).
+    epsilon : float
+        The length round's budget.
+    max_string_bytes : int
+        The declared maximum length in bytes, in ``[1, 255]``.
+    default : int, default=32
+        The bytes covered when no length is supported.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
+    >>> lengths = np.repeat([3, 5], 2000)
+    >>> reports = length_oracle(4.0).randomize(encode_values(lengths, 8),
+    ...                                       np.random.default_rng(0))
+    >>> string_bytes_from_lengths(reports, 4.0, 64)
+    6
+
+    References
+    ----------
+    .. [1] Wang, Blocki, Li, Jha, "Locally differentially private protocols for frequency
+       estimation", USENIX Security 2017 (optimized local hashing).
+    .. [2] Holm, "A simple sequentially rejective multiple test procedure", Scandinavian
+       Journal of Statistics 6 (1979).
+    """
+    cap = check_positive_int(max_string_bytes, "max_string_bytes", maximum=255)
+    default = check_positive_int(default, "default")
+    oracle = length_oracle(epsilon)
+    reports = oracle.check_reports(reports)
+    if reports.shape[0] == 0:
+        raise ValueError("the length round has no reports.")
+    counts, _ = oracle.estimate_counts(reports, encode_values(np.arange(cap + 1), 8))
+    supported = np.flatnonzero(holm_supported(
+        counts / np.sqrt(oracle._null_variance(reports.shape[0]))))
+    return min(cap, int(supported.max()) + 1 if supported.size else default)
 
 
 def check_prefix_numerator(numerator, n_buckets, epsilon):
