@@ -23,7 +23,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 from pyspark.sql import SparkSession  # noqa: E402
 
-from sklearn_ldp.deploy.distributed import aggregate_spark  # noqa: E402
+from sklearn_ldp.deploy.distributed import _counted_statistic, aggregate_spark  # noqa: E402
 
 N_USERS = 4000
 rng = np.random.default_rng(31)
@@ -64,7 +64,8 @@ def spark():
     session = (SparkSession.builder.master("local[2]").appName("sklearn_ldp tests")
                .config("spark.driver.memory", "512m")
                .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.shuffle.partitions", "3")
+               .config("spark.default.parallelism", "5")  # createDataFrame's partitions
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                # Several Arrow batches per partition: the batches' sums are tested too.
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "300")
@@ -78,12 +79,12 @@ def spark():
         os.environ["PYSPARK_PYTHON"] = previous
 
 
-def spark_frame(spark, reports, n_partitions=5):
-    """The reports as a Spark DataFrame of Spark's own types (long / double), repartitioned."""
+def spark_frame(spark, reports):
+    """The reports as a Spark DataFrame of Spark's own types (long / double), 5 partitions."""
     frame = reports_frame(reports, attrs=False)
     integer = [name for name in frame.columns if frame[name].dtype.kind in "iu"]
     frame[integer] = frame[integer].astype(np.int64)
-    return spark.createDataFrame(frame).repartition(n_partitions)
+    return spark.createDataFrame(frame)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -109,6 +110,26 @@ def test_spark_equals_one_in_memory_fit_bit_for_bit(kind, spark):
                 np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+def test_counted_statistic_equals_the_repeated_reports():
+    for mechanism in (baseline_mechanism("randomized_response", (9,), 1.0),
+                      baseline_mechanism("oue", (20,), 1.0)):
+        reports = mechanism.randomize(rng.integers(0, mechanism.n_inputs, 50), rng)
+        counts = rng.integers(1, 2000, 50)
+        counts[0] = 2**40 + 3  # a count past any batch: never materialised
+        repeated = mechanism.aggregate(np.repeat(reports[1:], counts[1:], axis=0))
+        expected = repeated + mechanism.aggregate(reports[:1]) * counts[0]
+        assert (_counted_statistic(mechanism, reports, counts).tobytes()
+                == expected.tobytes())
+
+
+@pytest.mark.parametrize("name", ["randomized_response", "hierarchical"])
+def test_counting_identical_reports_on_the_jvm_gives_the_same_statistic(name, spark):
+    mechanism = baseline_mechanism(name, (64,), 1.0)
+    reports = LDPReports(mechanism.randomize(rng.integers(0, 64, 5000), rng), mechanism)
+    result = aggregate_spark(spark_frame(spark, reports), mechanism, count_identical=True)
+    assert result.statistic.tobytes() == reports.aggregate().statistic.tobytes()
+
+
 def test_parquet_files_read_by_spark_equal_the_files(spark, tmp_path):
     mechanism = baseline_mechanism("hierarchical", (50,), 1.0)
     reports = LDPReports(mechanism.randomize(rng.integers(0, 50, 3000), rng), mechanism)
@@ -132,6 +153,9 @@ def test_a_bad_report_fails_the_job_naming_partition_row_column_and_value(spark)
     frame = spark.createDataFrame(pd.DataFrame({"report": values})).coalesce(1)
     with pytest.raises(ValueError, match=r"Spark partition 0, row 778: .*50"):
         aggregate_spark(frame, mechanism)
+    with pytest.raises(ValueError, match=r"Spark partition \d \(identical reports counted\), "
+                                         r"row \d+: .*50"):
+        aggregate_spark(frame, mechanism, count_identical=True)
     values[777] = -1
     frame = spark.createDataFrame(pd.DataFrame({"report": values})).coalesce(1)
     with pytest.raises(ValueError, match=r"partition 0, row 778, column 'report': value -1 is "
@@ -151,5 +175,8 @@ def test_bad_columns_and_types_are_refused(spark):
         aggregate_spark(spark.createDataFrame([("x",)], "report string"), mechanism)
     with pytest.raises(ValueError, match="depth must be an integer >= 1, got 0"):
         aggregate_spark(spark.createDataFrame([(1,)], "report long"), mechanism, depth=0)
+    with pytest.raises(ValueError, match="count_identical must be True or False, got 1"):
+        aggregate_spark(spark.createDataFrame([(1,)], "report long"), mechanism,
+                        count_identical=1)
     with pytest.raises(ValueError, match="LDPEncoder is not fitted"):
         aggregate_spark(spark.createDataFrame([(1,)], "report long"), LDPEncoder())
