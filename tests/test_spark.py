@@ -50,7 +50,8 @@ KINDS = {
         LDPEncoder(bounds={"age": (0.0, 100.0)}, strategy="piecewise", random_state=0),
         pd.DataFrame({"age": rng.uniform(0, 100, N_USERS)})) + (MeanEstimator,),
     "heavy_hitter_sketch": lambda: _encoded(
-        LDPEncoder(categories={"id": 32}, strategy="cms", epsilon=4.0, random_state=0),
+        LDPEncoder(categories={"id": 32}, strategy="cms", epsilon=4.0, sketch_width=64,
+                   n_hashes=4, random_state=0),
         pd.DataFrame({"id": np.where(rng.random(N_USERS) < 0.3, 7,
                                      rng.integers(0, 2**32, N_USERS))}))
         + (lambda: HeavyHitterEstimator(candidates=[7, 8]),),
