@@ -181,3 +181,13 @@ def test_bad_columns_and_types_are_refused(spark):
                         count_identical=1)
     with pytest.raises(ValueError, match="LDPEncoder is not fitted"):
         aggregate_spark(spark.createDataFrame([(1,)], "report long"), LDPEncoder())
+
+
+def test_unsigned_64_bit_seeds_from_parquet_are_refused_not_converted(spark, tmp_path):
+    mechanism = baseline_mechanism("olh", (50,), 1.0)  # reports: uint64 seed, bucket
+    reports = LDPReports(mechanism.randomize(rng.integers(0, 50, 200), rng), mechanism)
+    write_reports(reports, tmp_path / "olh.parquet")
+    frame = spark.read.parquet(str(tmp_path / "olh.parquet"))  # uint64: decimal(20,0)
+    with pytest.raises(ValueError, match=r"column 'report_0': dtype object, but reports of "
+                                         r"this mechanism are uint64 integers"):
+        aggregate_spark(frame, mechanism)
