@@ -1,4 +1,4 @@
-"""Aggregate reports held in a Dask array or DataFrame: per partition, then a tree of sums.
+"""Aggregate reports held in a Dask or Spark collection: per partition, then a tree of sums.
 
 Every mechanism's statistic is additive over disjoint sets of reports, so a cluster needs
 no special algorithm: each partition is aggregated where it lives with the mechanism's own
@@ -17,12 +17,17 @@ mechanisms' float sums agree up to rounding.) The final statistic is validated l
 ``partial_fit`` accepts it directly; it is an :class:`~sklearn_ldp.reports.AggregatedReports`
 whose statistic is computed (once) when an estimator first needs it.
 
-Dask is an optional dependency (``pip install sklearn_ldp[distributed]``), imported only here
-and only when used. A Spark recipe with the same per-partition statistics is in
-``docs/deployment.md``.
+:func:`aggregate_spark` does the same for a Spark DataFrame: ``mapInPandas`` computes each
+partition's statistic on the executors (the same checks), and ``treeAggregate`` sums them.
+
+Dask (``pip install sklearn_ldp[distributed]``) and PySpark (``pip install sklearn_ldp[spark]``)
+are optional dependencies, imported only here and only when used.
 """
 
+import re
+
 import numpy as np
+import pandas as pd
 
 from ..mechanisms import Mechanism
 from ..mechanisms._base.rows import empty_reports
@@ -30,7 +35,7 @@ from ..mechanisms._base.statistics import check_statistic, sum_statistics
 from ..reports import AggregatedReports
 from .io.frames import check_column_names, frame_to_reports, report_columns
 
-__all__ = ["DaskReports", "aggregate_dask", "partition_statistic"]
+__all__ = ["DaskReports", "aggregate_dask", "aggregate_spark", "partition_statistic"]
 
 SPLIT_EVERY = 8
 
@@ -271,3 +276,175 @@ class DaskReports(AggregatedReports):
     def __repr__(self):
         state = "computed" if self._statistic is not None else "not computed yet"
         return f"DaskReports({state}, mechanism={self.mechanism!r})"
+
+
+def _import_pyspark():
+    try:
+        import pyspark
+    except ImportError:
+        raise ImportError("aggregation of a Spark DataFrame needs pyspark: pip install pyspark "
+                          "(or sklearn_ldp[spark]).") from None
+    return pyspark
+
+
+def _mechanism_of(mechanism_or_encoder, domain, workload):
+    """The mechanism, domain and workload of a mechanism or of a fitted LDPEncoder."""
+    mechanism = getattr(mechanism_or_encoder, "mechanism_", None)
+    if mechanism is None:
+        if hasattr(mechanism_or_encoder, "fit") and hasattr(mechanism_or_encoder, "transform"):
+            raise ValueError(f"{type(mechanism_or_encoder).__name__} is not fitted: fit the "
+                             "encoder (or pass its mechanism_) before aggregating its reports.")
+        return mechanism_or_encoder, domain, workload
+    encoder = mechanism_or_encoder
+    return (mechanism, encoder.domain_ if domain is None else domain,
+            getattr(encoder, "workload_", None) if workload is None else workload)
+
+
+COUNT_COLUMN = "__sklearn_ldp_count"
+
+
+def _counted_statistic(mechanism, reports, counts):
+    """The statistic of ``reports[i]`` repeated ``counts[i]`` times, exactly.
+
+    The statistic is additive, so it is the sum over the bits ``b`` of the counts of ``2**b``
+    times the statistic of the reports whose count has bit ``b`` set: at most 63 vectorized
+    aggregates, never the repeated rows.
+    """
+    total = mechanism.aggregate(reports[:0])
+    for bit in range(int(counts.max()).bit_length() if counts.size else 0):
+        rows = (counts >> bit) & 1 == 1
+        if rows.any():
+            part = mechanism.aggregate(reports[rows]) * (1 << bit)
+            total = sum_statistics([total, part], mechanism)
+    return total
+
+
+def _spark_statistics(mechanism, counted):
+    """The ``mapInPandas`` function: one row holding the statistic of each partition's reports.
+
+    Arrow hands a partition over in batches; each batch is checked like a file chunk (errors
+    name the partition, the row within it and the column), and the batches are added with the
+    overflow-checked sum. ``counted``: each row is a distinct report and its count.
+    """
+    def statistics(batches):
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        where = f"Spark partition {context.partitionId() if context else 0}"
+        if counted:
+            where += " (identical reports counted)"
+        total, first_row = None, 0
+        for batch in batches:
+            if counted:
+                counts = batch.pop(COUNT_COLUMN).to_numpy(dtype=np.int64)
+                reports = frame_to_reports(batch, mechanism, where, first_row)
+                statistic = _counted_statistic(mechanism, reports, counts)
+            else:
+                statistic = mechanism.aggregate(frame_to_reports(batch, mechanism, where,
+                                                                 first_row))
+            total = statistic if total is None else sum_statistics([total, statistic], mechanism)
+            first_row += len(batch)
+        if total is not None:
+            yield pd.DataFrame({"statistic": [total]})
+
+    return statistics
+
+
+def _refused(error):
+    """The ValueError a Spark job failed with (the last one in its Python traceback), or None."""
+    found = re.findall(r"^ValueError: (.+)$", str(error), flags=re.MULTILINE)
+    return ValueError(found[-1]) if found else None
+
+
+def aggregate_spark(frame, mechanism, domain=None, workload=None, depth=2,
+                    count_identical=False):
+    """Aggregate reports held in a Spark DataFrame; returns AggregatedReports.
+
+    Each partition's reports are checked and aggregated on the executors (``mapInPandas``,
+    with the checks of :func:`~sklearn_ldp.deploy.io.frame_to_reports`), and the per-partition
+    statistics are summed up a tree (``RDD.treeAggregate``) with the overflow-checked sum of
+    :meth:`AggregatedReports.merge <sklearn_ldp.reports.AggregatedReports.merge>`: the integer
+    statistics equal the single-machine aggregate bit for bit. Needs a classic Spark session
+    (the RDD API; not Spark Connect).
+
+    Parameters
+    ----------
+    frame : pyspark.sql.DataFrame
+        Exactly the columns of :func:`~sklearn_ldp.deploy.io.report_columns` (any order), of
+        integer types (floats for the Gaussian mechanisms), e.g. ``spark.read.parquet`` of
+        files written by :func:`~sklearn_ldp.deploy.io.write_reports`.
+    mechanism : Mechanism or LDPEncoder
+        The mechanism the clients ran, or the fitted encoder whose ``mechanism_`` it is (its
+        ``domain_`` and ``workload_`` are then attached unless given).
+    domain : Domain, optional
+        Attached to the result (for labelled answers).
+    workload : Workload, optional
+        Attached to the result.
+    depth : int, default=2
+        Depth of the tree of sums (``treeAggregate``'s ``depth``).
+    count_identical : bool, default=False
+        Count identical reports on the JVM first (``groupBy(columns).count()``), so Python
+        receives each distinct report once with its count; the statistic is the same, bit
+        for bit. Much faster when reports take few distinct values (one output index of a
+        small domain, a range tree's level and index), slower when nearly every report is
+        distinct (bit vectors, hash seeds). Errors then name a row of the counted table.
+
+    Returns
+    -------
+    AggregatedReports
+        The statistic of all the reports, equal to the single-machine aggregate.
+
+    Raises
+    ------
+    ValueError
+        If the DataFrame has the wrong columns (before any job runs), a partition holds a
+        value that is not a report of the mechanism (naming the partition, row, column and
+        value), ``depth`` is below 1, the encoder is not fitted, or the total passes
+        ``2**62`` reports.
+    ImportError
+        If pyspark is not installed.
+
+    See Also
+    --------
+    aggregate_dask : The same for a Dask collection.
+    partition_statistic : The statistic of one partition.
+    sklearn_ldp.deploy.io.aggregate_files : Aggregate report files on one machine.
+
+    Examples
+    --------
+    >>> from pyspark.sql import SparkSession  # doctest: +SKIP
+    >>> from sklearn_ldp.mechanisms import RandomizedResponse
+    >>> spark = SparkSession.builder.master("local[2]").getOrCreate()  # doctest: +SKIP
+    >>> frame = spark.createDataFrame([(0,), (2,), (2,), (1,)], "report long")  # doctest: +SKIP
+    >>> aggregate_spark(frame, RandomizedResponse(3, 1.0)).statistic.tolist()  # doctest: +SKIP
+    [1, 1, 2, 4]
+    """
+    _import_pyspark()
+    mechanism, domain, workload = _mechanism_of(mechanism, domain, workload)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth must be an integer >= 1, got {depth!r}.")
+    check_column_names(list(frame.columns), report_columns(mechanism), "the Spark DataFrame",
+                       mechanism)
+    zero = mechanism.aggregate(empty_reports(mechanism))
+    element = "double" if zero.dtype.kind == "f" else "long"
+    if not isinstance(count_identical, bool):
+        raise ValueError(f"count_identical must be True or False, got {count_identical!r}.")
+    if count_identical:
+        from pyspark.sql import functions
+
+        frame = frame.groupBy(*frame.columns).agg(
+            functions.count(functions.lit(1)).alias(COUNT_COLUMN))
+    parts = frame.mapInPandas(_spark_statistics(mechanism, count_identical),
+                              schema=f"statistic array<{element}>")
+
+    def add(total, statistic):
+        return sum_statistics([total, np.asarray(statistic, dtype=zero.dtype)], mechanism)
+
+    try:
+        statistic = parts.rdd.map(lambda row: row.statistic).treeAggregate(zero, add, add, depth)
+    except Exception as error:  # Spark wraps the executor's ValueError in its own exception
+        refused = _refused(error)
+        if refused is None:
+            raise
+        raise refused from None
+    return AggregatedReports(statistic, mechanism, domain, workload)
