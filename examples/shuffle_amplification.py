@@ -33,7 +33,7 @@ fig, ax = plt.subplots(figsize=(6, 4))
 for epsilon_local, color in zip((1.0, 2.0, 4.0, 8.0), ("C0", "C1", "C2", "C3"), strict=True):
     numerical = [shuffle_epsilon(epsilon_local, n, DELTA) for n in users]
     ax.plot(users, numerical, color=color, marker="o", label=f"local epsilon {epsilon_local:g}")
-    # The closed form holds only for epsilon_local <= log(n / (16 log(2 / delta))).
+    # The closed form holds only for epsilon_local <= log(n / (16 log(4 / delta))).
     valid = [n for n in users if epsilon_local <= np.log(n / (16 * np.log(2 / DELTA)))]
     if valid:
         closed = [shuffle_epsilon(epsilon_local, n, DELTA, bound="closed_form") for n in valid]

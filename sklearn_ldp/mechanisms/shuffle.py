@@ -10,8 +10,8 @@ This module computes that ``epsilon`` with the analysis of Feldman, McMillan and
 * :func:`shuffle_epsilon` with ``bound="numerical"``: the hockey-stick divergence of the
   paper's two "clone" distributions (their Theorem 3.2), computed from binomial tail
   probabilities (a rigorous upper bound up to floating-point rounding, see the function);
-* ``bound="closed_form"``: their Theorem 3.1, looser, valid when
-  ``epsilon_0 <= log(n / (16 log(2 / delta)))``;
+* ``bound="closed_form"``: their Theorem 3.1 (in the conservative form of the authors'
+  implementation), looser, valid when ``epsilon_0 <= log(n / (16 log(4 / delta)))``;
 * :func:`local_epsilon_for`: the inverse, the largest ``epsilon_0`` whose shuffled
   collection meets a central target (bisection on the monotone numerical bound).
 
@@ -142,17 +142,26 @@ def clone_delta(epsilon_local, n_users, epsilon):
 
 
 def _closed_form(epsilon_local, n_users, delta):
-    """Theorem 3.1 of [1]; a ValueError outside its condition on epsilon_local."""
-    limit = math.log(n_users / (16 * math.log(2 / delta))) if n_users > 16 * math.log(
-        2 / delta) else -math.inf
+    """Theorem 3.1 of [1] in its conservative form; a ValueError outside its condition.
+
+    The theorem's factor ``(e0 - 1) / (e0 + 1)`` comes from ``1 - e^-eps0`` over
+    ``1 + e^-eps0``; the authors' own implementation divides by ``1 + e^(-eps0 - eps1)``
+    instead, where ``eps1 = log(1 + gain)`` is the bound before that factor, and asks
+    ``epsilon_local <= log(n / (16 log(4 / delta)))``. Both changes can only raise the bound
+    or narrow its range, so this form is the safer of the two and reproduces the authors'
+    published figure (0.5378 at eps0 = 4, n = 10^5, delta = 1e-6).
+    """
+    log_term = math.log(4 / delta)
+    limit = math.log(n_users / (16 * log_term)) if n_users > 16 * log_term else -math.inf
     if epsilon_local > limit:
         raise ValueError(
-            f"the closed-form bound needs epsilon_local <= log(n_users / (16 log(2 / delta))) "
+            f"the closed-form bound needs epsilon_local <= log(n_users / (16 log(4 / delta))) "
             f"= {limit:.4g}, got epsilon_local={epsilon_local!r} (n_users={n_users}, "
             f"delta={delta!r}); use bound='numerical', which holds for every value.")
     e0 = math.exp(epsilon_local)
-    gain = 8 * (math.sqrt(e0 * math.log(4 / delta) / n_users) + e0 / n_users)
-    return math.log1p((e0 - 1) / (e0 + 1) * gain)
+    gain = 8 * (math.sqrt(e0 * log_term / n_users) + e0 / n_users)
+    factor = -math.expm1(-epsilon_local) / (1 + math.exp(-epsilon_local - math.log1p(gain)))
+    return math.log1p(factor * gain)
 
 
 def _bisect(holds, lo, hi):
@@ -185,7 +194,7 @@ def shuffle_epsilon(epsilon_local, n_users, delta, bound="numerical"):
         ``"closed_form"``: Theorem 3.1 of [1]_,
         ``log(1 + (e0 - 1) / (e0 + 1) * 8 (sqrt(e0 log(4/delta) / n) + e0 / n))`` with
         ``e0 = exp(epsilon_local)``, which requires
-        ``epsilon_local <= log(n / (16 log(2 / delta)))``; it is never below the numerical
+        ``epsilon_local <= log(n / (16 log(4 / delta)))``; it is never below the numerical
         bound.
 
     Returns
