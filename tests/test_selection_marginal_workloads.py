@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _stats import replicated_statistics
 
 from sklearn_ldp import workloads
 from sklearn_ldp._glue import marginal_error_table
@@ -145,3 +146,28 @@ def test_one_way_marginals_keep_the_protocols():
                                 workload=workloads.marginals(_domain(shape), k=1),
                                 multi_attribute=True)
     assert not set(MARGINAL_CANDIDATES) & set(report["selection"])
+
+
+@pytest.mark.parametrize("name", ["marg_rr", "marg_ps", "marg_ht", "inp_ht"])
+def test_score_is_the_measured_error_of_the_decoded_tables(name):
+    # Every user in one cell (a point mass: the data of the worst case for these shapes):
+    # the workload's summed squared count error over N, averaged over replications, is the
+    # score within 5 standard errors of that average (estimated from the replications).
+    shape, n_users, replications = (3, 4, 2), 4000, 300
+    sets = marginal_sets(workloads.marginals(_domain(shape), k=2), shape)
+    mechanism = build_marginal_mechanism(name, shape, 1.0, 2)
+    users = np.zeros(n_users, dtype=np.int64)
+    statistics = replicated_statistics(mechanism, users, replications,
+                                       np.random.default_rng(7))
+    totals = np.zeros(replications)
+    for attributes, weight in sets:
+        truth = np.zeros(mechanism.marginal_shape(attributes))
+        truth.flat[0] = 1.0
+        for index, statistic in enumerate(statistics):
+            error = n_users * (mechanism.estimate_marginal(statistic, attributes) - truth)
+            totals[index] += weight**2 * np.sum(error**2) / n_users
+    _, _, point = zip(*(mechanism.total_variance(attributes, n_users)
+                        for attributes, _ in sets), strict=True)
+    expected = n_users * sum(point)
+    assert abs(totals.mean() - expected) <= 5 * totals.std(ddof=1) / np.sqrt(replications), (
+        totals.mean(), expected)
