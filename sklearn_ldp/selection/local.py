@@ -136,6 +136,11 @@ DENSE_CANDIDATE_UNITS = 6.0
 # hierarchical, hadamard (every block layout scored) 1.7 to 4.1 times; the factors are the
 # larger ends, rounded up.
 RELATIVE_COSTS = {"haar": ("hierarchical", 1.5), "hadamard": ("hierarchical", 4.5)}
+# Before any of them is scored (past AUTO_DENSE_MAX_CELLS cells): their predicted seconds are
+# these numbers times n^2 dense operations (cubic_seconds(n) / n, the same load-aware unit):
+# hierarchical took 349 and 353 such units at 1,260 and 2,040 cells on the loaded machine.
+QUADRATIC_UNITS = {"hierarchical": 500.0, "haar": 750.0, "hadamard": 2250.0}
+HIERARCHICAL_QUADRATIC_UNITS = 350.0  # measured (above): the unit implied by its seconds
 OPTIMIZER_SETUP_UNITS = 2.0
 OPTIMIZER_EVALUATIONS_PER_ITERATION = 4
 OPTIMIZED_BUILD_UNITS = 4.0
@@ -310,7 +315,8 @@ def _score_candidates(candidates, gram, n, deadline, label="auto",
     mechanisms, too_large)``.
 
     A candidate is started only if ``predicted_seconds`` (its predicted time to build and
-    score) from now ends before ``deadline``; with ``relative_costs`` (name -> (reference,
+    score, or a function of its name that returns it) from now ends before ``deadline``;
+    with ``relative_costs`` (name -> (reference,
     factor)), a candidate whose reference was scored first is predicted to take ``factor``
     times the reference's seconds. ``first_always``: the first candidate is scored whatever
     the deadline (the caller then knows what the cheapest costs).
@@ -327,10 +333,11 @@ def _score_candidates(candidates, gram, n, deadline, label="auto",
     best = (None, np.inf)  # name and worst case of the best candidate scored so far
     for index, (name, build) in enumerate(candidates):
         reason = _skip_reason(name, n, dense_limit, duplicates)
-        predicted = predicted_seconds
+        predicted = predicted_seconds(name) if callable(predicted_seconds) else \
+            predicted_seconds
         reference, factor = (relative_costs or {}).get(name, (None, 0.0))
         if reference in rows and rows[reference]["status"] == "scored":
-            predicted = max(predicted, factor * rows[reference]["seconds"])
+            predicted = factor * rows[reference]["seconds"]  # measured in this call
         if (reason is None and not (first_always and index == 0)
                 and time.perf_counter() + predicted > deadline):
             reason = ("selection time budget used up" if not predicted else
@@ -612,8 +619,8 @@ def build_mechanism(
             # has none unless asked): "optimized" the same candidates as "auto" in the same
             # order (so it is never worse than auto's pick when that was scored in the
             # budget), every one exactly (no lower-bound skips), the costly ones only when
-            # their predicted time fits (RELATIVE_COSTS, and the dense ones past
-            # AUTO_DENSE_MAX_CELLS cells below).
+            # their predicted time fits (past AUTO_DENSE_MAX_CELLS cells: QUADRATIC_UNITS and
+            # the dense units below; at any size RELATIVE_COSTS once hierarchical is scored).
             always = dense_until = deadline
             # Past AUTO_DENSE_MAX_CELLS cells, the dense steps of "optimized" (seconds each
             # at 1,000 cells) start only when their predicted time fits in its budget.
@@ -630,12 +637,18 @@ def build_mechanism(
                 part_rows, part_mechanisms, part_oversized = _score_candidates(
                     part, gram, n, until, name, dense_limit,
                     _marginal_duplicates(shape, order), max_report_bytes, eigenpairs,
-                    DENSE_CANDIDATE_UNITS * unit if dense else 0.0,
+                    DENSE_CANDIDATE_UNITS * unit if dense else
+                    (lambda candidate, unit=unit: QUADRATIC_UNITS.get(candidate, 0.0) * unit / n),
                     RELATIVE_COSTS if name == "optimized" else None,
                     first_always=not dense)
                 rows.update(part_rows)
                 mechanisms.update(part_mechanisms)
                 oversized.update(part_oversized)
+                if unit and part_rows.get("hierarchical", {}).get("status") == "scored":
+                    # The load over seconds of this call, not over the unit's milliseconds
+                    # (a quiet moment once predicted 2 s for a dense step of 19 s).
+                    unit = max(unit, part_rows["hierarchical"]["seconds"] * n
+                               / HIERARCHICAL_QUADRATIC_UNITS)
         else:
             too_large = (f"joint domain of {n} cells: scored for marginals up to "
                          f"{ONE_WAY_JOINT_MAX_CELLS} cells (" + (
