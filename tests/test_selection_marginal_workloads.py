@@ -1,10 +1,11 @@
 """The marginal strategies as candidates of "auto" on workloads of marginals, at any size."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from _stats import replicated_statistics
 
-from sklearn_ldp import workloads
+from sklearn_ldp import LDPEncoder, MarginalEstimator, workloads
 from sklearn_ldp._glue import marginal_error_table
 from sklearn_ldp.mechanisms.marginals.base import (
     MARGINAL_STRATEGIES,
@@ -113,9 +114,10 @@ def test_auto_scores_marginal_strategies_on_domains_too_large_for_joint_candidat
     assert report["chosen"] in MARGINAL_CANDIDATES
     assert report["selection"]["olh"]["status"] == "skipped"
     assert "marginal strategies" in report["selection"]["olh"]["reason"]
-    # inp_rr's reports (one bit per cell, 150,000 bytes) are over the default size limit.
-    assert report["selection"]["inp_rr"]["status"] == "skipped"
-    assert report["selection"]["inp_rr"]["report_bytes"] == 150_000
+    # inp_ps and inp_rr randomize the whole record over the joint domain.
+    for name in ("inp_ps", "inp_rr"):
+        assert report["selection"][name]["status"] == "skipped"
+        assert "whole record" in report["selection"][name]["reason"]
 
 
 def test_report_size_limit_applies_to_marginal_candidates():
@@ -171,3 +173,16 @@ def test_score_is_the_measured_error_of_the_decoded_tables(name):
     expected = n_users * sum(point)
     assert abs(totals.mean() - expected) <= 5 * totals.std(ddof=1) / np.sqrt(replications), (
         totals.mean(), expected)
+
+
+def test_encoder_picks_and_decodes_a_marginal_strategy_over_2e10_cells():
+    # 8 columns of 20 values: 2.56e10 joint cells, never materialized.
+    domain = {f"c{j}": [f"v{i}" for i in range(20)] for j in range(8)}
+    rng = np.random.default_rng(0)
+    records = pd.DataFrame({column: rng.choice(values, 300) for column, values in domain.items()})
+    encoder = LDPEncoder(categories=domain, epsilon=1.0,
+                         workload=workloads.marginals(domain, k=2), random_state=0).fit()
+    assert encoder.strategy_ in MARGINAL_CANDIDATES
+    assert encoder.selection_.loc["inp_ps", "status"] == "skipped"
+    estimator = MarginalEstimator(postprocess="none").fit(encoder.transform(records))
+    assert len([key for key in estimator.marginals_ if len(key) == 2]) == 28

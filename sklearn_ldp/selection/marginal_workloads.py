@@ -28,6 +28,7 @@ mechanisms' tests. ``inp_em`` is not a candidate (its EM tables are biased).
 Pure numpy, no scikit-learn: the selection layer.
 """
 
+import math
 import time
 
 import numpy as np
@@ -41,6 +42,11 @@ MARGINAL_CANDIDATES = ("inp_ht", "marg_ht", "marg_ps", "marg_rr", "inp_ps", "inp
 # Users at which the per-user variances are read from the mechanisms' formulas (first order
 # in 1/N, so N times the variance does not depend on N; _glue uses the same reference).
 REFERENCE_USERS = 2**20
+# inp_ps and inp_rr randomize the whole record through a frequency oracle over the joint
+# domain: their error grows with it (and scoring them holds a vector over its cells), so they
+# are scored up to this many cells, as the joint-domain candidates of "auto" on marginals.
+WHOLE_RECORD = ("inp_ps", "inp_rr")
+WHOLE_RECORD_MAX_CELLS = 2**16
 
 
 def _block_attributes(block, shape):
@@ -165,7 +171,8 @@ def score_marginal_strategies(shape, epsilon, sets, report_bytes, max_report_byt
     mechanisms : dict
         Name -> the mechanism, for the scored candidates.
     oversized : dict
-        Name -> the mechanism, for those over ``max_report_bytes``.
+        Name -> the mechanism, for those over ``max_report_bytes``. ``inp_ps`` and ``inp_rr``
+        are skipped past ``WHOLE_RECORD_MAX_CELLS`` cells (listed with the reason).
 
     Examples
     --------
@@ -178,9 +185,16 @@ def score_marginal_strategies(shape, epsilon, sets, report_bytes, max_report_byt
     'marg_rr'
     """
     order = max(len(attributes) for attributes, _ in sets)
+    cells = math.prod(int(size) for size in shape)
     rows, mechanisms, oversized = {}, {}, {}
     for name in candidates:
         start = time.perf_counter()
+        if name in WHOLE_RECORD and cells > WHOLE_RECORD_MAX_CELLS:
+            rows[name] = {"worst_case": np.nan, "average_case": np.nan, "report_bytes": np.nan,
+                          "lower_bound": np.nan, "seconds": 0.0, "status": "skipped",
+                          "reason": f"randomizes the whole record over {cells} cells: scored "
+                                    f"up to {WHOLE_RECORD_MAX_CELLS} cells"}
+            continue
         mechanism = build_marginal_mechanism(name, shape, epsilon, order)
         size = report_bytes(mechanism)
         reason = (f"reports of {size} bytes a user, over max_report_bytes={max_report_bytes}"
