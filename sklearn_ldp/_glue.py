@@ -221,11 +221,8 @@ def marginal_total_variance(mechanism, attributes, n_users):
     -------
     tuple of float
     """
-    average = float(np.sum(mechanism.marginal_variance(attributes, n_users)))
-    point = np.zeros(mechanism.marginal_shape(attributes))
-    point.flat[0] = 1.0
-    at_point = float(np.sum(mechanism.marginal_variance(attributes, n_users, marginal=point)))
-    return max(average, at_point), average
+    worst, average, _ = mechanism.total_variance(attributes, n_users)
+    return worst, average
 
 
 def marginal_error_table(mechanism, names, n_users=None, marginals=None):

@@ -49,6 +49,7 @@ from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
 from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
+from .mechanisms.marginals.base import MarginalMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
 from .reports import AggregatedReports, LDPReports
@@ -545,6 +546,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
             return self._fit_columns(X, epsilon, selection=report)
         self.mechanism_ = mechanism
         self.strategy_ = mechanism.name
+        # "auto" on marginals may pick a marginal strategy: MarginalEstimator decodes it.
+        marginal = marginal or isinstance(mechanism, MarginalMechanism)
         self.candidates_ = pd.Series(report["candidates"], name="worst_case_per_user_variance",
                                      dtype=float)
         self.selection_ = pd.DataFrame.from_dict(

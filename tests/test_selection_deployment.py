@@ -15,11 +15,13 @@ from hypothesis import strategies as st
 from sklearn_ldp import (
     AttributeHistogramEstimator,
     LDPEncoder,
+    MarginalEstimator,
     WorkloadEstimator,
     workloads,
 )
 from sklearn_ldp.mechanisms._base.rows import empty_reports
 from sklearn_ldp.mechanisms.factorization.mechanism import FactorizationMechanism
+from sklearn_ldp.mechanisms.marginals.base import MARGINAL_STRATEGIES
 from sklearn_ldp.mechanisms.marginals.fourier import fourier_strategy
 from sklearn_ldp.selection import (
     BASELINES,
@@ -165,6 +167,13 @@ def _decode(encoder, records):
     if encoder.strategy_ in ("spl", "smp", "rsfd"):
         estimator = AttributeHistogramEstimator().fit(reports)
         assert set(estimator.histograms_) == set(records.columns)
+    elif encoder.strategy_ in MARGINAL_STRATEGIES:
+        # Every marginal the workload asks for, as a table of the estimator.
+        estimator = MarginalEstimator(postprocess="none").fit(reports)
+        wanted = {tuple(label.split("=")[0] for label in query.split(" & "))
+                  for query in encoder.workload_.labels}
+        assert wanted <= set(estimator.marginals_)
+        assert all(np.all(np.isfinite(table)) for table in estimator.marginals_.values())
     else:
         estimator = WorkloadEstimator().fit(reports)
         assert np.all(np.isfinite(estimator.answers_))
@@ -184,11 +193,13 @@ def test_auto_pick_is_decoded_by_the_paired_estimator_one_column(kind, n):
     _decode(encoder, _records(domain, 200, np.random.default_rng(n)))
 
 
-@pytest.mark.parametrize("sizes", [(2, 3, 4), (4, 6, 12), (6, 9, 12)])
+@pytest.mark.parametrize("sizes", [(2, 3, 4), (4, 6, 12), (6, 9, 12), (12, 30, 12),
+                                   (40, 60, 48, 12)])
 @pytest.mark.parametrize("k", [1, 2])
 def test_auto_pick_is_decoded_by_the_paired_estimator_marginals(sizes, k):
-    domain = {column: values[:size] for (column, values), size in
-              zip(DOMAIN.items(), sizes, strict=True)}
+    columns = {**DOMAIN, "day": list(range(60))}
+    domain = {column: [f"{column}{i}" for i in range(size)] for column, size in
+              zip(columns, sizes, strict=False)}
     encoder = LDPEncoder(categories=domain, epsilon=1.0,
                          workload=workloads.marginals(domain, k=k), random_state=0).fit()
     _decode(encoder, _records(domain, 200, np.random.default_rng(k)))

@@ -8,6 +8,8 @@ and :mod:`sklearn_ldp.optimize` (the numerical programs); no scikit-learn here.
 * :mod:`.local`: :func:`build_mechanism` (the closed forms, marginal strategies,
   ``"optimized"`` and ``"auto"``, which weigh each candidate's report size and skip those
   whose lower bound already loses);
+* :mod:`.marginal_workloads`: the marginal strategies scored in closed form on a workload of
+  marginals (candidates of ``"auto"`` and ``"optimized"`` at any size);
 * :mod:`.multi_attribute`: SPL, SMP, RS+FD or per-column oracles for the one-way marginals
   of several columns;
 * :mod:`.central`: the central-model strategies and :func:`build_central_mechanism`
@@ -51,6 +53,12 @@ from .local import (
     lower_bound,
     workload_eigenpairs,
 )
+from .marginal_workloads import (
+    MARGINAL_CANDIDATES,
+    marginal_sets,
+    marginal_workload_variance,
+    score_marginal_strategies,
+)
 
 __all__ = [
     "BASELINES",
@@ -59,6 +67,7 @@ __all__ = [
     "CountDesign",
     "CountLPResult",
     "FACTORIZATION_BASELINES",
+    "MARGINAL_CANDIDATES",
     "MARGINAL_STRATEGIES",
     "MAX_START_OUTPUTS_PER_CELL",
     "ORACLES",
@@ -78,7 +87,10 @@ __all__ = [
     "design_count_mechanism",
     "lower_bound",
     "marginal_order",
+    "marginal_sets",
+    "marginal_workload_variance",
     "report_bytes",
+    "score_marginal_strategies",
     "solve_count_lp",
     "solve_ldp_lp",
     "workload_eigenpairs",

@@ -20,9 +20,10 @@ Names:
   ``gaussian_pure`` (epsilon-LDP by rejection sampling);
 * marginal strategies (thesis chapter 4; every marginal of order <= ``max_order``, no
   workload): ``inp_rr``, ``inp_ps``, ``inp_ht``, ``marg_rr``, ``marg_ps``, ``marg_ht`` and the
-  ``inp_em`` baseline (:mod:`sklearn_ldp.mechanisms.marginals`). They are not
-  candidates of
-  ``auto``, whose selection compares errors on a workload matrix;
+  ``inp_em`` baseline (:mod:`sklearn_ldp.mechanisms.marginals`). On a workload of marginals
+  of two or more columns, all but ``inp_em`` are candidates of ``auto`` and ``optimized``
+  too, scored in closed form at any size with the error of their own decoder
+  (:mod:`sklearn_ldp.selection.marginal_workloads`; ``MarginalEstimator`` decodes the pick);
 * ``optimized`` (the strategy optimizer, compared with every closed form above: it returns
   whichever has the least worst-case error on the workload, so it is never worse than a
   closed form) and ``auto`` (the candidate with the least analytic worst-case error on the
@@ -35,16 +36,18 @@ Names:
 
 Marginal strategies as candidates of ``optimized`` and ``auto``: a
 :class:`~sklearn_ldp.mechanisms.marginals.base.MarginalMechanism` answers marginal tables only
-(its ``per_user_variance`` and ``estimate`` raise), so it cannot be scored on, or answer, a
-workload as it is. Those whose randomizer is a small matrix are candidates through that
-matrix with the optimal decoder: ``inp_ht`` is ``fourier`` (the same coefficients), ``inp_ps``
-is ``randomized_response``, ``inp_rr`` is ``rappor``, and ``marg_ps`` / ``marg_ht`` are
-``marg_ps_matrix`` / ``marg_ht_matrix``. ``marg_rr`` is not: its matrix has ``2^c`` rows per
-set of ``c`` cells (393,216 x 256 for the 2-way sets of 4 x 4 x 4 x 4), and the optimal decoder
-of that matrix needs each report's number of ones besides the bit counts that ``marg_rr``
-aggregates. ``inp_em`` (per-attribute randomized response, eps/d per column) is full rank,
-but on the 2-way marginals of 4 x 4, 4 x 4 x 4 and 4 x 4 x 4 x 4 at eps 0.5 to 4 its worst
-case with the optimal decoder was 6 to 507 times the best closed form's, so it is not scored.
+(its ``per_user_variance`` and ``estimate`` raise), so it is scored as itself only on a
+workload of marginals (above). On every workload, those whose randomizer is a small matrix
+are also candidates through that matrix with the optimal decoder (dense, up to
+``AUTO_DENSE_MAX_CELLS`` cells in ``auto``): ``inp_ht`` is ``fourier`` (the same
+coefficients), ``inp_ps`` is ``randomized_response``, ``inp_rr`` is ``rappor``, and
+``marg_ps`` / ``marg_ht`` are ``marg_ps_matrix`` / ``marg_ht_matrix``. ``marg_rr`` is not:
+its matrix has ``2^c`` rows per set of ``c`` cells (393,216 x 256 for the 2-way sets of
+4 x 4 x 4 x 4), and the optimal decoder of that matrix needs each report's number of ones
+besides the bit counts that ``marg_rr`` aggregates. ``inp_em`` (per-attribute randomized
+response, eps/d per column) is full rank, but on the 2-way marginals of 4 x 4, 4 x 4 x 4 and
+4 x 4 x 4 x 4 at eps 0.5 to 4 its worst case with the optimal decoder was 6 to 507 times the
+best closed form's, so it is not scored (nor as itself: its EM tables are biased).
 """
 
 import functools
@@ -56,7 +59,11 @@ import numpy as np
 from .._logging import get_logger
 from .._strategy_error import closed_form_eigensystem
 from ..mechanisms.factorization.mechanism import FactorizationMechanism
-from ..mechanisms.marginals.base import MARGINAL_STRATEGIES, build_marginal_mechanism
+from ..mechanisms.marginals.base import (
+    MARGINAL_STRATEGIES,
+    MarginalMechanism,
+    build_marginal_mechanism,
+)
 from ..mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
 from ..optimize.ldp_factorization import (
     DEFAULT_MAX_SECONDS,
@@ -85,6 +92,7 @@ from .baselines import (
     variances,
     workload_randomizer,
 )
+from .marginal_workloads import marginal_sets, score_marginal_strategies
 from .multi_attribute import is_one_way_marginals, select_attribute_protocol
 
 # Dense strategy matrices (the factorization baselines, "optimized") have at least n x n
@@ -93,10 +101,11 @@ from .multi_attribute import is_one_way_marginals, select_attribute_protocol
 AUTO_DENSE_MAX_CELLS = 256
 AUTO_OPTIMIZE_MAX_CELLS = 64
 OPTIMIZED_MAX_CELLS = 2048
-# "auto" with multi_attribute=True on the one-way marginals of several columns: the
-# joint-domain candidates are scored up to this many cells (their error on per-attribute
-# histograms grows with the joint domain, e.g. 2.9e7 per user for OUE over 4^10 cells against
-# 204 for SMP over 4 x 4 x 4 x 4 x 4, and scoring them took 10 s at 4^10 cells).
+# "auto" with multi_attribute=True on the one-way marginals of several columns, and "auto"
+# or "optimized" on marginals of two or more columns: the joint-domain candidates are scored
+# up to this many cells (their error on marginals grows with the joint domain, e.g. 2.9e7
+# per user for OUE over 4^10 cells against 204 for SMP over 4 x 4 x 4 x 4 x 4, and scoring
+# them took 10 s at 4^10 cells), the protocols and marginal strategies at every size.
 ONE_WAY_JOINT_MAX_CELLS = 2**16
 # The closed forms in the order they are scored: the cheap ones first, so that the costly ones
 # (the Hadamard response's exact variance took 9 to 14 s on a prefix over 525,600 cells) meet
@@ -121,6 +130,17 @@ BOUND_FIRST_KINDS = ("hadamard",)
 # included, 6); building its strategy as a mechanism (Q^T D^-1 Q, its pseudo-inverse, the
 # decoder) about 4.
 DENSE_CANDIDATE_UNITS = 6.0
+# "optimized" with a time budget: the costly structured closed forms are predicted from the
+# first of them scored in the same call (same workload, same load). Measured at 360, 1,260
+# and 2,040 cells (1- and 2-way marginals, loaded 2-core machine): haar took 0.6 to 1.3 times
+# hierarchical, hadamard (every block layout scored) 1.7 to 4.1 times; the factors are the
+# larger ends, rounded up.
+RELATIVE_COSTS = {"haar": ("hierarchical", 1.5), "hadamard": ("hierarchical", 4.5)}
+# Before any of them is scored (past AUTO_DENSE_MAX_CELLS cells): their predicted seconds are
+# these numbers times n^2 dense operations (cubic_seconds(n) / n, the same load-aware unit):
+# hierarchical took 349 and 353 such units at 1,260 and 2,040 cells on the loaded machine.
+QUADRATIC_UNITS = {"hierarchical": 500.0, "haar": 750.0, "hadamard": 2250.0}
+HIERARCHICAL_QUADRATIC_UNITS = 350.0  # measured (above): the unit implied by its seconds
 OPTIMIZER_SETUP_UNITS = 2.0
 OPTIMIZER_EVALUATIONS_PER_ITERATION = 4
 OPTIMIZED_BUILD_UNITS = 4.0
@@ -290,12 +310,16 @@ def _check_size(mechanism, max_report_bytes):
 def _score_candidates(candidates, gram, n, deadline, label="auto",
                       dense_limit=AUTO_DENSE_MAX_CELLS, duplicates=None,
                       max_report_bytes=DEFAULT_MAX_REPORT_BYTES, gram_eigenpairs=None,
-                      predicted_seconds=0.0):
+                      predicted_seconds=0.0, relative_costs=None, first_always=False):
     """Score each ``(name, builder)`` candidate on the workload; returns ``(rows,
     mechanisms, too_large)``.
 
     A candidate is started only if ``predicted_seconds`` (its predicted time to build and
-    score) from now ends before ``deadline``.
+    score, or a function of its name that returns it) from now ends before ``deadline``;
+    with ``relative_costs`` (name -> (reference,
+    factor)), a candidate whose reference was scored first is predicted to take ``factor``
+    times the reference's seconds. ``first_always``: the first candidate is scored whatever
+    the deadline (the caller then knows what the cheapest costs).
 
     ``rows`` maps every name to a dict (``worst_case``, ``average_case``, ``report_bytes``,
     ``lower_bound``, ``seconds``, ``status`` "scored" or "skipped", ``reason``);
@@ -307,11 +331,17 @@ def _score_candidates(candidates, gram, n, deadline, label="auto",
     """
     rows, mechanisms, too_large = {}, {}, {}
     best = (None, np.inf)  # name and worst case of the best candidate scored so far
-    for name, build in candidates:
+    for index, (name, build) in enumerate(candidates):
         reason = _skip_reason(name, n, dense_limit, duplicates)
-        if reason is None and time.perf_counter() + predicted_seconds > deadline:
-            reason = ("selection time budget used up" if not predicted_seconds else
-                      f"predicted {predicted_seconds:.1f} s to build and score: past the "
+        predicted = predicted_seconds(name) if callable(predicted_seconds) else \
+            predicted_seconds
+        reference, factor = (relative_costs or {}).get(name, (None, 0.0))
+        if reference in rows and rows[reference]["status"] == "scored":
+            predicted = factor * rows[reference]["seconds"]  # measured in this call
+        if (reason is None and not (first_always and index == 0)
+                and time.perf_counter() + predicted > deadline):
+            reason = ("selection time budget used up" if not predicted else
+                      f"predicted {predicted:.1f} s to build and score: past the "
                       f"time budget")
         size = np.nan
         if reason is None:
@@ -338,6 +368,19 @@ def _score_candidates(candidates, gram, n, deadline, label="auto",
                     "(%.2f s)", label, name, row["worst_case"], row["report_bytes"],
                     rows[name]["seconds"])
     return rows, mechanisms, too_large
+
+
+def _check_budget_scored_one(start, deadline, max_seconds, cheapest, finished):
+    """The ValueError of ``"optimized"`` when its budget ran out before even its cheapest
+    candidate (scored whatever the budget) was, at ``finished``: it names the smallest
+    ``max_seconds`` that would have scored it, as measured (set-up included)."""
+    if finished <= deadline:
+        return
+    needed = float(f"{1.05 * (finished - start):.2g}")  # rounded up past the measured time
+    raise ValueError(f"max_seconds={max_seconds!r} is too short for strategy='optimized' to "
+                     f"score even its cheapest candidate ({cheapest!r}): that took "
+                     f"{finished - start:.3g} s with the set-up; pass max_seconds={needed:g} "
+                     f"or more.")
 
 
 def _assess(build, gram, max_report_bytes, best, gram_eigenpairs):
@@ -372,11 +415,13 @@ def _assess(build, gram, max_report_bytes, best, gram_eigenpairs):
 def _no_candidate_fits(too_large, gram, max_report_bytes):
     """The ValueError when ``max_report_bytes`` leaves no candidate that answers the workload:
     it names the smallest report size that does."""
-    # SPL, SMP and RS+FD are candidates only for the one-way marginals, which they answer;
-    # the unary encodings and subset selection (not built) answer every workload.
+    # SPL, SMP, RS+FD and the marginal strategies are candidates only for the marginals,
+    # which they answer; the unary encodings and subset selection (not built) answer every
+    # workload.
     sizes = sorted((mechanism, name) if isinstance(mechanism, numbers.Integral) else
                    (report_bytes(mechanism), name) for name, mechanism in too_large.items()
-                   if isinstance(mechanism, (numbers.Integral, MultiAttributeMechanism))
+                   if isinstance(mechanism, (numbers.Integral, MultiAttributeMechanism,
+                                             MarginalMechanism))
                    or mechanism.supports_gram(gram))
     if not sizes:
         return None
@@ -463,7 +508,14 @@ def build_mechanism(
         :class:`~sklearn_ldp.mechanisms.multi_attribute.mechanisms.MultiAttributeMechanism`
         (``report["protocol"]``:
         its ``(protocol, oracle)``), which answers per-attribute histograms, not the workload
-        matrix: a caller that asks for it must decode it as such.
+        matrix: a caller that asks for it must decode it as such. Whatever this flag, on a
+        workload of marginals of two or more columns (:func:`~sklearn_ldp.selection.
+        marginal_workloads.marginal_sets`) ``"auto"`` and ``"optimized"`` also score the
+        marginal strategies (:mod:`sklearn_ldp.selection.marginal_workloads`) and the
+        joint-domain candidates up to ``ONE_WAY_JOINT_MAX_CELLS`` cells; a marginal strategy
+        that wins is returned as a
+        :class:`~sklearn_ldp.mechanisms.marginals.base.MarginalMechanism`, decoded by
+        ``MarginalEstimator`` into the marginal tables.
     max_report_bytes : int or None, default=DEFAULT_MAX_REPORT_BYTES
         ``"auto"`` and ``"optimized"`` only: the candidates whose reports take more bytes a
         user (:func:`~sklearn_ldp.selection.baselines.report_bytes`) are left out (listed
@@ -537,6 +589,10 @@ def build_mechanism(
     # cells, and none after its deadline.
     dense_limit = None if name == "optimized" else AUTO_DENSE_MAX_CELLS
     order = max_order
+    sets = (marginal_sets(workload, shape) if name in ("auto", "optimized") and len(shape) >= 2
+            and min(shape) >= 2 else None)
+    if order is None and sets is not None:
+        order = max(len(attributes) for attributes, _ in sets)  # no pass over the Gram
     if order is None and len(shape) >= 2 and (dense_limit is None or n <= dense_limit):
         try:  # found once for fourier and the marginal matrices
             order = least_marginal_order(shape, epsilon, workload)
@@ -550,17 +606,22 @@ def build_mechanism(
     # The protocols need two categories per column (a constant column: joint candidates only).
     one_way = (name == "auto" and multi_attribute and len(shape) >= 2 and min(shape) >= 2
                and is_one_way_marginals(workload, shape))
-    joint = not one_way or n <= ONE_WAY_JOINT_MAX_CELLS
+    # Marginals of two or more columns: the marginal strategies are candidates too, scored
+    # in closed form at any size (selection.marginal_workloads).
+    if sets is not None and max(len(attributes) for attributes, _ in sets) < 2:
+        sets = None  # one-way marginals: SPL, SMP and RS+FD (the same randomizers) answer
+    joint = not (one_way or sets is not None) or n <= ONE_WAY_JOINT_MAX_CELLS
     # Small dense products: one BLAS thread (see optimize.ldp_factorization; measured 8x
     # faster scoring of the closed forms at n = 256 on the loaded 2-core machine).
     with limit_blas_threads(n):
         if joint:
-            # "optimized" scores whatever "auto" scores, whatever its budget (so it is never
-            # worse than auto's pick): the structured closed forms, and the dense ones up to
-            # AUTO_DENSE_MAX_CELLS cells; beyond, the dense ones while its budget lasts.
-            # "optimized" scores every closed form exactly (no lower-bound skips).
-            always = np.inf if name == "optimized" else deadline
-            dense_until = always if n <= AUTO_DENSE_MAX_CELLS else deadline
+            # Both score the closed forms cheapest first while the budget lasts ("auto"
+            # has none unless asked): "optimized" the same candidates as "auto" in the same
+            # order (so it is never worse than auto's pick when that was scored in the
+            # budget), every one exactly (no lower-bound skips), the costly ones only when
+            # their predicted time fits (past AUTO_DENSE_MAX_CELLS cells: QUADRATIC_UNITS and
+            # the dense units below; at any size RELATIVE_COSTS once hierarchical is scored).
+            always = dense_until = deadline
             # Past AUTO_DENSE_MAX_CELLS cells, the dense steps of "optimized" (seconds each
             # at 1,000 cells) start only when their predicted time fits in its budget.
             unit = (cubic_seconds(n) if name == "optimized" and n > AUTO_DENSE_MAX_CELLS
@@ -569,21 +630,36 @@ def build_mechanism(
                 lambda: workload_eigenpairs(gram))
             candidates = candidate_list(closed_form)
             rows, mechanisms, oversized = {}, {}, {}
+            scoring_began = time.perf_counter()
             for dense, until in ((False, always), (True, dense_until)):
                 part = [pair for pair in candidates
                         if (pair[0] in FACTORIZATION_BASELINES) == dense]
                 part_rows, part_mechanisms, part_oversized = _score_candidates(
                     part, gram, n, until, name, dense_limit,
                     _marginal_duplicates(shape, order), max_report_bytes, eigenpairs,
-                    DENSE_CANDIDATE_UNITS * unit if dense else 0.0)
+                    DENSE_CANDIDATE_UNITS * unit if dense else
+                    (lambda candidate, unit=unit: QUADRATIC_UNITS.get(candidate, 0.0) * unit / n),
+                    RELATIVE_COSTS if name == "optimized" else None,
+                    first_always=not dense)
                 rows.update(part_rows)
                 mechanisms.update(part_mechanisms)
                 oversized.update(part_oversized)
+                if unit and part_rows.get("hierarchical", {}).get("status") == "scored":
+                    # The load over seconds of this call, not over the unit's milliseconds
+                    # (a quiet moment once predicted 2 s for a dense step of 19 s).
+                    unit = max(unit, part_rows["hierarchical"]["seconds"] * n
+                               / HIERARCHICAL_QUADRATIC_UNITS)
         else:
-            too_large = (f"joint domain of {n} cells: scored for one-way marginals up to "
-                         f"{ONE_WAY_JOINT_MAX_CELLS} cells (SPL, SMP, RS+FD answer them)")
+            too_large = (f"joint domain of {n} cells: scored for marginals up to "
+                         f"{ONE_WAY_JOINT_MAX_CELLS} cells (" + (
+                             "SPL, SMP, RS+FD" if one_way else "the marginal strategies")
+                         + " answer them)")
             rows, mechanisms, oversized = {key: _skipped_row(too_large)
                                            for key in BASELINES}, {}, {}
+        if joint and name == "optimized":
+            cheapest = candidates[0][0]
+            _check_budget_scored_one(start, deadline, max_seconds, cheapest,
+                                     scoring_began + rows[cheapest]["seconds"])
         run_optimizer = joint and (name == "optimized" or n <= AUTO_OPTIMIZE_MAX_CELLS)
         report = {}
         if run_optimizer:
@@ -648,6 +724,13 @@ def build_mechanism(
             else:
                 rows[key] = _skipped_row(reason, row["seconds"], size)
                 oversized[key] = protocol_mechanisms[key]
+    if sets is not None:
+        # After the optimizer, which starts from joint-domain strategy matrices only.
+        marginal_rows, marginal_mechanisms, marginal_oversized = score_marginal_strategies(
+            shape, epsilon, sets, report_bytes, max_report_bytes)
+        rows.update(marginal_rows)
+        mechanisms.update(marginal_mechanisms)
+        oversized.update(marginal_oversized)
     if not any(row["status"] == "scored" and np.isfinite(row["worst_case"])
                for row in rows.values()):
         error = _no_candidate_fits(oversized, gram, max_report_bytes)
