@@ -21,6 +21,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
+from test_client_new_kinds import _MemoryMemo  # noqa: E402
 from test_collector import make_store  # noqa: E402
 
 from sklearn_ldp.deploy.client import Randomizer  # noqa: E402
@@ -47,23 +48,6 @@ N_USERS = 3000
 BATCH = 500
 
 
-class _NewUser:
-    """An in-memory client state: every report of a memoizing kind from a new device (a new
-    secret from the seeded generator), without a state file per device."""
-
-    def __init__(self):
-        self.state = None
-
-    def load(self):
-        return self.state
-
-    def save(self, state):
-        self.state = state
-
-    def secret(self, rng):
-        return rng.getrandbits(128).to_bytes(16, "little")
-
-
 def device_reports(mechanism, values, seed, memoized=False):
     """One report per value from the Python client, after a JSON round trip."""
     spec = mechanism.to_dict()
@@ -75,8 +59,8 @@ def device_reports(mechanism, values, seed, memoized=False):
             randomizer = Randomizer(spec, seed=seed)
     reports = []
     for value in values:
-        if memoized:
-            randomizer._state = _NewUser()
+        if memoized:  # a new device: a new secret, without a state file per device
+            randomizer._state = _MemoryMemo()
         reports.append(randomizer.privatize(value))
     return json.loads(json.dumps(reports))
 
