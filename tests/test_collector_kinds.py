@@ -239,22 +239,30 @@ def test_math_layer_aggregate_takes_no_domain_and_empty_collections_aggregate(st
         aggregate(store, "scores", domain=["a"])
 
 
-def test_encoder_heavy_hitter_spec_is_collected(store):
+@pytest.mark.parametrize("strategy", ["pem", "cms"])
+def test_encoder_heavy_hitter_collection_feeds_the_estimator(store, strategy):
     import pandas as pd
 
-    from sklearn_ldp import LDPEncoder
+    from sklearn_ldp import AggregatedReports, HeavyHitterEstimator, LDPEncoder, LDPReports
 
-    encoder = LDPEncoder(strategy="cms", epsilon=2.0, categories={"url": "strings"})
-    spec = encoder.fit(pd.DataFrame({"url": ["a", "b"]})).client_spec()
+    urls = ["cat.org"] * 1200 + [f"w{i % 300}.org" for i in range(800)]
+    encoder = LDPEncoder(strategy=strategy, epsilon=4.0, categories={"url": "strings"})
+    spec = encoder.fit(pd.DataFrame({"url": urls})).client_spec()
     collection = store.add_collection("urls", spec)
     http = TestClient(create_app(store))
     device = Randomizer.from_json(spec)
-    reports = json.loads(json.dumps([device.privatize(u) for u in ["a.org", "b.org"] * 50]))
-    response = post(http, "urls", collection.spec_hash, "u1", reports)
-    assert response.status_code == 201, response.text
-    statistic = aggregate(store, "urls")
-    np.testing.assert_array_equal(statistic, collection.mechanism.aggregate(
-        stack_client_reports(reports, spec)))
+    reports = json.loads(json.dumps([device.privatize(u) for u in urls]))
+    for start in range(0, len(reports), BATCH):
+        response = post(http, "urls", collection.spec_hash, f"u{start}",
+                        reports[start:start + BATCH])
+        assert response.status_code == 201, response.text
+    collected = aggregate(store, "urls")
+    wrap = LDPReports if strategy == "pem" else AggregatedReports
+    estimator = HeavyHitterEstimator(candidates=["cat.org", "w1.org"]).fit(
+        wrap(collected, encoder.mechanism_, encoder.domain_))
+    top = estimator.heavy_hitters_.iloc[0]
+    assert top["value"] == "cat.org"
+    assert abs(top["count"] - 1200) <= 5 * top["count_std_error"]
 
 
 # ---------------------------------------------------------------------- property test
