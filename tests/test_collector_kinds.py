@@ -12,6 +12,7 @@ report outside the valid set refused with 422 naming it, nothing stored.
 import json
 import math
 import random
+import shutil
 import warnings
 
 import numpy as np
@@ -291,3 +292,36 @@ def test_any_math_layer_batch_is_stored_whole_or_refused_with_4xx(tmp_path_facto
     else:
         assert 400 <= response.status_code < 500, response.text
         assert store.count("c") == (0, 0)
+
+
+# ---------------------------------------------------------------------- the JavaScript client
+_JS_DEVICES = """import { MemoryStorage, Randomizer, reportToJSON } from "./src/index.js";
+const spec = process.argv[1];
+const kind = JSON.parse(spec).mechanism;
+const values = { prefix_heavy_hitters: (i) => (i % 3 ? "cat" : `w${i}`), hybrid: (i) => i % 11,
+  dbitflip_pm: (i) => i % 8, sketch: (i) => [i % 5, 40] };
+for (let i = 0; i < 300; i++) {  // 300 devices (a memoizing kind: each with its own state)
+  const device = Randomizer.fromJSON(spec,
+    kind === "dbitflip_pm" ? { state: new MemoryStorage() } : {});
+  console.log(reportToJSON(device.privatize(values[kind](i))));
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the JavaScript client needs node")
+@pytest.mark.parametrize("case", ["prefix_heavy_hitters", "hybrid", "dbitflip_pm",
+                                  "sketch_hcms"])
+def test_javascript_client_reports_are_collected(store, case):
+    from test_js_client import _js_reports
+
+    mechanism = CASES[case][0]
+    spec = json.dumps(mechanism.to_dict())
+    collection = store.add_collection("js", spec)
+    reports = _js_reports(_JS_DEVICES, spec)
+    http = TestClient(create_app(store))
+    response = post(http, "js", collection.spec_hash, "js-1", reports)
+    assert response.status_code == 201, response.text
+    in_memory = stack_client_reports(reports, mechanism)
+    if not isinstance(mechanism, PrefixHeavyHitters):
+        in_memory = mechanism.aggregate(in_memory)
+    np.testing.assert_array_equal(aggregate(store, "js"), in_memory)
