@@ -154,8 +154,10 @@ try {
   await tabA.flush();
   tabB.set(race, "second");
   const secondRefused = await tabB.flush().then(() => false, () => true);
+  const forgotten = tabB.get(race) === null;  // the refused write is not kept in memory
   const kept = (await IndexedDBStorage.open()).get(race);
   window.e2eResult = { existed, report: reportToJSON(report), posted, secondRefused, kept,
+                       forgotten,
                        secret: raw === null ? null : JSON.parse(raw).state.secret };
 } catch (error) {
   window.e2eError = String(error && error.stack || error);
@@ -251,6 +253,7 @@ def test_indexeddb_state_survives_a_reload_and_matches_the_server(collector, tmp
     first = _run_page(url + "idb", profile)
     assert first["existed"] is False and first["posted"] == 201
     assert first["secondRefused"] is True and first["kept"] == "first"
+    assert first["forgotten"] is True
     assert first["secret"] is not None and len(first["secret"]) == 32  # committed (flush)
     assert json.loads(first["report"]) == _server_dbitflip_report(first["secret"], 3)
     # A new browser process on the same profile: the secret is read back, the report repeats.

@@ -15,8 +15,9 @@
 //
 // Two tabs: entries are written once and never overwritten (the state of a key is created
 // once, then only read). A second tab that loaded before the first tab's secret was committed
-// and drew its own finds the key taken: its flush() rejects (nothing is replaced), and it
-// must reload, which reads the first tab's secret.
+// and drew its own finds the key taken: its flush() rejects (nothing is replaced), the entry
+// is dropped from its memory (so its client refuses to report further), and it must reload,
+// which reads the first tab's secret.
 import { ValueError } from "./errors.js";
 
 const DEFAULT_DATABASE = "sklearn-ldp";
@@ -97,7 +98,11 @@ export class IndexedDBStorage {
     // add, not put: an entry another tab committed first is never replaced (flush rejects).
     transaction.objectStore(this._store).add(String(text), key);
     const written = done(transaction);
-    written.catch(() => {}); // reported by flush(), not as an unhandled rejection
+    // A write that failed is forgotten in memory too: the client then refuses to report
+    // (its secret "disappeared") instead of using a secret that is not on disk.
+    written.catch(() => {
+      if (this._items.get(key) === String(text)) this._items.delete(key);
+    });
     this._pending.push(written);
   }
 
