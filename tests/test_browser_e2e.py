@@ -102,6 +102,71 @@ try {
 """
 
 
+# The memoizing kind's state in IndexedDB, across two launches of the browser on one profile:
+# the first creates the secret, waits for its commit (flush) and posts the report to a
+# dbitflip_pm collection; the second finds the secret and reports the same.
+IDB_PAGE = """<!doctype html>
+<meta charset="utf-8">
+<title>sklearn-ldp client, IndexedDB state</title>
+<link rel="icon" href="data:,">
+<script type="module">
+import { IndexedDBStorage, Randomizer, reportToJSON } from "/client/index.js";
+
+const memoSpec = %(memo_spec)s;
+const collection = %(collection)s;
+const KEY = "e2e-idb";
+
+function stored() {  // the entry as IndexedDB holds it, through a connection of its own
+  return new Promise((resolve, reject) => {
+    const opening = indexedDB.open("sklearn-ldp");
+    opening.onerror = () => reject(opening.error);
+    opening.onsuccess = () => {
+      const db = opening.result;
+      const read = db.transaction("client-state").objectStore("client-state").get(KEY);
+      read.onsuccess = () => { db.close(); resolve(read.result ?? null); };
+      read.onerror = () => reject(read.error);
+    };
+  });
+}
+
+try {
+  const storage = await IndexedDBStorage.open();
+  const existed = storage.get(KEY) !== null;
+  const memo = new Randomizer(memoSpec, { state: storage, stateKey: KEY });
+  const report = memo.privatize(3);
+  await storage.flush();  // the secret is committed before the report leaves the page
+  const raw = await stored();
+  let posted = null;
+  if (!existed) {
+    const published = await (await fetch(`/collections/${collection}/spec`)).json();
+    const reply = await fetch(`/collections/${collection}/batches`, {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: `{"batch_id":"idb-1","spec_hash":${JSON.stringify(published.spec_hash)},` +
+        `"reports":[${reportToJSON(report)}]}` });
+    posted = reply.status;
+  }
+  storage.close();
+  // Two tabs that loaded before either wrote: the second write of a key is refused, never
+  // replacing the first (its flush rejects), and the first entry stays.
+  const [tabA, tabB] = [await IndexedDBStorage.open(), await IndexedDBStorage.open()];
+  const race = `race-${crypto.randomUUID()}`;
+  tabA.set(race, "first");
+  await tabA.flush();
+  tabB.set(race, "second");
+  const secondRefused = await tabB.flush().then(() => false, () => true);
+  const forgotten = tabB.get(race) === null;  // the refused write is not kept in memory
+  const kept = (await IndexedDBStorage.open()).get(race);
+  window.e2eResult = { existed, report: reportToJSON(report), posted, secondRefused, kept,
+                       forgotten,
+                       secret: raw === null ? null : JSON.parse(raw).state.secret };
+} catch (error) {
+  window.e2eError = String(error && error.stack || error);
+}
+</script>
+"""
+MEMO_COLLECTION = "memo-e2e"
+
+
 def _free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -126,13 +191,19 @@ def collector(tmp_path):
     encoder = LDPEncoder(categories=CATEGORIES, strategy="oue", epsilon=2.0).fit()
     store = SQLiteStore(str(tmp_path / "reports.db"))
     store.add_collection(COLLECTION, encoder.client_spec())
+    store.add_collection(MEMO_COLLECTION, MEMO_SPEC)
     page = PAGE % {"collection": json.dumps(COLLECTION), "categories": json.dumps(CATEGORIES),
                    "records": json.dumps(RECORDS), "memo_spec": MEMO_SPEC}
+
+    idb_page = IDB_PAGE % {"memo_spec": MEMO_SPEC, "collection": json.dumps(MEMO_COLLECTION)}
 
     async def index(request):
         return HTMLResponse(page)
 
-    app = Starlette(routes=[Route("/", index),
+    async def idb(request):
+        return HTMLResponse(idb_page)
+
+    app = Starlette(routes=[Route("/", index), Route("/idb", idb),
                             Mount("/client", StaticFiles(directory=CLIENT / "src")),
                             Mount("/", create_app(store))])
     port = _free_port()
@@ -152,32 +223,63 @@ def collector(tmp_path):
         store.close()
 
 
+def _run_page(url, profile):
+    run = subprocess.run([NODE, "e2e/run_page.mjs", url, str(profile), CHROMIUM],
+                         cwd=CLIENT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    outcome = json.loads(run.stdout.splitlines()[-1])
+    assert outcome["problems"] == []
+    return outcome["result"]
+
+
+def _server_dbitflip_report(secret_hex, value):
+    """The server's dbitflip_pm report of ``value`` for the device secret ``secret_hex``."""
+    from sklearn_ldp.mechanisms.longitudinal.mechanisms import DBitFlipPM, MemoState
+
+    secret = bytes.fromhex(secret_hex)
+    words = np.array([[int.from_bytes(secret[:8], "little"),
+                       int.from_bytes(secret[8:], "little")]], dtype=np.uint64)
+    mechanism = DBitFlipPM(6, 1.0, n_sampled=2)
+    state = MemoState(mechanism, 1, secrets=words)
+    return np.hstack(mechanism.randomize(np.array([value]), state))[0].tolist()
+
+
+def test_indexeddb_state_survives_a_reload_and_matches_the_server(collector, tmp_path):
+    from sklearn_ldp.deploy.collector import aggregate
+    from sklearn_ldp.mechanisms.longitudinal.mechanisms import DBitFlipPM
+
+    url, store, _ = collector
+    profile = tmp_path / "chromium-profile"
+    first = _run_page(url + "idb", profile)
+    assert first["existed"] is False and first["posted"] == 201
+    assert first["secondRefused"] is True and first["kept"] == "first"
+    assert first["forgotten"] is True
+    assert first["secret"] is not None and len(first["secret"]) == 32  # committed (flush)
+    assert json.loads(first["report"]) == _server_dbitflip_report(first["secret"], 3)
+    # A new browser process on the same profile: the secret is read back, the report repeats.
+    second = _run_page(url + "idb", profile)
+    assert second["existed"] is True and second["posted"] is None
+    assert second["secret"] == first["secret"] and second["report"] == first["report"]
+    # The report posted to the dbitflip_pm collection aggregates as the server's.
+    mechanism = DBitFlipPM(6, 1.0, n_sampled=2)
+    report = json.loads(first["report"])
+    expected = mechanism.aggregate((np.array([report[:2]]), np.array([report[2:]])))
+    np.testing.assert_array_equal(aggregate(store, MEMO_COLLECTION), expected)
+
+
 def test_browser_privatizes_and_posts_to_the_collector(collector, tmp_path):
     from sklearn_ldp import WorkloadEstimator
     from sklearn_ldp.deploy.collector import aggregate
 
     url, store, encoder = collector
-    run = subprocess.run(
-        [NODE, "e2e/run_page.mjs", url, str(tmp_path / "chromium-profile"), CHROMIUM],
-        cwd=CLIENT, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    outcome = json.loads(run.stdout.splitlines()[-1])
-    assert outcome["problems"] == []
-    result = outcome["result"]
+    result = _run_page(url, tmp_path / "chromium-profile")
     assert "Chrome" in result["userAgent"]
     assert result["first"] == {"status": 201, "body": {
         "batch_id": result["batchId"], "stored": len(RECORDS), "duplicate": False}}
     assert result["retry"]["status"] == 200 and result["retry"]["body"]["duplicate"] is True
     # The memoizing kind's report in the browser is the server's for the stored secret.
     assert result["memoRepeats"] is True
-    from sklearn_ldp.mechanisms.longitudinal.mechanisms import DBitFlipPM, MemoState
-
-    secret = bytes.fromhex(result["memoStored"])
-    words = np.array([[int.from_bytes(secret[:8], "little"),
-                       int.from_bytes(secret[8:], "little")]], dtype=np.uint64)
-    mechanism = DBitFlipPM(6, 1.0, n_sampled=2)
-    server = np.hstack(mechanism.randomize(np.array([3]), MemoState(mechanism, 1, secrets=words)))
-    assert json.loads(result["memoReport"]) == server[0].tolist()
+    assert json.loads(result["memoReport"]) == _server_dbitflip_report(result["memoStored"], 3)
 
     # Stored once, and every report is valid: aggregate checks each batch again against OUE.
     assert set(store.batch_ids(COLLECTION)) == {result["batchId"]}

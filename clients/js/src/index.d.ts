@@ -92,6 +92,20 @@ export class MemoryStorage implements StateStorage {
   set(key: string, text: string): void;
 }
 
+/**
+ * Device state in IndexedDB: `open` loads the entries into memory; `get` reads memory, `set`
+ * writes to IndexedDB (an entry is written once, never replaced). Await `flush()` after
+ * privatizing and before sending: it resolves when every write is committed.
+ */
+export class IndexedDBStorage implements StateStorage {
+  static open(options?: { database?: string; store?: string; indexedDB?: unknown }):
+    Promise<IndexedDBStorage>;
+  get(key: string): string | null;
+  set(key: string, text: string): void;
+  flush(): Promise<void>;
+  close(): void;
+}
+
 /** Device state in a Web Storage object (default: the page's localStorage). */
 export class LocalStorage implements StateStorage {
   constructor(storage?: { getItem(key: string): string | null;

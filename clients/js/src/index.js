@@ -6,3 +6,4 @@ export { ExactRandom } from "./random.js";
 export { RANDOMIZERS, Randomizer, reportToJSON } from "./randomizer.js";
 export { SPEC_VERSION } from "./spec.js";
 export { LocalStorage, MemoryStorage } from "./memo.js";
+export { IndexedDBStorage } from "./storage.js";

@@ -1,5 +1,7 @@
 // Chi-square goodness of fit for the law tests: the statistic, its p-value from the
-// regularized upper incomplete gamma function, and expected counts from integer weights.
+// regularized upper incomplete gamma function, and expected counts from integer weights;
+// and a seeded byte source, so that the law tests draw the same reports on every run.
+import { createCipheriv, createHash } from "node:crypto";
 
 // log Gamma(x) for x > 0 (Lanczos approximation, g = 7, 9 terms: ~15 digits).
 const LANCZOS = [0.99999999999980993, 676.5203681218851, -1259.1392167224028,
@@ -86,4 +88,17 @@ export function probabilities(weights, total) {
   const scale = 10n ** 18n;
   const t = BigInt(total);
   return weights.map((w) => Number((BigInt(w) * scale) / t) / 1e18);
+}
+
+/**
+ * A reproducible source of uniform bytes for ExactRandom (tests only): AES-128 in counter
+ * mode, keyed by the SHA-256 of `seed`, encrypting zeros. Its output is indistinguishable from
+ * uniform bytes for any test, and the same seed gives the same bytes.
+ */
+export function seededSource(seed) {
+  const key = createHash("sha256").update(String(seed)).digest();
+  const cipher = createCipheriv("aes-128-ctr", key.subarray(0, 16), Buffer.alloc(16));
+  return (bytes) => {
+    bytes.set(cipher.update(new Uint8Array(bytes.length)));
+  };
 }

@@ -5,9 +5,11 @@
     rebuild their randomizer from, and the hash their batches must carry.
 ``POST /collections/{name}/batches``
     A JSON body ``{"batch_id": str, "spec_hash": str, "reports": [...]}`` (reports in the
-    device client's format, see ``docs/client.md``). All or nothing: every report is checked
-    against the mechanism (:func:`~sklearn_ldp.deploy.collect.reports_from_client`, i.e. its
-    ``report_validity``) before the batch is stored in one transaction; the reply is sent
+    device client's format, see ``docs/client.md``; every kind the client randomizes). All or
+    nothing: every report is checked against the mechanism
+    (:func:`~sklearn_ldp.deploy.collect.reports_from_client`, i.e. its ``report_validity``, or
+    for the math-layer kinds :func:`~sklearn_ldp.deploy.collect.stack_client_reports`) before
+    the batch is stored in one transaction; the reply is sent
     after the commit. ``201`` stored, ``200`` already stored (a retry), otherwise a 4xx or
     503 with ``{"error": "<one line>"}`` and nothing stored.
 
@@ -30,7 +32,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..._logging import get_logger
-from ..collect import reports_from_client
 from .store import BatchConflict, StoreUnavailable
 
 BATCH_ID_PATTERN = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -218,11 +219,11 @@ def create_app(store, *, max_batch_reports=10_000, max_body_bytes=4 * 2**20, rat
 
     def check_and_store(collection, batch_id, reports):
         try:
-            array = reports_from_client(reports, collection.mechanism).reports
+            checked = collection.check(reports)
         except (ValueError, TypeError) as exc:
             raise _Refused(422, _one_line(exc)) from None
         try:
-            return store.put_batch(collection, batch_id, array), array.shape[0]
+            return store.put_batch(collection, batch_id, checked), len(checked)
         except BatchConflict as exc:
             raise _Refused(409, _one_line(exc)) from None
 

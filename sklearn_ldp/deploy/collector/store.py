@@ -1,10 +1,13 @@
 """Where the collector keeps batches: one small interface over SQLite and PostgreSQL.
 
 A store holds two tables: the collections (name, client specification, its SHA-256) and the
-batches (collection, batch id, digest, number of reports, the reports packed as the io layer
-packs them: the bytes of the array ``mechanism.randomize`` returns, and the UTC day of
-receipt for retention). Nothing else is stored: no address, no client token, no time finer
-than the day.
+batches (collection, batch id, digest, number of reports, the packed reports and the UTC day
+of receipt for retention). Registered mechanisms and ``"columns"`` records are packed as the
+io layer packs them (the bytes of the array ``mechanism.randomize`` returns); the math-layer
+kinds (numeric, multi-attribute, heavy hitters, longitudinal), whose reports are not rows of
+one array, as the compact JSON list of the reports the devices sent, which
+:func:`~sklearn_ldp.deploy.collect.stack_client_reports` reads back. Nothing else is stored:
+no address, no client token, no time finer than the day.
 
 :class:`SQLiteStore` (the default: embedded, one file in WAL mode, nothing to start) and
 :class:`PostgresStore` (psycopg 3, for a production database) share every statement; they
@@ -25,7 +28,12 @@ from ...mechanisms import Mechanism
 from ...mechanisms._base.docstrings import shared_sections
 from ...mechanisms._base.rows import empty_reports
 from ...mechanisms._base.specs import load_mechanism_json
-from ..collect import MATH_LAYER_KINDS
+from ..collect import (
+    MATH_LAYER_KINDS,
+    _math_layer_mechanism,
+    reports_from_client,
+    stack_client_reports,
+)
 
 # The parameter every per-collection method of a store takes, written once.
 _collection_parameter = shared_sections({"collection parameter": """\
@@ -159,10 +167,15 @@ class Collection:
     ----------
     spec_hash : str
         SHA-256 (hex) of ``spec``.
-    mechanism : Mechanism
+    mechanism : Mechanism or math-layer mechanism
         The mechanism rebuilt from ``spec``: it validates and aggregates the reports.
-    template : ndarray
-        A zero-row array with the dtype and row shape of the mechanism's reports.
+    math_layer : bool
+        Whether ``spec`` is a math-layer kind (numeric, multi-attribute, heavy hitters,
+        longitudinal): reports checked by
+        :func:`~sklearn_ldp.deploy.collect.stack_client_reports` and stored as JSON.
+    template : ndarray or None
+        A zero-row array with the dtype and row shape of the mechanism's reports (None for
+        the math-layer kinds).
 
     See Also
     --------
@@ -172,8 +185,12 @@ class Collection:
     --------
     >>> from sklearn_ldp.mechanisms import RandomizedResponse
     >>> c = Collection("ages", canonical_spec(RandomizedResponse(4, 1.0)))
-    >>> c.template.dtype, len(c.spec_hash)
-    (dtype('uint8'), 64)
+    >>> c.template.dtype, len(c.spec_hash), c.math_layer
+    (dtype('uint8'), 64, False)
+    >>> from sklearn_ldp.mechanisms.numeric.means import DuchiMechanism
+    >>> c = Collection("scores", canonical_spec(json.dumps(DuchiMechanism(1.0).to_dict())))
+    >>> c.math_layer, c.pack(c.check([1, 0, 1]))
+    (True, b'[1,0,1]')
     """
 
     def __init__(self, name, spec):
@@ -181,31 +198,61 @@ class Collection:
         self.spec = spec
         self.spec_hash = hashlib.sha256(spec.encode("utf-8")).hexdigest()
         kind = json.loads(spec).get("mechanism") if spec.startswith("{") else None
-        if kind in MATH_LAYER_KINDS:
-            raise ValueError(
-                f"the collector stores reports of registered mechanisms and 'columns' "
-                f"records (LDPReports kinds); {kind!r} is a math-layer kind: collect its "
-                "reports with sklearn_ldp.deploy.collect.stack_client_reports.")
-        self.mechanism = load_mechanism_json(spec)
-        self.template = np.ascontiguousarray(empty_reports(self.mechanism))
+        self.math_layer = kind in MATH_LAYER_KINDS
+        if self.math_layer:
+            self.mechanism = _math_layer_mechanism(spec)
+            self.template = None
+        else:
+            self.mechanism = load_mechanism_json(spec)
+            self.template = np.ascontiguousarray(empty_reports(self.mechanism))
 
-    def pack(self, array):
-        """The reports as stored: the bytes of the array (little-endian, row-major).
+    def check(self, reports):
+        """The devices' reports, checked against the mechanism, in the form :meth:`pack` takes.
 
         Parameters
         ----------
-        array : ndarray
-            Checked reports of this collection's mechanism.
+        reports : list
+            One report per device, as the client sent it (after a JSON round trip).
+
+        Returns
+        -------
+        ndarray or list
+            Registered kinds: the array ``mechanism.randomize`` returns
+            (:func:`~sklearn_ldp.deploy.collect.reports_from_client`); math-layer kinds: the
+            list itself, every report accepted by
+            :func:`~sklearn_ldp.deploy.collect.stack_client_reports`.
+
+        Raises
+        ------
+        ValueError
+            A report of the wrong form or outside the mechanism's valid set (named).
+        """
+        if self.math_layer:
+            stack_client_reports(reports, self.mechanism)
+            return list(reports)
+        return reports_from_client(reports, self.mechanism).reports
+
+    def pack(self, checked):
+        """The reports as stored.
+
+        Parameters
+        ----------
+        checked : ndarray or list
+            What :meth:`check` returned.
 
         Returns
         -------
         bytes
-            The payload stored for the batch.
+            The payload stored for the batch: the bytes of the array (little-endian,
+            row-major), or for the math-layer kinds the compact JSON of the list.
         """
-        return np.ascontiguousarray(array, dtype=self.template.dtype.newbyteorder("<")).tobytes()
+        if self.math_layer:
+            return json.dumps(checked, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return np.ascontiguousarray(checked,
+                                    dtype=self.template.dtype.newbyteorder("<")).tobytes()
 
     def unpack(self, payload, n_reports):
-        """The array :meth:`pack` stored.
+        """The reports :meth:`pack` stored, checked again, as the mechanism aggregates them.
 
         Parameters
         ----------
@@ -216,9 +263,16 @@ class Collection:
 
         Returns
         -------
-        ndarray
-            The reports, with the dtype and row shape of the mechanism's.
+        ndarray, tuple of ndarray or dict
+            Registered kinds: the array of reports; math-layer kinds: what
+            :func:`~sklearn_ldp.deploy.collect.stack_client_reports` returns.
         """
+        if self.math_layer:
+            reports = json.loads(bytes(payload).decode("utf-8"))
+            if not isinstance(reports, list) or len(reports) != n_reports:
+                raise ValueError(f"a stored batch of collection {self.name!r} does not hold "
+                                 f"{n_reports} reports (a database edited by hand).")
+            return stack_client_reports(reports, self.mechanism)
         array = np.frombuffer(payload, dtype=self.template.dtype.newbyteorder("<"))
         return array.astype(self.template.dtype, copy=False).reshape(
             (n_reports,) + self.template.shape[1:])
@@ -378,8 +432,8 @@ class _SQLStore:
         Raises
         ------
         ValueError
-            An invalid name, a specification that is not JSON or of a kind the collector
-            does not collect, or another specification under this name.
+            An invalid name, a specification that is not JSON or of an unknown kind, or
+            another specification under this name.
         StoreUnavailable
             The database failed.
         """
@@ -433,8 +487,8 @@ class _SQLStore:
             The batch's collection.
         batch_id : str
             The id the device chose.
-        array : ndarray
-            The reports, already checked (``reports_from_client``).
+        array : ndarray or list
+            The reports, already checked (:meth:`Collection.check`).
 
         Returns
         -------
@@ -451,7 +505,7 @@ class _SQLStore:
         """
         payload = collection.pack(array)
         return self._writer.submit((collection.name, batch_id,
-                                    hashlib.sha256(payload).hexdigest(), int(array.shape[0]),
+                                    hashlib.sha256(payload).hexdigest(), len(array),
                                     payload))
 
     def _insert_group(self, rows):
