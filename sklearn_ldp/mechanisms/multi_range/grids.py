@@ -256,7 +256,7 @@ class GridRangeMechanism(Mechanism):
         self.oracle_2d = OptimizedLocalHashing(self.g2 * self.g2, self.epsilon)
         self.oracle_1d = (OptimizedLocalHashing(self.g1, self.epsilon) if method == "hdg"
                           else None)
-        self.group_sizes = [self._oracle(k).n_inputs for k in range(len(self.groups))]
+        self.group_sizes = [self.oracle_of(k).n_inputs for k in range(len(self.groups))]
         self.offsets = np.concatenate([[0], np.cumsum(self.group_sizes)]).astype(np.int64)
         self.n_inputs = int(self.offsets[-1])
         self.name = f"multi_range({method})"
@@ -278,7 +278,8 @@ class GridRangeMechanism(Mechanism):
         """Number of groups (grids)."""
         return len(self.groups)
 
-    def _oracle(self, k):
+    def oracle_of(self, k):
+        """The frequency oracle of group ``k``'s grid."""
         return self.oracle_1d if len(self.groups[k]) == 1 else self.oracle_2d
 
     def to_dict(self):
@@ -341,6 +342,8 @@ class GridRangeMechanism(Mechanism):
         except (TypeError, ValueError):
             raise ValueError(f"records must be an (n_users, {self.n_attributes}) array of "
                              "numbers.") from None
+        if values.size == 0:  # no users (the report template of deploy.collect)
+            values = values.reshape(0, self.n_attributes)
         if values.ndim != 2 or values.shape[1] != self.n_attributes:
             raise ValueError(f"records must be an (n_users, {self.n_attributes}) array, got "
                              f"shape {values.shape}.")
@@ -388,7 +391,7 @@ class GridRangeMechanism(Mechanism):
         for k in range(self.n_groups):
             users = order[bounds[k]:bounds[k + 1]]
             cells = self.group_cells(codes[users], k)
-            reports[users, 1:] = self._oracle(k).randomize(cells, rng)
+            reports[users, 1:] = self.oracle_of(k).randomize(cells, rng)
         return reports
 
     def exact_law(self, record, seeds=None):
@@ -410,7 +413,7 @@ class GridRangeMechanism(Mechanism):
             Outputs ``[group, seed, bucket]`` rows, integer weights.
         """
         codes = self.codes(np.asarray(record, dtype=np.float64).reshape(1, -1))
-        laws = [self._oracle(k).exact_law(int(self.group_cells(codes, k)[0]), seeds)
+        laws = [self.oracle_of(k).exact_law(int(self.group_cells(codes, k)[0]), seeds)
                 for k in range(self.n_groups)]
         common = math.lcm(*(law.total for law in laws))  # the same probability per group
         outputs, weights = [], []
@@ -434,7 +437,7 @@ class GridRangeMechanism(Mechanism):
             raise ValueError(f"reports of the {self.name!r} mechanism are an (N, 3) uint64 "
                              f"array of [group, seed, bucket] rows, got shape {reports.shape} "
                              f"and dtype {reports.dtype}: they come from another mechanism.")
-        buckets = np.array([self._oracle(k).n_buckets for k in range(self.n_groups)],
+        buckets = np.array([self.oracle_of(k).n_buckets for k in range(self.n_groups)],
                            dtype=np.uint64)
         in_groups = reports[:, 0] < np.uint64(self.n_groups)
         group = np.where(in_groups, reports[:, 0], 0).astype(np.int64)
@@ -447,7 +450,7 @@ class GridRangeMechanism(Mechanism):
         reports = self.check_reports(reports)
         group = reports[:, 0].astype(np.min_scalar_type(self.n_groups))
         order, bounds = smp_groups(group, self.n_groups)
-        parts = [self._oracle(k).aggregate(reports[order[bounds[k]:bounds[k + 1]], 1:])
+        parts = [self.oracle_of(k).aggregate(reports[order[bounds[k]:bounds[k + 1]], 1:])
                  for k in range(self.n_groups)]
         return np.concatenate(parts)
 
@@ -463,17 +466,17 @@ class GridRangeMechanism(Mechanism):
         starts = np.concatenate([[0], stops[:-1]])
         parts = [statistic[start:stop] for start, stop in zip(starts, stops, strict=True)]
         for k, part in enumerate(parts):
-            self._oracle(k).n_reports(part)  # validates the part
+            self.oracle_of(k).n_reports(part)  # validates the part
         return parts
 
     def n_reports(self, statistic):
         # The sum of the groups' numbers of reports.
-        return sum(self._oracle(k).n_reports(part)
+        return sum(self.oracle_of(k).n_reports(part)
                    for k, part in enumerate(self._split(statistic)))
 
     def group_reports(self, statistic):
         """Number of reports of each group, ``N_g``."""
-        return np.array([self._oracle(k).n_reports(part)
+        return np.array([self.oracle_of(k).n_reports(part)
                          for k, part in enumerate(self._split(statistic))], dtype=np.int64)
 
     def grid_frequencies(self, statistic):
@@ -500,11 +503,11 @@ class GridRangeMechanism(Mechanism):
         parts = self._split(statistic)
         grids = []
         for k, part in enumerate(parts):
-            total = self._oracle(k).n_reports(part)
+            total = self.oracle_of(k).n_reports(part)
             if total == 0:
                 raise ValueError(f"group {k} (attributes {self.groups[k]}) has no report: "
                                  "collect more users (every grid needs some).")
-            grids.append(self._oracle(k).estimate(part) / total)
+            grids.append(self.oracle_of(k).estimate(part) / total)
         return grids
 
     def estimate(self, statistic):
@@ -546,7 +549,7 @@ class GridRangeMechanism(Mechanism):
         -------
         ndarray of shape (n_queries,)
         """
-        c_norm, c_own = self._oracle(k)._variance_coefficients()
+        c_norm, c_own = self.oracle_of(k)._variance_coefficients()
         centered = weights - weights.mean(axis=1, keepdims=True)
         squares = centered**2
         return (c_norm * squares.sum(axis=1) + c_own * squares @ frequencies) / n_group
