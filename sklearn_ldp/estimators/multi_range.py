@@ -207,6 +207,7 @@ class MultiRangeEstimator(BaseEstimator):
         Returns
         -------
         ndarray of shape (n_queries,)
+            The estimated fraction of the users in each box, in ``[0, 1]``.
         """
         check_nesting(self, locals())
         check_is_fitted(self, "_answers")
