@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._glue import refuse_malformed
 from .._validation import check_nesting, check_positive_int, did_you_mean
 from ..mechanisms.multi_range.answers import N_ROUNDS, GridAnswers
-from ..mechanisms.multi_range.grids import GridRangeMechanism
+from ..mechanisms.multi_range.grids import GridRangeMechanism, multi_range_docstring
 from ..reports import AggregatedReports, LDPReports
 from ._base import add_batch, forget_fitted, with_tags
 from ._docstrings import estimator_docstring
@@ -23,6 +23,7 @@ from ._docstrings import estimator_docstring
 MAX_QUERIES = 10**6
 
 
+@multi_range_docstring
 class MultiRangeEstimator(BaseEstimator):
     """Answer range queries over several numeric columns from TDG or HDG reports.
 
@@ -57,10 +58,7 @@ class MultiRangeEstimator(BaseEstimator):
     sklearn_ldp.LDPEncoder : ``strategy="hdg"`` or ``"tdg"`` produces the reports.
     sklearn_ldp.RangeQueryEstimator : Ranges of one ordered column.
 
-    References
-    ----------
-    .. [1] J. Yang, T. Wang, N. Li, X. Cheng and S. Su, "Answering multi-dimensional range
-       queries under local differential privacy", PVLDB 14(3), 2020.
+    <yang20 reference>
 
     Examples
     --------

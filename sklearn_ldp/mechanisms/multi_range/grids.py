@@ -45,6 +45,7 @@ from itertools import combinations
 import numpy as np
 
 from ..._validation import check_epsilon
+from .._base.docstrings import shared_sections
 from .._base.exact import ExactLaw
 from .._base.mechanism import Mechanism, ReportCheck, register
 from ..multi_attribute.mechanisms import check_composed_budget, oracle_worst_ratio, smp_groups
@@ -59,6 +60,21 @@ ALPHA_1D, ALPHA_2D = 0.7, 0.03
 MAX_G1, MAX_G2 = 2**12, 2**8
 # Attributes of one record: every pair is a group (2016 grids at 64 attributes).
 MAX_RANGE_ATTRIBUTES = 64
+
+
+# Docstring sections of this family, written once.
+multi_range_docstring = shared_sections({
+    "yang20 reference": """\
+References
+----------
+.. [1] J. Yang, T. Wang, N. Li, X. Cheng and S. Su, "Answering multi-dimensional range
+   queries under local differential privacy", PVLDB 14(3), 2020.""",
+    "statistic parameter": """\
+Parameters
+----------
+statistic : array-like
+    :meth:`aggregate`'s output, or a sum of several.""",
+})
 
 
 def _nearest_power_of_two(value, cap):
@@ -82,6 +98,7 @@ def n_groups(n_attributes, method):
     return pairs + (n_attributes if method == "hdg" else 0)
 
 
+@multi_range_docstring
 def grid_sizes(n_users, epsilon, n_attributes, method="hdg"):
     """The paper's grid sizes ``(g1, g2)`` for ``n_users`` users (``g1`` None for TDG).
 
@@ -102,10 +119,7 @@ def grid_sizes(n_users, epsilon, n_attributes, method="hdg"):
     g2 : int
         Cells per side of each 2-D grid, a power of two.
 
-    References
-    ----------
-    .. [1] J. Yang, T. Wang, N. Li, X. Cheng and S. Su, "Answering multi-dimensional range
-       queries under local differential privacy", PVLDB 14(3), 2020 (section 5).
+    <yang20 reference>
 
     Examples
     --------
@@ -177,6 +191,7 @@ def check_bounds_list(bounds):
 
 
 @register
+@multi_range_docstring
 class GridRangeMechanism(Mechanism):
     """TDG or HDG: each user reports the cell of one grid (a random group) by OLH.
 
@@ -211,10 +226,7 @@ class GridRangeMechanism(Mechanism):
     --------
     sklearn_ldp.mechanisms.multi_range.answers.GridAnswers : Consistent grids and answers.
 
-    References
-    ----------
-    .. [1] J. Yang, T. Wang, N. Li, X. Cheng and S. Su, "Answering multi-dimensional range
-       queries under local differential privacy", PVLDB 14(3), 2020.
+    <yang20 reference>
 
     Examples
     --------
@@ -479,13 +491,11 @@ class GridRangeMechanism(Mechanism):
         return np.array([self.oracle_of(k).n_reports(part)
                          for k, part in enumerate(self._split(statistic))], dtype=np.int64)
 
+    @multi_range_docstring
     def grid_frequencies(self, statistic):
         """Every grid's unbiased cell frequencies (fractions of its group's users).
 
-        Parameters
-        ----------
-        statistic : array-like
-            :meth:`aggregate`'s output, or a sum of several.
+        <statistic parameter>
 
         Returns
         -------
@@ -510,16 +520,14 @@ class GridRangeMechanism(Mechanism):
             grids.append(self.oracle_of(k).estimate(part) / total)
         return grids
 
+    @multi_range_docstring
     def estimate(self, statistic):
         """Every grid's estimated users per cell, concatenated in group order.
 
         The unbiased fractions of :meth:`grid_frequencies` times the number of reports of
         all groups: each grid estimates the whole population.
 
-        Parameters
-        ----------
-        statistic : array-like
-            :meth:`aggregate`'s output, or a sum of several.
+        <statistic parameter>
 
         Returns
         -------
