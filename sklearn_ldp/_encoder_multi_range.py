@@ -77,7 +77,7 @@ class MultiRangeEncoderMixin:
         self.candidates_ = pd.Series(dtype=float, name="worst_case_per_user_variance")
         self.selection_ = None
         self.expected_total_error_ = None
-        self._expected_error = None
+        self._expected_error = self._grid_cell_errors(n_users)
         self.n_iter_, self.history_ = 0, []
         self._columns_without_data = X is None
         if X is None:
@@ -85,6 +85,26 @@ class MultiRangeEncoderMixin:
             self.feature_names_in_ = np.asarray(columns, dtype=object)
         self._set_generator(np.random.default_rng(self._random_state()))
         return self
+
+    def _grid_cell_errors(self, n_users):
+        """``expected_error_``: per grid, the variance of one cell's estimated fraction for
+        ``n_users`` users (groups of ``n_users / m``), worst over the cell's fraction (0 or 1)
+        and with the users spread evenly over the grid's cells."""
+        mechanism = self.mechanism_
+        group_users = n_users / mechanism.n_groups
+        rows = {}
+        for k, group in enumerate(mechanism.groups):
+            n = mechanism.group_sizes[k]
+            cell = np.zeros((1, n))
+            cell[0, 0] = 1.0
+            at = [np.eye(n)[0], np.eye(n)[1], np.full(n, 1.0 / n)]
+            worst, other, even = (float(mechanism.linear_variance(k, cell, f, group_users)[0])
+                                  for f in at)
+            rows[" x ".join(mechanism.columns[a] for a in group)] = (max(worst, other), even)
+        table = pd.DataFrame.from_dict(rows, orient="index",
+                                       columns=["worst_case", "average_case"])
+        table.index.name = "grid"
+        return table
 
     def _multi_range_records(self, X):
         """``X``'s values of the bounded columns, ``(N, d)`` floats within the bounds (a

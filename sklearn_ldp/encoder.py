@@ -897,9 +897,10 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
             raise NotImplementedError(
                 f"heavy hitters ({self.strategy_!r}) have no exact simulation of their "
                 "aggregate: privatize the values with transform.")
-        if isinstance(self.mechanism_, ColumnsMechanism):
+        if isinstance(self.mechanism_, ColumnsMechanism) or self._fitted_multi_range():
             raise NotImplementedError(
-                "records of several columns (bounds=, 'spl', 'smp', 'rsfd') have no exact "
+                "records of several columns (bounds=, 'spl', 'smp', 'rsfd', 'hdg', 'tdg') have no "
+                "exact "
                 "simulation of their aggregate: privatize the records with transform.")
 
     def _charge_collection(self, n_users, method):

@@ -363,3 +363,24 @@ def _fitted_estimator():
         reports = mechanism.randomize(np.column_stack([rng.random(3000), rng.random(3000)]), rng)
         _FITTED["est"] = MultiRangeEstimator().fit(LDPReports(reports, mechanism))
     return _FITTED["est"]
+
+
+def test_encoder_integrations_pipeline_pandas_output_errors_and_simulate():
+    from sklearn.pipeline import make_pipeline
+    rng = np.random.default_rng(4)
+    frame = _frame(20_000, rng, d=2)
+    bounds = {"age": BOUNDS["age"], "income": BOUNDS["income"]}
+    pipe = make_pipeline(LDPEncoder(bounds=bounds, strategy="tdg", random_state=0),
+                         MultiRangeEstimator()).fit(frame)
+    box = {"age": (0, 50)}
+    assert abs(pipe[-1].predict(box)[0] - _truth(frame, box)) < 0.05
+    encoder = LDPEncoder(bounds=bounds, strategy="hdg", random_state=0).set_output(
+        transform="pandas").fit(frame)
+    reports_frame = encoder.transform(frame)
+    assert list(reports_frame.index) == list(frame.index)
+    assert 0 < MultiRangeEstimator().fit(reports_frame).predict(box)[0] < 1
+    table = encoder.expected_error_
+    assert list(table.index) == ["age", "income", "age x income"]
+    assert (table["worst_case"] >= table["average_case"]).all()
+    with pytest.raises(NotImplementedError, match="transform"):
+        encoder.simulate(frame)

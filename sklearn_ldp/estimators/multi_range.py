@@ -13,6 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._glue import refuse_malformed
 from .._validation import check_nesting, check_positive_int, did_you_mean
+from ..deploy.io import reports_from_frame
+from ..deploy.io.formats import SPEC_KEY
 from ..mechanisms.multi_range.answers import N_ROUNDS, GridAnswers
 from ..mechanisms.multi_range.grids import GridRangeMechanism, multi_range_docstring
 from ..reports import AggregatedReports, LDPReports
@@ -113,6 +115,8 @@ class MultiRangeEstimator(BaseEstimator):
         """
         check_nesting(self, locals())
         check_positive_int(self.n_rounds, "n_rounds", minimum=0, maximum=1000)
+        if isinstance(X, pd.DataFrame) and X.attrs.get(SPEC_KEY) is not None:
+            X = reports_from_frame(X)  # LDPEncoder's set_output(transform="pandas") frames
         if not isinstance(X, LDPReports | AggregatedReports):
             refuse_malformed(X)
             raise ValueError(f"{type(self).__name__} fits the reports of LDPEncoder(bounds="
