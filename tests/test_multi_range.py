@@ -4,6 +4,9 @@ hostile input."""
 
 import json
 import math
+import pathlib
+import shutil
+import subprocess
 import warnings
 
 import numpy as np
@@ -137,29 +140,38 @@ def test_exact_law_is_private_and_the_spec_round_trips(method):
         assert mechanism_from_dict(json.loads(mechanism.to_json())).columns == ["a", "b", "c"]
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
-def test_client_reports_follow_the_servers_law_at_cell_edges():
-    """The client's group is uniform and its bucket is the hash of the *server's* cell of the
-    record with OLH's probability (values on and next to the cell edges)."""
-    mechanism = GridRangeMechanism(1.0, [(0.0, 10.0), (0.0, 3.0)], method="hdg", g1=8, g2=2)
+EDGE_MECHANISM = GridRangeMechanism(1.0, [(0.0, 10.0), (0.0, 3.0)], method="hdg", g1=8, g2=2)
+# Values on and next to the cell edges, and the bounds.
+EDGE_RECORDS = [[5.0, 1.5], [float(np.nextafter(5.0, 0.0)), 3.0], [0.0, 0.0],
+                [10.0, float(np.nextafter(1.5, 3.0))]]
+
+
+def assert_client_law(mechanism, record, sent):
+    """Clients' reports (JSON rows) of ``record``: the server accepts them, the group is
+    uniform and the bucket is the hash of the *server's* cell with OLH's probability."""
+    reports = reports_from_client(json.loads(json.dumps(sent)), mechanism).reports
     a, d = mechanism.oracle_2d.weights
     g = mechanism.oracle_2d.n_buckets
     keep = a / (a + (g - 1) * d)
-    for seed, record in enumerate([[5.0, 1.5], [np.nextafter(5.0, 0.0), 3.0], [0.0, 0.0],
-                                   [10.0, np.nextafter(1.5, 3.0)]]):
+    codes = mechanism.codes(np.array([record]))
+    counts = np.zeros((mechanism.n_groups, 2))
+    for k in range(mechanism.n_groups):
+        rows = reports[reports[:, 0] == k]
+        cell = np.full(len(rows), mechanism.group_cells(codes, k)[0])
+        own = mechanism.oracle_of(k).hash_values(rows[:, 1], cell) == rows[:, 2]
+        counts[k] = [own.sum(), (~own).sum()]
+    expected = np.outer(np.full(mechanism.n_groups, len(sent) / mechanism.n_groups),
+                        [keep, 1 - keep])
+    assert chi_square_p_value(counts, expected) > 1e-3, (record, counts, expected)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_client_reports_follow_the_servers_law_at_cell_edges():
+    mechanism = EDGE_MECHANISM
+    for seed, record in enumerate(EDGE_RECORDS):
         randomizer = Randomizer.from_json(mechanism.to_json(), seed=seed)
-        sent = json.loads(json.dumps([randomizer.privatize(record) for _ in range(6000)]))
-        reports = reports_from_client(sent, mechanism).reports
-        codes = mechanism.codes(np.array([record]))
-        counts = np.zeros((mechanism.n_groups, 2))
-        for k in range(mechanism.n_groups):
-            rows = reports[reports[:, 0] == k]
-            cell = np.full(len(rows), mechanism.group_cells(codes, k)[0])
-            own = mechanism.oracle_of(k).hash_values(rows[:, 1], cell) == rows[:, 2]
-            counts[k] = [own.sum(), (~own).sum()]
-        expected = np.outer(np.full(mechanism.n_groups, 6000 / mechanism.n_groups),
-                            [keep, 1 - keep])
-        assert chi_square_p_value(counts, expected) > 1e-3, (record, counts, expected)
+        assert_client_law(mechanism, record, [randomizer.privatize(record)
+                                              for _ in range(6000)])
         randomizer_dict = Randomizer.from_json(mechanism.to_json(), seed=seed)
         assert len(randomizer_dict.privatize({"x0": record[0], "x1": record[1]})) == 3
 
@@ -384,3 +396,37 @@ def test_encoder_integrations_pipeline_pandas_output_errors_and_simulate():
     assert (table["worst_case"] >= table["average_case"]).all()
     with pytest.raises(NotImplementedError, match="transform"):
         encoder.simulate(frame)
+
+
+NODE = shutil.which("node")
+# Prints 6000 JSON reports of the record argv[2] (seeded bytes: mulberry32 of argv[3]).
+_JS_REPORTS = """
+import { ExactRandom, Randomizer, reportToJSON } from "./src/index.js";
+let state = Number(process.argv[3]) >>> 0;
+const fill = (bytes) => {
+  for (let i = 0; i < bytes.length; i++) {
+    state = (state + 0x6D2B79F5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    bytes[i] = ((t ^ (t >>> 14)) >>> 0) & 255;
+  }
+  return bytes;
+};
+const randomizer = new Randomizer(JSON.parse(process.argv[1]), { randomSource: fill });
+const record = JSON.parse(process.argv[2]);
+const lines = [];
+for (let i = 0; i < 6000; i++) lines.push(reportToJSON(randomizer.privatize(record)));
+console.log(lines.join("\\n"));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript client)")
+def test_javascript_client_reports_follow_the_servers_law_at_cell_edges():
+    client = pathlib.Path(__file__).resolve().parents[1] / "clients" / "js"
+    for seed, record in enumerate(EDGE_RECORDS):
+        run = subprocess.run([NODE, "--input-type=module", "-e", _JS_REPORTS,
+                              EDGE_MECHANISM.to_json(), json.dumps(record), str(seed + 1)],
+                             cwd=client, capture_output=True, text=True, timeout=120,
+                             check=True)
+        assert_client_law(EDGE_MECHANISM, record,
+                          [json.loads(line) for line in run.stdout.splitlines()])
