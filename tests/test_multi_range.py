@@ -341,6 +341,11 @@ def test_hostile_predicates():
                            ("age", "dict column")]:
         with pytest.raises(ValueError, match=match):
             est.predict(queries)
+    wide = GridRangeMechanism(1.0, [(0, 1)] * 17, g2=2, g1=2)
+    statistic = wide.aggregate(wide.randomize(np.full((20_000, 17), 0.5), rng))
+    with pytest.raises(ValueError, match="at most 16"):
+        GridAnswers(wide, statistic).answer(tuple(range(17)), np.zeros((1, 17)),
+                                            np.ones((1, 17)))
     with pytest.raises(ValueError, match="TDG / HDG reports"):
         MultiRangeEstimator().fit(LDPEncoder(categories={"c": ["a", "b"]},
                                              strategy="olh").fit().transform(["a", "b"]))

@@ -36,6 +36,10 @@ N_ROUNDS = 5
 # TOLERANCE in total (as a fraction of the users).
 MAX_SWEEPS = 200
 TOLERANCE = 1e-7
+# Boxes of more columns than this are refused (their table has 2^lambda cells per box), and
+# the boxes of one call are fitted in chunks of at most TABLE_CELLS cells.
+MAX_BOX_COLUMNS = 16
+TABLE_CELLS = 2**22
 
 
 def norm_sub(frequencies):
@@ -227,6 +231,10 @@ class GridAnswers:
             maximum-entropy answer has no closed-form variance.
         """
         low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        if len(attributes) > MAX_BOX_COLUMNS:
+            raise ValueError(f"a box constrains {len(attributes)} columns; at most "
+                             f"{MAX_BOX_COLUMNS} (its maximum-entropy table has 2^columns "
+                             "cells per box).")
         if len(attributes) == 1:
             return self._one(attributes[0], low[:, 0], high[:, 0])
         if len(attributes) == 2:
@@ -234,7 +242,10 @@ class GridAnswers:
             estimate = self._pair(a, b, low[:, 0], high[:, 0], low[:, 1], high[:, 1])
             return estimate, self._pair_std(a, b, low[:, 0], high[:, 0], low[:, 1],
                                             high[:, 1])
-        return self._many(attributes, low, high), np.full(low.shape[0], np.nan)
+        step = max(1, TABLE_CELLS >> len(attributes))
+        estimate = np.concatenate([self._many(attributes, low[i:i + step], high[i:i + step])
+                                   for i in range(0, low.shape[0], step)])
+        return estimate, np.full(low.shape[0], np.nan)
 
     def _one(self, a, low, high):
         mechanism = self.mechanism
