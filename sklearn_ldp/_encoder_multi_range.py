@@ -87,9 +87,9 @@ class MultiRangeEncoderMixin:
         return self
 
     def _grid_cell_errors(self, n_users):
-        """``expected_error_``: per grid, the variance of one cell's estimated fraction for
-        ``n_users`` users (groups of ``n_users / m``), worst over the cell's fraction (0 or 1)
-        and with the users spread evenly over the grid's cells."""
+        """``expected_error_``: per grid, the variance of one cell's estimated fraction (about
+        all users' fraction) for ``n_users`` users (groups of ``n_users / m``), worst over the
+        cell's fraction (0 or 1) and with the users spread evenly over the grid's cells."""
         mechanism = self.mechanism_
         group_users = n_users / mechanism.n_groups
         rows = {}
@@ -98,8 +98,8 @@ class MultiRangeEncoderMixin:
             cell = np.zeros((1, n))
             cell[0, 0] = 1.0
             at = [np.eye(n)[0], np.eye(n)[1], np.full(n, 1.0 / n)]
-            worst, other, even = (float(mechanism.linear_variance(k, cell, f, group_users)[0])
-                                  for f in at)
+            worst, other, even = (float(mechanism.linear_variance(k, cell, f, group_users,
+                                                                  n_users)[0]) for f in at)
             rows[" x ".join(mechanism.columns[a] for a in group)] = (max(worst, other), even)
         table = pd.DataFrame.from_dict(rows, orient="index",
                                        columns=["worst_case", "average_case"])

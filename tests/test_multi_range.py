@@ -94,8 +94,10 @@ def test_cell_estimates_are_unbiased_with_the_analytic_variance(method, d, g1, g
     for k, true in enumerate(truth):
         cells = np.array([replicate[k] for replicate in estimates])
         identity = np.eye(true.size)
-        variance = np.array([mechanism.linear_variance(k, identity, true, n[k])
-                             for n in sizes])  # given each collection's group size
+        # Given each collection's group size, about all users' fractions (the group is a
+        # random sample of them).
+        variance = np.array([mechanism.linear_variance(k, identity, true, n[k], len(records))
+                             for n in sizes])
         z = (cells.mean(axis=0) - true) / np.sqrt(variance.mean(axis=0) / len(cells))
         assert np.all(np.abs(z) < 4.5), (k, z)
         squared += ((cells - true) ** 2).sum()
@@ -119,8 +121,8 @@ def test_grid_aligned_ranges_have_the_analytic_variance():
     for k, weights in queries.items():
         assert set(np.unique(weights)) <= {0.0, 1.0}  # aligned: whole cells
         answers = np.array([weights @ replicate[k] for replicate in estimates])
-        variance = np.array([mechanism.linear_variance(k, weights, truth[k], n[k])
-                             for n in sizes])
+        variance = np.array([mechanism.linear_variance(k, weights, truth[k], n[k],
+                                                       len(records)) for n in sizes])
         ratio = ((answers - weights @ truth[k]) ** 2).sum(axis=0) / variance.sum(axis=0)
         assert np.all(np.abs(ratio - 1) < 0.2), ratio  # each query: 400 draws
         assert abs(ratio.mean() - 1) < 0.1, ratio

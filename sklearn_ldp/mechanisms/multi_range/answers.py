@@ -141,6 +141,7 @@ class GridAnswers:
     def __init__(self, mechanism, statistic, n_rounds=N_ROUNDS):
         self.mechanism = mechanism
         self.group_reports = mechanism.group_reports(statistic)
+        self.n_users = int(self.group_reports.sum())
         g2 = mechanism.g2
         self.raw = [f if len(group) == 1 else f.reshape(g2, g2) for f, group in
                     zip(mechanism.grid_frequencies(statistic), mechanism.groups, strict=True)]
@@ -253,7 +254,7 @@ class GridAnswers:
             k = self._pair_index[(a,)]
             weights = self._coverage(a, low, high)
             variance = mechanism.linear_variance(k, weights, self.grids[k],
-                                                 self.group_reports[k])
+                                                 self.group_reports[k], self.n_users)
             return weights @ self.grids[k], np.sqrt(variance)
         weights = self._coverage(a, low, high, mechanism.g2)
         estimates, variance = [], 0.0
@@ -267,7 +268,8 @@ class GridAnswers:
             rows = (weights[:, :, None] * full[None, None, :] if axis == 0
                     else full[None, :, None] * weights[:, None, :])
             variance = variance + mechanism.linear_variance(
-                k, rows.reshape(len(low), -1), self.grids[k].ravel(), self.group_reports[k])
+                k, rows.reshape(len(low), -1), self.grids[k].ravel(), self.group_reports[k],
+                self.n_users)
         return np.mean(estimates, axis=0), np.sqrt(variance) / len(others)
 
     def _pair(self, a, b, low_a, high_a, low_b, high_b):
@@ -282,7 +284,8 @@ class GridAnswers:
         weights = (self._coverage(a, low_a, high_a, g2)[:, :, None]
                    * self._coverage(b, low_b, high_b, g2)[:, None, :])
         return np.sqrt(self.mechanism.linear_variance(
-            k, weights.reshape(len(low_a), -1), self.grids[k].ravel(), self.group_reports[k]))
+            k, weights.reshape(len(low_a), -1), self.grids[k].ravel(), self.group_reports[k],
+            self.n_users))
 
     def _many(self, attributes, low, high):
         """Maximum-entropy answers of boxes of more than 2 attributes (module docstring)."""

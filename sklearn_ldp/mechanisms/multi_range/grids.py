@@ -535,12 +535,16 @@ class GridRangeMechanism(Mechanism):
         """
         return np.concatenate(self.grid_frequencies(statistic)) * self.n_reports(statistic)
 
-    def linear_variance(self, k, weights, frequencies, n_group):
+    def linear_variance(self, k, weights, frequencies, n_group, n_users=None):
         """Variance of ``weights . f_hat`` for group ``k``'s estimated cell fractions.
 
         OLH's exact variance (:class:`~sklearn_ldp.mechanisms.oracles.support.SupportOracle`):
         a user of cell ``u`` adds ``c_norm ||w'||^2 + c_own w'_u^2`` with ``w' = w -
-        mean(w)``; summed over the cells' true fractions and divided by ``N_g``.
+        mean(w)``; summed over the cells' true fractions and divided by ``N_g``. That is the
+        variance about the group's own fractions. With ``n_users``, the variance about the
+        fractions of all ``n_users`` users: the group is a uniformly random subset of
+        ``N_g`` of them, which adds ``(sum f w^2 - (sum f w)^2) / N_g (N - N_g) / (N - 1)``
+        (sampling without replacement).
 
         Parameters
         ----------
@@ -552,6 +556,8 @@ class GridRangeMechanism(Mechanism):
             The cells' true fractions (or a plug-in estimate, clipped to ``[0, 1]``).
         n_group : int
             Users of the group.
+        n_users : int or None, default=None
+            Users of the whole collection, to include the sampling of the group.
 
         Returns
         -------
@@ -560,4 +566,8 @@ class GridRangeMechanism(Mechanism):
         c_norm, c_own = self.oracle_of(k)._variance_coefficients()
         centered = weights - weights.mean(axis=1, keepdims=True)
         squares = centered**2
-        return (c_norm * squares.sum(axis=1) + c_own * squares @ frequencies) / n_group
+        variance = (c_norm * squares.sum(axis=1) + c_own * squares @ frequencies) / n_group
+        if n_users is None or n_users <= 1:
+            return variance
+        spread = weights**2 @ frequencies - (weights @ frequencies) ** 2
+        return variance + np.maximum(spread, 0.0) / n_group * (n_users - n_group) / (n_users - 1)
