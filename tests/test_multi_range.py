@@ -437,3 +437,20 @@ def test_javascript_client_reports_follow_the_servers_law_at_cell_edges():
                              check=True)
         assert_client_law(EDGE_MECHANISM, record,
                           [json.loads(line) for line in run.stdout.splitlines()])
+
+
+def test_aggregated_reports_fit_like_the_reports_and_corrupt_statistics_are_refused():
+    from sklearn_ldp import AggregatedReports
+    rng = np.random.default_rng(8)
+    mechanism = GridRangeMechanism(1.0, [(0, 1), (0, 1)], g1=8, g2=2)
+    reports = LDPReports(mechanism.randomize(rng.random((5000, 2)), rng), mechanism)
+    statistic = mechanism.aggregate(reports.reports)
+    box = {"x0": (0, 0.5), "x1": (0.25, 1)}
+    assert np.array_equal(MultiRangeEstimator().fit(AggregatedReports(statistic, mechanism))
+                          .predict(box), MultiRangeEstimator().fit(reports).predict(box))
+    corrupt = statistic.copy()
+    corrupt[0] = 10**9
+    for bad, match in [(corrupt, "supported by 1000000000"), (statistic[:-1], "has 23 entries"),
+                       (statistic.astype(float), "integer")]:
+        with pytest.raises(ValueError, match=match):
+            MultiRangeEstimator().fit(AggregatedReports(bad, mechanism))

@@ -476,10 +476,22 @@ class GridRangeMechanism(Mechanism):
                              f"{statistic.shape}.")
         stops = self.offsets[1:] + np.arange(1, self.n_groups + 1)
         starts = np.concatenate([[0], stops[:-1]])
-        parts = [statistic[start:stop] for start, stop in zip(starts, stops, strict=True)]
-        for k, part in enumerate(parts):
-            self.oracle_of(k).n_reports(part)  # validates the part
-        return parts
+        # Each part as its oracle checks a statistic (int64 counts, supports within totals).
+        return [self.oracle_of(k)._check_statistic(statistic[start:stop])
+                for k, (start, stop) in enumerate(zip(starts, stops, strict=True))]
+
+    @multi_range_docstring
+    def check_statistic(self, statistic):
+        """The statistic as int64 counts, or a ValueError naming what is wrong (its length,
+        or a group's part that no reports can produce).
+
+        <statistic parameter>
+
+        Returns
+        -------
+        ndarray of int64
+        """
+        return np.concatenate(self._split(statistic))
 
     def n_reports(self, statistic):
         # The sum of the groups' numbers of reports.
