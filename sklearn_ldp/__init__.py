@@ -55,6 +55,7 @@ _OBJECTS = {
     "LongitudinalEstimator": ".estimators",
     "MarginalEstimator": ".estimators",
     "MeanEstimator": ".estimators",
+    "MultiRangeEstimator": ".estimators",
     "PrivacyLedger": ".deploy.budget",
     "RangeQueryEstimator": ".estimators",
     "UnverifiedFileWarning": ".deploy.limits",

@@ -22,6 +22,7 @@ from ._encoder_columns import (
     as_frame,
 )
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
+from ._encoder_multi_range import MultiRangeEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
     READ_FROM_DATA,
@@ -87,8 +88,8 @@ DOMAIN_ADVICE = (
     "it for heavy hitters: categories={'url': 'strings'} or {'user_id': 32}.")
 
 
-class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin,
-                 TransformerMixin, BaseEstimator):
+class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoderMixin,
+                 FreshEntropyMixin, TransformerMixin, BaseEstimator):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
     ``fit`` is data-independent: it reads the public domain and the workload and builds (or
@@ -139,7 +140,10 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         :class:`~sklearn_ldp.HeavyHitterEstimator`): ``"pem"`` (prefix extension with local
         hashing, Wang et al.; also ``"auto"``), ``"treehist"`` (one bit per user, Bassily et
         al.), ``"cms"`` and ``"hcms"`` (Apple's count-mean sketches: frequencies of given
-        candidates).
+        candidates). Range queries over several numeric columns at once (``bounds`` of two or
+        more columns; decoded by :class:`~sklearn_ldp.MultiRangeEstimator`, see
+        ``docs/multi_range.md``): ``"hdg"`` (hybrid 1-D and 2-D grids) and ``"tdg"`` (2-D
+        grids), Yang et al.'s grids sized for ``n_users``.
     epsilon : float, default=1.0
         Privacy budget of every user's report (epsilon-LDP).
     workload : Workload, array, {"histogram", "prefix", "all_range"} or None, default=None
@@ -301,7 +305,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         (:func:`~sklearn_ldp.mechanisms.heavy_hitters.sketches.default_sketch_hashes`).
     n_users : int or None, default=None
         Heavy hitters: the expected number of users, read only by the defaults of
-        ``extension_bits`` and ``n_hashes`` (None: ``10^6``).
+        ``extension_bits`` and ``n_hashes`` (None: ``10^6``). ``"hdg"``, ``"tdg"``: the
+        users the grid sizes are chosen for (None: ``10^6``; docs/multi_range.md).
 
     Attributes
     ----------
@@ -482,6 +487,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
                 delattr(self, attribute)
         if self._heavy_hitter_mode():
             return self._fit_heavy_hitters(X, epsilon)
+        if self._multi_range_mode():  # TDG / HDG over numeric columns (docs/multi_range.md)
+            return self._fit_multi_range(X, epsilon)
         if self._columns_mode():
             return self._fit_columns(X, epsilon)
         check_strategy_name(self.strategy)
@@ -789,6 +796,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         clipped = None
         if isinstance(self.mechanism_, ColumnsMechanism):
             indices, clipped = self._encode_columns(X)  # rows of values and category codes
+        elif self._fitted_multi_range():
+            indices, clipped = self._multi_range_records(X)  # rows of numbers (TDG / HDG)
         else:
             indices = self._encode(X)
         self._charge_collection(indices.shape[0], "transform")
@@ -891,9 +900,10 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
             raise NotImplementedError(
                 f"heavy hitters ({self.strategy_!r}) have no exact simulation of their "
                 "aggregate: privatize the values with transform.")
-        if isinstance(self.mechanism_, ColumnsMechanism):
+        if isinstance(self.mechanism_, ColumnsMechanism) or self._fitted_multi_range():
             raise NotImplementedError(
-                "records of several columns (bounds=, 'spl', 'smp', 'rsfd') have no exact "
+                "records of several columns (bounds=, 'spl', 'smp', 'rsfd', 'hdg', 'tdg') have no "
+                "exact "
                 "simulation of their aggregate: privatize the records with transform.")
 
     def _charge_collection(self, n_users, method):

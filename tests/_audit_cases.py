@@ -57,6 +57,7 @@ from sklearn_ldp.mechanisms.marginals.input_perturbation import InpHT, InpPS, In
 from sklearn_ldp.mechanisms.marginals.marginal_perturbation import MargHT, MargPS, MargRR
 from sklearn_ldp.mechanisms.multi_attribute.columns import ColumnsMechanism, column_part
 from sklearn_ldp.mechanisms.multi_attribute.mechanisms import MultiAttributeMechanism
+from sklearn_ldp.mechanisms.multi_range.grids import GridRangeMechanism
 from sklearn_ldp.mechanisms.numeric.means import (
     DuchiMechanism,
     HybridMechanism,
@@ -257,6 +258,13 @@ CASES = {
     # differ in every column, neighbouring floats, the bounds, extreme categories.
     "columns": Case(mixed_record, [[5.0, 0, 0, 0], [5.0000001, 2, 1, 1], [0.0, 0, 1, 0],
                                    [10.0, 2, 0, 1]]),
+    # TDG / HDG over two numbers (laws given the seed among 0..7): neighbouring floats on a
+    # cell edge (5.0 starts the second of 2 cells), the bounds.
+    **{"multi_range" + ("" if method == "hdg" else "_tdg"): Case(
+        lambda eps, m=method: GridRangeMechanism(eps, [BOUNDS, BOUNDS], method=m, g2=2,
+                                                 g1=4 if m == "hdg" else None),
+        [[5.0, 0.0], [np.nextafter(5.0, 0.0), 10.0], [0.0, 0.0], [10.0, 10.0]],
+        enumerable_reports=False) for method in ("hdg", "tdg")},
 }
 
 
@@ -322,6 +330,8 @@ def event_keys(mechanism, value):
             reports[:, 0], np.full(reports.shape[0], value)) == reports[:, 1]).astype(int)
     if isinstance(mechanism, PrefixHeavyHitters):
         return lambda reports: _prefix_keys(mechanism, value, reports)
+    if isinstance(mechanism, GridRangeMechanism):
+        return lambda reports: _grid_keys(mechanism, value, reports)
     if isinstance(mechanism, ColumnsMechanism):
         # 4 bins per report column: the categorical codes of the small case stay apart, the
         # number's 16 grid points become 4 events, so the record's few hundred outputs
@@ -343,6 +353,19 @@ def _prefix_keys(finder, value, reports):
     rounds = reports[:, 0].astype(np.int64)
     own = finder.own_hashes(words, rounds, reports[:, 1])
     return 2 * rounds + (np.asarray(own, dtype=np.uint64) == reports[:, 2])
+
+
+def _grid_keys(mechanism, value, reports):
+    """``2 group + [bucket == own hash of value's cell]`` for TDG / HDG reports."""
+    reports = np.asarray(reports, dtype=np.uint64)
+    codes = mechanism.codes(np.asarray([value], dtype=float))
+    keys = 2 * reports[:, 0].astype(np.int64)
+    for k in range(mechanism.n_groups):
+        rows = reports[:, 0] == k
+        cell = np.full(int(rows.sum()), mechanism.group_cells(codes, k)[0])
+        own = mechanism.oracle_of(k).hash_values(reports[rows, 1], cell)
+        keys[rows] += own == reports[rows, 2]
+    return keys
 
 
 def _bins(reports, n_bins=64):

@@ -17,6 +17,7 @@ import test_estimators
 import test_longitudinal_front
 import test_marginal_estimator
 import test_multi_attribute_estimators
+import test_multi_range
 import test_numeric_estimators
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from sklearn.base import BaseEstimator
@@ -52,6 +53,7 @@ DECLARED = {
     "LongitudinalEstimator": lambda est: test_longitudinal_front.EXPECTED_FAILED,
     "MarginalEstimator": lambda est: test_marginal_estimator.DEFAULT_EXPECTED_FAILED,
     "MeanEstimator": test_numeric_estimators._expected_failed,
+    "MultiRangeEstimator": lambda est: test_multi_range.EXPECTED_FAILED,
     "RangeQueryEstimator": test_estimators._expected_failed,
     "WorkloadEstimator": test_estimators._expected_failed,
 }

@@ -30,7 +30,7 @@ MAX_LINES = 1200
 BASE = ("sklearn_ldp._validation", "sklearn_ldp._logging", "sklearn_ldp._fwht",
         "sklearn_ldp._gram", "sklearn_ldp._strategy_error", "sklearn_ldp.deploy.limits")
 ENCODER = ("sklearn_ldp.encoder", "sklearn_ldp._encoder_columns",
-           "sklearn_ldp._encoder_heavy_hitters")
+           "sklearn_ldp._encoder_heavy_hitters", "sklearn_ldp._encoder_multi_range")
 SKLEARN_LAYER = ("sklearn_ldp._glue", *ENCODER, "sklearn_ldp.estimators",
                  "sklearn_ldp.model_selection", "sklearn_ldp.binning",
                  "sklearn_ldp.longitudinal")

@@ -12,13 +12,15 @@ uses (a reader goes README -> estimator -> the family folder of :mod:`sklearn_ld
   :mod:`sklearn_ldp.mechanisms.numeric`, :mod:`sklearn_ldp.mechanisms.multi_attribute`;
 * :mod:`.longitudinal` (``LongitudinalEstimator``): :mod:`sklearn_ldp.mechanisms.longitudinal`;
 * :mod:`.adaptive` (``AdaptiveQueryEstimator``): :mod:`sklearn_ldp.mechanisms.numeric.one_bit`;
-* :mod:`.count` (``CountMechanism``): :mod:`sklearn_ldp.mechanisms.central.count`."""
+* :mod:`.count` (``CountMechanism``): :mod:`sklearn_ldp.mechanisms.central.count`;
+* :mod:`.multi_range` (``MultiRangeEstimator``): :mod:`sklearn_ldp.mechanisms.multi_range`."""
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
 from .heavy_hitters import HeavyHitterEstimator, detectable_frequency
 from .longitudinal import LongitudinalEstimator
 from .marginal import MarginalEstimator
+from .multi_range import MultiRangeEstimator
 from .numeric import AttributeHistogramEstimator, DistributionEstimator, MeanEstimator
 from .range import RangeQueryEstimator
 from .workload import WorkloadEstimator
@@ -33,6 +35,7 @@ __all__ = [
     "LongitudinalEstimator",
     "MarginalEstimator",
     "MeanEstimator",
+    "MultiRangeEstimator",
     "RangeQueryEstimator",
     "WorkloadEstimator",
 ]

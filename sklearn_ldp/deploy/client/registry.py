@@ -7,6 +7,7 @@ from .heavy_hitters import _prefix_heavy_hitters, _sketch
 from .longitudinal import _dbitflip_pm, _longitudinal, _one_bit_mean_pm
 from .marginals import _inp_em, _inp_ht, _inp_ps, _inp_rr, _marg_ht, _marg_ps, _marg_rr
 from .multi_attribute import _multi_attribute
+from .multi_range import _multi_range
 from .numeric import _mean_kind, _sampled_mean, _square_wave
 from .oracles import ORACLE_KINDS
 from .ranges import _factorization, _haar, _hierarchical
@@ -40,4 +41,5 @@ RANDOMIZERS = {
     "longitudinal": _longitudinal,
     "dbitflip_pm": _dbitflip_pm,
     "1bitmean_pm": _one_bit_mean_pm,
+    "multi_range": _multi_range,
 }

@@ -1,0 +1,1 @@
+"""Multi-dimensional range queries over numeric attributes: TDG and HDG (Yang et al. 2020)."""
