@@ -30,6 +30,7 @@ from .mechanisms.multi_attribute.mechanisms import (
     MultiAttributeMechanism,
 )
 from .mechanisms.multi_attribute.mechanisms import ORACLES as PROTOCOL_ORACLES
+from .mechanisms.multi_range.grids import METHODS as MULTI_RANGE_METHODS
 from .mechanisms.numeric.base import NUMERIC_MECHANISMS, check_bounds
 from .mechanisms.numeric.means import MEAN_MECHANISMS, SampledMeanMechanism
 from .mechanisms.numeric.registry import numeric_mechanism
@@ -370,8 +371,10 @@ class ColumnsEncoderMixin:
                 f"strategy={strategy!r} cannot report a record with numeric columns: numeric "
                 f"columns take {NUMERIC_STRATEGIES}, categorical columns next to them a "
                 f"frequency oracle {COLUMN_ORACLES} (or 'auto'), e.g. strategy={{'age': "
-                "'hybrid', 'smoker': 'oue'}."
-                + did_you_mean(strategy, (*NUMERIC_STRATEGIES, *COLUMN_ORACLES)))
+                "'hybrid', 'smoker': 'oue'}; range queries over several numeric columns take "
+                f"{MULTI_RANGE_METHODS}."
+                + did_you_mean(strategy, (*NUMERIC_STRATEGIES, *COLUMN_ORACLES,
+                                          *MULTI_RANGE_METHODS)))
         chosen = {}
         for column in numeric:
             name = given.get(column, "auto")

@@ -12,6 +12,8 @@ from sklearn_ldp import LDPEncoder, LongitudinalEncoder
      "subset_selection"),
     ({"bounds": {"a": (0, 1)}, "strategy": "piecewse"}, {"a": [0.5]}, "piecewise"),
     ({"bounds": {"a": (0, 1)}, "strategy": {"a": "hybird"}}, {"a": [0.5]}, "hybrid"),
+    ({"bounds": {"a": (0, 1), "b": (0, 1)}, "strategy": "hgd"}, {"a": [0.5], "b": [0.5]},
+     "hdg"),
 ])
 def test_encoder_suggests_the_closest_strategy(params, frame, suggestion):
     with pytest.raises(ValueError, match=f"Did you mean '{suggestion}'"):
