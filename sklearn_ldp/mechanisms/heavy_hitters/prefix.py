@@ -767,7 +767,12 @@ class PrefixHeavyHitters(SpecEquality):
 
     def _groups(self, reports):
         """Each round's reports (a ValueError when a round has none)."""
-        groups = [reports[reports[:, 0] == index] for index in range(self.n_rounds)]
+        # One stable sort by round (a radix sort of small integers), then slices: the
+        # groups keep the reports' order, as one boolean mask per round would.
+        rounds = reports[:, 0].astype(np.uint16)
+        ordered = reports[np.argsort(rounds, kind="stable")]
+        bounds = np.cumsum(np.bincount(rounds, minlength=self.n_rounds))
+        groups = np.split(ordered, bounds[:-1])
         for index, group in enumerate(groups):
             if group.shape[0] == 0:
                 raise ValueError(f"round {index} has no reports: collect more users.")
