@@ -84,6 +84,10 @@ WORK_PER_USER = 256
 BUDGET_BITS = 32
 # The Walsh-Hadamard path costs about this many comparisons per kept prefix and bucket.
 FOURIER_COST = 10
+# Report rows of a string column's length round are numbered from this round on (after any
+# prefix schedule, whose rounds are fewer), so a device can send its length before the
+# server has fitted the prefix rounds.
+LENGTH_ROUND_FIRST = 2**16
 
 
 # The reference these docstrings share, written once
@@ -395,6 +399,39 @@ def length_oracle(epsilon):
     return PrefixHeavyHitters(8, epsilon, "pem", n_candidates=1, extension_bits=8)
 
 
+def length_round_spec(epsilon, max_string_bytes):
+    """The specification a deployment ships to the devices of a string column's length round.
+
+    :func:`length_oracle`'s specification with a ``"length_round"`` field: a device given a
+    string (at most ``max_string_bytes`` bytes in UTF-8, refused above) privatizes its
+    length in bytes, and its report row names round ``LENGTH_ROUND_FIRST + j`` (``j`` the
+    length oracle's round), the row a
+    :class:`~sklearn_ldp.mechanisms.heavy_hitters.column.HeavyHitterMechanism` with
+    ``max_string_bytes`` reads among its prefix rounds' rows. The server fits the bytes the
+    prefix rounds cover with :func:`string_bytes_from_lengths`, then publishes those rounds.
+
+    Parameters
+    ----------
+    epsilon : float
+        The length round's budget (each device reports once: the prefix rounds' budget).
+    max_string_bytes : int
+        The declared maximum length in bytes, in ``[1, 255]``.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> spec = length_round_spec(2.0, 64)
+    >>> spec["bit_length"], spec["length_round"]
+    (8, {'first_round': 65536, 'max_string_bytes': 64})
+    """
+    cap = check_positive_int(max_string_bytes, "max_string_bytes", maximum=255)
+    return dict(length_oracle(epsilon).to_dict(),
+                length_round={"first_round": LENGTH_ROUND_FIRST, "max_string_bytes": cap})
+
+
 def string_bytes_from_lengths(reports, epsilon, max_string_bytes, default=32):
     """The bytes a collection's prefix rounds cover, from its length round's reports: the
     longest length (in bytes) that Holm's test finds held by some users, plus one byte for
@@ -408,7 +445,8 @@ def string_bytes_from_lengths(reports, epsilon, max_string_bytes, default=32):
     Parameters
     ----------
     reports : ndarray of uint64, shape (n, 3)
-        The length round's reports (:func:`length_oracle`'s ``randomize``, or devices' rows).
+        The length round's reports (:func:`length_oracle`'s ``randomize``, or devices' rows
+        of :func:`length_round_spec`, numbered from ``LENGTH_ROUND_FIRST``).
     epsilon : float
         The length round's budget.
     max_string_bytes : int
@@ -440,6 +478,13 @@ def string_bytes_from_lengths(reports, epsilon, max_string_bytes, default=32):
     cap = check_positive_int(max_string_bytes, "max_string_bytes", maximum=255)
     default = check_positive_int(default, "default")
     oracle = length_oracle(epsilon)
+    reports = np.asarray(reports)
+    if reports.ndim == 2 and reports.shape[1:] == (3,) and reports.dtype == np.uint64:
+        # Rows of length_round_spec's devices: the length oracle's rounds, renumbered.
+        shifted = reports[:, 0] >= LENGTH_ROUND_FIRST
+        if shifted.any():
+            reports = reports.copy()
+            reports[shifted, 0] -= np.uint64(LENGTH_ROUND_FIRST)
     reports = oracle.check_reports(reports)
     if reports.shape[0] == 0:
         raise ValueError("the length round has no reports.")
