@@ -426,6 +426,11 @@ def length_round_spec(epsilon, max_string_bytes):
     >>> spec = length_round_spec(2.0, 64)
     >>> spec["bit_length"], spec["length_round"]
     (8, {'first_round': 65536, 'max_string_bytes': 64})
+
+    References
+    ----------
+    .. [1] Wang, Blocki, Li, Jha, "Locally differentially private protocols for frequency
+       estimation", USENIX Security 2017 (optimized local hashing).
     """
     cap = check_positive_int(max_string_bytes, "max_string_bytes", maximum=255)
     return dict(length_oracle(epsilon).to_dict(),
