@@ -22,7 +22,7 @@ precision (returned values in the true top, over those returned), and the end-to
 
 ``--peers`` runs pure-LDP's PEM (1.2.0, with its Apple CMS inside, 32 hashes x 1024: the
 configuration of its own experiment script) in its own virtual environment
-(``/work/peervenv``: ``pip install pure-ldp "numpy<2.3"``; never a dependency; its hashes'
+(``/work/peers-venv``: ``pip install pure-ldp "numpy<2.3"``; never a dependency; its hashes'
 str input is encoded as UTF-8, which xxhash 3 no longer does itself) on the ``int32`` case
 and on ``codes`` (3 bytes read as a 24-bit integer, which its binary-string interface takes)
 on the same users, and prints its recall and CPU time next to ours (time ratio within one
@@ -54,7 +54,7 @@ import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from _common import fmt, machine_note, print_table, run_peer  # noqa: E402
+from _common import cached_peer, fmt, machine_note, print_table, run_peer  # noqa: E402
 
 from sklearn_ldp import LDPEncoder  # noqa: E402
 from sklearn_ldp.estimators.heavy_hitters import HeavyHitterEstimator  # noqa: E402
@@ -62,7 +62,6 @@ from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle 
 from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values  # noqa: E402
 
 STRATEGIES = ("pem", "treehist", "cms", "hcms")
-PEER_PYTHON = "/work/peervenv/bin/python"
 ZIPF = 1.05
 N_PLANTED = 20
 PLANTED = np.linspace(0.03, 0.01, N_PLANTED)
@@ -195,7 +194,7 @@ def run_sketch(values, candidates, truth, hadamard, epsilon, repeats, seed):
 
 
 # ---------------------------------------------------------------------- pure-LDP
-PEER_SOURCE = r'''
+PEER_PRELUDE = r'''
 import json, random, sys, time, types
 import numpy as np
 # pure_ldp imports its RAPPOR server (unused here), which imports scikit-learn and
@@ -212,8 +211,11 @@ xxhash.xxh64 = lambda data, seed=0: _xxh64(data.encode() if isinstance(data, str
                                            seed=seed)
 data = np.load(sys.argv[1])
 params = json.loads(sys.argv[2])
-values, bits, top = data["values"], params["bits"], params["top"]
 random.seed(params["seed"]); np.random.seed(params["seed"])
+'''
+
+PEER_SOURCE = PEER_PRELUDE + r'''
+values, bits, top = data["values"], params["bits"], params["top"]
 from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
 from pure_ldp.heavy_hitters.prefix_extending import PEMClient, PEMServer
 eps = params["epsilon"]
@@ -231,6 +233,22 @@ truth = set(int(v) for v in data["top"])
 hits = len(truth & set(found_values))
 print(json.dumps({"recall": hits / len(truth), "returned": len(found_values),
                   "cpu": time.process_time() - cpu0}))
+'''
+
+
+# pure-LDP's CMS / HCMS (Apple's sketches) on given values: the counts of the candidates.
+SKETCH_PEER_SOURCE = PEER_PRELUDE + r'''
+from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
+hadamard = params["hadamard"]
+cpu0 = time.process_time()
+server = CMSServer(params["epsilon"], params["k"], params["m"], is_hadamard=hadamard)
+client = CMSClient(params["epsilon"], server.get_hash_funcs(), params["m"],
+                   is_hadamard=hadamard)
+for v in data["values"].tolist():  # one user at a time, as its API takes them
+    server.aggregate(client.privatise(str(v)))
+counts = [server.estimate(str(c), suppress_warnings=True)
+          for c in data["candidates"].tolist()]
+print(json.dumps({"counts": [float(c) for c in counts], "cpu": time.process_time() - cpu0}))
 '''
 
 
@@ -253,7 +271,77 @@ def run_pure_ldp(column, name, top, epsilon):
     return run_peer(PEER_SOURCE, {"values": np.asarray(column, dtype=np.int64),
                                   "top": np.asarray(true_top, dtype=np.int64)},
                     {"epsilon": epsilon, "seed": 0, "bits": bits, "top": top, "k": 32,
-                     "m": 1024, "start": start, "fragment": fragment}, python=PEER_PYTHON)
+                     "m": 1024, "start": start, "fragment": fragment})
+
+
+# ---------------------------------------------------------------------- bench_peers rows
+def peer_table_rows(n_users, peer_users, cache, repeats, epsilons=(2.0, 4.0), seed=0):
+    """Rows of ``bench_peers.py``'s table (its columns): on the ``int32`` corpus, pure-LDP's
+    PEM against ours on all ``n_users`` (recall of the 20 planted values: it depends on N,
+    so both run on the same users), and pure-LDP's CMS / HCMS (32 hashes x 1024) against
+    ours at their default sizes on 40 candidates (the 20 planted and the 20 largest
+    background values; MSE * N of their frequencies; the peer on the first ``peer_users``,
+    its CPU scaled to ``n_users``). Ours: the public API, least CPU of ``repeats`` runs."""
+    vocabulary, law, _, _ = corpus("int32", seed)
+    rng = np.random.default_rng(seed + n_users)
+    column = vocabulary[rng.choice(vocabulary.size, size=n_users, p=law)]
+    held = pd.Series(column).value_counts(sort=True)
+    true_top = np.asarray(held.index[:N_PLANTED].tolist(), dtype=np.int64)
+    rows = []
+    for epsilon in epsilons:
+        theirs = cached_peer(cache, f"v1:{n_users}:pem:int32:{seed}:{epsilon}",
+                             lambda epsilon=epsilon: run_pure_ldp(column, "int32", N_PLANTED,
+                                                                  epsilon))
+        ours = min((run_api(column, vocabulary, 32, N_PLANTED, "pem", epsilon, seed)
+                    for _ in range(repeats)), key=lambda result: result["cpu"])
+        label = f"PEM, 32-bit, eps {epsilon:g}"
+        if "error" in theirs:
+            rows.append([label, "pure-LDP", theirs["error"][:60], "-", f"{ours['cpu']:.2f}",
+                         f"recall {ours['recall']:.2f}", "-", "top 20"])
+            continue
+        rows.append([label, "pure-LDP", f"{theirs['cpu']:.1f}",
+                     f"recall {theirs['recall']:.2f}", f"{ours['cpu']:.2f}",
+                     f"recall {ours['recall']:.2f}", f"{theirs['cpu'] / ours['cpu']:.1f}x",
+                     "top 20; both on all users"])
+    candidates = np.concatenate([true_top, vocabulary[N_PLANTED:2 * N_PLANTED]])
+    frame = pd.DataFrame({"c": column})
+    n_peer = min(peer_users, n_users)
+    for strategy in ("cms", "hcms"):
+        for epsilon in epsilons:
+            params = {"epsilon": epsilon, "k": 32, "m": 1024, "hadamard": strategy == "hcms",
+                      "seed": 0}
+            theirs = cached_peer(cache, f"v1:{n_peer}:{strategy}:int32:{seed}:{epsilon}",
+                                 lambda params=params: run_peer(
+                                     SKETCH_PEER_SOURCE, {"values": column[:n_peer],
+                                                          "candidates": candidates}, params))
+
+            def ours(strategy=strategy, epsilon=epsilon):
+                reports = LDPEncoder(categories={"c": 32}, strategy=strategy,
+                                     epsilon=epsilon, random_state=seed).fit_transform(frame)
+                return HeavyHitterEstimator().fit(reports).predict(candidates)
+
+            times = []
+            for _ in range(repeats):
+                start = time.process_time()
+                table = ours()
+                times.append(time.process_time() - start)
+            truth = held.reindex(candidates, fill_value=0).to_numpy() / n_users
+            mse_n = float(np.mean((table["frequency"].to_numpy() - truth) ** 2)) * n_users
+            label = f"{strategy.upper()}, 32-bit, eps {epsilon:g}"
+            if "error" in theirs:
+                rows.append([label, "pure-LDP", theirs["error"][:60], "-",
+                             f"{min(times):.2f}", fmt(mse_n), "-", "40 candidates"])
+                continue
+            peer_truth = pd.Series(column[:n_peer]).value_counts().reindex(
+                candidates, fill_value=0).to_numpy() / n_peer
+            peer_mse_n = float(np.mean((np.asarray(theirs["counts"]) / n_peer - peer_truth)
+                                       ** 2)) * n_peer
+            scaled = theirs["cpu"] * n_users / n_peer
+            factor = "" if n_peer == n_users else f" (x{n_users / n_peer:.0f})"
+            rows.append([label, "pure-LDP", f"{scaled:.2f}{factor}", fmt(peer_mse_n),
+                         f"{min(times):.2f}", fmt(mse_n), f"{scaled / min(times):.1f}x",
+                         "40 candidates; peer 32 x 1024"])
+    return rows
 
 
 # ---------------------------------------------------------------------- main

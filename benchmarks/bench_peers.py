@@ -20,6 +20,12 @@ Rows (the rows of ``/work/shared/reference/peer_figures.md`` that run here):
   ratio of later rounds, the second. The peer's estimators clip and renormalize;
   ``AttributeHistogramEstimator`` does the same by default (``postprocess="clip"``), while
   ``LongitudinalEstimator(normalize=True)`` only divides by N (unbiased).
+* heavy hitters (``--sections heavy``; ``bench_heavy_hitters.peer_table_rows``): 32-bit
+  integers, 20 planted values at 3% ... 1%, epsilon = 2 and 4: pure-LDP's PEM (its CMS
+  inside) against ``LDPEncoder(categories={"c": 32}, strategy="pem")`` and
+  ``HeavyHitterEstimator(top_k=20)``, both on all the users (recall depends on N); pure-LDP's
+  CMS and HCMS (32 hashes x 1024) against ``strategy="cms" | "hcms"`` at the default sizes,
+  ``HeavyHitterEstimator().predict`` of 40 candidates (MSE * N of their frequencies).
 
 The peers run in their own virtual environment (``/work/peers-venv``, never imported here),
 one client call per user as their APIs take them, on the first ``--peer-users`` users of the
@@ -30,9 +36,8 @@ under the same load: the ratio is only meaningful within one run).
 
 Our side: CPU time (``process_time``, all threads) of the whole public-API call, best of
 ``--repeats`` runs after one untimed warm-up run (which fills the per-process caches: the
-Hadamard layout and its histogram variances, the numba-free lookups of the domain). Heavy
-hitters and the CMS / HCMS / RAPPOR sketches are not in this table (see
-``bench_heavy_hitters.py``).
+Hadamard layout and its histogram variances, the numba-free lookups of the domain). RAPPOR's
+sketch is not in this table.
 
 Examples
 --------
@@ -326,7 +331,7 @@ def main():
                         help="JSON file keeping the peers' runs ('' for none)")
     parser.add_argument("--only", default="",
                         help="comma-separated peer configurations or our strategies")
-    parser.add_argument("--sections", default="oracles,multi,longitudinal")
+    parser.add_argument("--sections", default="oracles,multi,longitudinal,heavy")
     args = parser.parse_args()
     args.peer_cache = args.peer_cache or None
     args.only = [name for name in args.only.split(",") if name]
@@ -344,6 +349,9 @@ def main():
         rows += multi_rows(args)
     if "longitudinal" in sections:
         rows += longitudinal_rows(args, users)
+    if "heavy" in sections:
+        from bench_heavy_hitters import peer_table_rows
+        rows += peer_table_rows(args.users, args.peer_users, args.peer_cache, args.repeats)
     print()
     print_table(["row", "peer", "peer CPU s", "peer MSE*N", "ours CPU s", "ours MSE*N",
                  "peer / ours", "note"], rows)

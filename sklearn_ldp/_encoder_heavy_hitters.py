@@ -24,6 +24,7 @@ from .mechanisms.heavy_hitters.column import (
     HeavyHitterMechanism,
 )
 from .mechanisms.heavy_hitters.prefix import (
+    LENGTH_ROUND_FIRST,
     PrefixHeavyHitters,
     length_oracle,
     string_bytes_from_lengths,
@@ -162,7 +163,7 @@ class HeavyHitterEncoderMixin:
                                          None if self._length_round is None else cap)
         if self._length_round is not None:  # the length reports, in the prefix rounds' rows
             encoded, asked, lengths = self._length_round
-            lengths[:, 0] += np.uint64(oracle.n_rounds)
+            lengths[:, 0] += np.uint64(LENGTH_ROUND_FIRST)
             words = mechanism.encode_utf8(encoded)  # what transform encodes
             self._length_round = (hashlib.sha256(words.tobytes()).hexdigest(), asked, lengths)
         self._missing_value = None

@@ -18,9 +18,11 @@ from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.deploy.client import heavy_hitters as client_heavy_hitters
 from sklearn_ldp.mechanisms._base.bits import PRECISION
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import (
+    LENGTH_ROUND_FIRST,
     PrefixHeavyHitters,
     check_prefix_numerator,
     length_oracle,
+    length_round_spec,
 )
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import (
     SketchFrequencyOracle,
@@ -118,6 +120,51 @@ def test_length_round_client_reports_follow_the_servers_exact_law(epsilon):
         assert_sampled_law(finder.exact_law(value), _to_seed_zero(finder, value, reports))
     worst = assert_private(_AtSeed(finder, 7), list(range(0, 256, 17)), epsilon)
     assert worst <= epsilon
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_length_round_spec_reports_the_strings_length_with_the_servers_law(epsilon):
+    # length_round_spec: the device is given the string and reports its UTF-8 length, in the
+    # rows numbered from LENGTH_ROUND_FIRST (the server's own rows of a length round).
+    finder = length_oracle(epsilon)
+    spec = json.loads(json.dumps(length_round_spec(epsilon, 40)))
+    for seed, text in enumerate(("", "mail", "caf\u00e9 au lait \u2603", "x" * 40)):
+        randomizer = Randomizer(spec, seed=seed)
+        reports = np.asarray([randomizer.privatize(text) for _ in range(N_CLIENT)],
+                             dtype=np.uint64)
+        assert np.all(reports[:, 0] >= LENGTH_ROUND_FIRST)
+        reports[:, 0] -= np.uint64(LENGTH_ROUND_FIRST)
+        length = len(text.encode())
+        assert_sampled_law(finder.exact_law(length), _to_seed_zero(finder, length, reports))
+
+
+def test_length_round_spec_refuses_hostile_specs_and_values():
+    spec = length_round_spec(2.0, 16)
+    randomizer = Randomizer(spec, seed=0)
+    for bad, match in [(13, "the string itself"), ("x" * 17, "more than the declared maximum"),
+                       ("a\0b", "NUL"), ("\ud800", "not a valid Unicode"),
+                       (b"\xff", "not valid UTF-8")]:
+        with pytest.raises(ValueError, match=match):
+            randomizer.privatize(bad)
+    for edit, match in [
+            ({"length_round": [65536, 16]}, "must be an object"),
+            ({"length_round": {"first_round": 65536}}, "must be an object"),
+            ({"length_round": {"first_round": 7, "max_string_bytes": 16}}, "first_round"),
+            ({"length_round": {"first_round": True, "max_string_bytes": 16}}, "first_round"),
+            ({"length_round": {"first_round": 65536, "max_string_bytes": 0}},
+             "max_string_bytes of"),
+            ({"length_round": {"first_round": 65536, "max_string_bytes": 256}},
+             "max_string_bytes of"),
+            ({"length_round": {"first_round": 65536, "max_string_bytes": 16.0}},
+             "max_string_bytes of"),
+            ({"bit_length": 16, "n_candidates": 1, "extension_bits": 8}, "8-bit length"),
+            ({"protocol": "treehist", "extension_bits": 1}, "8-bit length"),
+            ({"max_string_bytes": 16}, "8-bit length")]:
+        hostile = dict(spec, **edit)
+        with pytest.raises(ValueError, match=match):
+            Randomizer(hostile)
+    with pytest.raises(ValueError, match="max_string_bytes"):
+        length_round_spec(2.0, 256)
 
 
 def test_prefix_exact_law_refuses_values_outside_the_bit_length():

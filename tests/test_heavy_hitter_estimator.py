@@ -155,21 +155,31 @@ def test_stdlib_client_reports_decode(strategy):
 
 
 def test_length_round_deploys_through_the_stdlib_client():
-    # A deployment's length round: devices privatize their value's UTF-8 length with
-    # length_oracle's specification, the server fits the bytes the prefix rounds cover.
+    # A deployment's length round: devices given length_round_spec privatize their value's
+    # UTF-8 length, the server fits the bytes the prefix rounds cover and publishes them;
+    # reports_from_client takes both kinds of rows for the estimator.
+    from sklearn_ldp import reports_from_client
     from sklearn_ldp.deploy.client import Randomizer
+    from sklearn_ldp.mechanisms.heavy_hitters.column import HeavyHitterMechanism
     from sklearn_ldp.mechanisms.heavy_hitters.prefix import (
+        PrefixHeavyHitters,
         length_oracle,
+        length_round_spec,
         string_bytes_from_lengths,
     )
     from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
 
-    spec = json.dumps(length_oracle(4.0).to_dict())
-    randomizer = Randomizer.from_json(spec, seed=2)
+    randomizer = Randomizer.from_json(json.dumps(length_round_spec(4.0, 64)), seed=2)
     values = ["mail"] * 1500 + ["café au lait"] * 1000 + ["x"] * 500
-    rows = np.asarray([randomizer.privatize(len(v.encode())) for v in values], dtype=np.uint64)
+    length_rows = [randomizer.privatize(v) for v in values]
+    rows = np.asarray(length_rows, dtype=np.uint64)
     assert string_bytes_from_lengths(rows, 4.0, 64) == 14  # 13 bytes, and the end
     assert string_bytes_from_lengths(rows, 4.0, 4) == 4  # at most the declared maximum
+    # The plain length oracle's rows (a device computing its length itself) read the same.
+    plain = Randomizer.from_json(json.dumps(length_oracle(4.0).to_dict()), seed=2)
+    plain_rows = np.asarray([plain.privatize(len(v.encode())) for v in values],
+                            dtype=np.uint64)
+    assert string_bytes_from_lengths(plain_rows, 4.0, 64) == 14
     spread = length_oracle(0.5).randomize(
         encode_values(np.arange(200) % 60, 8), np.random.default_rng(0))
     assert string_bytes_from_lengths(spread, 0.5, 64, default=32) == 32  # nothing supported
@@ -181,15 +191,25 @@ def test_length_round_deploys_through_the_stdlib_client():
         string_bytes_from_lengths(rows + np.array([0, 0, 300], dtype=np.uint64), 4.0, 64)
     with pytest.raises(ValueError, match="reports must be"):
         string_bytes_from_lengths(rows[:, :2], 4.0, 64)
-    # Then the prefix rounds for that many bytes, published to the other devices.
-    enc = LDPEncoder(categories={"app": "strings"}, epsilon=4.0, n_candidates=4,
-                     max_string_bytes=string_bytes_from_lengths(rows, 4.0, 64))
-    device = Randomizer.from_json(enc.fit().client_spec())
-    others = ["mail"] * 4000 + ["café au lait"] * 3000 + ["x"] * 1000
-    reports = LDPReports(np.asarray([device.privatize(v) for v in others], dtype=np.uint64),
-                         enc.mechanism_)
-    found = HeavyHitterEstimator(top_k=3).fit(reports).heavy_hitters_["value"]
-    assert set(found) == {"mail", "café au lait", "x"}
+    # Then the prefix rounds for that many bytes, the declared maximum kept (a longer value
+    # is sent truncated), published to the other devices.
+    covered = string_bytes_from_lengths(rows, 4.0, 64)
+    mechanism = HeavyHitterMechanism(
+        PrefixHeavyHitters(8 * covered, 4.0, n_candidates=4, n_users=11_000), "app",
+        "strings", 8 * covered, max_string_bytes=64)
+    device = Randomizer.from_json(json.dumps(mechanism.client_dict()))
+    others = ["mail"] * 4000 + ["café au lait"] * 3000 + ["x"] * 1000 \
+        + ["a rare value longer than fourteen bytes"] * 5
+    prefix_rows = [device.privatize(v) for v in others]
+    reports = reports_from_client(prefix_rows + length_rows, mechanism)
+    assert reports.shape[0] == len(others) + len(values)
+    est = HeavyHitterEstimator(top_k=3).fit(reports)
+    assert set(est.heavy_hitters_["value"]) == {"mail", "café au lait", "x"}
+    # A length row outside the length oracle's outputs, or of a round neither kind has.
+    g = length_oracle(4.0).g
+    for row in ([65536, 1, g], [65538, 1, 0], [70000, 1, 0]):
+        with pytest.raises(ValueError, match="length rounds 65536 to 65537"):
+            reports_from_client(prefix_rows[:5] + [row], mechanism)
 
 
 def test_pandas_output_and_saved_reports_round_trip(tmp_path):

@@ -210,9 +210,9 @@ def test_both_counting_paths_match_hashing_every_candidate(n_rows, W, start, cou
     dtype = _hash_dtype(n_rows)
     y = rng.integers(1 << n_rows, size=n).astype(dtype)
     candidates = (prefixes[:, None, :] | _suffixes(start, count, W)[None]).reshape(-1, W)
-    brute = (_parities(rows, candidates) == y[:, None]).sum(axis=0).reshape(kept, -1)
-    target = _parities(rows, prefixes) ^ y[:, None]
-    equal = target[:, :, None] == _suffix_hashes(rows, start, count)[:, None, :]
+    brute = (_parities(rows, candidates) == y[None, :]).sum(axis=1).reshape(kept, -1)
+    target = (_parities(rows, prefixes) ^ y[None, :]).T
+    equal = target[:, :, None] == _suffix_hashes(rows, start, count).T[:, None, :]
     direct = _column_sums(equal.view(np.uint8).reshape(n, -1)).reshape(kept, -1)
     bits = (target[:, :, None] >> np.arange(n_rows, dtype=dtype)) & dtype(1)
     spectrum = _fourier_spectrum(rows, bits, start, count)

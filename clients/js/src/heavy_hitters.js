@@ -12,6 +12,7 @@ import { bitLength as bitLengthOf, checkBudget, checkFields, checkInt } from "./
 
 const MAX_BIT_LENGTH = 1024;
 const MAX_CANDIDATES = 2 ** 16;
+const LENGTH_ROUND_FIRST = 2 ** 16; // heavy_hitters.prefix.LENGTH_ROUND_FIRST
 
 /**
  * The value as the server's bit string (encode_values): a BigInt of W * 64 bits, word 0 most
@@ -75,7 +76,7 @@ function prefixSchedule(bitLength, nCandidates, extensionBits) {
 function prefixHeavyHitters(spec) {
   const kind = "prefix_heavy_hitters";
   checkFields(spec, kind, ["bit_length", "epsilon", "protocol", "n_candidates",
-    "extension_bits"], ["max_string_bytes"]);
+    "extension_bits"], ["max_string_bytes", "length_round"]);
   const L = spec.bit_length;
   if (typeof L !== "number" || !Number.isInteger(L) || L < 1 || L > MAX_BIT_LENGTH) {
     throw new ValueError(`bit_length of the ${repr(kind)} specification must be an integer ` +
@@ -105,6 +106,7 @@ function prefixHeavyHitters(spec) {
     throw new ValueError(`max_string_bytes of the ${repr(kind)} specification must be an ` +
       `integer in [${Math.floor(L / 8)}, ${MAX_BIT_LENGTH / 8}], got ${repr(cap)}.`);
   }
+  const lengthCap = lengthRound(spec, kind, L, protocol, nCandidates, eta, cap);
   const lengths = [...prefixSchedule(L, nCandidates, eta), L];
   const W = Math.ceil(L / 64);
   const g = protocol === "pem" ? olhBuckets(epsilon, "linear") : 2; // best power of two
@@ -129,7 +131,8 @@ function prefixHeavyHitters(spec) {
   };
 
   const reportGivenSeed = (value, seed, rng) => {
-    const x = bitString(value, L, cap);
+    // The length round: the string's UTF-8 length.
+    const x = bitString(lengthCap === null ? value : utf8Length(value, lengthCap), L, cap);
     const roundIndex = rng.belowNumber(lengths.length);
     const length = lengths[roundIndex];
     const prefix = x & (((1n << BigInt(length)) - 1n) << (top - BigInt(length)));
@@ -143,12 +146,54 @@ function prefixHeavyHitters(spec) {
     } else {
       y = own ^ (kept ? 0 : 1);
     }
-    return [roundIndex, seed, y];
+    return [(lengthCap === null ? 0 : LENGTH_ROUND_FIRST) + roundIndex, seed, y];
   };
   const privatize = (value, rng) => reportGivenSeed(value, rng.bitsBigInt(64), rng);
   // For the tests: the law given the seed (the seed itself is 64 uniform bits).
   privatize.reportGivenSeed = reportGivenSeed;
   return [null, privatize, { takesValues: true }];
+}
+
+/** The declared maximum of a length round's specification (length_round_spec), or null
+ * for prefix rounds; a ValueError names a bad field. */
+function lengthRound(spec, kind, L, protocol, nCandidates, eta, cap) {
+  if (!("length_round" in spec)) return null;
+  const round = spec.length_round;
+  const keys = round !== null && typeof round === "object" && !Array.isArray(round)
+    ? Object.keys(round).sort().join(",") : null;
+  if (keys !== "first_round,max_string_bytes") {
+    throw new ValueError(`length_round of the ${repr(kind)} specification must be an object ` +
+      `with the fields first_round and max_string_bytes, got ${repr(round)}.`);
+  }
+  if (round.first_round !== LENGTH_ROUND_FIRST) {
+    throw new ValueError(`length_round.first_round of the ${repr(kind)} specification must ` +
+      `be ${LENGTH_ROUND_FIRST}, got ${repr(round.first_round)}.`);
+  }
+  const lengthCap = round.max_string_bytes;
+  if (typeof lengthCap !== "number" || !Number.isInteger(lengthCap) || lengthCap < 1 ||
+      lengthCap > 255) {
+    throw new ValueError(`length_round.max_string_bytes of the ${repr(kind)} specification ` +
+      `must be an integer in [1, 255], got ${repr(lengthCap)}.`);
+  }
+  // The length oracle of the server: one 8-bit round of PEM, then its verification round.
+  if (L !== 8 || protocol !== "pem" || nCandidates !== 1 || eta !== 8 || cap !== null) {
+    throw new ValueError(`a ${repr(kind)} specification with a length_round reports an 8-bit ` +
+      "length through PEM (bit_length 8, protocol 'pem', n_candidates 1, extension_bits 8, " +
+      `no max_string_bytes), got bit_length=${repr(L)}, protocol=${repr(protocol)}, ` +
+      `n_candidates=${repr(nCandidates)}, extension_bits=${repr(eta)}, ` +
+      `max_string_bytes=${repr(cap)}.`);
+  }
+  return lengthCap;
+}
+
+/** The length in bytes of a string's UTF-8 encoding, refused as bitString refuses it. */
+function utf8Length(value, cap) {
+  if (typeof value !== "string") {
+    throw new ValueError("a length round's value is the string itself (its UTF-8 length is " +
+      `reported), got ${repr(value)}.`);
+  }
+  bitString(value, 8 * cap); // the same checks as the prefix rounds' encoding
+  return new TextEncoder().encode(value).length;
 }
 
 const MAX_SKETCH_WIDTH = 2 ** 20;

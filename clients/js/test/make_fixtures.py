@@ -56,8 +56,10 @@ from sklearn_ldp.mechanisms import (  # noqa: E402
 )
 from sklearn_ldp.mechanisms._base import prf as server_prf  # noqa: E402
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import (  # noqa: E402
+    LENGTH_ROUND_FIRST,
     PrefixHeavyHitters,
     length_oracle,
+    length_round_spec,
 )
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle  # noqa: E402
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (  # noqa: E402
@@ -167,6 +169,16 @@ def laws():
                       "seed": str(seed), "outputs": [_key(output) for output in law.outputs],
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
+    # The length round as devices run it (length_round_spec): given the string, its UTF-8
+    # length through length_oracle, the rows numbered from LENGTH_ROUND_FIRST.
+    text, seed = "h\u00e9llo w\u00f6rld", 2**63 + 5
+    law = length_oracle(2.0).exact_law(len(text.encode()), seed=seed)
+    outputs = np.asarray(law.outputs).copy()
+    outputs[:, 0] += np.uint64(LENGTH_ROUND_FIRST)
+    cases.append({"name": "string_length_round_spec_eps2",
+                  "spec": json.dumps(length_round_spec(2.0, 16)), "value": text,
+                  "seed": str(seed), "outputs": [_key(output) for output in outputs],
+                  "weights": [str(int(w)) for w in law.weights], "total": str(int(law.total))})
     # Sketches (CMS, HCMS); the server's CMS rows [j, bytes...] are sent as
     # [j // 256, j % 256, bytes...]; a spec with bit_length takes plain values.
     for name, mechanism, value, bit_length in [
@@ -579,6 +591,17 @@ def hostile():
         edit(duchi, "'grid_size'", params__grid_size=16),
         edit(square_wave, "n_buckets", params__n_buckets=1),
         edit(square_wave, "n_buckets", params__grid_size=20),
+    ]
+    # A string column's length round (length_round_spec): its field and its oracle.
+    length_spec = length_round_spec(2.0, 16)
+    cases += [
+        {"field": "length_round", "spec": {**length_spec, "length_round": [65536, 16]}},
+        {"field": "first_round", "spec": {**length_spec, "length_round": {
+            "first_round": 7, "max_string_bytes": 16}}},
+        {"field": "max_string_bytes", "spec": {**length_spec, "length_round": {
+            "first_round": 65536, "max_string_bytes": 256}}},
+        {"field": "8-bit length", "spec": {**length_spec, "bit_length": 16}},
+        {"field": "8-bit length", "spec": {**length_spec, "max_string_bytes": 16}},
     ]
     cases += _memo_hostile()
     for case in cases:

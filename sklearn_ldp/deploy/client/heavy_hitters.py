@@ -21,6 +21,7 @@ MAX_BIT_LENGTH = 1024  # heavy_hitters.MAX_BIT_LENGTH
 MAX_CANDIDATES = 2**16  # heavy_hitters.MAX_CANDIDATES
 MAX_SKETCH_WIDTH = 2**20
 MAX_SKETCH_HASHES = 2**16
+LENGTH_ROUND_FIRST = 2**16  # heavy_hitters.prefix.LENGTH_ROUND_FIRST
 
 
 def _bit_string(value, bit_length, max_string_bytes=None):
@@ -84,7 +85,7 @@ def _prefix_heavy_hitters(spec):
     of the value's prefix. Report ``[round, seed, y]``."""
     kind = "prefix_heavy_hitters"
     fields = ("bit_length", "epsilon", "protocol", "n_candidates", "extension_bits")
-    _check_fields(spec, kind, fields, ("max_string_bytes",))
+    _check_fields(spec, kind, fields, ("max_string_bytes", "length_round"))
     L = spec["bit_length"]
     if isinstance(L, bool) or not isinstance(L, int) or not 1 <= L <= MAX_BIT_LENGTH:
         raise ValueError(f"bit_length of the {kind!r} specification must be an integer in "
@@ -109,6 +110,7 @@ def _prefix_heavy_hitters(spec):
                             or not L // 8 <= cap <= MAX_BIT_LENGTH // 8):
         raise ValueError(f"max_string_bytes of the {kind!r} specification must be an integer "
                          f"in [{L // 8}, {MAX_BIT_LENGTH // 8}], got {cap!r}.")
+    length_cap = _length_round(spec, kind, L, protocol, n_candidates, eta, cap)
     lengths = _prefix_schedule(L, n_candidates, eta) + [L]
     W = -(-L // 64)
     if protocol == "pem":
@@ -134,6 +136,8 @@ def _prefix_heavy_hitters(spec):
         return hashed
 
     def privatize(value, rng, memo=None):
+        if length_cap is not None:  # the length round: the string's UTF-8 length
+            value = _utf8_length(value, length_cap)
         x = _bit_string(value, L, cap)
         round_index = rng.randrange(len(lengths))
         seed = rng.getrandbits(64)
@@ -147,12 +151,52 @@ def _prefix_heavy_hitters(spec):
             y = own if kept else other
         else:
             y = own ^ (not kept)
-        return [round_index, seed, int(y)]
+        first = 0 if length_cap is None else LENGTH_ROUND_FIRST
+        return [first + round_index, seed, int(y)]
 
     privatize.keep_numerator = keep  # exposed for the tests (the server's integer)
 
     privatize.own_hash = own_hash  # exposed for the tests (agreement with the server)
     return _ValueKind(None, privatize)
+
+
+def _length_round(spec, kind, L, protocol, n_candidates, eta, cap):
+    """The declared maximum of a length round's specification (``heavy_hitters.prefix.
+    length_round_spec``), or None for prefix rounds; a ValueError names a bad field."""
+    if "length_round" not in spec:
+        return None
+    round_spec = spec["length_round"]
+    if not isinstance(round_spec, dict) or set(round_spec) != {"first_round",
+                                                                "max_string_bytes"}:
+        raise ValueError(f"length_round of the {kind!r} specification must be an object with "
+                         f"the fields first_round and max_string_bytes, got {round_spec!r}.")
+    if round_spec["first_round"] != LENGTH_ROUND_FIRST \
+            or isinstance(round_spec["first_round"], bool):
+        raise ValueError(f"length_round.first_round of the {kind!r} specification must be "
+                         f"{LENGTH_ROUND_FIRST}, got {round_spec['first_round']!r}.")
+    length_cap = round_spec["max_string_bytes"]
+    if isinstance(length_cap, bool) or not isinstance(length_cap, int) \
+            or not 1 <= length_cap <= 255:
+        raise ValueError(f"length_round.max_string_bytes of the {kind!r} specification must "
+                         f"be an integer in [1, 255], got {length_cap!r}.")
+    # The length oracle of the server: one 8-bit round of PEM, then its verification round.
+    if (L, protocol, n_candidates, eta, cap) != (8, "pem", 1, 8, None):
+        raise ValueError(f"a {kind!r} specification with a length_round reports an 8-bit "
+                         "length through PEM (bit_length 8, protocol 'pem', n_candidates 1, "
+                         f"extension_bits 8, no max_string_bytes), got bit_length={L!r}, "
+                         f"protocol={protocol!r}, n_candidates={n_candidates!r}, "
+                         f"extension_bits={eta!r}, max_string_bytes={cap!r}.")
+    return length_cap
+
+
+def _utf8_length(value, cap):
+    """The length in bytes of a string's UTF-8 encoding, refused as ``_bit_string`` refuses
+    the value (not a string, NUL, no UTF-8 encoding, more than ``cap`` bytes)."""
+    if not isinstance(value, (str, bytes, bytearray)):
+        raise ValueError(f"a length round's value is the string itself (its UTF-8 length is "
+                         f"reported), got {value!r}.")
+    _bit_string(value, 8 * cap)  # the same checks as the prefix rounds' encoding
+    return len(value.encode("utf-8") if isinstance(value, str) else value)
 
 
 def _fingerprint(x, W):

@@ -16,7 +16,7 @@ from ...deploy.limits import check_size
 from .._base.docstrings import from_dict_docstring
 from .._base.headers import check_spec_header
 from .._base.mechanism import MAX_REPORTS, Mechanism, ReportCheck, exact_total
-from .prefix import PrefixHeavyHitters, length_oracle
+from .prefix import LENGTH_ROUND_FIRST, PrefixHeavyHitters, length_oracle
 from .sketches import SketchFrequencyOracle
 from .values import MAX_BIT_LENGTH, decode_values, encode_values, n_words
 
@@ -100,8 +100,10 @@ class HeavyHitterMechanism(Mechanism):
     :class:`~sklearn_ldp.HeavyHitterEstimator` decodes them.
 
     Report layout (one row per user): PEM / TreeHist ``[round, seed, y]`` (uint64, the math
-    layer's); HCMS ``[j, l, bit]`` (uint32); CMS ``2 + ceil(m / 8)`` bytes (uint8): the hash
-    index ``j`` big-endian in two bytes, then the packed ``+-1`` vector.
+    layer's), and with ``max_string_bytes`` the length round's rows ``[LENGTH_ROUND_FIRST +
+    j, seed, y]`` (a device's UTF-8 length through ``length_oracle``, ``j`` its round);
+    HCMS ``[j, l, bit]`` (uint32); CMS ``2 + ceil(m / 8)`` bytes (uint8): the hash index
+    ``j`` big-endian in two bytes, then the packed ``+-1`` vector.
 
     Parameters
     ----------
@@ -114,6 +116,11 @@ class HeavyHitterMechanism(Mechanism):
         ``[0, 2^bit_length)``.
     bit_length : int
         Bits of a value (for the sketches, of the encoding that is hashed).
+    max_string_bytes : int or None, default=None
+        Strings found by PEM or TreeHist whose rounds were fitted by a length round: the
+        declared maximum in bytes (``bit_length / 8`` to 255); longer values are refused,
+        values longer than the rounds cover are sent truncated, and the length round's rows
+        are read. None: no length round, at most ``bit_length / 8`` bytes.
 
     See Also
     --------
@@ -160,7 +167,7 @@ class HeavyHitterMechanism(Mechanism):
                        "max_matrix_entries", f"column {column!r}")
         # Strings whose prefix rounds were fitted by a length round (max_string_bytes given):
         # the users of the length round report their length through `length_oracle`
-        # (rounds numbered after the prefix rounds), and a value longer than bit_length / 8
+        # (rounds numbered from LENGTH_ROUND_FIRST), and a value longer than bit_length / 8
         # bytes (at most max_string_bytes) is reported truncated, without its end (a found
         # value without an end is dropped as truncated).
         self.declared_bytes = max_string_bytes
@@ -190,21 +197,15 @@ class HeavyHitterMechanism(Mechanism):
                              f"[{self.bit_length // 8}, {MAX_STRING_BYTES}], got {cap!r}.")
         return cap
 
-    @property
-    def n_report_rounds(self):
-        """Rounds a report row may name: the prefix rounds, then the length round's."""
-        extra = self.length_oracle.n_rounds if self.length_oracle is not None else 0
-        return self.oracle.n_rounds + extra if self.prefix else 0
-
     def randomize_lengths(self, words, rng):
         """The length round's reports of encoded strings: each value's length in bytes
-        through ``length_oracle`` (an 8-bit PEM), its rounds numbered after the prefix
-        rounds'."""
+        through ``length_oracle`` (an 8-bit PEM), its rounds numbered from
+        ``LENGTH_ROUND_FIRST`` (the rows of :func:`~.prefix.length_round_spec`'s devices)."""
         lengths = np.count_nonzero(
             np.frombuffer(np.asarray(words, dtype=np.uint64).astype(">u8").tobytes(),
                           dtype=np.uint8).reshape(words.shape[0], -1), axis=1)
         reports = self.length_oracle.randomize(encode_values(lengths, 8), rng)
-        reports[:, 0] += np.uint64(self.oracle.n_rounds)
+        reports[:, 0] += np.uint64(LENGTH_ROUND_FIRST)
         return reports
 
     def prefix_reports(self, reports):
@@ -651,13 +652,15 @@ class HeavyHitterMechanism(Mechanism):
         if self.prefix:
             limit = self.oracle.g if self.oracle.protocol == "pem" else 2
             prefix = reports[:, 0] < self.oracle.n_rounds
-            bad = (reports[:, 0] >= self.n_report_rounds) \
-                | (prefix & (reports[:, 2] >= limit))
+            bad = ~prefix | (reports[:, 2] >= limit)
             rule = f"round < {self.oracle.n_rounds}, y < {limit}"
             if self.length_oracle is not None:
-                bad |= ~prefix & (reports[:, 2] >= self.length_oracle.g)
-                rule += (f"; length round < {self.n_report_rounds}, y < "
-                         f"{self.length_oracle.g}")
+                # The length round's rows: rounds LENGTH_ROUND_FIRST + j of length_oracle.
+                first = LENGTH_ROUND_FIRST
+                end = first + self.length_oracle.n_rounds
+                length = (reports[:, 0] >= first) & (reports[:, 0] < end)
+                bad = np.where(length, reports[:, 2] >= self.length_oracle.g, bad)
+                rule += f"; length rounds {first} to {end - 1}, y < {self.length_oracle.g}"
         elif self.oracle.hadamard:
             k, m = self.oracle.n_hashes, self.oracle.width
             bad = (reports[:, 0] >= k) | (reports[:, 1] >= m) | (reports[:, 2] > 1)

@@ -84,6 +84,10 @@ WORK_PER_USER = 256
 BUDGET_BITS = 32
 # The Walsh-Hadamard path costs about this many comparisons per kept prefix and bucket.
 FOURIER_COST = 10
+# Report rows of a string column's length round are numbered from this round on (after any
+# prefix schedule, whose rounds are fewer), so a device can send its length before the
+# server has fitted the prefix rounds.
+LENGTH_ROUND_FIRST = 2**16
 
 
 # The reference these docstrings share, written once
@@ -113,49 +117,60 @@ def _hash_dtype(n_rows):
 
 
 def _parities(rows, strings):
-    """``h(x)`` bit by bit: rows ``(n, r, W)``, strings ``(c, W)`` -> ``(n, c)`` hash values
-    (bit ``k`` = parity of ``row_k & x``)."""
-    dtype = _hash_dtype(rows.shape[1])
-    out = np.zeros((rows.shape[0], strings.shape[0]), dtype=dtype)
-    for k in range(rows.shape[1]):
+    """``h(x)`` bit by bit: rows ``(r, W, n)``, strings ``(c, W)`` -> ``(c, n)`` hash values
+    (bit ``k`` = parity of ``row_k & x``).
+
+    The users run along the last axis, so every operation is one long contiguous loop per
+    candidate (the candidates' words are scalars of that loop).
+    """
+    dtype = _hash_dtype(rows.shape[0])
+    out = np.zeros((strings.shape[0], rows.shape[2]), dtype=dtype)
+    folded = np.empty(out.shape, dtype=np.uint64)
+    for k in range(rows.shape[0]):
         # parity(a) ^ parity(b) = parity(a ^ b): XOR the words first, one popcount after.
-        folded = rows[:, k, 0, None] & strings[None, :, 0]
-        for w in range(1, rows.shape[2]):
-            folded ^= rows[:, k, w, None] & strings[None, :, w]
-        out |= (np.bitwise_count(folded) & np.uint8(1)).astype(dtype) << dtype(k)
+        np.bitwise_and(strings[:, 0, None], rows[k, 0][None, :], out=folded)
+        for w in range(1, rows.shape[1]):
+            folded ^= strings[:, w, None] & rows[k, w][None, :]
+        bit = np.bitwise_count(folded)
+        bit &= np.uint8(1)
+        out |= bit.astype(dtype, copy=False) << dtype(k)
     return out
 
 
+def _bit_columns(rows, start, count):
+    """Bits ``start .. start+count-1`` of every row, ``(r, count, n)`` uint64 0/1, bit ``b``
+    of the last axis' order being string bit ``start + count - 1 - b`` (the order of
+    :func:`_suffixes`)."""
+    positions = start + count - 1 - np.arange(count)
+    words, offsets = np.divmod(positions, 64)
+    return (rows[:, words, :] >> (63 - offsets).astype(np.uint64)[None, :, None]) \
+        & np.uint64(1)
+
+
 def _suffix_hashes(rows, start, count):
-    """``h(S)`` of the ``2^count`` suffixes of :func:`_suffixes`, ``(n, 2^count)``.
+    """``h(S)`` of the ``2^count`` suffixes of :func:`_suffixes`, ``(2^count, n)``.
 
     The hash is linear, so ``h(S)`` is the XOR of ``h(e_b)`` over the set bits ``b`` of ``S``,
     and ``h(e_b)`` (one set bit, at string bit ``start + count - 1 - b``) is that bit of every
     row: ``count`` bit extractions and ``2^count`` XORs per user, no popcount.
     """
-    n, n_rows, _ = rows.shape
+    n_rows, _, n = rows.shape
     dtype = _hash_dtype(n_rows)
-    positions = start + count - 1 - np.arange(count)
-    words, offsets = np.divmod(positions, 64)
-    shifts = (63 - offsets).astype(np.uint64)
-    bits = (rows[:, :, words] >> shifts) & np.uint64(1)  # (n, r, count)
-    basis = np.zeros((n, count), dtype=dtype)
+    bits = _bit_columns(rows, start, count)
+    basis = np.zeros((count, n), dtype=dtype)
     for k in range(n_rows):
-        basis |= bits[:, k, :].astype(dtype) << dtype(k)
-    table = np.zeros((n, 1 << count), dtype=dtype)
+        basis |= bits[k].astype(dtype) << dtype(k)
+    table = np.zeros((1 << count, n), dtype=dtype)
     for b in range(count):  # suffixes with bit b set = those without, XOR h(e_b)
-        table[:, 1 << b:2 << b] = table[:, :1 << b] ^ basis[:, b, None]
+        table[1 << b:2 << b] = table[:1 << b] ^ basis[b]
     return table
 
 
 def _suffix_rows(rows, start, count):
     """Each row's bits ``start .. start+count-1`` as a ``count``-bit integer ``(n, r)``, in
     the bit order of :func:`_suffixes` (string bit ``start + count - 1 - b`` is bit ``b``)."""
-    positions = start + count - 1 - np.arange(count)
-    words, offsets = np.divmod(positions, 64)
-    bits = (rows[:, :, words] >> (63 - offsets).astype(np.uint64)) & np.uint64(1)
-    return (bits << np.arange(count, dtype=np.uint64)).sum(axis=2, dtype=np.uint64) \
-        .astype(np.int64)
+    bits = _bit_columns(rows, start, count) << np.arange(count, dtype=np.uint64)[:, None]
+    return bits.sum(axis=1, dtype=np.uint64).T.astype(np.int64)
 
 
 def _xor_span(generators, dtype):
@@ -206,20 +221,22 @@ def _column_sums(flags):
 
 
 def _seed_rows(seeds, n_rows, length, W):
-    """Each seed's ``n_rows`` random rows of ``length`` bits, ``(n, n_rows, W)`` uint64."""
+    """Each seed's ``n_rows`` random rows of ``length`` bits, ``(n_rows, W, n)`` uint64 (the
+    users along the last axis)."""
     steps = np.arange(1, n_rows * W + 1, dtype=np.uint64) * _GOLDEN
-    words = splitmix64(seeds[:, None] + steps).reshape(seeds.shape[0], n_rows, W)
-    return words & _prefix_mask(length, W)
+    words = splitmix64(steps[:, None] + seeds[None, :]).reshape(n_rows, W, seeds.shape[0])
+    return words & _prefix_mask(length, W)[None, :, None]
 
 
 def _hash_own(rows, strings):
-    """``h_u(x_u)`` per user: rows ``(n, r, W)``, strings ``(n, W)`` -> ``(n,)`` hash values."""
-    dtype = _hash_dtype(rows.shape[1])
-    out = np.zeros(rows.shape[0], dtype=dtype)
-    for k in range(rows.shape[1]):
-        folded = rows[:, k, 0] & strings[:, 0]
-        for w in range(1, rows.shape[2]):
-            folded ^= rows[:, k, w] & strings[:, w]
+    """``h_u(x_u)`` per user: rows ``(r, W, n)``, strings ``(n, W)`` -> ``(n,)`` hash values."""
+    dtype = _hash_dtype(rows.shape[0])
+    out = np.zeros(rows.shape[2], dtype=dtype)
+    strings = strings.T
+    for k in range(rows.shape[0]):
+        folded = rows[k, 0] & strings[0]
+        for w in range(1, rows.shape[1]):
+            folded ^= rows[k, w] & strings[w]
         out |= (np.bitwise_count(folded) & np.uint8(1)).astype(dtype) << dtype(k)
     return out
 
@@ -382,6 +399,44 @@ def length_oracle(epsilon):
     return PrefixHeavyHitters(8, epsilon, "pem", n_candidates=1, extension_bits=8)
 
 
+def length_round_spec(epsilon, max_string_bytes):
+    """The specification a deployment ships to the devices of a string column's length round.
+
+    :func:`length_oracle`'s specification with a ``"length_round"`` field: a device given a
+    string (at most ``max_string_bytes`` bytes in UTF-8, refused above) privatizes its
+    length in bytes, and its report row names round ``LENGTH_ROUND_FIRST + j`` (``j`` the
+    length oracle's round), the row a
+    :class:`~sklearn_ldp.mechanisms.heavy_hitters.column.HeavyHitterMechanism` with
+    ``max_string_bytes`` reads among its prefix rounds' rows. The server fits the bytes the
+    prefix rounds cover with :func:`string_bytes_from_lengths`, then publishes those rounds.
+
+    Parameters
+    ----------
+    epsilon : float
+        The length round's budget (each device reports once: the prefix rounds' budget).
+    max_string_bytes : int
+        The declared maximum length in bytes, in ``[1, 255]``.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> spec = length_round_spec(2.0, 64)
+    >>> spec["bit_length"], spec["length_round"]
+    (8, {'first_round': 65536, 'max_string_bytes': 64})
+
+    References
+    ----------
+    .. [1] Wang, Blocki, Li, Jha, "Locally differentially private protocols for frequency
+       estimation", USENIX Security 2017 (optimized local hashing).
+    """
+    cap = check_positive_int(max_string_bytes, "max_string_bytes", maximum=255)
+    return dict(length_oracle(epsilon).to_dict(),
+                length_round={"first_round": LENGTH_ROUND_FIRST, "max_string_bytes": cap})
+
+
 def string_bytes_from_lengths(reports, epsilon, max_string_bytes, default=32):
     """The bytes a collection's prefix rounds cover, from its length round's reports: the
     longest length (in bytes) that Holm's test finds held by some users, plus one byte for
@@ -395,7 +450,8 @@ def string_bytes_from_lengths(reports, epsilon, max_string_bytes, default=32):
     Parameters
     ----------
     reports : ndarray of uint64, shape (n, 3)
-        The length round's reports (:func:`length_oracle`'s ``randomize``, or devices' rows).
+        The length round's reports (:func:`length_oracle`'s ``randomize``, or devices' rows
+        of :func:`length_round_spec`, numbered from ``LENGTH_ROUND_FIRST``).
     epsilon : float
         The length round's budget.
     max_string_bytes : int
@@ -427,6 +483,13 @@ def string_bytes_from_lengths(reports, epsilon, max_string_bytes, default=32):
     cap = check_positive_int(max_string_bytes, "max_string_bytes", maximum=255)
     default = check_positive_int(default, "default")
     oracle = length_oracle(epsilon)
+    reports = np.asarray(reports)
+    if reports.ndim == 2 and reports.shape[1:] == (3,) and reports.dtype == np.uint64:
+        # Rows of length_round_spec's devices: the length oracle's rounds, renumbered.
+        shifted = reports[:, 0] >= LENGTH_ROUND_FIRST
+        if shifted.any():
+            reports = reports.copy()
+            reports[shifted, 0] -= np.uint64(LENGTH_ROUND_FIRST)
     reports = oracle.check_reports(reports)
     if reports.shape[0] == 0:
         raise ValueError("the length round has no reports.")
@@ -718,12 +781,16 @@ class PrefixHeavyHitters(SpecEquality):
         for first in range(0, n, chunk):
             block = reports[first:first + chunk]
             rows = _seed_rows(block[:, 1], self.n_rows, length, self.W)
-            target = _parities(rows, kept) ^ block[:, 2].astype(dtype)[:, None]
+            target = _parities(rows, kept)
+            target ^= block[:, 2].astype(dtype)[None, :]
+            # The comparisons run with the users first (long loops over k 2^eta pairs).
+            target = np.ascontiguousarray(target.T)
             if fourier:
                 bits = (target[:, :, None] >> np.arange(self.n_rows, dtype=dtype)) & dtype(1)
                 spectrum += _fourier_spectrum(rows, bits, start, count)
                 continue
-            equal = target[:, :, None] == _suffix_hashes(rows, start, count)[:, None, :]
+            table = np.ascontiguousarray(_suffix_hashes(rows, start, count).T)
+            equal = target[:, :, None] == table[:, None, :]
             matches += _column_sums(equal.view(np.uint8).reshape(equal.shape[0], -1)) \
                 .reshape(matches.shape)
         if fourier:  # exact: the transform of integers, divided by 2^r, is an integer
@@ -750,7 +817,12 @@ class PrefixHeavyHitters(SpecEquality):
 
     def _groups(self, reports):
         """Each round's reports (a ValueError when a round has none)."""
-        groups = [reports[reports[:, 0] == index] for index in range(self.n_rounds)]
+        # One stable sort by round (a radix sort of small integers), then slices: the
+        # groups keep the reports' order, as one boolean mask per round would.
+        rounds = reports[:, 0].astype(np.uint16)
+        ordered = reports[np.argsort(rounds, kind="stable")]
+        bounds = np.cumsum(np.bincount(rounds, minlength=self.n_rounds))
+        groups = np.split(ordered, bounds[:-1])
         for index, group in enumerate(groups):
             if group.shape[0] == 0:
                 raise ValueError(f"round {index} has no reports: collect more users.")
