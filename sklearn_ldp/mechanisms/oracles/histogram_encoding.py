@@ -65,6 +65,7 @@ from .._base.exact import (
     random_words,
 )
 from .._base.mechanism import (
+    MAX_REPORTS,
     ReportCheck,
     all_valid,
     check_type_counts,
@@ -360,10 +361,11 @@ class SummationHistogramEncoding(SupportOracle):
             index = int(np.flatnonzero(~np.isfinite(statistic))[0])
             raise ValueError(f"the statistic of {self.name!r} holds sums of reports; entry "
                              f"{index} is {statistic[index].item()!r}.")
-        total = statistic[-1].item()
-        if not 0 <= total <= 2**62:
+        total, most = statistic[-1].item(), MAX_REPORTS // self.report_bound
+        if not 0 <= total <= most:
+            # At most 2^62 / m reports: then no sum of them (|S_j| <= m N) can wrap in int64.
             raise ValueError(f"the statistic of {self.name!r} ends with the number of reports, "
-                             f"a count in [0, 2^62]; got {total!r}.")
+                             f"a count in [0, {most}]; got {total!r}.")
         sums = np.abs(statistic[:-1].astype(float))
         if sums.size and sums.max() > self.report_bound * total:
             cell = int(np.argmax(sums))
@@ -372,6 +374,38 @@ class SummationHistogramEncoding(SupportOracle):
                 f"{cell} is {statistic[cell].item()!r}: each report adds at most "
                 f"{self.report_bound} in absolute value (corrupted or crafted).")
         return statistic.astype(float if floating else np.int64)
+
+    def empty_reports(self):
+        """No reports, in the layout of :meth:`randomize` (rows of ``d`` signed integers).
+
+        Returns
+        -------
+        ndarray of shape (0, n_inputs)
+        """
+        return np.zeros((0, self.n_inputs), dtype=self.report_dtype)
+
+    def check_statistic(self, statistic):
+        """The statistic of reports read from a file or a merge, checked (signed sums).
+
+        Parameters
+        ----------
+        statistic : array-like of shape (n_cells + 1,)
+            Integer sums of the reports and their number.
+
+        Returns
+        -------
+        ndarray of int64
+
+        Raises
+        ------
+        ValueError
+            If it is not an integer array, or no set of valid reports produces it.
+        """
+        statistic = np.asarray(statistic)
+        if statistic.dtype.kind not in "iu":
+            raise ValueError(f"the statistic of {self.name!r} holds integer sums, got dtype "
+                             f"{statistic.dtype}.")
+        return self._check_statistic(statistic)
 
     def _variance_coefficients(self):
         """``(noise_variance, 0)``: the coordinates are independent, each with the noise's
