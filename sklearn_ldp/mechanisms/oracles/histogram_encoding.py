@@ -18,12 +18,15 @@ unit of the count the variance ``1 / (2 s^2 sinh^2(eps / (4 s)))`` grows with ``
 the continuous Laplace's ``8 / eps^2`` (``sinh(x) / x`` increases), so the discrete
 mechanism is slightly *better* than the paper's (7.84 against 8 at ``eps = 1``).
 
-The sampler (:func:`sample_two_sided_geometric`). A one-sided geometric ``G``
-(``P(G >= g) = r^g``) takes 60 bits of a uniform 64-bit word ``w``: ``G >= j`` for ``j <=
-3`` exactly when those bits, read as an integer ``v``, satisfy ``v < R^j 2^{20 (3 - j)}``
-(integers below ``2^60``); when ``G >= 3`` the draw continues with a fresh word
-(memoryless). The lowest bit of the first word is the sign, and a negative zero is redrawn,
-which gives ``P(Z = z)`` proportional to ``r^{|z|}``. No float is involved.
+The sampler (:func:`sample_two_sided_geometric`). ``|Z| = #{k >= 1 : U < t_k}`` with
+``t_k = P(|Z| >= k) = 2 r^k / (1 + r)``, exact fractions, and ``U`` uniform. Each draw takes
+32 uniform bits: 16 bits of ``U`` name a bucket of width ``2^-16`` and one more is the sign;
+where no threshold falls inside the bucket, a table gives ``Z`` (one lookup per draw, the
+common case). The other draws complete ``U`` to 63 bits (the word's 15 others and 32 fresh
+ones) and compare them with ``floor(t_k 2^63)``;
+below the last listed threshold ``t_K``, ``|Z| - K`` is a fresh one-sided geometric
+(memoryless), drawn from words compared with ``R^j 2^{20 (3 - j)}``; a tie at 63 bits
+draws more bits. No float is involved.
 
 Bounded reports. The law has every integer vector as an output; the reports are stored in the
 smallest signed type (``int8``, ``int16``, else ``int32``) whose largest value ``m`` makes
@@ -52,6 +55,7 @@ Pure numpy; no scikit-learn here.
 
 import decimal
 import fractions
+import functools
 
 import numpy as np
 
@@ -172,12 +176,90 @@ def _geometric_thresholds(R):
                     dtype=np.uint64)
 
 
-def sample_two_sided_geometric(rng, size, R):
-    """``size`` exact draws of ``P(Z = z)`` proportional to ``r^{|z|}``, ``r = R / 2^20``.
+def sample_one_sided_geometric(rng, size, R):
+    """``size`` exact draws of ``P(G >= g) = r^g``, ``r = R / 2^20`` (int64).
 
-    One-sided geometrics from the top 60 bits of uniform words (three steps per word,
-    memoryless beyond), a sign from the lowest bit, and a negative zero redrawn (module
-    docstring). Integer comparisons only.
+    ``G >= j`` for ``j <= 3`` exactly when the top 60 bits of a uniform word are below
+    ``R^j 2^{20 (3 - j)}``; from ``G >= 3`` on, a fresh word continues (memoryless).
+
+    Examples
+    --------
+    >>> g = sample_one_sided_geometric(np.random.default_rng(0), 100_000, 2**19)  # r = 1/2
+    >>> round(float(g.mean()), 1)  # r / (1 - r)
+    1.0
+    """
+    thresholds = _geometric_thresholds(R)
+    shift = np.uint64(64 - NOISE_BITS * NOISE_BLOCK)
+    out = np.zeros(size, dtype=np.int64)
+    alive = np.arange(size)
+    while alive.size:
+        bits = random_words(rng, alive.size) >> shift
+        steps = np.searchsorted(thresholds[::-1], bits, side="right")  # thresholds <= bits
+        steps = NOISE_BLOCK - steps
+        out[alive] += steps
+        alive = alive[steps == NOISE_BLOCK]
+    return out
+
+
+# The magnitude |Z| of the two-sided geometric is read from the top TABLE_BITS bits of a word
+# (a table lookup), except where a threshold of |Z| falls inside the bucket those bits name.
+TABLE_BITS = 16
+# Thresholds listed at most (below the last one, |Z| - K is a fresh one-sided geometric).
+MAX_THRESHOLDS = 4096
+_LOW_BITS = 63 - TABLE_BITS  # the word's bits below the table index and the sign bit
+_AMBIGUOUS = np.iinfo(np.int16).min
+
+
+@functools.lru_cache(maxsize=32)
+def _magnitude_tables(R):
+    """The lookup tables of :func:`sample_two_sided_geometric` for ratio ``R / 2^20``.
+
+    ``t_k = P(|Z| >= k) = 2 r^k / (1 + r)`` (``k >= 1``). With the 63 uniform bits ``V`` of
+    a word (``U = V / 2^63``), ``|Z| = #{k : U < t_k}``. Returns ``(table, floors, exact)``:
+    ``table[i]`` the signed value of the word whose top 17 bits are ``i`` (16 bits of ``U``
+    then the sign), or ``_AMBIGUOUS`` where a listed threshold lies inside the bucket or the
+    bucket lies below ``t_K``; ``floors[k - 1] = floor(t_k 2^63)`` (uint64, decreasing) and
+    ``exact[k - 1]`` whether ``t_k 2^63`` is an integer, for ``k <= K``.
+    """
+    one = 2**NOISE_BITS
+    numerator, denominator = 2 * R, one + R  # t_1
+    floors, exact = [], []
+    while len(floors) < MAX_THRESHOLDS:
+        value, remainder = divmod(numerator << 63, denominator)
+        if floors and value >> _LOW_BITS == 0:  # t_k below 2^-16: the deep buckets start
+            break
+        floors.append(value)
+        exact.append(remainder == 0)
+        numerator, denominator = numerator * R, denominator * one
+    floors_array = np.array(floors, dtype=np.uint64)
+    # Bucket h holds U in [h, h + 1) / 2^16: |Z| = #{k : t_k 2^16 >= h + 1} unless some
+    # t_k 2^16 lies strictly inside (h, h + 1), or h + 1 <= t_K 2^16 (thresholds beyond K).
+    buckets = np.arange(2**TABLE_BITS, dtype=np.uint64)
+    high = (buckets + np.uint64(1)) << np.uint64(_LOW_BITS)
+    ascending = floors_array[::-1]
+    magnitude = floors_array.size - np.searchsorted(ascending, high, side="left")
+    ambiguous = np.zeros(buckets.size, dtype=bool)
+    for value, is_exact in zip(floors, exact, strict=True):
+        h, inside = divmod(value, 2**_LOW_BITS)
+        if inside or not is_exact:
+            ambiguous[h] = True
+    ambiguous[: floors[-1] >> _LOW_BITS] = True  # below t_K: |Z| > K possible
+    # Index = 16 bits of U then the sign bit: +|Z| for sign 0, -|Z| for sign 1 (t_1 is always
+    # listed, so K >= 1 and |Z| <= K = MAX_THRESHOLDS fits int16 off the ambiguous buckets).
+    table = np.stack([np.where(ambiguous, _AMBIGUOUS, magnitude),
+                      np.where(ambiguous, _AMBIGUOUS, -magnitude)], axis=1).ravel()
+    return table.astype(np.int16), floors_array, np.array(exact, dtype=bool)
+
+
+def sample_two_sided_geometric(rng, size, R, out=None):
+    """``size`` exact draws of ``P(Z = z) = (1 - r) / (1 + r) r^{|z|}``, ``r = R / 2^20``.
+
+    32 uniform bits per draw: the top 16 (of ``U``) and the next one (the sign) index a table
+    of ``|Z| = #{k : U < t_k}`` (``t_k = P(|Z| >= k)``) wherever no threshold falls inside the
+    bucket; the few draws of the other buckets complete ``U`` to 63 bits and compare them
+    with ``floor(t_k 2^63)``, and below the last
+    listed threshold ``t_K`` add a fresh one-sided geometric to ``K`` (memoryless). Integer
+    comparisons only; a tie at 63 bits (probability below ``2^-50``) draws more bits.
 
     Parameters
     ----------
@@ -185,10 +267,13 @@ def sample_two_sided_geometric(rng, size, R):
     size : int
     R : int
         The ratio's numerator, in ``[1, 2^20)``.
+    out : ndarray of signed integers, shape (size,), optional
+        Where to write the draws (int8 or int16 for speed); a draw beyond its type raises
+        OverflowError. Default: a new int64 array.
 
     Returns
     -------
-    ndarray of int64, shape (size,)
+    ndarray, shape (size,)
 
     Examples
     --------
@@ -196,26 +281,84 @@ def sample_two_sided_geometric(rng, size, R):
     >>> round(float(z.var()), 1)  # 2 r / (1 - r)^2 = 4
     4.0
     """
-    thresholds = _geometric_thresholds(R)
-    shift = np.uint64(64 - NOISE_BITS * NOISE_BLOCK)
-    out = np.zeros(size, dtype=np.int64)
-    pending = np.arange(size)
-    while pending.size:
-        words = random_words(rng, pending.size)
-        negative = (words & np.uint64(1)).astype(bool)
-        magnitude = np.zeros(pending.size, dtype=np.int64)
-        alive = np.arange(pending.size)
-        while alive.size:
-            bits = words >> shift
-            steps = sum((bits < t).astype(np.int64) for t in thresholds)
-            magnitude[alive] += steps
-            keep = steps == NOISE_BLOCK  # G >= 3: continue with a fresh word
-            alive, words = alive[keep], random_words(rng, int(keep.sum()))
-        accept = ~(negative & (magnitude == 0))  # -0 would count zero twice
-        out[pending[accept]] = np.where(negative[accept], -magnitude[accept],
-                                        magnitude[accept])
-        pending = pending[~accept]
+    table, floors, exact = _magnitude_tables(R)
+    if out is None:
+        out = np.empty(size, dtype=np.int64)
+    limits = np.iinfo(out.dtype)
+    if floors.size >= limits.max:
+        raise ValueError(f"the draws of ratio {R} / 2^{NOISE_BITS} reach {floors.size}, beyond "
+                         f"{out.dtype}: write them to a wider type.")
+    typed = _typed_table(R, out.dtype.str)
+    # Two draws per 64-bit word: 32 bits each, the top 16 the bucket of U, the next the sign.
+    words = random_words(rng, (size + 1) // 2).view(np.uint32)[:size]
+    # mode="clip": the indices are in range, and "raise" would buffer the output.
+    np.take(typed, words >> np.uint32(31 - TABLE_BITS), out=out, mode="clip")
+    pending = np.flatnonzero(out == limits.min)
+    if pending.size:
+        # U's 63 bits: the word's 16 + 15 (around the sign bit) and 32 fresh ones.
+        word = words[pending].astype(np.uint64)
+        V = (((word >> np.uint64(16)) << np.uint64(_LOW_BITS))
+             | ((word & np.uint64(2**15 - 1)) << np.uint64(32))
+             | (random_words(rng, pending.size) >> np.uint64(32)))
+        negative = (word >> np.uint64(15)) & np.uint64(1) == 1
+        resolved = _resolve(rng, V, negative, R, floors, exact)
+        if resolved.max() > limits.max or resolved.min() <= limits.min:
+            raise OverflowError(f"a draw of the two-sided geometric is beyond {out.dtype} "
+                                f"(|Z| = {int(np.abs(resolved).max())}).")
+        out[pending] = resolved
     return out
+
+
+@functools.lru_cache(maxsize=32)
+def _typed_table(R, dtype):
+    """The table of :func:`_magnitude_tables` in ``dtype``, its ambiguous entries that type's
+    smallest value (no value in the table reaches it: ``|Z| <= K`` below the largest)."""
+    table = _magnitude_tables(R)[0]
+    typed = table.astype(dtype)
+    typed[table == _AMBIGUOUS] = np.iinfo(dtype).min
+    return typed
+
+
+def _resolve(rng, V, negative, R, floors, exact):
+    """The signed draws whose bucket does not decide ``|Z|``, from the 63 bits ``V`` of
+    their ``U`` (uint64) and their signs (see :func:`sample_two_sided_geometric`)."""
+    # U < t_k for certain iff V + 1 <= floor(t_k 2^63); U >= t_k iff V >= t_k 2^63.
+    ascending = floors[::-1]
+    certain = floors.size - np.searchsorted(ascending, V + np.uint64(1), side="left")
+    magnitude = certain.astype(np.int64)
+    # A tie: V = floor(t_k 2^63) with t_k 2^63 not an integer (more bits decide).
+    position = np.searchsorted(ascending, V, side="left")
+    tie = (position < floors.size) & (ascending[np.minimum(position, floors.size - 1)] == V)
+    tie &= ~exact[::-1][np.minimum(position, floors.size - 1)]
+    deep = (magnitude == floors.size) & ~tie
+    if deep.any():  # U < t_K: |Z| = K + a fresh one-sided geometric (memoryless)
+        magnitude[deep] += sample_one_sided_geometric(rng, int(deep.sum()), R)
+    for i in np.flatnonzero(tie):
+        magnitude[i] = _magnitude_from_bits(rng, int(V[i]), R)
+    return np.where(negative, -magnitude, magnitude)
+
+
+def _magnitude_from_bits(rng, V, R):
+    """``|Z|`` from the 63 bits ``V`` of ``U`` and as many more as the comparisons need
+    (exact rational thresholds, Python integers; reached with probability below 2^-50)."""
+    one, bits = 2**NOISE_BITS, 63
+    k, numerator, denominator = 0, 2 * R, one + R
+    while True:  # is U < t_{k+1}?
+        while True:
+            low, high = V * denominator, (V + 1) * denominator
+            target = numerator << bits
+            if high <= target:
+                below = True
+                break
+            if low >= target:
+                below = False
+                break
+            V = (V << 64) | int(random_words(rng, 1)[0])
+            bits += 64
+        if not below:
+            return k
+        k += 1
+        numerator, denominator = numerator * R, denominator * one
 
 
 @register
@@ -265,7 +408,7 @@ class SummationHistogramEncoding(SupportOracle):
     >>> reports.shape, reports.dtype
     ((10000, 4), dtype('int8'))
     >>> mechanism.estimate(mechanism.aggregate(reports)).round(-2)
-    array([4100., 2800., 2000., 1100.])
+    array([4100., 2900., 2100.,  900.])
     >>> round(mechanism.noise_variance, 4)  # per user and cell
     1.8414
     """
@@ -283,21 +426,28 @@ class SummationHistogramEncoding(SupportOracle):
 
     # ------------------------------------------------------------------ client side
     def randomize(self, indices, rng):
-        # Noise for a block of users at a time (bounded memory), then +1 at each user's cell.
+        # The noise of a block of users at a time is written into their rows (bounded memory),
+        # then +1 at each user's cell. A coordinate beyond +-m (probability below 2^-128) is
+        # a public outcome of its own, never a clipped value: OverflowError, no report.
         indices = check_type_indices(indices, self.n_inputs)
         d, bound = self.n_inputs, self.report_bound
         reports = np.empty((indices.shape[0], d), dtype=self.report_dtype)
+        flat = reports.reshape(-1)
         for rows in chunks(indices.shape[0], max(1, NOISE_CHUNK // d)):
             users = indices[rows]
-            noisy = sample_two_sided_geometric(rng, users.shape[0] * d, self.ratio_numerator)
-            noisy = noisy.reshape(users.shape[0], d)
-            noisy[np.arange(users.shape[0]), users] += 1
-            if noisy.size and int(np.abs(noisy).max()) > bound:
-                # Probability below 2^-128 a coordinate: a public outcome, never a clipped value.
-                raise OverflowError(
-                    f"a {self.name!r} report has a coordinate beyond +-{bound} (probability "
-                    f"below 2^-{TAIL_BITS}); no report is sent.")
-            reports[rows] = noisy
+            try:
+                sample_two_sided_geometric(rng, users.shape[0] * d, self.ratio_numerator,
+                                           out=flat[rows.start * d:rows.stop * d])
+            except OverflowError:
+                raise OverflowError(f"a {self.name!r} report has a coordinate beyond +-{bound} "
+                                    f"(probability below 2^-{TAIL_BITS}); no report is sent."
+                                    ) from None
+            block = reports[rows]
+            own = block[np.arange(users.shape[0]), users]
+            if own.size and own.max() >= bound:
+                raise OverflowError(f"a {self.name!r} report has a coordinate beyond +-{bound} "
+                                    f"(probability below 2^-{TAIL_BITS}); no report is sent.")
+            block[np.arange(users.shape[0]), users] = own + 1
         return reports
 
     def exact_law(self, value):
