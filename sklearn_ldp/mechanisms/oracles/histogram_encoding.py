@@ -78,7 +78,7 @@ from .._base.mechanism import (
     register,
 )
 from .support import SupportOracle, oracle_docstring
-from .unary import UnaryEncoding, unary_docstring
+from .unary import UnaryEncoding
 
 # The noise ratio is r = R / 2^NOISE_BITS; one 64-bit word decides up to NOISE_BLOCK steps
 # of the geometric (NOISE_BITS * NOISE_BLOCK <= 63 bits, the lowest bit being the sign).
@@ -531,6 +531,7 @@ class SummationHistogramEncoding(SupportOracle):
         Returns
         -------
         ndarray of shape (0, n_inputs)
+            An empty array of the reports' integer type.
         """
         return np.zeros((0, self.n_inputs), dtype=self.report_dtype)
 
@@ -545,6 +546,7 @@ class SummationHistogramEncoding(SupportOracle):
         Returns
         -------
         ndarray of int64
+            The statistic, checked.
 
         Raises
         ------
@@ -660,7 +662,7 @@ def _check_lattice(scale, threshold):
 
 
 @register
-@unary_docstring
+@oracle_docstring
 class ThresholdingHistogramEncoding(UnaryEncoding):
     """Thresholding histogram encoding (THE): SHE's report thresholded to one bit a cell.
 
@@ -671,12 +673,26 @@ class ThresholdingHistogramEncoding(UnaryEncoding):
     variance (:func:`best_threshold`): ``scale = 1``, ``threshold = 0`` at every epsilon, where
     THE's law is symmetric unary encoding's (see the module docstring).
 
-    <unary parameters>
+    Parameters
+    ----------
+    n_inputs : int
+        Domain size ``n`` (bits per report), at least 1.
+    epsilon : float
+        Privacy budget of one report, in ``(0, 50]``.
     scale : int, optional
         Lattice steps ``s`` of a one-hot entry, in ``[1, 16]``; with ``threshold``, or
         neither (the optimum).
     threshold : int, optional
         ``k`` in ``[0, 2 s)``: ``theta = k / s``.
+
+    Attributes
+    ----------
+    scale, threshold : int
+        The lattice and threshold used (the optimum's when not given).
+    p, q : float
+        Realized probabilities (multiples of ``2^-52``) of bit ``u`` and of every other bit.
+    p_numerator, q_numerator : int
+        ``p = p_numerator / 2^52``, ``q = q_numerator / 2^52``.
 
     See Also
     --------
