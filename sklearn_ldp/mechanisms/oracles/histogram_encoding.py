@@ -151,6 +151,7 @@ def noise_variance(R):
     return float(fractions.Fraction(2 * R * one, (one - R) ** 2))
 
 
+@functools.lru_cache(maxsize=64)
 def report_bound_dtype(R):
     """The smallest of int8, int16, int32 whose largest value ``m`` has ``2 r^m <= 2^-128``.
 
@@ -292,7 +293,8 @@ def sample_two_sided_geometric(rng, size, R, out=None):
     # Two draws per 64-bit word: 32 bits each, the top 16 the bucket of U, the next the sign.
     words = random_words(rng, (size + 1) // 2).view(np.uint32)[:size]
     # mode="clip": the indices are in range, and "raise" would buffer the output.
-    np.take(typed, words >> np.uint32(31 - TABLE_BITS), out=out, mode="clip")
+    index = np.right_shift(words, 31 - TABLE_BITS, dtype=np.intp)  # take's own index type
+    np.take(typed, index, out=out, mode="clip")
     pending = np.flatnonzero(out == limits.min)
     if pending.size:
         # U's 63 bits: the word's 16 + 15 (around the sign bit) and 32 fresh ones.
@@ -484,12 +486,11 @@ class SummationHistogramEncoding(SupportOracle):
                 f"{reports.shape} and dtype {reports.dtype}.")
         bound = self.report_bound
         rule = f"rows of {self.n_inputs} integers in [-{bound}, {bound}]"
-        if not reports.size:
+        # Two reductions decide the common case (all valid) without a mask as large as the
+        # reports.
+        if not reports.size or (reports.min() >= -bound and reports.max() <= bound):
             return ReportCheck(reports, all_valid(reports.shape[0]), rule)
-        inside = (reports >= -bound) & (reports <= bound)
-        if inside.all():
-            return ReportCheck(reports, all_valid(reports.shape[0]), rule)
-        return ReportCheck(reports, inside.all(axis=1), rule)
+        return ReportCheck(reports, ((reports >= -bound) & (reports <= bound)).all(axis=1), rule)
 
     def _support_counts(self, reports):
         return reports.sum(axis=0, dtype=np.int64)
