@@ -20,10 +20,10 @@ mechanism is slightly *better* than the paper's (7.84 against 8 at ``eps = 1``).
 
 The sampler (:func:`sample_two_sided_geometric`). ``|Z| = #{k >= 1 : U < t_k}`` with
 ``t_k = P(|Z| >= k) = 2 r^k / (1 + r)``, exact fractions, and ``U`` uniform. Each draw takes
-32 uniform bits: 16 bits of ``U`` name a bucket of width ``2^-16`` and one more is the sign;
+16 uniform bits: 15 bits of ``U`` name a bucket of width ``2^-15`` and one more is the sign;
 where no threshold falls inside the bucket, a table gives ``Z`` (one lookup per draw, the
-common case). The other draws complete ``U`` to 63 bits (the word's 15 others and 32 fresh
-ones) and compare them with ``floor(t_k 2^63)``;
+common case). The other draws complete ``U`` to 63 bits with 48 fresh ones and compare them
+with ``floor(t_k 2^63)``;
 below the last listed threshold ``t_K``, ``|Z| - K`` is a fresh one-sided geometric
 (memoryless), drawn from words compared with ``R^j 2^{20 (3 - j)}``; a tie at 63 bits
 draws more bits. No float is involved.
@@ -202,12 +202,12 @@ def sample_one_sided_geometric(rng, size, R):
     return out
 
 
-# The magnitude |Z| of the two-sided geometric is read from the top TABLE_BITS bits of a word
+# The magnitude |Z| of the two-sided geometric is read from TABLE_BITS bits of U
 # (a table lookup), except where a threshold of |Z| falls inside the bucket those bits name.
-TABLE_BITS = 16
+TABLE_BITS = 15
 # Thresholds listed at most (below the last one, |Z| - K is a fresh one-sided geometric).
 MAX_THRESHOLDS = 4096
-_LOW_BITS = 63 - TABLE_BITS  # the word's bits below the table index and the sign bit
+_LOW_BITS = 63 - TABLE_BITS  # the bits of U below the table's bucket
 _AMBIGUOUS = np.iinfo(np.int16).min
 
 
@@ -217,8 +217,8 @@ def _magnitude_tables(R):
 
     ``t_k = P(|Z| >= k) = 2 r^k / (1 + r)`` (``k >= 1``). With the 63 uniform bits ``V`` of
     a word (``U = V / 2^63``), ``|Z| = #{k : U < t_k}``. Returns ``(table, floors, exact)``:
-    ``table[i]`` the signed value of the word whose top 17 bits are ``i`` (16 bits of ``U``
-    then the sign), or ``_AMBIGUOUS`` where a listed threshold lies inside the bucket or the
+    ``table[i]`` the signed value of the 16-bit draw ``i`` (15 bits of ``U``, then the
+    sign), or ``_AMBIGUOUS`` where a listed threshold lies inside the bucket or the
     bucket lies below ``t_K``; ``floors[k - 1] = floor(t_k 2^63)`` (uint64, decreasing) and
     ``exact[k - 1]`` whether ``t_k 2^63`` is an integer, for ``k <= K``.
     """
@@ -227,7 +227,7 @@ def _magnitude_tables(R):
     floors, exact = [], []
     while len(floors) < MAX_THRESHOLDS:
         value, remainder = divmod(numerator << 63, denominator)
-        if floors and value >> _LOW_BITS == 0:  # t_k below 2^-16: the deep buckets start
+        if floors and value >> _LOW_BITS == 0:  # t_k below 2^-15: the deep buckets start
             break
         floors.append(value)
         exact.append(remainder == 0)
@@ -245,7 +245,7 @@ def _magnitude_tables(R):
         if inside or not is_exact:
             ambiguous[h] = True
     ambiguous[: floors[-1] >> _LOW_BITS] = True  # below t_K: |Z| > K possible
-    # Index = 16 bits of U then the sign bit: +|Z| for sign 0, -|Z| for sign 1 (t_1 is always
+    # Index = 15 bits of U then the sign bit: +|Z| for sign 0, -|Z| for sign 1 (t_1 is always
     # listed, so K >= 1 and |Z| <= K = MAX_THRESHOLDS fits int16 off the ambiguous buckets).
     table = np.stack([np.where(ambiguous, _AMBIGUOUS, magnitude),
                       np.where(ambiguous, _AMBIGUOUS, -magnitude)], axis=1).ravel()
@@ -255,7 +255,7 @@ def _magnitude_tables(R):
 def sample_two_sided_geometric(rng, size, R, out=None):
     """``size`` exact draws of ``P(Z = z) = (1 - r) / (1 + r) r^{|z|}``, ``r = R / 2^20``.
 
-    32 uniform bits per draw: the top 16 (of ``U``) and the next one (the sign) index a table
+    16 uniform bits per draw: the top 15 (of ``U``) and the lowest (the sign) index a table
     of ``|Z| = #{k : U < t_k}`` (``t_k = P(|Z| >= k)``) wherever no threshold falls inside the
     bucket; the few draws of the other buckets complete ``U`` to 63 bits and compare them
     with ``floor(t_k 2^63)``, and below the last
@@ -290,19 +290,18 @@ def sample_two_sided_geometric(rng, size, R, out=None):
         raise ValueError(f"the draws of ratio {R} / 2^{NOISE_BITS} reach {floors.size}, beyond "
                          f"{out.dtype}: write them to a wider type.")
     typed = _typed_table(R, out.dtype.str)
-    # Two draws per 64-bit word: 32 bits each, the top 16 the bucket of U, the next the sign.
-    words = random_words(rng, (size + 1) // 2).view(np.uint32)[:size]
-    # mode="clip": the indices are in range, and "raise" would buffer the output.
-    index = np.right_shift(words, 31 - TABLE_BITS, dtype=np.intp)  # take's own index type
-    np.take(typed, index, out=out, mode="clip")
+    # Four draws per 64-bit word: 16 bits each, the top 15 the bucket of U and the lowest the
+    # sign, which is the table's index as it is. mode="clip": the indices are in range, and
+    # "raise" would buffer the output.
+    words = random_words(rng, (size + 3) // 4).view(np.uint16)[:size]
+    np.take(typed, words, out=out, mode="clip")
     pending = np.flatnonzero(out == limits.min)
     if pending.size:
-        # U's 63 bits: the word's 16 + 15 (around the sign bit) and 32 fresh ones.
+        # U's 63 bits: the word's 15 and 48 fresh ones.
         word = words[pending].astype(np.uint64)
-        V = (((word >> np.uint64(16)) << np.uint64(_LOW_BITS))
-             | ((word & np.uint64(2**15 - 1)) << np.uint64(32))
-             | (random_words(rng, pending.size) >> np.uint64(32)))
-        negative = (word >> np.uint64(15)) & np.uint64(1) == 1
+        V = (((word >> np.uint64(1)) << np.uint64(_LOW_BITS))
+             | (random_words(rng, pending.size) >> np.uint64(64 - _LOW_BITS)))
+        negative = (word & np.uint64(1)) == 1
         resolved = _resolve(rng, V, negative, R, floors, exact)
         if resolved.max() > limits.max or resolved.min() <= limits.min:
             raise OverflowError(f"a draw of the two-sided geometric is beyond {out.dtype} "
@@ -410,7 +409,7 @@ class SummationHistogramEncoding(SupportOracle):
     >>> reports.shape, reports.dtype
     ((10000, 4), dtype('int8'))
     >>> mechanism.estimate(mechanism.aggregate(reports)).round(-2)
-    array([3700., 3100., 2100., 1000.])
+    array([4000., 3200., 1900.,  900.])
     >>> round(mechanism.noise_variance, 4)  # per user and cell
     1.8414
     """
