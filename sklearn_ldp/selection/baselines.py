@@ -34,9 +34,10 @@ RANGE_MECHANISMS = ("hierarchical", "haar")
 # The marginal strategies whose randomizer is scored (and can be built) as one matrix.
 MARGINAL_MATRIX_BASELINES = ("marg_ps_matrix", "marg_ht_matrix")
 FACTORIZATION_BASELINES = ("hierarchical_matrix", "fourier") + MARGINAL_MATRIX_BASELINES
-BASELINES = ORACLES + HISTOGRAM_ENCODINGS + RANGE_MECHANISMS + FACTORIZATION_BASELINES
+BASELINES = ORACLES + RANGE_MECHANISMS + FACTORIZATION_BASELINES
 WORKLOAD_RANDOMIZERS = ("gaussian", "gaussian_pure")
-STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES + ("optimized", "auto")
+STRATEGIES = (BASELINES + HISTOGRAM_ENCODINGS + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES
+              + ("optimized", "auto"))
 
 # oracle="auto" of the "hierarchical" tree: OUE (least variance, one bit per node of the
 # level) up to this many cells, HRR (one integer per report) beyond.
