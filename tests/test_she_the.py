@@ -322,6 +322,9 @@ def test_she_refuses_bad_reports_and_statistics():
         SummationHistogramEncoding(3, float("nan"))
     with pytest.raises(ValueError, match="too small"):
         SummationHistogramEncoding(3, 1e-7)
+    with pytest.raises(ValueError, match="GiB.*'oue'"):
+        SummationHistogramEncoding(2**20, 1.0).randomize(np.zeros(5000, dtype=np.int64),
+                                                         np.random.default_rng(0))
 
 
 def test_influence_of_one_report_is_bounded_by_the_report_type():

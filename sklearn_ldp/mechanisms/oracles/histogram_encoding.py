@@ -60,7 +60,7 @@ import functools
 import numpy as np
 
 from ..._validation import check_epsilon
-from .._base.bits import DECIMAL_CONTEXT
+from .._base.bits import DECIMAL_CONTEXT, MAX_PACKED_REPORT_BYTES
 from .._base.exact import (
     RatioLaw,
     check_law_size,
@@ -432,6 +432,14 @@ class SummationHistogramEncoding(SupportOracle):
         # a public outcome of its own, never a clipped value: OverflowError, no report.
         indices = check_type_indices(indices, self.n_inputs)
         d, bound = self.n_inputs, self.report_bound
+        needed = indices.shape[0] * d * np.dtype(self.report_dtype).itemsize
+        if needed > MAX_PACKED_REPORT_BYTES:
+            raise ValueError(
+                f"the {self.name!r} mechanism sends {d} integers per user: "
+                f"{indices.shape[0]} reports would take {needed / 2**30:.1f} GiB (limit "
+                f"{MAX_PACKED_REPORT_BYTES / 2**30:.0f} GiB per call). Privatize the records in "
+                "chunks, use LDPEncoder.simulate, or a frequency oracle with compact reports: "
+                "'oue' (one bit a cell), 'olh', 'hadamard' or 'hrr'.")
         reports = np.empty((indices.shape[0], d), dtype=self.report_dtype)
         flat = reports.reshape(-1)
         for rows in chunks(indices.shape[0], max(1, NOISE_CHUNK // d)):
