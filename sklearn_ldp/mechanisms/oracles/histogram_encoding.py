@@ -23,10 +23,11 @@ The sampler (:func:`sample_two_sided_geometric`). ``|Z| = #{k >= 1 : U < t_k}`` 
 16 uniform bits: 15 bits of ``U`` name a bucket of width ``2^-15`` and one more is the sign;
 where no threshold falls inside the bucket, a table gives ``Z`` (one lookup per draw, the
 common case). The other draws complete ``U`` to 63 bits with 48 fresh ones and compare them
-with ``floor(t_k 2^63)``;
-below the last listed threshold ``t_K``, ``|Z| - K`` is a fresh one-sided geometric
-(memoryless), drawn from words compared with ``R^j 2^{20 (3 - j)}``; a tie at 63 bits
-draws more bits. No float is involved.
+with ``floor(t_k 2^63)``; below the last listed threshold ``t_K``, ``|Z| - K`` is a fresh
+one-sided geometric (memoryless), drawn from words compared with ``R^j 2^{20 (3 - j)}``; a
+tie at 63 bits draws more bits. No float is involved. The client
+(``deploy/client/histogram_encoding.py``) draws the same law by the one-sided geometric's
+words, a sign bit, and a redrawn negative zero.
 
 Bounded reports. The law has every integer vector as an output; the reports are stored in the
 smallest signed type (``int8``, ``int16``, else ``int32``) whose largest value ``m`` makes
