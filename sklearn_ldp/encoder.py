@@ -113,7 +113,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
     strategy : str, default="auto"
         Frequency oracles (structured, any domain size): ``"randomized_response"``,
         ``"rappor"`` (symmetric unary encoding), ``"oue"``, ``"olh"``, ``"blh"``,
-        ``"hadamard"``, ``"hrr"``, ``"subset_selection"``. Range mechanisms over the ordered
+        ``"hadamard"``, ``"hrr"``, ``"subset_selection"``; histogram encoding ``"she"``,
+        ``"the"`` (not ``"auto"`` candidates). Range mechanisms over the ordered
         (flat) domain, structured: ``"hierarchical"`` (a tree of fan-out ``branching``, one
         sampled level per user through ``oracle``) and ``"haar"`` (HaarHRR). Factorization
         baselines: ``"hierarchical_matrix"`` (the tree as a dense matrix with Hadamard

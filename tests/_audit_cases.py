@@ -65,6 +65,10 @@ from sklearn_ldp.mechanisms.numeric.means import (
     SampledMeanMechanism,
 )
 from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
+from sklearn_ldp.mechanisms.oracles.histogram_encoding import (
+    SummationHistogramEncoding,
+    ThresholdingHistogramEncoding,
+)
 
 
 class CountRelease(NamedTuple):
@@ -265,6 +269,12 @@ CASES = {
                                                  g1=4 if m == "hdg" else None),
         [[5.0, 0.0], [np.nextafter(5.0, 0.0), 10.0], [0.0, 0.0], [10.0, 10.0]],
         enumerable_reports=False) for method in ("hdg", "tdg")},
+    # Histogram encoding: SHE's law on 3 cells (a window of 6^3 outputs and the envelope
+    # r^-2 beyond), its sampler tested coordinate by coordinate in its own module; THE is
+    # unary encoding's law.
+    "she": Case(lambda eps: SummationHistogramEncoding(3, eps), [0, 2, 1],
+                sampling_tested_in="tests/test_she_the.py"),
+    "the": Case(lambda eps: ThresholdingHistogramEncoding(8, eps), CELLS),
 }
 
 

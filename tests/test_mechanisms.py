@@ -37,8 +37,8 @@ def _workloads():
 
 # Mechanisms whose exact strategy matrix is exponential in n (checked at small n only), and
 # those without a finite one (audited statistically in their own test files).
-EXPONENTIAL_STRATEGIES = ("rappor", "oue", "subset_selection", "hierarchical", "inp_rr")
-NO_STRATEGY_MATRIX = ("olh", "blh", "gaussian", "gaussian_pure")
+EXPONENTIAL_STRATEGIES = ("rappor", "oue", "subset_selection", "hierarchical", "inp_rr", "the")
+NO_STRATEGY_MATRIX = ("olh", "blh", "gaussian", "gaussian_pure", "she")
 
 
 @pytest.mark.parametrize("epsilon", EPSILONS)

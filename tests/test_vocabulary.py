@@ -33,6 +33,7 @@ PUBLIC = {
     "HierarchicalHistogram", "HaarHRR", "GaussianMechanism", "GaussianRejectionMechanism",
     "OneBitRandomizer", "MarginalMechanism", "InpRR", "InpPS", "InpHT", "MargRR", "MargPS",
     "MargHT", "InpEM", "MatrixMechanism",
+    "SummationHistogramEncoding", "ThresholdingHistogramEncoding",
     "mechanism_from_dict", "mechanism_from_json", "audit_privacy", "PrivacyAudit",
     "sample_complexity", "svd_lower_bound", "lower_bound", "per_user_variance",
     "optimal_reconstruction", "recommend_branching", "hierarchical_variance_bound",

@@ -128,7 +128,8 @@ def _in_dtype_range(objects, template):
     """Per report (row of ``objects``), whether every entry fits the report dtype."""
     limits = np.iinfo(template.dtype)
     rows = objects.reshape(objects.shape[0], -1).tolist()
-    return np.array([min(row) >= 0 and max(row) <= limits.max for row in rows], dtype=bool)
+    return np.array([min(row) >= limits.min and max(row) <= limits.max for row in rows],
+                    dtype=bool)
 
 
 def _wrap(array, mechanism, domain, workload, invalid, n_dropped, n_received):
@@ -259,11 +260,12 @@ def reports_from_client(values, mechanism, domain=None, workload=None, invalid="
             flat = objects.reshape(-1)
         if flat.size:
             low, high = min(flat), max(flat)
-            if low < 0 or high > limits.max:
+            if low < limits.min or high > limits.max:
                 fits = _in_dtype_range(objects, template)
                 row = int(np.flatnonzero(~fits)[0])
                 raise ValueError(
-                    f"reports of the {kind!r} mechanism hold integers in [0, {limits.max}]; "
+                    f"reports of the {kind!r} mechanism hold integers in [{limits.min}, "
+                    f"{limits.max}]; "
                     f"got values from {low} to {high} (report {row} is {values[row]!r}): they "
                     "come from another mechanism or domain, or were crafted.")
         array = objects.astype(template.dtype)

@@ -28,6 +28,10 @@ from .numeric.one_bit import OneBitRandomizer
 from .oracles.hadamard import HadamardResponse
 from .oracles.hadamard_coefficient import HadamardRandomizedResponse
 from .oracles.hadamard_layout import hadamard_strategy
+from .oracles.histogram_encoding import (
+    SummationHistogramEncoding,
+    ThresholdingHistogramEncoding,
+)
 from .oracles.local_hashing import BinaryLocalHashing, OptimizedLocalHashing
 from .oracles.randomized_response import RandomizedResponse, randomized_response_strategy
 from .oracles.subset_selection import SubsetSelection
@@ -58,6 +62,8 @@ __all__ = [
     "HadamardResponse",
     "HadamardRandomizedResponse",
     "SubsetSelection",
+    "SummationHistogramEncoding",
+    "ThresholdingHistogramEncoding",
     "HierarchicalHistogram",
     "HaarHRR",
     "GaussianMechanism",

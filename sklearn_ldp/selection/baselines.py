@@ -27,13 +27,17 @@ from ..workloads import as_workload, histogram
 
 ORACLES = ("randomized_response", "rappor", "oue", "olh", "blh", "hadamard", "hrr",
            "subset_selection")
+# Histogram encoding (SHE, THE): named strategies, never "auto" candidates (SHE has twice
+# OUE's variance in 8x its bytes; THE at its best threshold is symmetric unary encoding).
+HISTOGRAM_ENCODINGS = ("she", "the")
 RANGE_MECHANISMS = ("hierarchical", "haar")
 # The marginal strategies whose randomizer is scored (and can be built) as one matrix.
 MARGINAL_MATRIX_BASELINES = ("marg_ps_matrix", "marg_ht_matrix")
 FACTORIZATION_BASELINES = ("hierarchical_matrix", "fourier") + MARGINAL_MATRIX_BASELINES
 BASELINES = ORACLES + RANGE_MECHANISMS + FACTORIZATION_BASELINES
 WORKLOAD_RANDOMIZERS = ("gaussian", "gaussian_pure")
-STRATEGIES = BASELINES + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES + ("optimized", "auto")
+STRATEGIES = (BASELINES + HISTOGRAM_ENCODINGS + WORKLOAD_RANDOMIZERS + MARGINAL_STRATEGIES
+              + ("optimized", "auto"))
 
 # oracle="auto" of the "hierarchical" tree: OUE (least variance, one bit per node of the
 # level) up to this many cells, HRR (one integer per report) beyond.
@@ -206,7 +210,7 @@ def baseline_mechanism(name, shape, epsilon, workload=None, branching=4, max_ord
     n = int(np.prod(shape))
     if name == "hadamard" and workload is not None:  # the layout best for the workload
         return workload_hadamard(n, epsilon, workload.gram())
-    if name in ORACLES:
+    if name in ORACLES or name in HISTOGRAM_ENCODINGS:
         return mechanism_class(name)(n, epsilon)
     if name == "hierarchical":
         if oracle == "auto":

@@ -76,6 +76,7 @@ from .baselines import (
     BASELINES,
     DEFAULT_MAX_REPORT_BYTES,
     FACTORIZATION_BASELINES,
+    HISTOGRAM_ENCODINGS,
     ORACLES,
     RANGE_MECHANISMS,
     SCALABLE_ADVICE,
@@ -565,8 +566,8 @@ def build_mechanism(
         return baseline_mechanism(strategy, shape, epsilon, workload, branching, max_order,
                                   oracle)
 
-    if name in BASELINES or name in WORKLOAD_RANDOMIZERS:
-        if name in BASELINES:
+    if name in BASELINES or name in HISTOGRAM_ENCODINGS or name in WORKLOAD_RANDOMIZERS:
+        if name in BASELINES or name in HISTOGRAM_ENCODINGS:
             mechanism = baseline(name)
         else:
             mechanism = workload_randomizer(name, n, epsilon, workload, delta)

@@ -65,6 +65,13 @@ export function unaryNumerators(kind, epsilon) {
     pNominal = D.divide(one, D.fromInt(2));
     qNominal = D.divide(one, D.add(e, one));
   }
+  return dyadicUnary(pNominal, qNominal, kind, epsilon);
+}
+
+/** The server's UnaryEncoding rounding of nominal (p, q) decimals: p down, q up to multiples of
+ * 2^-52, q raised until the ratio is within e^eps. */
+export function dyadicUnary(pNominal, qNominal, kind, epsilon) {
+  const e = D.exp(epsilon);
   const p = dyadicNumerator(pNominal, "down");
   let q = dyadicNumerator(qNominal, "up");
   while (q < p && !ratioAtMost(p * (ONE - q), q * (ONE - p), e)) q += 1n;
@@ -76,8 +83,12 @@ export function unaryNumerators(kind, epsilon) {
 }
 
 export function makeUnary(kind, n, epsilon) {
+  return makeUnaryFromNumerators(kind, n, unaryNumerators(kind, epsilon));
+}
+
+/** Unary encoding's client: bit cell is 1 with p / 2^52, the others with q / 2^52, packed. */
+export function makeUnaryFromNumerators(kind, n, [pBig, qBig]) {
   checkPackedSize(n, kind);
-  const [pBig, qBig] = unaryNumerators(kind, epsilon);
   const p = Number(pBig); // < 2^52: exact Numbers
   const q = Number(qBig);
   const privatize = (cell, rng) => {

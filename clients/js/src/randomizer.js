@@ -5,6 +5,7 @@ import { ValueError, repr } from "./errors.js";
 import { ORACLE_KINDS } from "./oracles.js";
 import { COLUMNS_KINDS } from "./columns.js";
 import { HEAVY_HITTER_KINDS } from "./heavy_hitters.js";
+import { HISTOGRAM_ENCODING_KINDS } from "./histogram_encoding.js";
 import { parseJSON } from "./json.js";
 import { LONGITUDINAL_KINDS } from "./longitudinal.js";
 import { MARGINAL_KINDS } from "./marginals.js";
@@ -23,7 +24,7 @@ const PYTHON_CLIENT_KINDS = ["gaussian", "gaussian_pure"];
 /** Every kind this client rebuilds, by its specification name. */
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
   ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS, ...COLUMNS_KINDS,
-  ...LONGITUDINAL_KINDS, ...MULTI_RANGE_KINDS };
+  ...LONGITUDINAL_KINDS, ...MULTI_RANGE_KINDS, ...HISTOGRAM_ENCODING_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.

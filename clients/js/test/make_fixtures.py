@@ -82,6 +82,9 @@ from sklearn_ldp.mechanisms.numeric.means import (  # noqa: E402
     SampledMeanMechanism,
 )
 from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism  # noqa: E402
+from sklearn_ldp.mechanisms.oracles.histogram_encoding import (  # noqa: E402
+    ThresholdingHistogramEncoding,
+)
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
@@ -119,6 +122,8 @@ def laws():
         _law("hrr_6_eps1", HadamardRandomizedResponse(6, 1.0), 5),
         _law("hrr_9_eps0.5", HadamardRandomizedResponse(9, 0.5), 8),
         _law("blh_6_eps1", BinaryLocalHashing(6, 1.0), 2, seeds=seeds[0]),
+        _law("the_5_eps1", ThresholdingHistogramEncoding(5, 1.0), 2),
+        _law("the_4_eps2_s4k3", ThresholdingHistogramEncoding(4, 2.0, scale=4, threshold=3), 0),
     ]
     for i, seed in enumerate(seeds):
         cases.append(_law(f"olh_6_eps1_seed{i}", OptimizedLocalHashing(6, 1.0), 2, seeds=seed))

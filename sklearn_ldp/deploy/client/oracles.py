@@ -53,6 +53,13 @@ def _unary_numerators(kind, epsilon):
             q_nominal = 1 - p_nominal
         else:  # "oue"
             p_nominal, q_nominal = decimal.Decimal(1) / 2, 1 / (e + 1)
+    return _dyadic_unary(p_nominal, q_nominal, kind, epsilon)
+
+
+def _dyadic_unary(p_nominal, q_nominal, kind, epsilon):
+    """The server's ``UnaryEncoding`` rounding of nominal ``(p, q)`` (Decimals): ``p`` down,
+    ``q`` up to multiples of 2^-52, ``q`` raised until the ratio is within ``e^eps``."""
+    e = _decimal_exp(epsilon)
     p_num = _dyadic_numerator(p_nominal, "down")
     q_num = _dyadic_numerator(q_nominal, "up")
     while q_num < p_num and not _ratio_at_most(p_num * (_ONE - q_num), q_num * (_ONE - p_num), e):
@@ -64,7 +71,12 @@ def _unary_numerators(kind, epsilon):
 
 
 def _make_unary(kind, n, epsilon):
-    p_num, q_num = _unary_numerators(kind, epsilon)
+    return _unary_privatizer(n, *_unary_numerators(kind, epsilon))
+
+
+def _unary_privatizer(n, p_num, q_num):
+    """Unary encoding's client: bit ``cell`` is 1 with ``p_num / 2^52``, the others with
+    ``q_num / 2^52``, packed."""
 
     def privatize(cell, rng):
         words = _uniform_words(rng, n)

@@ -4,6 +4,7 @@
 from .bassily import _gaussian, _gaussian_pure
 from .columns import _columns
 from .heavy_hitters import _prefix_heavy_hitters, _sketch
+from .histogram_encoding import _she, _the
 from .longitudinal import _dbitflip_pm, _longitudinal, _one_bit_mean_pm
 from .marginals import _inp_em, _inp_ht, _inp_ps, _inp_rr, _marg_ht, _marg_ps, _marg_rr
 from .multi_attribute import _multi_attribute
@@ -42,4 +43,7 @@ RANDOMIZERS = {
     "dbitflip_pm": _dbitflip_pm,
     "1bitmean_pm": _one_bit_mean_pm,
     "multi_range": _multi_range,
+    # Histogram encoding (Wang et al. 2017): noisy one-hot integers, and their threshold.
+    "she": _she,
+    "the": _the,
 }

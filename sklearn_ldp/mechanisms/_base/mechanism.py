@@ -112,7 +112,7 @@ MECHANISM_MODULES = ("factorization.mechanism", "bassily.gaussian", "bassily.rej
                      "marginals.marginal_perturbation",
                      "oracles.randomized_response", "ranges.tree", "oracles.subset_selection",
                      "oracles.unary",
-                     "multi_range.grids")
+                     "multi_range.grids", "oracles.histogram_encoding")
 
 
 def _import_all_mechanisms():
