@@ -22,6 +22,7 @@ from ._encoder_columns import (
     as_frame,
 )
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
+from ._encoder_sets import SetEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
     READ_FROM_DATA,
@@ -51,6 +52,7 @@ from .mechanisms._base.mechanism import check_type_counts
 from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
+from .mechanisms.set_valued.svim import SetItemMechanism
 from .reports import AggregatedReports, LDPReports
 from .selection import (
     DEFAULT_MAX_REPORT_BYTES,
@@ -86,7 +88,7 @@ DOMAIN_ADVICE = (
     "it for heavy hitters: categories={'url': 'strings'} or {'user_id': 32}.")
 
 
-class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin,
+class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, SetEncoderMixin, FreshEntropyMixin,
                  TransformerMixin, BaseEstimator):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
@@ -479,6 +481,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
+        if self._set_mode():  # a set-valued column (_encoder_sets)
+            return self._fit_sets(X, epsilon)
         if self._heavy_hitter_mode():
             return self._fit_heavy_hitters(X, epsilon)
         if self._columns_mode():
@@ -773,6 +777,9 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
             # Fitted without data, the record's columns were declared in two dicts (bounds,
             # categories) whose relative order says nothing of the frame's: take them by name.
             X = X[list(self.feature_names_in_)]
+        if isinstance(self.mechanism_, SetItemMechanism):  # rows: the item round's users
+            reports = LDPReports(self._transform_sets(X), self.mechanism_)
+            return reports if output == "default" else reports_frame(reports)
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             words = self._heavy_hitter_words(X)
             self._charge_collection(words.shape[0], "transform")
@@ -884,7 +891,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         return AggregatedReports(statistic, self.mechanism_, self.domain_, self.workload_)
 
     def _check_simulation(self):
-        if isinstance(self.mechanism_, HeavyHitterMechanism):
+        if isinstance(self.mechanism_, HeavyHitterMechanism | SetItemMechanism):
             raise NotImplementedError(
                 f"heavy hitters ({self.strategy_!r}) have no exact simulation of their "
                 "aggregate: privatize the values with transform.")

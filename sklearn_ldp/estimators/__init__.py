@@ -12,7 +12,8 @@ uses (a reader goes README -> estimator -> the family folder of :mod:`sklearn_ld
   :mod:`sklearn_ldp.mechanisms.numeric`, :mod:`sklearn_ldp.mechanisms.multi_attribute`;
 * :mod:`.longitudinal` (``LongitudinalEstimator``): :mod:`sklearn_ldp.mechanisms.longitudinal`;
 * :mod:`.adaptive` (``AdaptiveQueryEstimator``): :mod:`sklearn_ldp.mechanisms.numeric.one_bit`;
-* :mod:`.count` (``CountMechanism``): :mod:`sklearn_ldp.mechanisms.central.count`."""
+* :mod:`.count` (``CountMechanism``): :mod:`sklearn_ldp.mechanisms.central.count`;
+* :mod:`.set_valued` (``SetFrequencyEstimator``): :mod:`sklearn_ldp.mechanisms.set_valued`."""
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
@@ -21,6 +22,7 @@ from .longitudinal import LongitudinalEstimator
 from .marginal import MarginalEstimator
 from .numeric import AttributeHistogramEstimator, DistributionEstimator, MeanEstimator
 from .range import RangeQueryEstimator
+from .set_valued import SetFrequencyEstimator
 from .workload import WorkloadEstimator
 
 __all__ = [
@@ -34,5 +36,6 @@ __all__ = [
     "MarginalEstimator",
     "MeanEstimator",
     "RangeQueryEstimator",
+    "SetFrequencyEstimator",
     "WorkloadEstimator",
 ]

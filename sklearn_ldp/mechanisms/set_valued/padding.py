@@ -94,7 +94,7 @@ def check_sets(sets, n_items, max_set_size, name="sets"):
 
     Examples
     --------
-    >>> flat = check_sets(np.array([[0, 2], [1, -1]]), n_items=3, max_set_size=2)
+    >>> flat = check_sets(np.array([[2, 0], [1, -1]]), n_items=3, max_set_size=2)
     >>> flat.lengths.tolist(), flat.items.tolist()
     ([2, 1], [0, 2, 1])
     """
@@ -132,28 +132,29 @@ def check_sets(sets, n_items, max_set_size, name="sets"):
         raise ValueError(f"{name}: user {user} holds {int(lengths[user])} items, more than "
                          f"max_set_size={max_set_size} (sets are never truncated: raise the "
                          "cap or split the data).")
-    flat = FlatSets(lengths, items)
     if items.size and (items.min() < 0 or items.max() >= n_items):
         position = int(np.argmax((items < 0) | (items >= n_items)))
         user = int(np.searchsorted(np.cumsum(lengths), position, side="right"))
         raise ValueError(f"{name}: user {user} holds the item {int(items[position])}, "
                          f"outside the declared items [0, {n_items}).")
-    _check_no_duplicates(flat, name)
-    return flat
+    return FlatSets(lengths, _sorted_without_duplicates(lengths, items, name))
 
 
-def _check_no_duplicates(flat, name):
-    """Refuse a set that lists an item twice (sorted by user, then item: equal neighbours)."""
-    if flat.items.size < 2:
-        return
-    users = np.repeat(np.arange(flat.lengths.size), flat.lengths)
-    order = np.lexsort((flat.items, users))
-    same = (users[order][1:] == users[order][:-1]) & \
-        (flat.items[order][1:] == flat.items[order][:-1])
+def _sorted_without_duplicates(lengths, items, name):
+    """Each user's items in increasing order (a set has no order: a seeded simulation then
+    reproduces whatever order the sets were listed in), refusing an item listed twice
+    (equal neighbours once sorted)."""
+    if items.size < 2:
+        return items
+    users = np.repeat(np.arange(lengths.size), lengths)
+    order = np.lexsort((items, users))
+    users, items = users[order], items[order]
+    same = (users[1:] == users[:-1]) & (items[1:] == items[:-1])
     if same.any():
         first = int(np.argmax(same))
-        raise ValueError(f"{name}: user {int(users[order][first])} lists the item "
-                         f"{int(flat.items[order][first])} twice; a set holds each item once.")
+        raise ValueError(f"{name}: user {int(users[first])} lists the item "
+                         f"{int(items[first])} twice; a set holds each item once.")
+    return items
 
 
 def sample_padded(flat, n_items, pad_length, rng):
