@@ -39,7 +39,7 @@ def test_flat_and_padded_layouts_agree():
     rows = np.array([[3, 1, -1], [-1, -1, -1], [0, 2, 4]])
     flat = check_sets(rows, 8, 3)
     assert flat.lengths.tolist() == [2, 0, 3]
-    assert flat.items.tolist() == [3, 1, 0, 2, 4]
+    assert flat.items.tolist() == [1, 3, 0, 2, 4]  # each user's items in increasing order
     same = check_sets((flat.lengths, flat.items), 8, 3)
     assert same.items.tolist() == flat.items.tolist()
 
