@@ -64,6 +64,7 @@ from sklearn_ldp.mechanisms.numeric.means import (
     SampledMeanMechanism,
 )
 from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
+from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism
 
 
 class CountRelease(NamedTuple):
@@ -160,6 +161,7 @@ def mixed_record(epsilon):
 
 
 CELLS = [0, 7, 1, 6]  # the smallest and largest category first
+SET_VALUES = [[0, 1, 2], [5, 6, 7], [-1, -1, -1], [3, 4, 7]]  # sets padded with -1
 NUMBERS = [5.0, 5.0000001, 0.0, 10.0]
 BOUNDS = (0.0, 10.0)
 SKETCH_VALUES = [0, 2**64 - 1, 1, 2**64 - 2]
@@ -257,6 +259,13 @@ CASES = {
     # differ in every column, neighbouring floats, the bounds, extreme categories.
     "columns": Case(mixed_record, [[5.0, 0, 0, 0], [5.0000001, 2, 1, 1], [0.0, 0, 1, 0],
                                    [10.0, 2, 0, 1]]),
+    # Set-valued data (SVIM): one user's set of at most 3 of 8 items, padded to 3; the worst
+    # pairs are disjoint full sets, and a full set against the empty set.
+    "set_items": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="grr", max_set_size=3),
+                      SET_VALUES, client=False),
+    "set_items_olh": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="olh",
+                                                       max_set_size=3),
+                          SET_VALUES, client=False, enumerable_reports=False),
 }
 
 
