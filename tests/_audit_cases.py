@@ -262,10 +262,10 @@ CASES = {
     # Set-valued data (SVIM): one user's set of at most 3 of 8 items, padded to 3; the worst
     # pairs are disjoint full sets, and a full set against the empty set.
     "set_items": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="grr", max_set_size=3),
-                      SET_VALUES, client=False),
+                      SET_VALUES),
     "set_items_olh": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="olh",
                                                        max_set_size=3),
-                          SET_VALUES, client=False, enumerable_reports=False),
+                          SET_VALUES, enumerable_reports=False),
 }
 
 
@@ -306,6 +306,8 @@ def client_reports(mechanism, value, n, seed):
             value = dict(zip(mechanism.columns, value, strict=True))
         elif isinstance(mechanism, SketchFrequencyOracle):  # a value and its bit length
             value = [value, 64]
+        elif isinstance(mechanism, SetItemMechanism):  # a set: its items without the -1 padding
+            value = [item for item in value if item != -1]
         sent = [json.loads(json.dumps(randomizer.privatize(value))) for _ in range(n)]
     if isinstance(mechanism, Mechanism):
         return reports_from_client(sent, mechanism).reports

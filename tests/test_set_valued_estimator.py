@@ -134,3 +134,43 @@ def test_the_estimator_refuses_other_reports():
     reports = encoder.transform(pd.DataFrame({"c": ["a", "b"]}))
     with pytest.raises(ValueError, match="set-valued column"):
         SetFrequencyEstimator().fit(reports)
+
+
+# ---------------------------------------------------------------- the standard-library client
+def test_client_reports_decode_like_the_servers():
+    from sklearn_ldp import reports_from_client
+    from sklearn_ldp.deploy.client import Randomizer
+
+    frame = _frame(4000, seed=3)
+    encoder = LDPEncoder(categories={"apps": ("sets", ITEMS, 4)}, epsilon=2.0).fit()
+    with pytest.warns(UserWarning, match="seed"):
+        client = Randomizer.from_json(encoder.client_spec(), seed=1)
+    sent = [json.loads(json.dumps(client.privatize(cell))) for cell in frame["apps"]]
+    estimator = SetFrequencyEstimator().fit(reports_from_client(sent, encoder.mechanism_))
+    z = (estimator.frequencies_ - _truth(frame)) / estimator.std_errors_
+    assert np.all(np.abs(z) < 5), z
+
+
+@pytest.mark.parametrize("value, message", [
+    (["app0", "app1", "app2", "app3", "app4"], "more than max_set_size=4"),
+    (["app0", "nope"], "the item 'nope' is not among the declared items"),
+    (["app1", "app1"], "the item 'app1' is listed twice"),
+    ("app1", "a set or list of items"),
+    (None, "a set or list of items"),
+])
+def test_client_refuses_bad_sets(value, message):
+    from sklearn_ldp.deploy.client import Randomizer
+
+    encoder = LDPEncoder(categories={"apps": ("sets", ITEMS, 4)}).fit()
+    client = Randomizer.from_json(encoder.client_spec())
+    with pytest.raises(ValueError, match=message):
+        client.privatize(value)
+
+
+def test_client_refuses_an_edited_oracle():
+    from sklearn_ldp.deploy.client import Randomizer
+
+    spec = json.loads(LDPEncoder(categories={"apps": ("sets", ITEMS, 4)}).fit().client_spec())
+    spec["oracle"]["n_inputs"] += 1
+    with pytest.raises(ValueError, match="n_inputs \\+ pad_length"):
+        Randomizer(spec)

@@ -10,6 +10,7 @@ from .multi_attribute import _multi_attribute
 from .numeric import _mean_kind, _sampled_mean, _square_wave
 from .oracles import ORACLE_KINDS
 from .ranges import _factorization, _haar, _hierarchical
+from .set_valued import _set_items
 
 RANDOMIZERS = {
     **ORACLE_KINDS,
@@ -40,4 +41,6 @@ RANDOMIZERS = {
     "longitudinal": _longitudinal,
     "dbitflip_pm": _dbitflip_pm,
     "1bitmean_pm": _one_bit_mean_pm,
+    # Set-valued data (SVIM): a set of items per user.
+    "set_items": _set_items,
 }

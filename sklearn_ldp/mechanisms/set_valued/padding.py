@@ -113,6 +113,8 @@ def check_sets(sets, n_items, max_set_size, name="sets"):
                              f"{items.size} items are given.")
     else:
         rows = np.asarray(sets)
+        if rows.size == 0 and rows.ndim <= 2 and rows.dtype.kind in "iuf":
+            rows = np.zeros((rows.shape[0] if rows.ndim == 2 else 0, 0), dtype=np.int64)
         if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
             raise ValueError(f"{name} must be a 2-D integer array (one row per user, padded "
                              f"with -1) or a pair (lengths, items), got shape {rows.shape} "
