@@ -64,6 +64,7 @@ from sklearn_ldp.mechanisms.numeric.means import (
     SampledMeanMechanism,
 )
 from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism
+from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism
 
 
@@ -133,6 +134,26 @@ class CentralDiscreteGaussian(NamedTuple):
         centres = counts @ self.mechanism._integer[0]
         return (centres + sample_discrete_gaussian(self.mechanism.sigma2, len(counts),
                                                    rng))[:, None]
+
+
+class KeyValuePairs(NamedTuple):
+    """PCKV-GRR seen through the audit's interface: an input is one user's list of
+    ``[key, value]`` pairs (``randomize`` takes the keys and values apart)."""
+
+    mechanism: PCKVGRR
+
+    @property
+    def epsilon(self):
+        return self.mechanism.epsilon
+
+    def exact_law(self, pairs):
+        return self.mechanism.exact_law(pairs)
+
+    def randomize(self, rows, rng):
+        rows = np.asarray(rows, dtype=float).reshape(len(rows), -1, 2)
+        lengths = np.full(rows.shape[0], rows.shape[1])
+        keys = rows[:, :, 0].astype(np.int64).ravel()
+        return self.mechanism.randomize((lengths, keys), rows[:, :, 1].ravel(), rng)
 
 
 class Case(NamedTuple):
@@ -266,6 +287,12 @@ CASES = {
     "set_items_olh": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="olh",
                                                        max_set_size=3),
                           SET_VALUES, enumerable_reports=False),
+    # Key-value data (PCKV-GRR): pairs of 4 keys, values on the lattice of 1/2; the same key
+    # with opposite values, disjoint keys, the empty set.
+    "pckv_grr": Case(lambda eps: KeyValuePairs(PCKVGRR(4, 2, eps, value_steps=2,
+                                                       max_set_size=2)),
+                     [[[0, 1.0], [1, -1.0]], [[0, -1.0], [1, 1.0]], [], [[2, 0.5]]],
+                     client=False),
 }
 
 
