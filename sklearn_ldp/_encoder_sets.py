@@ -34,7 +34,9 @@ SET_TYPES = (set, frozenset, list, tuple, np.ndarray)
 def is_set_declaration(value):
     """Whether a ``categories`` entry declares a set-valued column: ``("sets", items[,
     max_set_size])``."""
-    return isinstance(value, tuple) and len(value) in (2, 3) and value[0] == SETS
+    # A tuple of categories that happens to start with "sets" lists strings, not a list.
+    return isinstance(value, tuple) and len(value) in (2, 3) and isinstance(value[0], str) \
+        and value[0] == SETS and not isinstance(value[1], str | bytes)
 
 
 class SetEncoderMixin:
