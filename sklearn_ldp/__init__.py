@@ -73,6 +73,7 @@ _OBJECTS = {
     "users_needed": ".planning",
     # Set-valued data (SVIM)
     "SetFrequencyEstimator": ".estimators",
+    "KeyValueEstimator": ".estimators",
 }
 
 __all__ = sorted([*_MODULES, *_OBJECTS])

@@ -113,3 +113,32 @@ def test_million_users_in_seconds():
     statistic = mechanism.aggregate(mechanism.randomize(keys, values, rng))
     frequency, mean = mechanism.estimate(statistic)
     assert statistic[-1] == 10**6 and frequency.shape == mean.shape == (500,)
+
+
+# ---------------------------------------------------------------- KeyValueEstimator
+def test_estimator_fits_batches_like_one_fit_and_labels_keys():
+    from sklearn_ldp import KeyValueEstimator, LDPReports
+
+    rng = np.random.default_rng(6)
+    keys, values = _data(rng, 20_000, 6, 2)
+    mechanism = PCKVGRR(6, 2, 2.0, value_steps=100, max_set_size=2)
+    reports = LDPReports(mechanism.randomize(keys, values, rng), mechanism)
+    whole = KeyValueEstimator(keys=list("abcdef")).fit(reports)
+    split = KeyValueEstimator(keys=list("abcdef")).partial_fit(reports[:7000]).partial_fit(
+        reports[7000:])
+    np.testing.assert_array_equal(whole.statistic_, split.statistic_)
+    assert list(whole.means_.index) == list("abcdef") and whole.n_reports_ == 20_000
+    frequency, mean = mechanism.estimate(whole.statistic_)
+    np.testing.assert_allclose(whole.means_.to_numpy(), mean)
+    assert whole.std_errors_.shape == (6, 2)
+    with pytest.raises(ValueError, match="must list the mechanism's 6 keys"):
+        KeyValueEstimator(keys=["a"]).fit(reports)
+
+
+def test_specification_round_trip_and_edited_weights():
+    mechanism = PCKVGRR(5, 2, 1.5, value_steps=10)
+    spec = mechanism.to_dict()
+    assert PCKVGRR.from_dict(spec) == mechanism
+    spec["weights"][0] += 1
+    with pytest.raises(ValueError, match="edited weights"):
+        PCKVGRR.from_dict(spec)

@@ -13,7 +13,8 @@ uses (a reader goes README -> estimator -> the family folder of :mod:`sklearn_ld
 * :mod:`.longitudinal` (``LongitudinalEstimator``): :mod:`sklearn_ldp.mechanisms.longitudinal`;
 * :mod:`.adaptive` (``AdaptiveQueryEstimator``): :mod:`sklearn_ldp.mechanisms.numeric.one_bit`;
 * :mod:`.count` (``CountMechanism``): :mod:`sklearn_ldp.mechanisms.central.count`;
-* :mod:`.set_valued` (``SetFrequencyEstimator``): :mod:`sklearn_ldp.mechanisms.set_valued`."""
+* :mod:`.set_valued` (``SetFrequencyEstimator``, ``KeyValueEstimator``):
+  :mod:`sklearn_ldp.mechanisms.set_valued`."""
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
@@ -22,7 +23,7 @@ from .longitudinal import LongitudinalEstimator
 from .marginal import MarginalEstimator
 from .numeric import AttributeHistogramEstimator, DistributionEstimator, MeanEstimator
 from .range import RangeQueryEstimator
-from .set_valued import SetFrequencyEstimator
+from .set_valued import KeyValueEstimator, SetFrequencyEstimator
 from .workload import WorkloadEstimator
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "CountMechanism",
     "DistributionEstimator",
     "HeavyHitterEstimator",
+    "KeyValueEstimator",
     "detectable_frequency",
     "LongitudinalEstimator",
     "MarginalEstimator",

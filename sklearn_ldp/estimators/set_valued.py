@@ -1,8 +1,9 @@
-"""SetFrequencyEstimator: how often each item occurs in the users' sets, from the reports of an
-``LDPEncoder`` over a set-valued column (padding and sampling, SVIM).
+"""SetFrequencyEstimator (how often each item occurs in the users' sets, from the reports of
+an ``LDPEncoder`` over a set-valued column, SVIM) and KeyValueEstimator (each key's frequency
+and mean from PCKV-GRR reports).
 
 The math is that of :mod:`sklearn_ldp.mechanisms.set_valued`; this module sums the additive
-statistic over batches, decodes it and labels the items.
+statistics over batches, decodes them and labels the items.
 """
 
 import numbers
@@ -13,12 +14,90 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nesting
+from ..mechanisms.set_valued.pckv import PCKVGRR
 from ..mechanisms.set_valued.svim import SetItemMechanism
 from ..reports import AggregatedReports
 from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
 
 
-class SetFrequencyEstimator(BaseEstimator):
+class _AdditiveEstimator(BaseEstimator):
+    """``fit`` / ``partial_fit`` of an estimator whose reports have an additive statistic:
+    subclasses set ``_mechanism_class`` and ``_expects`` and implement ``_decode``."""
+
+    _mechanism_class = None
+    _expects = ""
+
+    def fit(self, X, y=None):
+        """Decode the reports in ``X``.
+
+        Parameters
+        ----------
+        X : LDPReports, DataFrame or AggregatedReports
+            The reports (or raw records when ``strategy`` is set: a simulation).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : estimator
+            The fitted estimator.
+        """
+        check_nesting(self, locals())
+        forget_fitted(self, ("mechanism_", "domain_", "statistic_", "encoder_", "_first_batch",
+                             "n_invalid_reports_"))
+        return self.partial_fit(X)
+
+    def partial_fit(self, X, y=None):
+        """Add the reports in ``X`` to those fitted so far and decode again.
+
+        Parameters
+        ----------
+        X : LDPReports, DataFrame or AggregatedReports
+            More reports of the same mechanism.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : estimator
+            The estimator, equal to one fit on every report seen.
+        """
+        check_nesting(self, locals())
+        self._check_params()
+        first_call = not hasattr(self, "mechanism_")
+        reports = reports_or_privatized(self, X, first_call)
+        mechanism = reports.mechanism
+        if not isinstance(mechanism, self._mechanism_class):
+            raise ValueError(f"{type(self).__name__} decodes {self._expects}; these come from "
+                             f"{mechanism!r}.")
+        if len(reports) == 0:
+            raise ValueError("no reports to fit: X has 0 rows.")
+        if not first_call:
+            check_batch(self, reports)
+        statistic = mechanism.check_statistic(
+            reports.statistic if isinstance(reports, AggregatedReports)
+            else mechanism.aggregate(reports.reports))
+        if not first_call:
+            statistic = mechanism.check_statistic(self.statistic_ + statistic)
+        if first_call:
+            self.mechanism_, self.domain_ = mechanism, None  # the items label the answers
+            start_batches(self, reports)
+        self.statistic_ = statistic
+        self._decode()
+        record_invalid(self, reports)
+        return self
+
+    def _check_params(self):
+        pass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = True
+        tags.non_deterministic = True
+        return tags
+
+
+class SetFrequencyEstimator(_AdditiveEstimator):
     """Item frequencies of set-valued data under LDP (SVIM's padding and sampling).
 
     Each user holds a set of items (apps installed, pages visited) and sends one report: one
@@ -107,69 +186,14 @@ class SetFrequencyEstimator(BaseEstimator):
         self.ledger = ledger
         self.ledger_users = ledger_users
 
-    def fit(self, X, y=None):
-        """Decode the reports in ``X``: every item's frequency.
+    _mechanism_class = SetItemMechanism
+    _expects = ("the reports of an LDPEncoder over a set-valued column (categories={'apps': "
+                "('sets', items)})")
 
-        Parameters
-        ----------
-        X : LDPReports, DataFrame or AggregatedReports
-            The reports of an ``LDPEncoder`` over a set-valued column, or raw sets when
-            ``strategy`` is set (a simulation).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : SetFrequencyEstimator
-            The fitted estimator.
-        """
-        check_nesting(self, locals())
-        forget_fitted(self, ("mechanism_", "domain_", "statistic_", "encoder_", "_first_batch",
-                             "n_invalid_reports_"))
-        return self.partial_fit(X)
-
-    def partial_fit(self, X, y=None):
-        """Add the reports in ``X`` to those fitted so far and decode again.
-
-        Parameters
-        ----------
-        X : LDPReports, DataFrame or AggregatedReports
-            More reports of the same mechanism.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : SetFrequencyEstimator
-            The estimator, equal to one fit on every report seen.
-        """
-        check_nesting(self, locals())
+    def _check_params(self):
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, numbers.Integral) \
                 or self.top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {self.top_k!r}.")
-        first_call = not hasattr(self, "mechanism_")
-        reports = reports_or_privatized(self, X, first_call)
-        mechanism = reports.mechanism
-        if not isinstance(mechanism, SetItemMechanism):
-            raise ValueError(f"SetFrequencyEstimator decodes the reports of an LDPEncoder over "
-                             f"a set-valued column (categories={{'apps': ('sets', items)}}); "
-                             f"these come from {mechanism!r}.")
-        if len(reports) == 0:
-            raise ValueError("no reports to fit: X has 0 rows.")
-        if not first_call:
-            check_batch(self, reports)
-        statistic = mechanism.check_statistic(
-            reports.statistic if isinstance(reports, AggregatedReports)
-            else mechanism.aggregate(reports.reports))
-        if not first_call:
-            statistic = mechanism.check_statistic(self.statistic_ + statistic)
-        if first_call:
-            self.mechanism_, self.domain_ = mechanism, None  # the items label the answers
-            start_batches(self, reports)
-        self.statistic_ = statistic
-        self._decode()
-        record_invalid(self, reports)
-        return self
 
     def _decode(self):
         mechanism, statistic = self.mechanism_, self.statistic_
@@ -211,8 +235,81 @@ class SetFrequencyEstimator(BaseEstimator):
         return pd.DataFrame({"frequency": self.frequencies_.loc[items],
                              "std_error": self.std_errors_.loc[items]})
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.requires_fit = True
-        tags.non_deterministic = True
-        return tags
+
+class KeyValueEstimator(_AdditiveEstimator):
+    """Each key's frequency and the mean of its values, from PCKV-GRR reports.
+
+    Every user holds key-value pairs (values in ``[-1, 1]``) and sends one report of
+    :class:`~sklearn_ldp.mechanisms.set_valued.pckv.PCKVGRR`: one padded-and-sampled pair,
+    its value discretized to a sign, key and sign perturbed together under one epsilon.
+
+    Parameters
+    ----------
+    keys : list or None, default=None
+        Labels of the keys (default ``0 .. d-1``).
+
+    Attributes
+    ----------
+    mechanism_ : PCKVGRR
+        The mechanism of the reports.
+    statistic_ : ndarray of int64
+        The additive statistic of every report fitted.
+    n_reports_ : int
+        The number of reports ``N``.
+    frequencies_ : pandas.Series
+        The share of users holding each key (unbiased when no user holds more pairs than
+        the pad length).
+    means_ : pandas.Series
+        The mean of each key's values: the value sum over the frequency, the frequency
+        clipped to ``[1/N, 1]`` and the mean to ``[-1, 1]`` (the paper's correction).
+    std_errors_ : pandas.DataFrame
+        ``frequency`` and ``mean`` standard errors (the mean's by the delta method).
+    n_invalid_reports_ : int
+        Reports dropped as invalid at collection.
+
+    See Also
+    --------
+    SetFrequencyEstimator : Item frequencies of sets without values.
+
+    References
+    ----------
+    .. [1] X. Gu, M. Li, Y. Cheng, L. Xiong and Y. Cao, "PCKV: Locally differentially
+       private correlated key-value data collection with optimized utility", USENIX
+       Security 2020.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ldp import LDPReports
+    >>> from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+    >>> mechanism = PCKVGRR(3, pad_length=1, epsilon=4.0, value_steps=10)
+    >>> lengths, keys = np.ones(30000, dtype=int), np.repeat([0, 1, 2], 10000)
+    >>> values = np.repeat([0.5, -0.5, 0.0], 10000)
+    >>> rng = np.random.default_rng(0)
+    >>> reports = LDPReports(mechanism.randomize((lengths, keys), values, rng), mechanism)
+    >>> estimator = KeyValueEstimator(keys=["a", "b", "c"]).fit(reports)
+    >>> estimator.means_.round(1).tolist()
+    [0.5, -0.5, 0.0]
+    """
+
+    _mechanism_class = PCKVGRR
+    _expects = "the reports of a PCKVGRR mechanism (key-value pairs)"
+    strategy = None  # fit takes reports only (no encoder route for key-value columns yet)
+
+    def __init__(self, keys=None):
+        self.keys = keys
+
+    def _decode(self):
+        mechanism, statistic = self.mechanism_, self.statistic_
+        keys = range(mechanism.n_keys) if self.keys is None else list(self.keys)
+        if len(keys) != mechanism.n_keys:
+            raise ValueError(f"keys must list the mechanism's {mechanism.n_keys} keys, got "
+                             f"{len(keys)}.")
+        labels = pd.Index(keys, name="key")
+        self.n_reports_ = mechanism.n_reports(statistic)
+        frequency, mean = mechanism.estimate(statistic)
+        frequency_error, mean_error = mechanism.std_errors(statistic)
+        self.frequencies_ = pd.Series(frequency, index=labels, name="frequency")
+        self.means_ = pd.Series(mean, index=labels, name="mean")
+        self.std_errors_ = pd.DataFrame({"frequency": frequency_error, "mean": mean_error},
+                                        index=labels)

@@ -43,7 +43,8 @@ import numpy as np
 
 from ..._validation import check_epsilon, check_positive_int
 from .._base.exact import ExactLaw, largest_numerator_within, uniform_below
-from .._base.mechanism import check_index_reports
+from .._base.headers import check_spec_header
+from .._base.mechanism import Mechanism, index_report_validity
 from .._base.ratio import ratio_weights, sample_ratio_law
 from .padding import check_sets, check_size_cap, padded_law, support_variance
 
@@ -53,7 +54,7 @@ DEFAULT_VALUE_STEPS = 1000
 MAX_VALUE_STEPS = 2**30
 
 
-class PCKVGRR:
+class PCKVGRR(Mechanism):
     """PCKV-GRR over ``n_keys`` keys with values on the lattice ``j / value_steps``.
 
     Parameters
@@ -117,6 +118,10 @@ class PCKVGRR:
             raise ValueError(f"epsilon={self.epsilon} is too small for PCKV-GRR: the key would "
                              "carry no information.")
         self.weights = (a, d, keep, flip)
+        # The Mechanism attributes (LDPReports carry the reports): the keys are the cells.
+        self.n_inputs, self.name = self.n_keys, self.kind
+        self.params = {"pad_length": self.pad_length, "value_steps": self.value_steps,
+                       "max_set_size": self.max_set_size}
         total = a + (self.n_outputs_keys - 1) * d
         self.p, self.q, self.b = a / total, d / total, keep / (keep + flip)
 
@@ -141,8 +146,9 @@ class PCKVGRR:
         if bad.any():
             position = int(np.argmax(bad))
             raise ValueError(f"values: user {int(users[position])} has the value "
-                             f"{float(values[position])!r} for key {int(flat.items[position])}; values "
-                             f"must lie in [-1, 1] on the lattice j / {self.value_steps}.")
+                             f"{float(values[position])!r} for key "
+                             f"{int(flat.items[position])}; values must lie in [-1, 1] on "
+                             f"the lattice j / {self.value_steps}.")
         return flat, steps.astype(np.int64)
 
     def randomize(self, keys, values, rng):
@@ -211,9 +217,26 @@ class PCKVGRR:
                           flat.items, self.n_keys, self.pad_length)
 
     # ------------------------------------------------------------------ server side
+    def report_validity(self, reports):
+        # Every output 2 key + sign over the d + L keys.
+        return index_report_validity(reports, 2 * self.n_outputs_keys, self.kind)
+
+    def empty_reports(self):
+        """Zero reports (int64 output indices)."""
+        return np.zeros(0, dtype=np.int64)
+
+    def check_statistic(self, statistic):
+        """The statistic as int64, or a ValueError (wrong length, not counts, or counts that
+        do not add up to ``N``)."""
+        self._counts(statistic)
+        return np.asarray(statistic).astype(np.int64)
+
+    def n_reports(self, statistic):
+        return int(self._counts(statistic)[2])
+
     def aggregate(self, reports):
         """Counts of each output ``2 key + sign`` over the ``d + L`` keys, then ``N``."""
-        reports = check_index_reports(reports, 2 * self.n_outputs_keys, self.kind)
+        reports = self.check_reports(reports)
         counts = np.bincount(reports, minlength=2 * self.n_outputs_keys).astype(np.int64)
         return np.append(counts, np.int64(reports.shape[0]))
 
@@ -272,10 +295,25 @@ class PCKVGRR:
     def to_dict(self):
         """The specification (kind ``"pckv_grr"``) and the integer weights."""
         return {"version": 1, "mechanism": self.kind, "epsilon": self.epsilon,
-                "n_inputs": self.n_keys,
-                "params": {"pad_length": self.pad_length, "value_steps": self.value_steps,
-                           "max_set_size": self.max_set_size},
+                "n_inputs": self.n_keys, "params": dict(self.params),
                 "weights": [int(w) for w in self.weights]}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`; weights that differ from the derived ones are
+        refused."""
+        check_spec_header(spec, PCKV_KIND, 1)
+        params = spec.get("params")
+        if not isinstance(params, dict) or set(params) != {"pad_length", "value_steps",
+                                                           "max_set_size"}:
+            raise ValueError(f"malformed params of the {PCKV_KIND!r} specification: "
+                             f"{str(params)[:80]!r}.")
+        mechanism = cls(spec.get("n_inputs"), params["pad_length"], spec.get("epsilon"),
+                        params["value_steps"], params["max_set_size"])
+        if spec.get("weights") != [int(w) for w in mechanism.weights]:
+            raise ValueError(f"the weights of the {PCKV_KIND!r} specification differ from "
+                             "those its epsilon and params give: edited weights are refused.")
+        return mechanism
 
     def __repr__(self):
         return (f"PCKVGRR(n_keys={self.n_keys}, pad_length={self.pad_length}, "
