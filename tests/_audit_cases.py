@@ -149,11 +149,14 @@ class KeyValuePairs(NamedTuple):
     def exact_law(self, pairs):
         return self.mechanism.exact_law(pairs)
 
+    def to_dict(self):
+        return self.mechanism.to_dict()
+
     def randomize(self, rows, rng):
         rows = np.asarray(rows, dtype=float).reshape(len(rows), -1, 2)
         lengths = np.full(rows.shape[0], rows.shape[1])
         keys = rows[:, :, 0].astype(np.int64).ravel()
-        return self.mechanism.randomize((lengths, keys), rows[:, :, 1].ravel(), rng)
+        return self.mechanism.randomize((lengths, keys, rows[:, :, 1].ravel()), rng)
 
 
 class Case(NamedTuple):
@@ -291,8 +294,7 @@ CASES = {
     # with opposite values, disjoint keys, the empty set.
     "pckv_grr": Case(lambda eps: KeyValuePairs(PCKVGRR(4, 2, eps, value_steps=2,
                                                        max_set_size=2)),
-                     [[[0, 1.0], [1, -1.0]], [[0, -1.0], [1, 1.0]], [], [[2, 0.5]]],
-                     client=False),
+                     [[[0, 1.0], [1, -1.0]], [[0, -1.0], [1, 1.0]], [], [[2, 0.5]]]),
 }
 
 
@@ -335,6 +337,9 @@ def client_reports(mechanism, value, n, seed):
             value = [value, 64]
         elif isinstance(mechanism, SetItemMechanism):  # a set: its items without the -1 padding
             value = [item for item in value if item != -1]
+        elif isinstance(mechanism, KeyValuePairs):  # [key, value] pairs, keys as integers
+            value = [[int(key), number] for key, number in value]
+            mechanism = mechanism.mechanism
         sent = [json.loads(json.dumps(randomizer.privatize(value))) for _ in range(n)]
     if isinstance(mechanism, Mechanism):
         return reports_from_client(sent, mechanism).reports

@@ -34,7 +34,7 @@ def test_sampled_reports_follow_the_exact_law():
     for pairs in ([(0, 0.25), (2, -1.0)], [(1, 0.75)], []):
         keys = (np.full(n, len(pairs)), np.tile([k for k, _ in pairs], n).astype(np.int64))
         values = np.tile([v for _, v in pairs], n).astype(float)
-        reports = mechanism.randomize(keys, values, rng)
+        reports = mechanism.randomize((*keys, values), rng)
         assert_sampled_law(mechanism.exact_law(pairs), reports)
 
 
@@ -59,7 +59,7 @@ def test_unbiased_and_mse_within_5_percent_of_the_analytic_variance():
     sums = np.bincount(keys[1], weights=values, minlength=n_keys) / n_users
     squares = np.bincount(keys[1], weights=values ** 2, minlength=n_keys)
     tiled = (np.tile(keys[0], replicates), np.tile(keys[1], replicates))
-    reports = mechanism.randomize(tiled, np.tile(values, replicates), rng)
+    reports = mechanism.randomize((*tiled, np.tile(values, replicates)), rng)
     frequencies, value_sums = [], []
     for block in np.split(reports, replicates):
         statistic = mechanism.aggregate(block)
@@ -81,7 +81,7 @@ def test_means_and_their_standard_errors():
     rng = np.random.default_rng(4)
     keys, values = _data(rng, 200_000, 8, 2)
     mechanism = PCKVGRR(8, 2, 4.0, value_steps=100, max_set_size=2)
-    statistic = mechanism.aggregate(mechanism.randomize(keys, values, rng))
+    statistic = mechanism.aggregate(mechanism.randomize((*keys, values), rng))
     frequency, mean = mechanism.estimate(statistic)
     f_err, m_err = mechanism.std_errors(statistic)
     held = np.bincount(keys[1], minlength=8)
@@ -103,14 +103,15 @@ def test_means_and_their_standard_errors():
 def test_bad_keys_and_values_are_refused(keys, values, message):
     mechanism = PCKVGRR(4, 2, 1.0, max_set_size=2)
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
-        mechanism.randomize(keys, np.asarray(values, dtype=float), np.random.default_rng(0))
+        mechanism.randomize((*keys, np.asarray(values, dtype=float)),
+                            np.random.default_rng(0))
 
 
 def test_million_users_in_seconds():
     rng = np.random.default_rng(0)
     keys, values = _data(rng, 10**6, 500, 4)
     mechanism = PCKVGRR(500, 4, 2.0, value_steps=100, max_set_size=4)
-    statistic = mechanism.aggregate(mechanism.randomize(keys, values, rng))
+    statistic = mechanism.aggregate(mechanism.randomize((*keys, values), rng))
     frequency, mean = mechanism.estimate(statistic)
     assert statistic[-1] == 10**6 and frequency.shape == mean.shape == (500,)
 
@@ -122,7 +123,7 @@ def test_estimator_fits_batches_like_one_fit_and_labels_keys():
     rng = np.random.default_rng(6)
     keys, values = _data(rng, 20_000, 6, 2)
     mechanism = PCKVGRR(6, 2, 2.0, value_steps=100, max_set_size=2)
-    reports = LDPReports(mechanism.randomize(keys, values, rng), mechanism)
+    reports = LDPReports(mechanism.randomize((*keys, values), rng), mechanism)
     whole = KeyValueEstimator(keys=list("abcdef")).fit(reports)
     split = KeyValueEstimator(keys=list("abcdef")).partial_fit(reports[:7000]).partial_fit(
         reports[7000:])
@@ -142,3 +143,49 @@ def test_specification_round_trip_and_edited_weights():
     spec["weights"][0] += 1
     with pytest.raises(ValueError, match="edited weights"):
         PCKVGRR.from_dict(spec)
+
+
+# ---------------------------------------------------------------- the standard-library client
+def test_client_reports_decode_like_the_servers():
+    import json
+
+    from sklearn_ldp import KeyValueEstimator, reports_from_client
+    from sklearn_ldp.deploy.client import Randomizer
+
+    mechanism = PCKVGRR(4, 2, 3.0, value_steps=10, max_set_size=2)
+    with pytest.warns(UserWarning, match="seed"):
+        client = Randomizer.from_json(json.dumps(mechanism.to_dict()), seed=2)
+    records = [{0: 0.5, 2: -1.0}, {1: 0.3}, [[3, 1.0], [0, 0.5]]] * 3000
+    sent = [json.loads(json.dumps(client.privatize(record))) for record in records]
+    estimator = KeyValueEstimator().fit(reports_from_client(sent, mechanism))
+    truth = np.array([0.5, 0.3, -1.0, 1.0])
+    errors = estimator.std_errors_["mean"].to_numpy()
+    assert np.all(np.abs(estimator.means_.to_numpy() - truth) < 5 * errors + 1e-9)
+
+
+@pytest.mark.parametrize("record, message", [
+    ({0: 0.5, 1: 0.5, 2: 0.5}, "more than max_set_size=2"),
+    ({7: 0.5}, "not a key in"),
+    ([[1, 0.5], [1, 0.2]], "listed twice"),
+    ({0: 1.5}, "not a number in"),
+    ({0: 0.25}, "not on the lattice"),
+    ("x", "dict key -> value"),
+])
+def test_client_refuses_bad_records(record, message):
+    import json
+
+    from sklearn_ldp.deploy.client import Randomizer
+
+    client = Randomizer.from_json(json.dumps(PCKVGRR(4, 2, 1.0, value_steps=10,
+                                                     max_set_size=2).to_dict()))
+    with pytest.raises(ValueError, match=message):
+        client.privatize(record)
+
+
+def test_client_refuses_weights_that_are_not_private():
+    from sklearn_ldp.deploy.client import Randomizer
+
+    spec = PCKVGRR(4, 2, 1.0).to_dict()
+    spec["weights"][0] *= 2
+    with pytest.raises(ValueError, match="not 1.0-LDP"):
+        Randomizer(spec)

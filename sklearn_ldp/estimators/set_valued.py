@@ -286,7 +286,7 @@ class KeyValueEstimator(_AdditiveEstimator):
     >>> lengths, keys = np.ones(30000, dtype=int), np.repeat([0, 1, 2], 10000)
     >>> values = np.repeat([0.5, -0.5, 0.0], 10000)
     >>> rng = np.random.default_rng(0)
-    >>> reports = LDPReports(mechanism.randomize((lengths, keys), values, rng), mechanism)
+    >>> reports = LDPReports(mechanism.randomize((lengths, keys, values), rng), mechanism)
     >>> estimator = KeyValueEstimator(keys=["a", "b", "c"]).fit(reports)
     >>> estimator.means_.round(1).tolist()
     [0.5, -0.5, 0.0]

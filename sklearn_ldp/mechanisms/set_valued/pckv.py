@@ -88,7 +88,7 @@ class PCKVGRR(Mechanism):
     >>> mechanism = PCKVGRR(3, pad_length=1, epsilon=4.0)
     >>> keys = (np.ones(20000, dtype=int), np.zeros(20000, dtype=int))   # one pair each
     >>> values = np.full(20000, 0.5)
-    >>> counts = mechanism.aggregate(mechanism.randomize(keys, values, np.random.default_rng(0)))
+    >>> counts = mechanism.aggregate(mechanism.randomize((*keys, values), np.random.default_rng(0)))
     >>> frequency, mean = mechanism.estimate(counts)
     >>> frequency.round(2).tolist(), mean.round(1).tolist()[0]
     ([1.0, -0.0, -0.0], 0.5)
@@ -151,15 +151,14 @@ class PCKVGRR(Mechanism):
                              f"the lattice j / {self.value_steps}.")
         return flat, steps.astype(np.int64)
 
-    def randomize(self, keys, values, rng):
+    def randomize(self, pairs, rng):
         """Privatize each user's key-value pairs: one report ``2 key + [v* = +1]`` each.
 
         Parameters
         ----------
-        keys : tuple (lengths, keys)
-            Flat layout: each user's number of pairs, then their keys user after user.
-        values : array-like of float
-            The values, aligned with ``keys``.
+        pairs : tuple (lengths, keys, values)
+            Flat layout: each user's number of pairs, then their keys user after user, and
+            the values aligned with the keys (an empty array: no users).
         rng : numpy.random.Generator
             The source of randomness.
 
@@ -168,7 +167,11 @@ class PCKVGRR(Mechanism):
         ndarray of int64
             One report per user in ``[0, 2 (d + L))``.
         """
-        flat, steps = self.check_pairs(keys, values)
+        if not isinstance(pairs, tuple) and np.asarray(pairs).size == 0:
+            return np.zeros(0, dtype=np.int64)  # no users (the collectors' template)
+        if not isinstance(pairs, tuple) or len(pairs) != 3:
+            raise ValueError("pairs must be a tuple (lengths, keys, values) of flat arrays.")
+        flat, steps = self.check_pairs(pairs[:2], pairs[2])
         lengths, n = flat.lengths, flat.lengths.size
         positions = uniform_below(rng, np.maximum(lengths, self.pad_length), n)
         real = positions < lengths
