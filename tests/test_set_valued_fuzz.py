@@ -48,3 +48,30 @@ def test_specifications(data):
     edited = mutate(spec, data, LEAVES)
     outcome(load_mechanism, edited)
     outcome(Randomizer, edited)
+
+
+@FUZZ
+@given(st.data())
+def test_key_value_specifications(data):
+    from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+
+    spec = json.loads(json.dumps(PCKVGRR(4, 2, 1.0, value_steps=10).to_dict()))
+    edited = mutate(spec, data, LEAVES)
+    outcome(load_mechanism, edited)
+    outcome(Randomizer, edited)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(-2, 6), st.floats(allow_nan=True)), max_size=4))
+def test_key_value_records(pairs):
+    from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+
+    mechanism = PCKVGRR(4, 2, 1.0, value_steps=10, max_set_size=3)
+    keys = np.array([k for k, _ in pairs], dtype=np.int64)
+    values = np.array([v for _, v in pairs], dtype=float)
+    reports = outcome(mechanism.randomize, (np.array([len(pairs)]), keys, values),
+                      np.random.default_rng(0))
+    if reports is not None:
+        assert reports.shape == (1,) and 0 <= reports[0] < 12
+    client = Randomizer(mechanism.to_dict())
+    outcome(client.privatize, [list(pair) for pair in pairs])
