@@ -15,6 +15,10 @@ Two paths, per N, d and epsilon:
   tenth of the users, the flattening of the object column, then the same core), N up to
   10^6.
 
+* ``pckv``: :class:`~sklearn_ldp.mechanisms.set_valued.pckv.PCKVGRR` on the same keys, each
+  with a value on the lattice of 1/100 whose mean depends on the key (``--key-value`` runs
+  only this path), pad length 8: the error columns are those of the value sums.
+
 Reported: CPU seconds (this process; the machine is shared, so wall time is noisy), the
 oracle (GRR or OLH by size), the RMSE of the item counts over the ``d`` items divided by
 the mean analytic standard error (``count_variance`` at the true counts; 1 when the
@@ -25,6 +29,7 @@ Examples
 --------
     PYTHONPATH=. python benchmarks/bench_set_valued.py --quick
     PYTHONPATH=. python benchmarks/bench_set_valued.py            # N up to 10^6
+    PYTHONPATH=. python benchmarks/bench_set_valued.py --key-value
 """
 
 import argparse
@@ -40,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _common import machine_note, print_table  # noqa: E402
 
 from sklearn_ldp import LDPEncoder, SetFrequencyEstimator  # noqa: E402
+from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism  # noqa: E402
 
 MAX_SIZE = 8
@@ -86,9 +92,27 @@ def run_pandas(n_users, n_items, epsilon, rng):
             "cpu_s": round(seconds, 2), "rmse/std": "", "max|z|": ""}
 
 
+def run_pckv(n_users, n_items, epsilon, rng):
+    lengths, keys, held = flat_data(n_users, n_items, rng)
+    centre = np.linspace(-0.8, 0.8, n_items)[keys]
+    values = np.clip(np.round(centre + rng.uniform(-0.2, 0.2, size=keys.size), 2), -1, 1)
+    mechanism = PCKVGRR(n_items, MAX_SIZE, epsilon, value_steps=100, max_set_size=MAX_SIZE)
+    sums, seconds = cpu(lambda: mechanism.value_sums(mechanism.aggregate(
+        mechanism.randomize((lengths, keys, values), rng))))
+    truth = np.bincount(keys, weights=values, minlength=n_items) / n_users
+    squares = np.bincount(keys, weights=values ** 2, minlength=n_items)
+    std = np.sqrt(mechanism.value_sum_variance(n_users, held, squares))
+    rmse = float(np.sqrt(np.mean((sums - truth) ** 2)))
+    return {"path": "pckv", "N": n_users, "d": n_items, "epsilon": epsilon, "L": MAX_SIZE,
+            "oracle": "pckv_grr", "cpu_s": round(seconds, 2),
+            "rmse/std": round(rmse / float(np.mean(std)), 3),
+            "max|z|": round(float(np.max(np.abs(sums - truth) / std)), 2)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N up to 10^5 only")
+    parser.add_argument("--key-value", action="store_true", help="the PCKV path only")
     args = parser.parse_args()
     sizes = [10**4, 10**5] if args.quick else [10**4, 10**5, 10**6]
     rng = np.random.default_rng(2026)
@@ -97,6 +121,9 @@ def main():
     for n_items in (100, 1000):
         for epsilon in (1.0, 4.0):
             for n_users in sizes:
+                rows.append(run_pckv(n_users, n_items, epsilon, rng))
+                if args.key_value:
+                    continue
                 for pad in (4, MAX_SIZE):
                     rows.append(run_arrays(n_users, n_items, epsilon, pad, rng))
                 rows.append(run_pandas(n_users, n_items, epsilon, rng))
