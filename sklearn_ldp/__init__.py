@@ -72,6 +72,9 @@ _OBJECTS = {
     "shuffle_epsilon": ".mechanisms.shuffle",
     "stack_client_reports": ".deploy.collect",
     "users_needed": ".planning",
+    # Set-valued data (SVIM)
+    "SetFrequencyEstimator": ".estimators",
+    "KeyValueEstimator": ".estimators",
 }
 
 __all__ = sorted([*_MODULES, *_OBJECTS])

@@ -23,6 +23,7 @@ from ._encoder_columns import (
 )
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
 from ._encoder_multi_range import MultiRangeEncoderMixin
+from ._encoder_sets import SetEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
     READ_FROM_DATA,
@@ -53,6 +54,7 @@ from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
 from .mechanisms.marginals.base import MarginalMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
+from .mechanisms.set_valued.svim import SetItemMechanism
 from .reports import AggregatedReports, LDPReports
 from .selection import (
     DEFAULT_MAX_REPORT_BYTES,
@@ -89,7 +91,7 @@ DOMAIN_ADVICE = (
 
 
 class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoderMixin,
-                 FreshEntropyMixin, TransformerMixin, BaseEstimator):
+                 SetEncoderMixin, FreshEntropyMixin, TransformerMixin, BaseEstimator):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
     ``fit`` is data-independent: it reads the public domain and the workload and builds (or
@@ -486,6 +488,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
         for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
+        if self._set_mode():  # a set-valued column (_encoder_sets)
+            return self._fit_sets(X, epsilon)
         if self._heavy_hitter_mode():
             return self._fit_heavy_hitters(X, epsilon)
         if self._multi_range_mode():  # TDG / HDG over numeric columns (docs/multi_range.md)
@@ -784,6 +788,9 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
             # Fitted without data, the record's columns were declared in two dicts (bounds,
             # categories) whose relative order says nothing of the frame's: take them by name.
             X = X[list(self.feature_names_in_)]
+        if isinstance(self.mechanism_, SetItemMechanism):  # rows: the item round's users
+            reports = LDPReports(self._transform_sets(X), self.mechanism_)
+            return reports if output == "default" else reports_frame(reports)
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             words = self._heavy_hitter_words(X)
             self._charge_collection(words.shape[0], "transform")
@@ -897,7 +904,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
         return AggregatedReports(statistic, self.mechanism_, self.domain_, self.workload_)
 
     def _check_simulation(self):
-        if isinstance(self.mechanism_, HeavyHitterMechanism):
+        if isinstance(self.mechanism_, HeavyHitterMechanism | SetItemMechanism):
             raise NotImplementedError(
                 f"heavy hitters ({self.strategy_!r}) have no exact simulation of their "
                 "aggregate: privatize the values with transform.")

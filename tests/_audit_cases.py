@@ -69,6 +69,8 @@ from sklearn_ldp.mechanisms.oracles.histogram_encoding import (
     SummationHistogramEncoding,
     ThresholdingHistogramEncoding,
 )
+from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism
 
 
 class CountRelease(NamedTuple):
@@ -139,6 +141,29 @@ class CentralDiscreteGaussian(NamedTuple):
                                                    rng))[:, None]
 
 
+class KeyValuePairs(NamedTuple):
+    """PCKV-GRR seen through the audit's interface: an input is one user's list of
+    ``[key, value]`` pairs (``randomize`` takes the keys and values apart)."""
+
+    mechanism: PCKVGRR
+
+    @property
+    def epsilon(self):
+        return self.mechanism.epsilon
+
+    def exact_law(self, pairs):
+        return self.mechanism.exact_law(pairs)
+
+    def to_dict(self):
+        return self.mechanism.to_dict()
+
+    def randomize(self, rows, rng):
+        rows = np.asarray(rows, dtype=float).reshape(len(rows), -1, 2)
+        lengths = np.full(rows.shape[0], rows.shape[1])
+        keys = rows[:, :, 0].astype(np.int64).ravel()
+        return self.mechanism.randomize((lengths, keys, rows[:, :, 1].ravel()), rng)
+
+
 class Case(NamedTuple):
     """How to audit one kind."""
 
@@ -165,6 +190,7 @@ def mixed_record(epsilon):
 
 
 CELLS = [0, 7, 1, 6]  # the smallest and largest category first
+SET_VALUES = [[0, 1, 2], [5, 6, 7], [-1, -1, -1], [3, 4, 7]]  # sets padded with -1
 NUMBERS = [5.0, 5.0000001, 0.0, 10.0]
 BOUNDS = (0.0, 10.0)
 SKETCH_VALUES = [0, 2**64 - 1, 1, 2**64 - 2]
@@ -275,6 +301,18 @@ CASES = {
     "she": Case(lambda eps: SummationHistogramEncoding(3, eps), [0, 2, 1],
                 sampling_tested_in="tests/test_she_the.py"),
     "the": Case(lambda eps: ThresholdingHistogramEncoding(8, eps), CELLS),
+    # Set-valued data (SVIM): one user's set of at most 3 of 8 items, padded to 3; the worst
+    # pairs are disjoint full sets, and a full set against the empty set.
+    "set_items": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="grr", max_set_size=3),
+                      SET_VALUES),
+    "set_items_olh": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="olh",
+                                                       max_set_size=3),
+                          SET_VALUES, enumerable_reports=False),
+    # Key-value data (PCKV-GRR): pairs of 4 keys, values on the lattice of 1/2; the same key
+    # with opposite values, disjoint keys, the empty set.
+    "pckv_grr": Case(lambda eps: KeyValuePairs(PCKVGRR(4, 2, eps, value_steps=2,
+                                                       max_set_size=2)),
+                     [[[0, 1.0], [1, -1.0]], [[0, -1.0], [1, 1.0]], [], [[2, 0.5]]]),
 }
 
 
@@ -315,6 +353,11 @@ def client_reports(mechanism, value, n, seed):
             value = dict(zip(mechanism.columns, value, strict=True))
         elif isinstance(mechanism, SketchFrequencyOracle):  # a value and its bit length
             value = [value, 64]
+        elif isinstance(mechanism, SetItemMechanism):  # a set: its items without the -1 padding
+            value = [item for item in value if item != -1]
+        elif isinstance(mechanism, KeyValuePairs):  # [key, value] pairs, keys as integers
+            value = [[int(key), number] for key, number in value]
+            mechanism = mechanism.mechanism
         sent = [json.loads(json.dumps(randomizer.privatize(value))) for _ in range(n)]
     if isinstance(mechanism, Mechanism):
         return reports_from_client(sent, mechanism).reports

@@ -203,9 +203,10 @@ def test_every_registered_ldp_kind_has_a_client():
     from sklearn_ldp.mechanisms.multi_attribute.columns import COLUMNS_KIND
     _import_all_mechanisms()
     # Beyond the registered Mechanism kinds: the math-layer kinds (numeric, multi-attribute,
-    # heavy hitters, longitudinal) and LDPEncoder's "columns" records; nothing else.
+    # heavy hitters, longitudinal), LDPEncoder's "columns" records, set-valued columns
+    # ("set_items") and key-value pairs ("pckv_grr"); nothing else.
     assert set(client_module.RANDOMIZERS) == set(_REGISTRY) | set(MATH_LAYER_KINDS) | {
-        COLUMNS_KIND}
+        COLUMNS_KIND, "set_items", "pckv_grr"}
 
 
 # ---------------------------------------------------------------- same arithmetic

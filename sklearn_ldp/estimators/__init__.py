@@ -13,7 +13,9 @@ uses (a reader goes README -> estimator -> the family folder of :mod:`sklearn_ld
 * :mod:`.longitudinal` (``LongitudinalEstimator``): :mod:`sklearn_ldp.mechanisms.longitudinal`;
 * :mod:`.adaptive` (``AdaptiveQueryEstimator``): :mod:`sklearn_ldp.mechanisms.numeric.one_bit`;
 * :mod:`.count` (``CountMechanism``): :mod:`sklearn_ldp.mechanisms.central.count`;
-* :mod:`.multi_range` (``MultiRangeEstimator``): :mod:`sklearn_ldp.mechanisms.multi_range`."""
+* :mod:`.multi_range` (``MultiRangeEstimator``): :mod:`sklearn_ldp.mechanisms.multi_range`.
+* :mod:`.set_valued` (``SetFrequencyEstimator``, ``KeyValueEstimator``):
+  :mod:`sklearn_ldp.mechanisms.set_valued`."""
 
 from .adaptive import AdaptiveQueryEstimator
 from .count import CountMechanism
@@ -23,6 +25,7 @@ from .marginal import MarginalEstimator
 from .multi_range import MultiRangeEstimator
 from .numeric import AttributeHistogramEstimator, DistributionEstimator, MeanEstimator
 from .range import RangeQueryEstimator
+from .set_valued import KeyValueEstimator, SetFrequencyEstimator
 from .workload import WorkloadEstimator
 
 __all__ = [
@@ -31,11 +34,13 @@ __all__ = [
     "CountMechanism",
     "DistributionEstimator",
     "HeavyHitterEstimator",
+    "KeyValueEstimator",
     "detectable_frequency",
     "LongitudinalEstimator",
     "MarginalEstimator",
     "MeanEstimator",
     "MultiRangeEstimator",
     "RangeQueryEstimator",
+    "SetFrequencyEstimator",
     "WorkloadEstimator",
 ]

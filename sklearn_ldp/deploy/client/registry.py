@@ -5,6 +5,7 @@ from .bassily import _gaussian, _gaussian_pure
 from .columns import _columns
 from .heavy_hitters import _prefix_heavy_hitters, _sketch
 from .histogram_encoding import _she, _the
+from .key_value import _pckv_grr
 from .longitudinal import _dbitflip_pm, _longitudinal, _one_bit_mean_pm
 from .marginals import _inp_em, _inp_ht, _inp_ps, _inp_rr, _marg_ht, _marg_ps, _marg_rr
 from .multi_attribute import _multi_attribute
@@ -12,6 +13,7 @@ from .multi_range import _multi_range
 from .numeric import _mean_kind, _sampled_mean, _square_wave
 from .oracles import ORACLE_KINDS
 from .ranges import _factorization, _haar, _hierarchical
+from .set_valued import _set_items
 
 RANDOMIZERS = {
     **ORACLE_KINDS,
@@ -46,4 +48,7 @@ RANDOMIZERS = {
     # Histogram encoding (Wang et al. 2017): noisy one-hot integers, and their threshold.
     "she": _she,
     "the": _the,
+    # Set-valued data (SVIM): a set of items per user; key-value pairs (PCKV-GRR).
+    "set_items": _set_items,
+    "pckv_grr": _pckv_grr,
 }

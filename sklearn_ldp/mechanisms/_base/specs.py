@@ -12,6 +12,8 @@ import json
 
 from ..heavy_hitters.column import HEAVY_HITTERS_KIND, HeavyHitterMechanism
 from ..multi_attribute.columns import COLUMNS_KIND, ColumnsMechanism
+from ..set_valued.pckv import PCKV_KIND, PCKVGRR
+from ..set_valued.svim import SET_ITEMS_KIND, SetItemMechanism
 from .mechanism import mechanism_from_dict
 
 
@@ -47,6 +49,10 @@ def load_mechanism(spec):
         return ColumnsMechanism.from_dict(spec)
     if isinstance(spec, dict) and spec.get("mechanism") == HEAVY_HITTERS_KIND:
         return HeavyHitterMechanism.from_dict(spec)
+    if isinstance(spec, dict) and spec.get("mechanism") == SET_ITEMS_KIND:
+        return SetItemMechanism.from_dict(spec)
+    if isinstance(spec, dict) and spec.get("mechanism") == PCKV_KIND:
+        return PCKVGRR.from_dict(spec)
     return mechanism_from_dict(spec)
 
 
