@@ -173,6 +173,15 @@ def test_length_round_deploys_through_the_stdlib_client():
     values = ["mail"] * 1500 + ["café au lait"] * 1000 + ["x"] * 500
     length_rows = [randomizer.privatize(v) for v in values]
     rows = np.asarray(length_rows, dtype=np.uint64)
+    # The checked route (the collector's) reads the same rows, and refuses prefix rows.
+    from sklearn_ldp.deploy.collect import stack_client_reports
+    np.testing.assert_array_equal(
+        stack_client_reports(length_rows, json.dumps(length_round_spec(4.0, 64))), rows)
+    with pytest.raises(ValueError, match=r"report 1 .*65536 <= round < 65538"):
+        stack_client_reports([length_rows[0], [0, 5, 1]], length_round_spec(4.0, 64))
+    with pytest.raises(ValueError, match="length_round must be"):
+        stack_client_reports(length_rows, dict(length_round_spec(4.0, 64),
+                                               length_round={"first_round": 0}))
     assert string_bytes_from_lengths(rows, 4.0, 64) == 14  # 13 bytes, and the end
     assert string_bytes_from_lengths(rows, 4.0, 4) == 4  # at most the declared maximum
     # The plain length oracle's rows (a device computing its length itself) read the same.

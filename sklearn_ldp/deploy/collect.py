@@ -16,7 +16,7 @@ import numpy as np
 from .._logging import get_logger
 from ..mechanisms import Mechanism
 from ..mechanisms._base.specs import load_mechanism_json
-from ..mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from ..mechanisms.heavy_hitters.prefix import LENGTH_ROUND_FIRST, PrefixHeavyHitters
 from ..mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from ..mechanisms.longitudinal.mechanisms import DBitFlipPM, LongitudinalMechanism, OneBitMeanPM
 from ..mechanisms.multi_attribute.columns import (
@@ -306,6 +306,25 @@ def _math_layer_mechanism(mechanism):
                      "through reports_from_client).")
 
 
+def _length_round_first(mechanism):
+    """The first round number of a string length round's rows when ``mechanism`` is the
+    specification :func:`~sklearn_ldp.mechanisms.heavy_hitters.prefix.length_round_spec`
+    returns (as a dict or JSON), else 0. Its devices number their rows from there, so that
+    they never collide with the prefix rounds' rows."""
+    if isinstance(mechanism, (str, bytes)):
+        try:
+            mechanism = json.loads(mechanism)
+        except (ValueError, RecursionError):
+            return 0  # _math_layer_mechanism names the bad JSON
+    round_spec = mechanism.get("length_round") if isinstance(mechanism, dict) else None
+    if round_spec is None:
+        return 0
+    if not isinstance(round_spec, dict) or round_spec.get("first_round") != LENGTH_ROUND_FIRST:
+        raise ValueError(f"length_round must be {{'first_round': {LENGTH_ROUND_FIRST}, "
+                         f"'max_string_bytes': ...}}, got {str(round_spec)[:80]!r}.")
+    return LENGTH_ROUND_FIRST
+
+
 def _bad_report(kind, index, value, expected):
     text = repr(value)
     if len(text) > 60:
@@ -410,6 +429,7 @@ def stack_client_reports(values, mechanism):
     >>> bits.dtype, round(float(mechanism.estimate_mean(mechanism.aggregate(bits))), 3)
     (dtype('uint8'), 8.607)
     """
+    first_round = _length_round_first(mechanism)
     mechanism = _math_layer_mechanism(mechanism)
     kind = mechanism.kind
     if isinstance(values, np.ndarray):
@@ -445,11 +465,13 @@ def stack_client_reports(values, mechanism):
         return attributes, reports
     if isinstance(mechanism, PrefixHeavyHitters):
         limit = mechanism.g if mechanism.protocol == "pem" else 2
-        expected = (f"[round < {mechanism.n_rounds}, seed < 2^64, y < {limit}]")
+        last = first_round + mechanism.n_rounds
+        rounds = f"round < {last}" if first_round == 0 else f"{first_round} <= round < {last}"
+        expected = f"[{rounds}, seed < 2^64, y < {limit}]"
         array = _stack(values, kind, 3, False, 2**64 - 1, expected)
         if array.size:
-            _first_invalid((array[:, 0] < mechanism.n_rounds) & (array[:, 2] < limit), kind,
-                           values, expected)
+            _first_invalid((array[:, 0] >= first_round) & (array[:, 0] < last)
+                           & (array[:, 2] < limit), kind, values, expected)
         return array
     if isinstance(mechanism, SketchFrequencyOracle):
         k, m = mechanism.n_hashes, mechanism.width
