@@ -71,6 +71,9 @@ _OBJECTS = {
     "shuffle_epsilon": ".mechanisms.shuffle",
     "stack_client_reports": ".deploy.collect",
     "users_needed": ".planning",
+    # RAPPOR on strings (Bloom filters, cohorts): the estimator and the explicit parameters.
+    "RapporEstimator": ".estimators.rappor",
+    "RapporMechanism": ".mechanisms.heavy_hitters.rappor",
 }
 
 __all__ = sorted([*_MODULES, *_OBJECTS])

@@ -22,6 +22,7 @@ from ._encoder_columns import (
     as_frame,
 )
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
+from ._encoder_rappor import RapporEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
     READ_FROM_DATA,
@@ -49,6 +50,7 @@ from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
 from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
+from .mechanisms.heavy_hitters.rappor import RapporMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
 from .reports import AggregatedReports, LDPReports
@@ -86,8 +88,8 @@ DOMAIN_ADVICE = (
     "it for heavy hitters: categories={'url': 'strings'} or {'user_id': 32}.")
 
 
-class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin,
-                 TransformerMixin, BaseEstimator):
+class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, RapporEncoderMixin,
+                 FreshEntropyMixin, TransformerMixin, BaseEstimator):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
     ``fit`` is data-independent: it reads the public domain and the workload and builds (or
@@ -479,6 +481,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
         for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
+        if self._rappor_mode():  # RAPPOR on a "strings" column (_encoder_rappor)
+            return self._fit_rappor(X, epsilon)
         if self._heavy_hitter_mode():
             return self._fit_heavy_hitters(X, epsilon)
         if self._columns_mode():
@@ -773,6 +777,9 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, FreshEntropyMixin
             # Fitted without data, the record's columns were declared in two dicts (bounds,
             # categories) whose relative order says nothing of the frame's: take them by name.
             X = X[list(self.feature_names_in_)]
+        if isinstance(self.mechanism_, RapporMechanism):
+            reports = self._transform_rappor(X)
+            return reports if output == "default" else _aligned_frame(reports, X)
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             words = self._heavy_hitter_words(X)
             self._charge_collection(words.shape[0], "transform")

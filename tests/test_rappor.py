@@ -1,13 +1,22 @@
 """RAPPOR (Erlingsson et al. 2014): exact laws, privacy, memoization, unbiased bit counts and
 candidate frequencies with the regression's variance, hostile inputs."""
 
+import json
 import math
+import warnings
 
 import numpy as np
 import pytest
+from _fuzzing import FUZZ, mutate, outcome
 from _laws import assert_private, assert_sampled_law
 from _stats import variance_band
+from hypothesis import given
+from hypothesis import strategies as st
 
+import sklearn_ldp.deploy.client as client_module
+from sklearn_ldp.deploy.client import Randomizer
+from sklearn_ldp.deploy.collect import reports_from_client
+from sklearn_ldp.mechanisms import mechanism_from_dict
 from sklearn_ldp.mechanisms._base.exact import ExactLaw, audit_privacy, laws_within
 from sklearn_ldp.mechanisms.heavy_hitters.rappor import RapporMechanism
 from sklearn_ldp.mechanisms.heavy_hitters.rappor_decoder import (
@@ -15,7 +24,6 @@ from sklearn_ldp.mechanisms.heavy_hitters.rappor_decoder import (
     candidate_variance,
     decode_candidates,
 )
-from sklearn_ldp.mechanisms.longitudinal.mechanisms import MemoState
 
 SMALL = dict(n_bits=6, n_hashes=2, n_cohorts=2, f=0.5, p=0.25, q=0.75)
 
@@ -61,8 +69,7 @@ def test_sampled_reports_follow_the_exact_law():
     rng = np.random.default_rng(1)
     n = 40_000
     for value in ("a", "zz"):
-        reports = rappor.randomize(np.full(n, value, dtype=object), rappor.new_state(n, rng),
-                                   rng)
+        reports = rappor.randomize(np.full(n, value, dtype=object), rng)
         assert_sampled_law(rappor.exact_law(value), reports)
 
 
@@ -72,14 +79,14 @@ def test_permanent_response_is_memoized_and_derived_from_the_secret():
     values = np.array(["x", "y", "x"], dtype=object)
     state = rappor.new_state(3, rng)
     first, cohorts = rappor.permanent_response(values, state)
-    rebuilt = MemoState(rappor, 3, secrets=state.secrets)  # a restore / a second process
+    rebuilt = rappor.new_state(3, secrets=state.secrets)  # a restore / a second process
     again, cohorts_again = rappor.permanent_response(values, rebuilt)
     assert (first == again).all() and (cohorts == cohorts_again).all()
     # Many rounds of one value: every report bit's mean tends to q or p of the permanent bit,
     # never to the Bloom bit itself.
     many = np.array(["x"] * 2000, dtype=object)
     state = rappor.new_state(1, rng)
-    reports = np.vstack([rappor.randomize(many[:1], state, rng) for _ in range(400)])
+    reports = np.vstack([rappor.randomize(many[:1], rng, state) for _ in range(400)])
     permanent, _ = rappor.permanent_response(many[:1], state)
     bits = np.unpackbits(reports[:, 2:], axis=1, bitorder="little")[:, :128].mean(axis=0)
     expected = np.where(np.unpackbits(permanent, bitorder="little")[:128], 0.75, 0.5)
@@ -88,7 +95,7 @@ def test_permanent_response_is_memoized_and_derived_from_the_secret():
 
 def _simulate(rappor, values, rng):
     state = rappor.new_state(values.size, rng)
-    return rappor.aggregate(rappor.randomize(values, state, rng)), state
+    return rappor.aggregate(rappor.randomize(values, rng, state)), state
 
 
 def test_bit_count_estimates_are_unbiased_with_the_analytic_variance():
@@ -137,8 +144,8 @@ def test_candidate_frequencies_unbiased_and_variance_within_5_percent():
     for _ in range(400):
         secrets, codes = _fixed_cohort_users(rappor, table, rng)
         values = np.array(candidates, dtype=object)[codes]
-        state = MemoState(rappor, values.size, secrets=secrets)
-        statistic = rappor.aggregate(rappor.randomize(values, state, rng))
+        state = rappor.new_state(values.size, secrets=secrets)
+        statistic = rappor.aggregate(rappor.randomize(values, rng, state))
         estimates.append(decode_candidates(rappor, statistic, candidates).frequencies)
     estimates = np.array(estimates)
     variance = np.diag(covariance)
@@ -167,7 +174,7 @@ def test_statistic_is_additive_over_batches():
     rappor = RapporMechanism(n_bits=16, n_cohorts=4)
     rng = np.random.default_rng(6)
     values = np.array(["a", "b", "c"] * 100, dtype=object)
-    reports = rappor.randomize(values, rappor.new_state(300, rng), rng)
+    reports = rappor.randomize(values, rng)
     whole = rappor.aggregate(reports)
     assert (rappor.aggregate(reports[:120]) + rappor.aggregate(reports[120:]) == whole).all()
     assert whole.reshape(4, 17)[:, -1].sum() == 300
@@ -183,6 +190,7 @@ def test_statistic_is_additive_over_batches():
     (dict(n_cohorts=2.5), "n_cohorts"), (dict(n_cohorts=True), "n_cohorts"),
     (dict(n_bits=0), "n_bits"), (dict(n_hashes=0), "n_hashes"),
     (dict(n_bits=4096, n_hashes=3), "n_bits \\*\\* n_hashes"),
+    (dict(n_bits=4096, n_hashes=1, n_cohorts=4097), "n_bits \\* n_cohorts"),
     (dict(hash_seed=-1), "hash_seed"), (dict(max_string_bytes=0), "max_string_bytes"),
 ])
 def test_bad_parameters_name_the_value(kwargs, match):
@@ -217,23 +225,23 @@ def test_bad_values_reports_and_statistics_are_refused():
     rng = np.random.default_rng(7)
     state = rappor.new_state(2, rng)
     with pytest.raises(TypeError, match="values\\[1\\] = None"):
-        rappor.randomize(np.array(["a", None], dtype=object), state, rng)
+        rappor.randomize(np.array(["a", None], dtype=object), rng, state)
     with pytest.raises(ValueError, match="NUL"):
-        rappor.randomize(np.array(["a", "b\0"], dtype=object), state, rng)
+        rappor.randomize(np.array(["a", "b\0"], dtype=object), rng, state)
     with pytest.raises(ValueError, match="more than max_string_bytes=64"):
-        rappor.randomize(np.array(["a", "x" * 65], dtype=object), state, rng)
+        rappor.randomize(np.array(["a", "x" * 65], dtype=object), rng, state)
     with pytest.raises(ValueError, match="2 strings"):
-        rappor.randomize(np.array(["a"], dtype=object), state, rng)
-    reports = rappor.randomize(np.array(["a", "b"], dtype=object), state, rng)
+        rappor.randomize(np.array(["a"], dtype=object), rng, state)
+    reports = rappor.randomize(np.array(["a", "b"], dtype=object), rng, state)
     bad_cohort = reports.copy()
     bad_cohort[1, :2] = [0, 3]
-    with pytest.raises(ValueError, match="report 1 .*cohort 3"):
+    with pytest.raises(ValueError, match="report 1 .*a cohort below 3"):
         rappor.aggregate(bad_cohort)
     bad_bits = reports.copy()
     bad_bits[0, -1] |= 0x80
     with pytest.raises(ValueError, match="report 0"):
         rappor.aggregate(bad_bits)
-    assert rappor.report_validity(bad_bits).tolist() == [False, True]
+    assert rappor.report_validity(bad_bits).valid.tolist() == [False, True]
     with pytest.raises(ValueError, match="uint8 rows of 4 bytes"):
         rappor.aggregate(reports[:, :3])
     statistic = rappor.aggregate(reports)
@@ -245,11 +253,85 @@ def test_bad_values_reports_and_statistics_are_refused():
         rappor.bit_count_estimates(statistic[:-1])
     with pytest.raises(ValueError, match="MemoState"):
         RapporMechanism(n_bits=12, n_cohorts=4).randomize(np.array(["a", "b"], dtype=object),
-                                                          state, rng)
+                                                          rng, state)
 
 
 def test_spec_round_trip():
     rappor = RapporMechanism(n_bits=64, n_hashes=3, n_cohorts=16, f=0.25, hash_seed=9)
     assert RapporMechanism.from_dict(rappor.to_dict()) == rappor
-    with pytest.raises(ValueError, match="rappor"):
-        RapporMechanism.from_dict({"mechanism": "rappor", "version": 1})
+    with pytest.raises(ValueError, match="bloom_rappor"):
+        RapporMechanism.from_dict({"mechanism": "bloom_rappor", "version": 1})
+
+
+# ---------------------------------------------------------------------- the device's client
+def _client_key(secret_row):
+    return b"".join(int(word).to_bytes(8, "little") for word in secret_row)
+
+
+def test_client_derives_the_servers_cohort_and_permanent_response_bit_for_bit():
+    rappor = RapporMechanism(n_bits=100, n_hashes=3, n_cohorts=7, f=0.3, p=0.2, q=0.9,
+                             hash_seed=5)
+    built = client_module.RANDOMIZERS["bloom_rappor"](json.loads(rappor.to_json()))
+    rng = np.random.default_rng(8)
+    values = np.array([f"value {i} \u00e9\u4e2d" for i in range(60)], dtype=object)
+    state = rappor.new_state(60, rng)
+    permanent, cohorts = rappor.permanent_response(values, state)
+    for i, value in enumerate(values):
+        cohort, bits = built.derive(value, _client_key(state.secrets[i]))
+        assert cohort == cohorts[i]
+        assert bits == int.from_bytes(permanent[i].tobytes(), "little")
+
+
+def test_client_reports_follow_the_law_given_the_permanent_response(tmp_path):
+    rappor = RapporMechanism(n_bits=24, n_cohorts=4, f=0.5, p=0.25, q=0.75)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded on purpose
+        client = Randomizer.from_json(rappor.to_json(), seed=9, state=tmp_path / "state")
+        sent = [client.privatize("example.org") for _ in range(3000)]
+    reports = reports_from_client(sent, rappor).reports
+    assert reports.shape == (3000, rappor.report_width)
+    secret = json.loads((tmp_path / "state").read_text())["state"]["secret"]
+    cohort, bits = client_module.RANDOMIZERS["bloom_rappor"](rappor.to_dict()).derive(
+        "example.org", bytes.fromhex(secret))
+    assert (reports[:, 0].astype(int) * 256 + reports[:, 1] == cohort).all()  # for life
+    permanent = np.array([(bits >> i) & 1 for i in range(24)], dtype=bool)
+    means = np.unpackbits(reports[:, 2:], axis=1, bitorder="little")[:, :24].mean(axis=0)
+    expected = np.where(permanent, 0.75, 0.25)
+    assert np.all(np.abs(means - expected) < 4.5 * np.sqrt(expected * (1 - expected) / 3000))
+
+
+def test_client_refuses_edited_specifications():
+    spec = RapporMechanism().to_dict()
+    for field, value in (("epsilon", spec["epsilon"] * 0.99), ("epsilon_inf", 1.0)):
+        with pytest.raises(ValueError, match=field):
+            client_module.RANDOMIZERS["bloom_rappor"]({**spec, field: value})
+    with pytest.raises(ValueError, match="params.n_cohorts"):
+        client_module.RANDOMIZERS["bloom_rappor"]({**spec, "params": {**spec["params"],
+                                                                "n_cohorts": 0}})
+    with pytest.raises(ValueError, match="epsilon"):
+        mechanism_from_dict({**spec, "epsilon": 0.5})
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_edited_specifications(data):
+    spec = RapporMechanism(n_bits=16, n_cohorts=4).to_dict()
+    leaves = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(),
+                       st.text(max_size=6))
+    edited = mutate(spec, data, leaves)
+    server = outcome(mechanism_from_dict, edited)
+    client = outcome(client_module.RANDOMIZERS["bloom_rappor"], edited)
+    if server is not None:  # what the server accepts, the device accepts too
+        assert client is not None, edited
+
+
+@FUZZ
+@given(values=st.lists(st.one_of(st.text(max_size=70), st.none(), st.integers(),
+                                 st.floats(), st.binary(max_size=4)), min_size=1, max_size=5))
+def test_fuzz_values(values):
+    rappor = RapporMechanism(n_bits=16, n_cohorts=4)
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    reports = outcome(rappor.randomize, array, np.random.default_rng(0))
+    if reports is not None:
+        assert reports.shape == (len(values), rappor.report_width)

@@ -10,6 +10,7 @@ from .multi_attribute import _multi_attribute
 from .numeric import _mean_kind, _sampled_mean, _square_wave
 from .oracles import ORACLE_KINDS
 from .ranges import _factorization, _haar, _hierarchical
+from .rappor import _bloom_rappor
 
 RANDOMIZERS = {
     **ORACLE_KINDS,
@@ -40,4 +41,5 @@ RANDOMIZERS = {
     "longitudinal": _longitudinal,
     "dbitflip_pm": _dbitflip_pm,
     "1bitmean_pm": _one_bit_mean_pm,
+    "bloom_rappor": _bloom_rappor,
 }

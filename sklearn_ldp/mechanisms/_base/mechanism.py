@@ -111,7 +111,8 @@ MECHANISM_MODULES = ("factorization.mechanism", "bassily.gaussian", "bassily.rej
                      "oracles.local_hashing", "marginals.em", "marginals.input_perturbation",
                      "marginals.marginal_perturbation",
                      "oracles.randomized_response", "ranges.tree", "oracles.subset_selection",
-                     "oracles.unary")
+                     "oracles.unary",
+                     "heavy_hitters.rappor")
 
 
 def _import_all_mechanisms():

@@ -60,10 +60,11 @@ from .._base.bits import (
     column_counts,
     dyadic_numerator,
     n_packed_bytes,
+    packed_rule,
     unused_bits_clear,
 )
 from .._base.exact import ExactLaw, check_law_size, integer_ratio_at_most, uniform_mixture
-from .._base.headers import FieldSpec
+from .._base.mechanism import Mechanism, ReportCheck, register
 from .._base.prf import FIELD_LIMIT, prf_bernoulli_lanes, prf_uniform_below
 from ..longitudinal.mechanisms import MemoState
 from ..oracles.local_hashing import splitmix64
@@ -106,7 +107,8 @@ def _epsilon_of(numerator, denominator):
     return epsilon
 
 
-class RapporMechanism(FieldSpec):
+@register
+class RapporMechanism(Mechanism):
     """RAPPOR: Bloom filter, cohorts, permanent and instantaneous randomized response.
 
     Defaults are the parameters of the paper's Chrome collections and simulations
@@ -162,11 +164,11 @@ class RapporMechanism(FieldSpec):
     >>> rng = np.random.default_rng(0)
     >>> values = np.array(["a", "b", "a", "c"], dtype=object)
     >>> state = rappor.new_state(4, rng)  # seeded secrets: simulation only
-    >>> rappor.randomize(values, state, rng).shape
+    >>> rappor.randomize(values, rng, state).shape
     (4, 18)
     """
 
-    kind = "rappor"
+    kind = "bloom_rappor"
     spec_fields = ("n_bits", "n_hashes", "n_cohorts", "f", "p", "q", "max_string_bytes",
                    "hash_seed")
 
@@ -179,6 +181,9 @@ class RapporMechanism(FieldSpec):
                              f"its permanent response in the PRF's value field), got "
                              f"{n_bits}^{n_hashes}; use fewer bits or hashes.")
         self.n_cohorts = _check_int(n_cohorts, "n_cohorts", 1, MAX_COHORTS)
+        if self.n_bits * self.n_cohorts > FIELD_LIMIT:
+            raise ValueError(f"n_bits * n_cohorts (the statistic's bit counts) must be at most "
+                             f"2^24, got {n_bits} * {n_cohorts}.")
         self.f = _check_probability(f, "f")
         self.p = _check_probability(p, "p", low_open=False)
         self.q = _check_probability(q, "q", low_open=False, high_open=False)
@@ -189,6 +194,36 @@ class RapporMechanism(FieldSpec):
                                            MAX_RAPPOR_STRING_BYTES)
         self.hash_seed = _check_int(hash_seed, "hash_seed", 0, 2**64 - 1)
         self._realize()
+        self.epsilon = self.epsilon_1  # what one report reveals (Mechanism's budget)
+        # The estimate's cells: one unbiased count per (cohort, Bloom bit).
+        self.n_inputs = self.n_bits * self.n_cohorts
+        self._memo = BloomMemoKeys(self)
+        self.name = self.kind
+        self.params = {name: getattr(self, name) for name in self.spec_fields}
+
+    def to_dict(self):
+        """The specification: ``epsilon`` (one report's, as realized), ``epsilon_inf`` and
+        the parameters; :meth:`from_dict` refuses epsilons that are not the realized ones."""
+        return {**super().to_dict(), "epsilon_inf": self.epsilon_inf}
+
+    @classmethod
+    def from_dict(cls, spec):
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
+        params = spec.get("params") if isinstance(spec, dict) else None
+        if not isinstance(params, dict) or set(params) != set(cls.spec_fields):
+            raise ValueError(f"the 'bloom_rappor' specification's params must have exactly the "
+                             f"fields {list(cls.spec_fields)}, got {str(params)[:80]!r}.")
+        mechanism = cls(**params)
+        for name in ("epsilon", "epsilon_inf", "n_inputs"):
+            if spec.get(name) != getattr(mechanism, name):
+                raise ValueError(f"{name} of the 'bloom_rappor' specification is "
+                                 f"{spec.get(name)!r}, not the {getattr(mechanism, name)!r} "
+                                 f"its parameters realize (edited?).")
+        return mechanism
+
+    def __repr__(self):
+        arguments = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.spec_fields)
+        return f"RapporMechanism({arguments})"
 
     def _realize(self):
         """The integer numerators over ``2^52`` and the epsilons they give."""
@@ -207,12 +242,6 @@ class RapporMechanism(FieldSpec):
         self.epsilon_1 = _epsilon_of((self._Q1 * (one2 - self._Q0)) ** h,
                                      (self._Q0 * (one2 - self._Q1)) ** h)
         self.q_star, self.p_star = self._Q1 / one2, self._Q0 / one2
-
-    @property
-    def n_cells(self):
-        """Number of distinct permanent-response keys (``k^h``; :class:`MemoState` keys
-        its records by ``user * n_cells + key``)."""
-        return self.n_bits ** self.n_hashes
 
     @property
     def report_width(self):
@@ -279,10 +308,11 @@ class RapporMechanism(FieldSpec):
         return words
 
     # ------------------------------------------------------------------ client side
-    def new_state(self, n_users, rng=None):
-        """The users' secrets (:class:`MemoState`): OS entropy when ``rng`` is None
-        (deployment), else derived from ``rng`` (simulation only)."""
-        return MemoState(self, n_users, rng=rng)
+    def new_state(self, n_users, rng=None, secrets=None):
+        """The users' secrets and records (:class:`MemoState`): ``secrets`` when given (a
+        restored state), else new ones from OS entropy when ``rng`` is None (deployment) or
+        from ``rng`` (simulation only)."""
+        return MemoState(self._memo, n_users, secrets=secrets, rng=rng)
 
     def cohorts(self, secrets):
         """Each user's cohort, uniform on ``[0, m)``, derived from its secret (int64)."""
@@ -305,7 +335,7 @@ class RapporMechanism(FieldSpec):
     def permanent_response(self, values, state):
         """Each user's permanent response to its value (packed uint8 rows) and cohort."""
         values = np.asarray(values, dtype=object)
-        if not isinstance(state, MemoState) or state.mechanism != self:
+        if not isinstance(state, MemoState) or state.mechanism != self._memo:
             raise ValueError("the state must be a MemoState of this mechanism "
                              "(RapporMechanism.new_state).")
         if values.ndim != 1 or values.shape[0] != state.n_users:
@@ -328,22 +358,29 @@ class RapporMechanism(FieldSpec):
         clear_bits = bernoulli_packed(rng, n, self.n_bits, self._p)
         return (set_bits & permanent) | (clear_bits & ~permanent)
 
-    def randomize(self, values, state, rng):
+    def randomize(self, values, rng, state=None):
         """One report per user: cohort (2 bytes, big-endian) and the instantaneous bits.
 
         Parameters
         ----------
         values : array-like of str, shape (n_users,)
             Each user's value; user ``i`` is row ``i`` of the state.
-        state : MemoState
-            The users' secrets (:meth:`new_state`); records the (user, filter) pairs.
         rng : numpy.random.Generator
             Source of the instantaneous step's fresh randomness.
+        state : MemoState, default=None
+            The users' secrets (:meth:`new_state`); records the (user, filter) pairs. None:
+            fresh users, whose secrets come from ``rng`` (a one-off collection, simulated;
+            devices derive theirs from their own secret).
 
         Returns
         -------
         ndarray of uint8, shape (n_users, 2 + ceil(n_bits / 8))
         """
+        values = np.asarray(values, dtype=object)
+        if values.ndim == 1 and values.size == 0:
+            return self.empty_reports()
+        if state is None:
+            state = self.new_state(values.shape[0] if values.ndim else 0, rng)
         permanent, cohorts = self.permanent_response(values, state)
         reports = np.empty((permanent.shape[0], self.report_width), dtype=np.uint8)
         reports[:, 0] = cohorts >> 8
@@ -389,11 +426,28 @@ class RapporMechanism(FieldSpec):
     # ------------------------------------------------------------------ server side
     def report_validity(self, reports):
         """Per report: whether it is a row this mechanism produces (cohort below ``m``, no
-        bit set past bit ``k - 1``)."""
+        bit set past bit ``k - 1``).
+
+        Returns
+        -------
+        ReportCheck
+            The reports, whether each is valid, and that rule in words.
+
+        Raises
+        ------
+        ValueError
+            If the array is not uint8 rows of :attr:`report_width` bytes.
+        """
         reports = self._layout(reports)
         cohorts = reports[:, 0].astype(np.int64) * 256 + reports[:, 1]
-        return (cohorts < self.n_cohorts) & unused_bits_clear(reports[:, COHORT_BYTES:],
-                                                               self.n_bits)
+        valid = (cohorts < self.n_cohorts) & unused_bits_clear(reports[:, COHORT_BYTES:],
+                                                                self.n_bits)
+        return ReportCheck(reports, valid, f"a cohort below {self.n_cohorts} in two bytes, "
+                           f"then {packed_rule(self.n_bits)}")
+
+    def empty_reports(self):
+        """A zero-row array of the reports' layout (uint8 rows of :attr:`report_width`)."""
+        return np.zeros((0, self.report_width), dtype=np.uint8)
 
     def _layout(self, reports):
         reports = np.asarray(reports)
@@ -413,14 +467,7 @@ class RapporMechanism(FieldSpec):
         ValueError
             If a report is not one this mechanism produces (naming the first one).
         """
-        reports = self._layout(reports)
-        valid = self.report_validity(reports)
-        if not valid.all():
-            row = int(np.flatnonzero(~valid)[0])
-            cohort = int(reports[row, 0]) * 256 + int(reports[row, 1])
-            raise ValueError(f"report {row} ({reports[row].tolist()[:6]}...) is not a RAPPOR "
-                             f"report of this mechanism: cohort {cohort} (must be below "
-                             f"{self.n_cohorts}) or bits set past bit {self.n_bits - 1}.")
+        reports = self.check_reports(reports)
         k, m = self.n_bits, self.n_cohorts
         cohorts = reports[:, 0].astype(np.int64) * 256 + reports[:, 1]
         order = np.argsort(cohorts, kind="stable")
@@ -436,8 +483,13 @@ class RapporMechanism(FieldSpec):
         return statistic.reshape(-1)
 
     def check_statistic(self, statistic):
-        """The statistic as an ``(m, k + 1)`` int64 array, or a ValueError naming the
-        problem (counts negative or above their cohort's reports)."""
+        """The statistic as a flat int64 array, or a ValueError naming the problem (counts
+        negative or above their cohort's reports)."""
+        return self.statistic_table(statistic).reshape(-1)
+
+    def statistic_table(self, statistic):
+        """The checked statistic as an ``(m, k + 1)`` int64 array (see
+        :meth:`check_statistic`)."""
         statistic = np.asarray(statistic)
         k, m = self.n_bits, self.n_cohorts
         if statistic.shape != (m * (k + 1),) or statistic.dtype.kind not in "iu":
@@ -452,10 +504,20 @@ class RapporMechanism(FieldSpec):
                              f"a bit count above its {table[cohort, k]} reports.")
         return table
 
+    def n_reports(self, statistic):
+        """Number of reports summed in ``statistic``."""
+        return int(self.statistic_table(statistic)[:, self.n_bits].sum())
+
+    def estimate(self, statistic):
+        """The unbiased Bloom bit counts (:meth:`bit_count_estimates`), flat: RAPPOR has no
+        listed domain; candidate frequencies come from
+        :func:`~.rappor_decoder.decode_candidates`."""
+        return self.bit_count_estimates(statistic).reshape(-1)
+
     def bit_count_estimates(self, statistic):
         """``(m, k)``: unbiased estimates of the users of each cohort whose Bloom bit is set,
         ``(c - p* N_j) / (q* - p*)``."""
-        table = self.check_statistic(statistic)
+        table = self.statistic_table(statistic)
         k = self.n_bits
         return ((table[:, :k] - self.p_star * table[:, k:]) / (self.q_star - self.p_star))
 
@@ -467,3 +529,19 @@ class RapporMechanism(FieldSpec):
         N = np.asarray(cohort_sizes, dtype=float).reshape(-1, 1)
         qs, ps = self.q_star, self.p_star
         return (T * qs * (1 - qs) + (N - T) * ps * (1 - ps)) / (qs - ps) ** 2
+
+
+class BloomMemoKeys:
+    """What a :class:`MemoState` of a :class:`RapporMechanism` keys its records by: the
+    ``k^h`` permanent-response keys (sorted Bloom positions in base ``k``), as its
+    ``n_cells``. Equal for equal mechanisms, so a state outlives a rebuilt mechanism."""
+
+    def __init__(self, mechanism):
+        self.rappor = mechanism
+        self.n_cells = mechanism.n_bits ** mechanism.n_hashes
+
+    def __eq__(self, other):
+        return isinstance(other, BloomMemoKeys) and other.rappor == self.rappor
+
+    def __hash__(self):
+        return hash(self.rappor)

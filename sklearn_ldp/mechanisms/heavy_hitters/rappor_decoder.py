@@ -174,7 +174,7 @@ def decode_candidates(mechanism, statistic, candidates, alpha=DEFAULT_ALPHA):
     >>> rappor = RapporMechanism()
     >>> rng = np.random.default_rng(0)
     >>> values = np.array(["a"] * 60_000 + ["b"] * 40_000, dtype=object)
-    >>> reports = rappor.randomize(values, rappor.new_state(values.size, rng), rng)
+    >>> reports = rappor.randomize(values, rng)  # fresh users, seeded: simulation
     >>> found = decode_candidates(rappor, rappor.aggregate(reports), ["a", "b", "c"])
     >>> found.detected.tolist()
     [True, True, False]
@@ -183,7 +183,7 @@ def decode_candidates(mechanism, statistic, candidates, alpha=DEFAULT_ALPHA):
     """
     candidates = check_candidates(candidates)
     alpha = check_alpha(alpha)
-    table = mechanism.check_statistic(statistic)
+    table = mechanism.statistic_table(statistic)
     k = mechanism.n_bits
     sizes = table[:, k].astype(float)
     n_reports = int(table[:, k].sum())
