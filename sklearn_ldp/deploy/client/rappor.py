@@ -11,13 +11,14 @@ from ._exact import _GOLDEN, _MASK64, _ONE, _dyadic_numerator, _mix64, _packed, 
 from ._exact import _within as _ratio_within
 from ._spec import _check_budget, _check_fields, _ValueKind
 from .heavy_hitters import _bit_string, _fingerprint
-from .memo import FIELD_LIMIT, _check_secret_state, _prf_below, _prf_lanes
+from .memo import FIELD_LIMIT, _check_secret_state, _prf, _prf_below, _prf_lanes
 
 RAPPOR_FIELDS = ("n_bits", "n_hashes", "n_cohorts", "f", "p", "q", "max_string_bytes",
                  "hash_seed")
 # The server's caps (sklearn_ldp.mechanisms.heavy_hitters.rappor).
 _CAPS = {"n_bits": (1, 4096), "n_hashes": (1, 16), "n_cohorts": (1, 2**16),
          "max_string_bytes": (1, 128), "hash_seed": (0, 2**64 - 1)}
+COIN_COUNTER = 2**20  # rappor.COIN_COUNTER: the PRF counters of the permanent coins
 
 
 def _check_params(spec):
@@ -89,10 +90,14 @@ def _bloom_rappor(spec):
         bloom = 0
         for position in bloom_positions:
             bloom |= 1 << position
-        # One uniform per bit: the two lane draws read the same PRF words.
-        low = _prf_lanes(secret, "rap-perm", code, k, half_f)
-        high = _prf_lanes(secret, "rap-perm", code, k, keep)
-        return cohort, (high & bloom) | (low & ~bloom)
+        # Each bit replaced with probability f (lanes) by a coin (the bits of the words of
+        # counters 2^20 + g, group g of 64 bits), as the server's permanent_words.
+        replaced = _prf_lanes(secret, "rap-perm", code, k, 2 * half_f)
+        coins = 0
+        for group in range((k + 63) // 64):
+            coins |= _prf(secret, "rap-perm", code, COIN_COUNTER + group) << (64 * group)
+        coins &= (1 << k) - 1
+        return cohort, (replaced & coins) | (bloom & ~replaced)
 
     def privatize(value, rng, memo):
         cohort, bits = permanent(value, memo.secret(rng))

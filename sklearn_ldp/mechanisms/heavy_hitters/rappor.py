@@ -65,7 +65,7 @@ from .._base.bits import (
 )
 from .._base.exact import ExactLaw, check_law_size, integer_ratio_at_most, uniform_mixture
 from .._base.mechanism import Mechanism, ReportCheck, register
-from .._base.prf import FIELD_LIMIT, prf_bernoulli_lanes, prf_uniform_below
+from .._base.prf import FIELD_LIMIT, prf_bernoulli_lanes, prf_uniform_below, prf_words
 from ..longitudinal.mechanisms import MemoState
 from ..oracles.local_hashing import splitmix64
 from .sketches import _fingerprints
@@ -77,6 +77,8 @@ MAX_RAPPOR_HASHES = 16
 MAX_COHORTS = 2**16  # two bytes of a report
 MAX_RAPPOR_STRING_BYTES = 128
 COHORT_BYTES = 2
+# The PRF counters of the permanent response's coins (its lanes use counters below 2^12).
+COIN_COUNTER = 2**20
 
 
 def _check_int(value, name, low, high):
@@ -257,11 +259,22 @@ class RapporMechanism(Mechanism):
         values = np.asarray(values, dtype=object)
         if values.ndim != 1:
             raise ValueError(f"values must be one-dimensional, got shape {values.shape}.")
-        for row, value in enumerate(values.tolist()):
-            if not isinstance(value, str):
-                raise TypeError(f"values[{row}] = {value!r} is a {type(value).__name__}, not "
-                                f"a string (RAPPOR reports strings).")
-        distinct, inverse = np.unique(values, return_inverse=True)
+        if set(map(type, values.tolist())) - {str}:
+            for row, value in enumerate(values.tolist()):
+                if not isinstance(value, str):
+                    raise TypeError(f"values[{row}] = {value!r} is a {type(value).__name__}, "
+                                    f"not a string (RAPPOR reports strings).")
+        # A numpy string array sorts in C (an object array compares Python strings), but
+        # drops trailing NUL characters: a value that loses length held one.
+        text = values.astype(str)
+        lengths = np.fromiter(map(len, values.tolist()), dtype=np.int64, count=values.size)
+        shortened = np.char.str_len(text) != lengths
+        if shortened.any():
+            row = int(np.argmax(shortened))
+            raise ValueError(f"values[{row}] = {values[row]!r} holds a NUL character, which "
+                             "the zero padding of the encoding cannot tell apart.")
+        distinct, inverse = np.unique(text, return_inverse=True)
+        distinct = distinct.astype(object)
         for value in distinct.tolist():
             if "\0" in value:
                 raise ValueError(f"the value {value!r} holds a NUL character, which the zero "
@@ -322,15 +335,19 @@ class RapporMechanism(Mechanism):
     def permanent_words(self, codes, secrets):
         """The permanent responses ``B'`` of the filters named by ``codes`` (uint64 words).
 
-        One uniform 52-bit ``U_i`` per bit (PRF lanes of purpose ``rap-perm`` and value the
-        code), compared with ``1 - f/2`` where the filter's bit is set and ``f/2`` elsewhere:
-        the two lane draws read the same words, so each bit uses one ``U_i``.
+        As the paper states it: each bit is replaced, with probability ``f``, by a fair coin.
+        ``R_i`` (replace) are PRF lanes of purpose ``rap-perm`` and value the code, 1 with
+        ``2 (f/2)`` exactly (:func:`prf_bernoulli_lanes`); the coins ``C_i`` are the bits of
+        the PRF words of counters ``2^20 + g`` (group ``g`` of 64 bits; the lanes use counters
+        below ``2^12``, so the messages differ). ``B' = R C + (1 - R) B``: 1 with ``1 - f/2``
+        where ``B_i = 1`` and ``f/2`` where ``B_i = 0``.
         """
+        k = self.n_bits
         bloom = self.bloom_words(self._positions(codes))
-        low = prf_bernoulli_lanes(secrets, "rap-perm", codes, self.n_bits, self._half_f)
-        high = prf_bernoulli_lanes(secrets, "rap-perm", codes, self.n_bits,
-                                   _ONE - self._half_f)
-        return (high & bloom) | (low & ~bloom)
+        replaced = prf_bernoulli_lanes(secrets, "rap-perm", codes, k, 2 * self._half_f)
+        coins = np.column_stack([prf_words(secrets, "rap-perm", codes, COIN_COUNTER + group)
+                                 for group in range(bloom.shape[1])])
+        return (replaced & coins) | (~replaced & bloom)
 
     def permanent_response(self, values, state):
         """Each user's permanent response to its value (packed uint8 rows) and cohort."""
