@@ -18,6 +18,7 @@ import test_longitudinal_front
 import test_marginal_estimator
 import test_multi_attribute_estimators
 import test_numeric_estimators
+import test_rappor_estimator
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import check_estimator
@@ -53,6 +54,7 @@ DECLARED = {
     "MarginalEstimator": lambda est: test_marginal_estimator.DEFAULT_EXPECTED_FAILED,
     "MeanEstimator": test_numeric_estimators._expected_failed,
     "RangeQueryEstimator": test_estimators._expected_failed,
+    "RapporEstimator": lambda est: test_rappor_estimator.EXPECTED_FAILED,
     "WorkloadEstimator": test_estimators._expected_failed,
 }
 
