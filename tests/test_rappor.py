@@ -335,3 +335,17 @@ def test_fuzz_values(values):
     reports = outcome(rappor.randomize, array, np.random.default_rng(0))
     if reports is not None:
         assert reports.shape == (len(values), rappor.report_width)
+
+
+def test_fresh_clients_follow_the_servers_exact_law(tmp_path):
+    # Each report from a new device (its own state file: a new secret, cohort and permanent
+    # response): the law of one report of a fresh user, as the server's exact_law states it.
+    rappor = RapporMechanism(**SMALL)
+    spec = rappor.to_json()
+    sent = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded on purpose
+        for device in range(1000):  # a state file each (fsync): slow, so few
+            client = Randomizer.from_json(spec, seed=device, state=tmp_path / f"s{device}")
+            sent.append(client.privatize("zz"))
+    assert_sampled_law(rappor.exact_law("zz"), reports_from_client(sent, rappor).reports)
