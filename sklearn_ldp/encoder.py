@@ -110,9 +110,12 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, RapporEncoderMixi
         hitters, ``docs/heavy_hitters.md``) is declared for one column as
         ``{"url": "strings"}`` (UTF-8 strings of at most ``max_string_bytes`` bytes) or
         ``{"user_id": 32}`` (integers in ``[0, 2^32)``, a bit length from 1 to 64).
-    strategy : str, default="auto"
+    strategy : str or RapporMechanism, default="auto"
         Frequency oracles (structured, any domain size): ``"randomized_response"``,
-        ``"rappor"`` (symmetric unary encoding), ``"oue"``, ``"olh"``, ``"blh"``,
+        ``"rappor"`` (symmetric unary encoding; on a column declared as ``"strings"``,
+        RAPPOR with Bloom filters and cohorts, as is an explicit
+        :class:`~sklearn_ldp.mechanisms.heavy_hitters.rappor.RapporMechanism`, see
+        ``docs/rappor.md``), ``"oue"``, ``"olh"``, ``"blh"``,
         ``"hadamard"``, ``"hrr"``, ``"subset_selection"``. Range mechanisms over the ordered
         (flat) domain, structured: ``"hierarchical"`` (a tree of fan-out ``branching``, one
         sampled level per user through ``oracle``) and ``"haar"`` (HaarHRR). Factorization

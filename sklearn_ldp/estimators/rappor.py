@@ -98,6 +98,7 @@ class RapporEstimator(BaseEstimator):
         Returns
         -------
         self : RapporEstimator
+            The fitted estimator.
         """
         check_nesting(self, locals())
         for name in ("mechanism_", "statistic_"):

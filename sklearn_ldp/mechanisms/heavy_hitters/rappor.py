@@ -205,12 +205,29 @@ class RapporMechanism(Mechanism):
 
     def to_dict(self):
         """The specification: ``epsilon`` (one report's, as realized), ``epsilon_inf`` and
-        the parameters; :meth:`from_dict` refuses epsilons that are not the realized ones."""
+        the parameters; :meth:`from_dict` refuses epsilons that are not the realized ones.
+
+        Returns
+        -------
+        dict
+            ``version``, ``mechanism`` (``"bloom_rappor"``), ``epsilon``, ``n_inputs``,
+            ``params`` and ``epsilon_inf``.
+        """
         return {**super().to_dict(), "epsilon_inf": self.epsilon_inf}
 
     @classmethod
     def from_dict(cls, spec):
-        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field."""
+        """Rebuild from :meth:`to_dict`'s specification; a ValueError names a bad field.
+
+        Parameters
+        ----------
+        spec : dict
+            The specification :meth:`to_dict` wrote.
+
+        Returns
+        -------
+        RapporMechanism
+        """
         params = spec.get("params") if isinstance(spec, dict) else None
         if not isinstance(params, dict) or set(params) != set(cls.spec_fields):
             raise ValueError(f"the 'bloom_rappor' specification's params must have exactly the "
@@ -254,7 +271,23 @@ class RapporMechanism(Mechanism):
     def fingerprints(self, values):
         """``(distinct fingerprints, inverse)``: each distinct string hashed once.
 
-        Raises a ValueError (TypeError for a non-string) naming the first bad value.
+        Parameters
+        ----------
+        values : array-like of str, shape (n,)
+            The users' strings.
+
+        Returns
+        -------
+        fingerprints : ndarray of uint64
+            One per distinct value.
+        inverse : ndarray of int, shape (n,)
+            Each value's index into ``fingerprints``.
+
+        Raises
+        ------
+        ValueError
+            Naming the first value with a NUL character or longer than
+            ``max_string_bytes`` (a TypeError for a value that is not a string).
         """
         values = np.asarray(values, dtype=object)
         if values.ndim != 1:
@@ -291,7 +324,20 @@ class RapporMechanism(Mechanism):
         return _fingerprints(words), inverse.reshape(-1)
 
     def bloom_positions(self, fingerprints, cohorts):
-        """``(n, h)`` int64: the Bloom bit of each hash, for fingerprints in cohorts."""
+        """``(n, h)`` int64: the Bloom bit of each hash, for fingerprints in cohorts.
+
+        Parameters
+        ----------
+        fingerprints : array-like of uint64, shape (n,)
+            The values' fingerprints (:meth:`fingerprints`).
+        cohorts : array-like of int, shape (n,)
+            Each value's cohort.
+
+        Returns
+        -------
+        ndarray of int64, shape (n, n_hashes)
+            Bit ``H(c, j, v)`` of each hash ``j``.
+        """
         fingerprints = np.asarray(fingerprints, dtype=np.uint64)[:, None]
         which = (np.asarray(cohorts, dtype=np.uint64)[:, None] * np.uint64(self.n_hashes)
                  + np.arange(self.n_hashes, dtype=np.uint64))
@@ -312,7 +358,18 @@ class RapporMechanism(Mechanism):
         return (codes[:, None] // powers) % self.n_bits
 
     def bloom_words(self, positions):
-        """``(n, ceil(k / 64))`` uint64: the Bloom filters with the given bits set."""
+        """``(n, ceil(k / 64))`` uint64: the Bloom filters with the given bits set.
+
+        Parameters
+        ----------
+        positions : ndarray of int, shape (n, n_hashes)
+            The set bits of each filter.
+
+        Returns
+        -------
+        ndarray of uint64
+            Bit ``i`` is bit ``i % 64`` of word ``i // 64``.
+        """
         n = positions.shape[0]
         words = np.zeros((n, -(-self.n_bits // 64)), dtype=np.uint64)
         rows = np.repeat(np.arange(n), positions.shape[1])
@@ -322,18 +379,43 @@ class RapporMechanism(Mechanism):
 
     # ------------------------------------------------------------------ client side
     def new_state(self, n_users, rng=None, secrets=None):
-        """The users' secrets and records (:class:`MemoState`): ``secrets`` when given (a
-        restored state), else new ones from OS entropy when ``rng`` is None (deployment) or
-        from ``rng`` (simulation only)."""
+        """The users' secrets and records (:class:`MemoState`).
+
+        Parameters
+        ----------
+        n_users : int
+            Number of users.
+        rng : numpy.random.Generator, default=None
+            Where new secrets come from: None is the operating system's entropy
+            (deployment); a Generator is for simulation only.
+        secrets : ndarray of uint64, shape (n_users, 2), default=None
+            The users' secrets (a restored state); new ones when None.
+
+        Returns
+        -------
+        MemoState
+            Their secrets and the (user, filter) pairs reported.
+        """
         return MemoState(self._memo, n_users, secrets=secrets, rng=rng)
 
     def cohorts(self, secrets):
-        """Each user's cohort, uniform on ``[0, m)``, derived from its secret (int64)."""
+        """Each user's cohort, uniform on ``[0, m)``, derived from its secret.
+
+        Parameters
+        ----------
+        secrets : ndarray of uint64, shape (n, 2)
+            The users' 128-bit secrets.
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+            Each user's cohort.
+        """
         return prf_uniform_below(secrets, "rap-chrt", np.zeros(secrets.shape[0], np.int64),
                                  self.n_cohorts)
 
     def permanent_words(self, codes, secrets):
-        """The permanent responses ``B'`` of the filters named by ``codes`` (uint64 words).
+        """The permanent responses ``B'`` of the filters named by ``codes``.
 
         As the paper states it: each bit is replaced, with probability ``f``, by a fair coin.
         ``R_i`` (replace) are PRF lanes of purpose ``rap-perm`` and value the code, 1 with
@@ -341,6 +423,18 @@ class RapporMechanism(Mechanism):
         the PRF words of counters ``2^20 + g`` (group ``g`` of 64 bits; the lanes use counters
         below ``2^12``, so the messages differ). ``B' = R C + (1 - R) B``: 1 with ``1 - f/2``
         where ``B_i = 1`` and ``f/2`` where ``B_i = 0``.
+
+        Parameters
+        ----------
+        codes : ndarray of int64, shape (n,)
+            The Bloom filters' keys (sorted positions in base ``k``).
+        secrets : ndarray of uint64, shape (n, 2)
+            The users' secrets.
+
+        Returns
+        -------
+        ndarray of uint64, shape (n, ceil(n_bits / 64))
+            Bit ``i`` is bit ``i % 64`` of word ``i // 64``.
         """
         k = self.n_bits
         bloom = self.bloom_words(self._positions(codes))
@@ -350,7 +444,22 @@ class RapporMechanism(Mechanism):
         return (replaced & coins) | (~replaced & bloom)
 
     def permanent_response(self, values, state):
-        """Each user's permanent response to its value (packed uint8 rows) and cohort."""
+        """Each user's permanent response to its value, and its cohort.
+
+        Parameters
+        ----------
+        values : array-like of str, shape (n_users,)
+            Each user's value.
+        state : MemoState
+            The users' state (:meth:`new_state`); records the (user, filter) pairs.
+
+        Returns
+        -------
+        permanent : ndarray of uint8, shape (n_users, ceil(n_bits / 8))
+            Packed bits (bit ``i`` is bit ``i % 8`` of byte ``i // 8``).
+        cohorts : ndarray of int64, shape (n_users,)
+            Each user's cohort.
+        """
         values = np.asarray(values, dtype=object)
         if not isinstance(state, MemoState) or state.mechanism != self._memo:
             raise ValueError("the state must be a MemoState of this mechanism "
@@ -369,7 +478,20 @@ class RapporMechanism(Mechanism):
 
     def instantaneous(self, permanent, rng):
         """One report's bits from the permanent ones: 1 with ``q`` where set, ``p`` where
-        clear (fresh exact Bernoulli bits)."""
+        clear (fresh exact Bernoulli bits).
+
+        Parameters
+        ----------
+        permanent : ndarray of uint8, shape (n, ceil(n_bits / 8))
+            Packed permanent responses.
+        rng : numpy.random.Generator
+            Source of the fresh random bits.
+
+        Returns
+        -------
+        ndarray of uint8, shape (n, ceil(n_bits / 8))
+            Packed report bits.
+        """
         n = permanent.shape[0]
         set_bits = bernoulli_packed(rng, n, self.n_bits, self._q)
         clear_bits = bernoulli_packed(rng, n, self.n_bits, self._p)
@@ -392,6 +514,7 @@ class RapporMechanism(Mechanism):
         Returns
         -------
         ndarray of uint8, shape (n_users, 2 + ceil(n_bits / 8))
+            One row per user.
         """
         values = np.asarray(values, dtype=object)
         if values.ndim == 1 and values.size == 0:
@@ -406,10 +529,16 @@ class RapporMechanism(Mechanism):
         return reports
 
     def exact_law(self, value):
-        """The exact law of one report of ``value`` by a fresh user: a uniform cohort, then
-        the product over the ``k`` bits of the per-bit laws given the Bloom bits (``q*`` or
-        ``p*``, exact fractions over ``2^104``). Enumerates ``m 2^k`` outputs: small
-        instances only.
+        """The exact law of one report of ``value`` by a fresh user.
+
+        A uniform cohort, then the product over the ``k`` bits of the per-bit laws given the
+        Bloom bits (``q*`` or ``p*``, exact fractions over ``2^104``). Enumerates ``m 2^k``
+        outputs: small instances only.
+
+        Parameters
+        ----------
+        value : str
+            The user's string.
 
         Returns
         -------
@@ -445,6 +574,11 @@ class RapporMechanism(Mechanism):
         """Per report: whether it is a row this mechanism produces (cohort below ``m``, no
         bit set past bit ``k - 1``).
 
+        Parameters
+        ----------
+        reports : ndarray of uint8, shape (n, report_width)
+            Reports as :meth:`randomize` returns them.
+
         Returns
         -------
         ReportCheck
@@ -463,7 +597,13 @@ class RapporMechanism(Mechanism):
                            f"then {packed_rule(self.n_bits)}")
 
     def empty_reports(self):
-        """A zero-row array of the reports' layout (uint8 rows of :attr:`report_width`)."""
+        """A zero-row array of the reports' layout.
+
+        Returns
+        -------
+        ndarray of uint8, shape (0, report_width)
+            No rows.
+        """
         return np.zeros((0, self.report_width), dtype=np.uint8)
 
     def _layout(self, reports):
@@ -476,8 +616,17 @@ class RapporMechanism(Mechanism):
         return reports
 
     def aggregate(self, reports):
-        """The statistic: per cohort ``j``, ``[c_(j, 0) .. c_(j, k-1), N_j]`` (int64, flat,
-        additive over disjoint sets of reports).
+        """The statistic: per cohort ``j``, ``[c_(j, 0) .. c_(j, k-1), N_j]``.
+
+        Parameters
+        ----------
+        reports : ndarray of uint8, shape (n, report_width)
+            Reports as :meth:`randomize` returns them.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_cohorts * (n_bits + 1),)
+            Flat and additive over disjoint sets of reports.
 
         Raises
         ------
@@ -500,13 +649,39 @@ class RapporMechanism(Mechanism):
         return statistic.reshape(-1)
 
     def check_statistic(self, statistic):
-        """The statistic as a flat int64 array, or a ValueError naming the problem (counts
-        negative or above their cohort's reports)."""
+        """The statistic as a flat int64 array, or a ValueError naming the problem.
+
+        Parameters
+        ----------
+        statistic : array-like of int
+            The statistic of :meth:`aggregate` (summed over batches).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_cohorts * (n_bits + 1),)
+            The statistic, checked.
+
+        Raises
+        ------
+        ValueError
+            A wrong length or dtype, a negative count or a bit count above its cohort's
+            reports.
+        """
         return self.statistic_table(statistic).reshape(-1)
 
     def statistic_table(self, statistic):
-        """The checked statistic as an ``(m, k + 1)`` int64 array (see
-        :meth:`check_statistic`)."""
+        """The checked statistic as an ``(m, k + 1)`` table (see :meth:`check_statistic`).
+
+        Parameters
+        ----------
+        statistic : array-like of int
+            The statistic of :meth:`aggregate` (summed over batches).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_cohorts, n_bits + 1)
+            Row ``j``: cohort ``j``'s bit counts, then its reports.
+        """
         statistic = np.asarray(statistic)
         k, m = self.n_bits, self.n_cohorts
         if statistic.shape != (m * (k + 1),) or statistic.dtype.kind not in "iu":
@@ -522,26 +697,74 @@ class RapporMechanism(Mechanism):
         return table
 
     def n_reports(self, statistic):
-        """Number of reports summed in ``statistic``."""
+        """Number of reports summed in ``statistic``.
+
+        Parameters
+        ----------
+        statistic : array-like of int
+            The statistic of :meth:`aggregate` (summed over batches).
+
+        Returns
+        -------
+        int
+            The number of reports.
+        """
         return int(self.statistic_table(statistic)[:, self.n_bits].sum())
 
     def estimate(self, statistic):
-        """The unbiased Bloom bit counts (:meth:`bit_count_estimates`), flat: RAPPOR has no
-        listed domain; candidate frequencies come from
-        :func:`~.rappor_decoder.decode_candidates`."""
+        """The unbiased Bloom bit counts (:meth:`bit_count_estimates`), flat.
+
+        RAPPOR has no listed domain; candidate frequencies come from
+        :func:`~.rappor_decoder.decode_candidates`.
+
+        Parameters
+        ----------
+        statistic : array-like of int
+            The statistic of :meth:`aggregate` (summed over batches).
+
+        Returns
+        -------
+        ndarray of float, shape (n_cohorts * n_bits,)
+            Cohort ``j``'s bit ``i`` at ``j k + i``.
+        """
         return self.bit_count_estimates(statistic).reshape(-1)
 
     def bit_count_estimates(self, statistic):
-        """``(m, k)``: unbiased estimates of the users of each cohort whose Bloom bit is set,
-        ``(c - p* N_j) / (q* - p*)``."""
+        """Unbiased estimates of the users of each cohort whose Bloom bit is set.
+
+        ``(c - p* N_j) / (q* - p*)``.
+
+        Parameters
+        ----------
+        statistic : array-like of int
+            The statistic of :meth:`aggregate` (summed over batches).
+
+        Returns
+        -------
+        ndarray of float, shape (n_cohorts, n_bits)
+            Row ``j``, column ``i``: cohort ``j``'s users with bit ``i`` set.
+        """
         table = self.statistic_table(statistic)
         k = self.n_bits
         return ((table[:, :k] - self.p_star * table[:, k:]) / (self.q_star - self.p_star))
 
     def bit_count_variance(self, true_counts, cohort_sizes):
-        """``(m, k)``: variance of :meth:`bit_count_estimates` given the true counts ``T``
-        of set Bloom bits and the cohorts' users ``N_j``: ``(T q*(1 - q*) + (N_j - T) p*(1 -
-        p*)) / (q* - p*)^2``."""
+        """Variance of :meth:`bit_count_estimates` given the true counts.
+
+        ``(T q*(1 - q*) + (N_j - T) p*(1 - p*)) / (q* - p*)^2``.
+
+        Parameters
+        ----------
+        true_counts : array-like of shape (n_cohorts, n_bits)
+            Users of each cohort whose Bloom bit is set, ``T``.
+        cohort_sizes : array-like of shape (n_cohorts,)
+            Users of each cohort, ``N_j``.
+
+        Returns
+        -------
+        ndarray of float, shape (n_cohorts, n_bits)
+            The variance of each estimate.
+        """
         T = np.asarray(true_counts, dtype=float)
         N = np.asarray(cohort_sizes, dtype=float).reshape(-1, 1)
         qs, ps = self.q_star, self.p_star
