@@ -75,6 +75,9 @@ _OBJECTS = {
     # Set-valued data (SVIM)
     "SetFrequencyEstimator": ".estimators",
     "KeyValueEstimator": ".estimators",
+    # RAPPOR on strings (Bloom filters, cohorts): the estimator and the explicit parameters.
+    "RapporEstimator": ".estimators.rappor",
+    "RapporMechanism": ".mechanisms.heavy_hitters.rappor",
 }
 
 __all__ = sorted([*_MODULES, *_OBJECTS])

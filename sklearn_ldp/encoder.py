@@ -24,6 +24,7 @@ from ._encoder_columns import (
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
 from ._encoder_multi_range import MultiRangeEncoderMixin
 from ._encoder_sets import SetEncoderMixin
+from ._encoder_rappor import RapporEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
     READ_FROM_DATA,
@@ -52,6 +53,7 @@ from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
 from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
 from .mechanisms.marginals.base import MarginalMechanism
+from .mechanisms.heavy_hitters.rappor import RapporMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
 from .mechanisms.set_valued.svim import SetItemMechanism
@@ -91,7 +93,8 @@ DOMAIN_ADVICE = (
 
 
 class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoderMixin,
-                 SetEncoderMixin, FreshEntropyMixin, TransformerMixin, BaseEstimator):
+                 SetEncoderMixin, RapporEncoderMixin, FreshEntropyMixin, TransformerMixin,
+                 BaseEstimator):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
     ``fit`` is data-independent: it reads the public domain and the workload and builds (or
@@ -112,9 +115,12 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
         hitters, ``docs/heavy_hitters.md``) is declared for one column as
         ``{"url": "strings"}`` (UTF-8 strings of at most ``max_string_bytes`` bytes) or
         ``{"user_id": 32}`` (integers in ``[0, 2^32)``, a bit length from 1 to 64).
-    strategy : str, default="auto"
+    strategy : str or RapporMechanism, default="auto"
         Frequency oracles (structured, any domain size): ``"randomized_response"``,
-        ``"rappor"`` (symmetric unary encoding), ``"oue"``, ``"olh"``, ``"blh"``,
+        ``"rappor"`` (symmetric unary encoding; on a column declared as ``"strings"``,
+        RAPPOR with Bloom filters and cohorts, as is an explicit
+        :class:`~sklearn_ldp.mechanisms.heavy_hitters.rappor.RapporMechanism`, see
+        ``docs/rappor.md``), ``"oue"``, ``"olh"``, ``"blh"``,
         ``"hadamard"``, ``"hrr"``, ``"subset_selection"``; histogram encoding ``"she"``,
         ``"the"`` (not ``"auto"`` candidates). Range mechanisms over the ordered
         (flat) domain, structured: ``"hierarchical"`` (a tree of fan-out ``branching``, one
@@ -490,6 +496,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
                 delattr(self, attribute)
         if self._set_mode():  # a set-valued column (_encoder_sets)
             return self._fit_sets(X, epsilon)
+        if self._rappor_mode():  # RAPPOR on a "strings" column (_encoder_rappor)
+            return self._fit_rappor(X, epsilon)
         if self._heavy_hitter_mode():
             return self._fit_heavy_hitters(X, epsilon)
         if self._multi_range_mode():  # TDG / HDG over numeric columns (docs/multi_range.md)
@@ -791,6 +799,9 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
         if isinstance(self.mechanism_, SetItemMechanism):  # rows: the item round's users
             reports = LDPReports(self._transform_sets(X), self.mechanism_)
             return reports if output == "default" else reports_frame(reports)
+        if isinstance(self.mechanism_, RapporMechanism):
+            reports = self._transform_rappor(X)
+            return reports if output == "default" else _aligned_frame(reports, X)
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             words = self._heavy_hitter_words(X)
             self._charge_collection(words.shape[0], "transform")

@@ -44,6 +44,7 @@ from sklearn_ldp.mechanisms.central.discrete_gaussian import (
 )
 from sklearn_ldp.mechanisms.central.matrix import MatrixMechanism
 from sklearn_ldp.mechanisms.heavy_hitters.prefix import PrefixHeavyHitters
+from sklearn_ldp.mechanisms.heavy_hitters.rappor import RapporMechanism
 from sklearn_ldp.mechanisms.heavy_hitters.sketches import SketchFrequencyOracle
 from sklearn_ldp.mechanisms.heavy_hitters.values import encode_values
 from sklearn_ldp.mechanisms.longitudinal.mechanisms import (
@@ -102,6 +103,18 @@ class FirstRound(NamedTuple):
     def randomize(self, values, rng):
         state = MemoState(self.mechanism, len(values), rng=rng)
         return self.mechanism.randomize(np.asarray(values), state, rng)
+
+
+def rappor_case(epsilon):
+    """A small RAPPOR (6 bits, 2 hashes, 2 cohorts, f = 1/4, p = 1 - q) with the largest ``q
+    = j / 256`` whose one-report epsilon is within ``epsilon``; its ``randomize`` draws fresh
+    users (a new secret each: cohort and permanent response). The permanent response's
+    ``epsilon_inf`` is checked in ``tests/test_rappor.py``."""
+    for j in range(255, 128, -1):
+        mechanism = RapporMechanism(6, 2, 2, f=0.25, p=1 - j / 256, q=j / 256)
+        if mechanism.epsilon_1 <= epsilon:
+            return mechanism
+    raise ValueError(f"no small RAPPOR instance within epsilon={epsilon!r}.")
 
 
 class CentralDiscreteGaussian(NamedTuple):
@@ -271,6 +284,8 @@ CASES = {
        for protocol in ("l_grr", "l_oue", "l_osue", "l_sue", "l_soue")},
     "dbitflip_pm": Case(lambda eps: FirstRound(DBitFlipPM(5, eps, n_sampled=2), eps),
                         [0, 4, 1, 3], client=False),
+    # RAPPOR: one report of a fresh user; values whose Bloom filters differ.
+    "bloom_rappor": Case(rappor_case, ["a", "zz", "", "example.com"], client=False),
     "1bitmean_pm": Case(lambda eps: FirstRound(OneBitMeanPM(10.0, eps), eps),
                         [5.0, 5.0000001, 0.0, 10.0], client=False),
     "duchi": Case(lambda eps: DuchiMechanism(eps, BOUNDS), NUMBERS),

@@ -20,6 +20,7 @@ import test_multi_attribute_estimators
 import test_multi_range
 import test_numeric_estimators
 import test_set_valued_estimator
+import test_rappor_estimator
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import check_estimator
@@ -56,6 +57,7 @@ DECLARED = {
     "MeanEstimator": test_numeric_estimators._expected_failed,
     "MultiRangeEstimator": lambda est: test_multi_range.EXPECTED_FAILED,
     "RangeQueryEstimator": test_estimators._expected_failed,
+    "RapporEstimator": lambda est: test_rappor_estimator.EXPECTED_FAILED,
     "WorkloadEstimator": test_estimators._expected_failed,
     "SetFrequencyEstimator": lambda est: test_set_valued_estimator.EXPECTED_FAILED_DEFAULT,
     "KeyValueEstimator": lambda est: test_set_valued_estimator.EXPECTED_FAILED_DEFAULT,

@@ -200,7 +200,7 @@ const MAX_SKETCH_WIDTH = 2 ** 20;
 const MAX_SKETCH_HASHES = 2 ** 16;
 
 /** heavy_hitters._fingerprints of one bit string of W words. */
-function fingerprint(x, W) {
+export function fingerprint(x, W) {
   let state = 0n;
   for (let w = 0; w < W; w++) {
     const word = (x >> BigInt(64 * (W - 1 - w))) & MASK64;

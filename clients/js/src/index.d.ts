@@ -71,8 +71,8 @@ export interface RandomizerOptions {
   categories?: Categories;
   /** Tests only: a byte source other than crypto.getRandomValues makes the noise reproducible. */
   randomSource?: RandomSource;
-  /** The memoizing kinds (longitudinal, dbitflip_pm, 1bitmean_pm): where the device's secret
-   * is kept (required for them, refused for the others). */
+  /** The memoizing kinds (longitudinal, dbitflip_pm, 1bitmean_pm, bloom_rappor): where the
+   * device's secret is kept (required for them, refused for the others). */
   state?: StateStorage;
   /** The key of the secret in `state` (default "sklearn-ldp-client-state"); one key per
    * specification: a stored secret of another specification is refused. */

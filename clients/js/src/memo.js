@@ -7,7 +7,8 @@ import { ValueError, repr } from "./errors.js";
 import { ONE, PRECISION } from "./exact.js";
 
 // The PRF's purposes: the message's first byte is the label's position + 1.
-export const PURPOSES = ["grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits"];
+export const PURPOSES = ["grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits",
+  "rap-chrt", "rap-perm"];
 const FIELD_LIMIT = 2 ** 24;
 const GROUP_WORDS = 64; // the word of digit block b of lane group g has counter 64 g + b
 

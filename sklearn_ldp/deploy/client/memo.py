@@ -37,7 +37,8 @@ def _sha256(text):
 # The PRF that derives permanent responses from the client's secret, bit for bit the server's
 # (sklearn_ldp.mechanisms._base.prf): SipHash-2-4 (Aumasson and Bernstein 2012) of the 7-byte
 # message tag | value << 8 | counter << 32 (little-endian; value and counter below 2^24).
-PURPOSES = ("grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits")
+PURPOSES = ("grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits",
+            "rap-chrt", "rap-perm")
 FIELD_LIMIT = 2**24
 _GROUP_WORDS = 64  # prf lanes: the word of digit block b of group g has counter 64 g + b
 def _rotl(x, r):

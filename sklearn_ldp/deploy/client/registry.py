@@ -14,6 +14,7 @@ from .numeric import _mean_kind, _sampled_mean, _square_wave
 from .oracles import ORACLE_KINDS
 from .ranges import _factorization, _haar, _hierarchical
 from .set_valued import _set_items
+from .rappor import _bloom_rappor
 
 RANDOMIZERS = {
     **ORACLE_KINDS,
@@ -51,4 +52,5 @@ RANDOMIZERS = {
     # Set-valued data (SVIM): a set of items per user; key-value pairs (PCKV-GRR).
     "set_items": _set_items,
     "pckv_grr": _pckv_grr,
+    "bloom_rappor": _bloom_rappor,
 }

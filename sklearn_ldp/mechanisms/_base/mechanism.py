@@ -112,7 +112,8 @@ MECHANISM_MODULES = ("factorization.mechanism", "bassily.gaussian", "bassily.rej
                      "marginals.marginal_perturbation",
                      "oracles.randomized_response", "ranges.tree", "oracles.subset_selection",
                      "oracles.unary",
-                     "multi_range.grids", "oracles.histogram_encoding")
+                     "multi_range.grids", "oracles.histogram_encoding",
+                     "heavy_hitters.rappor")
 
 
 def _import_all_mechanisms():

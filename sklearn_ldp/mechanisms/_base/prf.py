@@ -53,7 +53,8 @@ _SHIFTS = {r: (_U64(r), _U64(64 - r)) for r in (13, 16, 17, 21, 32)}
 # Elements hashed at once (see siphash24).
 _CHUNK = 2**14
 # The purposes of the words (the message's tag byte is the position here plus one).
-PURPOSES = ("grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits")
+PURPOSES = ("grr-perm", "ue-plane", "dbf-bckt", "dbf-bits", "1bm-alph", "1bm-bits",
+            "rap-chrt", "rap-perm")
 FIELD_LIMIT = 2**24  # values and counters of a message lie in [0, FIELD_LIMIT)
 _MESSAGE_LENGTH = _U64(7 << 56)  # SipHash's length byte of a 7-byte message
 # The counters of prf_bernoulli_lanes: group * _GROUP_WORDS + word (a group reads at most 52
