@@ -166,6 +166,19 @@ class HeavyHitterEncoderMixin:
             lengths[:, 0] += np.uint64(LENGTH_ROUND_FIRST)
             words = mechanism.encode_utf8(encoded)  # what transform encodes
             self._length_round = (hashlib.sha256(words.tobytes()).hexdigest(), asked, lengths)
+        self._check_missing_category(column, lambda value: mechanism.encode(
+            [value], f"{column} (missing_category)"))
+        if X is not None:
+            self._heavy_hitter_values(X, column, reset=True)
+        self._one_column_attributes(X, column, mechanism, strategy, mechanism.epsilon,
+                                    mechanism.per_user_variance(),
+                                    f"count of one {column} value", rng)
+        return self
+
+    def _check_missing_category(self, column, check):
+        """``_missing_value``: with ``handle_missing="category"`` the declared stand-in for a
+        missing value of ``column`` (``check(value)`` refuses one the mechanism cannot
+        report), else None."""
         self._missing_value = None
         if self.handle_missing == "category":
             value = self.missing_category
@@ -175,11 +188,15 @@ class HeavyHitterEncoderMixin:
                     raise ValueError(f"missing_category must name the column {column!r} "
                                      f"(only), got {value!r}.")
                 value = value[column]
-            mechanism.encode([value], f"{column} (missing_category)")  # valid, or refused
+            check(value)  # valid, or refused
             self._missing_value = value
-        if X is not None:
-            self._heavy_hitter_values(X, column, reset=True)
-        else:
+
+    def _one_column_attributes(self, X, column, mechanism, strategy, epsilon, errors, answer,
+                               rng):
+        """The fitted attributes every one-column kind shares (heavy hitters, RAPPOR, sets):
+        no domain or workload, nothing selected, the per-user variance ``errors = (worst,
+        average)`` of one ``answer``."""
+        if X is None:
             self.n_features_in_ = 1
             self.feature_names_in_ = np.asarray([column], dtype=object)
         self.mechanism_ = mechanism
@@ -187,20 +204,20 @@ class HeavyHitterEncoderMixin:
         self.workload_ = None
         self.strategy_ = strategy
         self.bounds_, self.column_budget_ = {}, None
-        self.epsilon_ = float(mechanism.epsilon)
+        self.epsilon_ = float(epsilon)
         self.candidates_ = pd.Series(dtype=float, name="worst_case_per_user_variance")
         self.selection_ = pd.DataFrame(
             columns=["worst_case", "average_case", "seconds", "status", "reason"])
         self.selection_.index.name = "strategy"
-        worst, average = mechanism.per_user_variance()
+        worst, average = errors
         # Per user (times N: a count's variance; over N: a frequency's).
         self._expected_error = pd.DataFrame(
             {"worst_case": [worst], "average_case": [average]},
-            index=pd.Index([f"count of one {column} value"], name="answer"))
+            index=pd.Index([answer], name="answer"))
         self.expected_total_error_ = None
         self.n_iter_, self.history_ = 0, []
         self._set_generator(rng)
-        return self
+
     def _fit_string_length(self, X, column, epsilon, rng, cap):
         """The length round: a share of the users of ``X`` report their value's length in
         bytes (at most ``cap``, refused above) through optimized local hashing; the prefix

@@ -19,7 +19,6 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 
 from ._encoder_heavy_hitters import is_value_declaration
 from .mechanisms.heavy_hitters.rappor import RapporMechanism
@@ -112,35 +111,18 @@ class RapporEncoderMixin:
             mechanism = rappor_for_epsilon(
                 epsilon, 2 if self.n_hashes is None else self.n_hashes, size,
                 int(rng.integers(2**63)))  # a fresh public hash seed per collection
-        self._missing_value = None
-        if self.handle_missing == "category":
-            value = self.missing_category
-            if isinstance(value, dict):
-                value = value.get(column)
-            mechanism.fingerprints(np.array([value], dtype=object))  # valid, or refused
-            self._missing_value = value
+        self._check_missing_category(
+            column, lambda value: mechanism.fingerprints(np.array([value], dtype=object)))
         if X is not None:
             self._heavy_hitter_values(X, column, reset=True)
-        else:
-            self.n_features_in_ = 1
-            self.feature_names_in_ = np.asarray([column], dtype=object)
-        self.mechanism_ = mechanism
         self._rappor_column = column
-        self.domain_ = None
-        self.workload_ = None
-        self.strategy_ = mechanism.kind
-        self.bounds_, self.column_budget_ = {}, None
-        self.epsilon_ = float(mechanism.epsilon_inf)
-        self.expected_total_error_ = None
         # Per user of a cohort: the variance of one Bloom bit count's estimate, for a user
         # whose bit is set (q*) or clear (p*); candidate errors come from RapporEstimator.
         qs, ps = mechanism.q_star, mechanism.p_star
         per_bit = np.array([qs * (1 - qs), ps * (1 - ps)]) / (qs - ps) ** 2
-        self._expected_error = pd.DataFrame(
-            {"worst_case": [per_bit.max()], "average_case": [per_bit[1]]},
-            index=pd.Index(["Bloom bit count of one cohort"], name="answer"))
-        self.n_iter_, self.history_ = 0, []
-        self._set_generator(rng)
+        self._one_column_attributes(X, column, mechanism, mechanism.kind, mechanism.epsilon_inf,
+                                    (per_bit.max(), per_bit[1]),
+                                    "Bloom bit count of one cohort", rng)
         return self
 
     def _transform_rappor(self, X):
