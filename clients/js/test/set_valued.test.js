@@ -93,3 +93,36 @@ test("set-valued kinds take no categories and keep no state", () => {
   assert.throws(() => Randomizer.fromJSON(specOf("set_items_grr_short"),
     { state: { get: () => null, set: () => {} } }), /keeps no client state/);
 });
+
+test("random records are reported in range or refused with a ValueError", () => {
+  // Items, keys and values of every JSON type and edge, in containers of every shape.
+  const atoms = [0, 1, 3, 5, 6, -1, 0.5, -0.25, 1.5, -0, NaN, Infinity, 2 ** 53, 1e-300, null,
+    true, "", "a", "f", "1", [], [1], [1, 0.5], [7, 0], [2, -1], {}, 2n];
+  let state = 20261129;
+  const pick = (n) => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state % n;
+  };
+  const record = () => {
+    const entries = Array.from({ length: pick(6) }, () => atoms[pick(atoms.length)]);
+    const pairs = new Map(entries.filter(Array.isArray).map((e) => [e[0], e[1]]));
+    return [entries, new Set(entries), pairs, atoms[pick(atoms.length)]][pick(4)];
+  };
+  for (const [make, outputs] of [[items, 9], [labelled, null], [pckv, 12]]) {
+    const randomizer = make();
+    let accepted = 0;
+    for (let i = 0; i < 2000; i++) {
+      let report;
+      try {
+        report = randomizer.privatize(record());
+      } catch (error) {
+        assert.ok(error instanceof ValueError, error.stack);
+        continue;
+      }
+      accepted += 1;
+      if (outputs === null) assert.ok(report[1] >= 0 && report[1] < 4);
+      else assert.ok(Number.isInteger(report) && report >= 0 && report < outputs);
+    }
+    assert.ok(accepted > 20, `only ${accepted} of 2000 random records accepted`);
+  }
+});
