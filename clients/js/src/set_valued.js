@@ -130,10 +130,10 @@ function setItems(spec) {
   return [nItems, privatize, { takesValues: true, encode }];
 }
 
-/** A JSON integer (Number or exact BigInt) as a BigInt, or null. */
+/** A JSON integer (a safe Number or an exact BigInt) as a BigInt, or null. */
 function integerOf(value) {
   if (typeof value === "bigint") return value;
-  return typeof value === "number" && Number.isInteger(value) ? BigInt(value) : null;
+  return typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : null;
 }
 
 function pckvGrr(spec) {
@@ -151,8 +151,12 @@ function pckvGrr(spec) {
   const raw = specField(spec, "weights", kind);
   const weights = Array.isArray(raw) ? raw.map(integerOf) : [];
   if (weights.length !== 4 || weights.some((w) => w === null || w < 1n || w >= TOTAL)) {
+    // Beyond 2^53 a Number is what JSON.parse rounded: only Randomizer.fromJSON reads it.
+    const rounded = Array.isArray(raw) && raw.some((w) => typeof w === "number" &&
+      Number.isInteger(w) && !Number.isSafeInteger(w));
     throw new ValueError(`weights of the ${repr(kind)} specification must be 4 positive ` +
-      `integers below 2^62, got ${shortRepr(raw)}.`);
+      `integers below 2^62, got ${shortRepr(raw)}` + (rounded ? " (beyond 2^53 they are " +
+      "exact only when the JSON text is read by Randomizer.fromJSON)." : "."));
   }
   const [a, d, keep, flip] = weights;
   const nValues = nKeys + pad;

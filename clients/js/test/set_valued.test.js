@@ -126,3 +126,10 @@ test("random records are reported in range or refused with a ValueError", () => 
     assert.ok(accepted > 20, `only ${accepted} of 2000 random records accepted`);
   }
 });
+
+test("pckv_grr weights beyond 2^53 are read exactly from the text, refused once rounded", () => {
+  const text = specOf("pckv_grr_short");
+  assert.equal(Randomizer.fromJSON(text).kind, "pckv_grr");
+  assert.throws(() => new Randomizer(JSON.parse(text)),
+    /weights of the 'pckv_grr' .* exact only when the JSON text is read by Randomizer.fromJSON/);
+});
