@@ -259,3 +259,46 @@ def test_server_accepts_the_memoized_reports(name):
     reports = _js_reports(_PRINT_MEMOIZED, spec)
     stacked = stack_client_reports(reports, spec)  # every report checked, none dropped
     assert _n_rows(stacked) == 300
+
+
+# Prints 200 JSON reports of set-valued or key-value records (RECORDS, cycled), one a line.
+_PRINT_RECORDS = """
+import { Randomizer, reportToJSON } from "./src/index.js";
+const randomizer = Randomizer.fromJSON(process.argv[1]);
+const records = RECORDS;
+const lines = [];
+for (let i = 0; i < 200; i++) {
+  lines.push(reportToJSON(randomizer.privatize(records[i % records.length])));
+}
+console.log(lines.join("\\n"));
+"""
+
+
+def _set_valued_cases():
+    from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+    from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism
+
+    return {
+        "set_items_grr": (SetItemMechanism(6, 3, 1.0, oracle="grr"), [[], [0, 5], [1, 2, 3, 4]]),
+        "set_items_olh_labels": (
+            SetItemMechanism(40, 4, 1.0, oracle="olh", items=[f"t{i}" for i in range(40)]),
+            [["t0", "t39"], [], ["t7"]]),
+        "pckv_grr": (PCKVGRR(5, 2, 2.0, value_steps=100),
+                     [[[0, 0.5], [4, -1.0]], [], [[1, 0.25], [2, 1.0], [3, -0.01]]]),
+    }
+
+
+@requires_node
+@pytest.mark.parametrize("case", ["set_items_grr", "set_items_olh_labels", "pckv_grr"])
+def test_server_accepts_the_set_valued_reports(case):
+    from sklearn_ldp.deploy.client import Randomizer as PythonRandomizer
+    from sklearn_ldp.deploy.collect import reports_from_client
+
+    mechanism, records = _set_valued_cases()[case]
+    spec = mechanism.to_json()
+    reports = _js_reports(_PRINT_RECORDS.replace("RECORDS", json.dumps(records)), spec)
+    stacked = reports_from_client(reports, spec)  # invalid="raise": every report is valid
+    assert stacked.shape[0] == 200 and stacked.n_invalid == 0
+    # The Python client's wire form: the same layout, report for report.
+    python = PythonRandomizer.from_json(spec, seed=0).privatize(records[1])
+    assert reports_from_client([python], spec).shape[1:] == stacked.shape[1:]

@@ -36,6 +36,18 @@ for (const [name, extra] of Object.entries(memo)) {
 }
 cases.push(["dbitflip_pm k=1000 d=10", JSON.stringify({ version: 1, mechanism: "dbitflip_pm",
   n_cells: 1000, epsilon: 1.0, n_sampled: 10 }), null]);
+// The set-valued kinds on 1000 items (keys), records of 50 entries, pad length 20 (the
+// server's specs: SetItemMechanism(1000, 20, 1.0, oracle="olh", max_set_size=64) and
+// PCKVGRR(1000, 20, 1.0, value_steps=100, max_set_size=64); 62-bit weights kept as text).
+cases.push(["set_items olh d=1000 s=50", JSON.stringify({ version: 1, mechanism: "set_items",
+  epsilon: 1.0, n_inputs: 1000, params: { pad_length: 20, oracle: "olh", max_set_size: 64,
+    items: null }, oracle: { version: 1, mechanism: "olh", epsilon: 1.0, n_inputs: 1020,
+    params: { n_buckets: 4, hash_family: "linear" } } }),
+Array.from({ length: 50 }, (_, i) => 20 * i)]);
+cases.push(["pckv_grr d=1000 s=50", '{"version": 1, "mechanism": "pckv_grr", "epsilon": 1.0, ' +
+  '"n_inputs": 1000, "params": {"pad_length": 20, "value_steps": 100, "max_set_size": 64}, ' +
+  '"weights": [8372826328553321, 4503599627370496, 1566982787806226771, 576460752303423488]}',
+Array.from({ length: 50 }, (_, i) => [20 * i, (i % 201 - 100) / 100])]);
 const laws = JSON.parse(readFileSync(new URL("../test/fixtures/laws.json", import.meta.url)));
 for (const law of laws) cases.push([law.name, law.spec, law.value]);
 

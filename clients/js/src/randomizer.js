@@ -16,6 +16,7 @@ import { NUMERIC_KINDS } from "./numeric.js";
 import { ExactRandom } from "./random.js";
 import { RANGE_KINDS } from "./ranges.js";
 import { RAPPOR_KINDS } from "./rappor.js";
+import { SET_VALUED_KINDS } from "./set_valued.js";
 import { Categories } from "./records.js";
 import { isPlainObject, specVersion } from "./spec.js";
 
@@ -25,7 +26,8 @@ const PYTHON_CLIENT_KINDS = ["gaussian", "gaussian_pure"];
 /** Every kind this client rebuilds, by its specification name. */
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
   ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS, ...COLUMNS_KINDS,
-  ...LONGITUDINAL_KINDS, ...MULTI_RANGE_KINDS, ...HISTOGRAM_ENCODING_KINDS, ...RAPPOR_KINDS };
+  ...LONGITUDINAL_KINDS, ...MULTI_RANGE_KINDS, ...HISTOGRAM_ENCODING_KINDS, ...RAPPOR_KINDS,
+  ...SET_VALUED_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.

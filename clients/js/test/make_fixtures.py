@@ -85,6 +85,8 @@ from sklearn_ldp.mechanisms.numeric.square_wave import SquareWaveMechanism  # no
 from sklearn_ldp.mechanisms.oracles.histogram_encoding import (  # noqa: E402
     ThresholdingHistogramEncoding,
 )
+from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR  # noqa: E402
+from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
@@ -266,6 +268,7 @@ def laws():
                       "memo": True, "outputs": [_key(output) for output in law.outputs],
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
+    cases += _set_valued_laws()
     return cases
 
 
@@ -609,6 +612,7 @@ def hostile():
         {"field": "8-bit length", "spec": {**length_spec, "max_string_bytes": 16}},
     ]
     cases += _memo_hostile()
+    cases += _set_valued_hostile()
     for case in cases:
         try:
             Randomizer(case["spec"])
@@ -670,6 +674,87 @@ def _memo_hostile():
         edit(one_bit, "n_segments", n_segments=0),
         edit(one_bit, "n_segments", n_segments=2**20 + 1),
         edit(one_bit, "epsilon", epsilon=None),
+    ]
+
+
+def _set_valued_laws():
+    """Set-valued and key-value records: sets shorter and longer than the pad length, the
+    empty record (dummies only), labelled items, local hashing given the report's seed."""
+    grr = SetItemMechanism(6, 3, 1.0, oracle="grr", max_set_size=4)
+    olh = SetItemMechanism(6, 3, 1.0, oracle="olh", max_set_size=4, items=list("abcdef"))
+    pckv = PCKVGRR(4, 2, 1.0, value_steps=4, max_set_size=3)
+    cases = [_law("set_items_grr_short", grr, [0, 2]),
+             _law("set_items_grr_long", grr, [5, 1, 3, 4]),
+             _law("set_items_grr_empty", grr, []),
+             _law("pckv_grr_short", pckv, [[3, -1.0], [1, 0.5]]),
+             _law("pckv_grr_long", pckv, [[0, 1.0], [1, 0.25], [2, -0.75]]),
+             _law("pckv_grr_empty", pckv, []),
+             _law("pckv_grr_eps3_steps1", PCKVGRR(3, 1, 3.0, value_steps=1), [[2, -1.0]])]
+    for i, seed in enumerate((5, 2**64 - 1)):
+        case = _law(f"set_items_olh_labels_seed{i}", olh, [4, 1],
+                    seeds=np.array([seed], dtype=np.uint64))
+        cases.append({**case, "value": ["e", "b"]})  # the labels of the codes [4, 1]
+    return cases
+
+
+def _set_valued_hostile():
+    """Edited set_items and pckv_grr specifications (sizes, oracles, weights, params)."""
+    items = json.loads(SetItemMechanism(6, 3, 1.0, oracle="grr", max_set_size=4).to_json())
+    pckv = json.loads(PCKVGRR(4, 2, 1.0, value_steps=4, max_set_size=3).to_json())
+    a, d, keep, flip = pckv["weights"]
+
+    def edit(spec, field, **changes):
+        edited = json.loads(json.dumps(spec))
+        for key, value in changes.items():
+            target = edited
+            *path, last = key.split("__")
+            for part in path:
+                target = target[part]
+            if value == "<absent>":
+                del target[last]
+            else:
+                target[last] = value
+        return {"field": field, "spec": edited}
+
+    short_oracle = {"mechanism": "randomized_response", "n_inputs": 9, "epsilon": 1.0}
+    return [
+        edit(items, "params", params__extra=1),
+        edit(items, "params", params__items="<absent>"),
+        edit(items, "'params'", params="<absent>"),
+        edit(items, "n_inputs", n_inputs=0),
+        edit(items, "n_inputs", n_inputs="6"),
+        edit(items, "pad_length", params__pad_length=0),
+        edit(items, "pad_length", params__pad_length=4097),
+        edit(items, "max_set_size", params__max_set_size=4097),
+        edit(items, "max_set_size", params__max_set_size=2.5),
+        edit(items, "'oracle'", oracle="<absent>"),
+        edit(items, "oracle", oracle={**short_oracle, "mechanism": "oue"}),
+        edit(items, "oracle", oracle={**short_oracle, "n_inputs": 8}),
+        edit(items, "oracle", oracle={**short_oracle, "epsilon": 2.0}),
+        edit(items, "oracle", oracle=[1]),
+        edit(items, "'keep_probability'", oracle__params={"keep_probability": 0.99}),
+        edit(items, "epsilon", epsilon=0.0, oracle__epsilon=0.0),
+        edit(items, "items", params__items=["a", "b"]),
+        edit(items, "items", params__items="abcdef"),
+        edit(pckv, "params", params__extra=1),
+        edit(pckv, "params", params=[1]),
+        edit(pckv, "epsilon", epsilon=0.0),
+        edit(pckv, "epsilon", epsilon="1.0"),
+        edit(pckv, "n_inputs", n_inputs=2.5),
+        edit(pckv, "value_steps", params__value_steps=0),
+        edit(pckv, "value_steps", params__value_steps=2**30 + 1),
+        edit(pckv, "pad_length", params__pad_length=-1),
+        edit(pckv, "'weights'", weights="<absent>"),
+        edit(pckv, "weights", weights=[a, d, keep]),
+        edit(pckv, "weights", weights=[a, d, keep, 0]),
+        edit(pckv, "weights", weights=[a, d, keep, 2**62]),
+        edit(pckv, "weights", weights=[a, d, keep, True]),
+        edit(pckv, "weights", weights=[a, d, keep, 1.5]),
+        # Edited probabilities: a stronger key signal, a sign kept more often, no signal.
+        edit(pckv, "weights", weights=[2 * a, d, keep, flip]),
+        edit(pckv, "weights", weights=[a, d, 2 * keep, flip]),
+        edit(pckv, "weights", weights=[a, d, flip, keep]),
+        edit(pckv, "weights", weights=[d, a, keep, flip]),
     ]
 
 
