@@ -218,7 +218,14 @@ def _flat_pairs(cells, keys, column, cap):
                          "number value.")
     codes = _item_codes([pair[0] for pair in pairs], keys, lengths, column, "key")
     flat = _checked_sets(lengths, codes, keys, cap, column, "key")  # cap, repeated keys
-    return flat.lengths, codes, np.array([pair[1] for pair in pairs], dtype=float)
+    try:
+        values = np.array([pair[1] for pair in pairs], dtype=float)
+    except OverflowError:  # an int beyond the floats: outside [-1, 1] (the lattice's check)
+        position = next(i for i, pair in enumerate(pairs) if abs(pair[1]) > 1)
+        raise ValueError(f"column {column!r}, row {_row_of(position, lengths)} has the value "
+                         f"{str(pairs[position][1])[:40]} for the key {pairs[position][0]!r}; "
+                         "values must lie in [-1, 1].") from None
+    return flat.lengths, codes, values
 
 
 def _check_values(mechanism, records, column):

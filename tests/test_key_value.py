@@ -279,6 +279,8 @@ def test_encoder_reports_are_unbiased_within_5_standard_errors():
     ({"a": 1.5}, "row 1 has the value 1.5 for the key 'a'; values must lie in"),
     ({"a": -0.25}, "row 1 has the value -0.25 for the key 'a'.*lattice j / 10"),
     ({"a": float("nan")}, "row 1 has the value nan for the key 'a'"),
+    ({"a": 10**400}, "row 1 has the value 1000.* for the key 'a'; values must lie in"),
+    (frozenset({"a"}), "row 1: frozenset.* is not a dict"),
     ({"a": None}, r"row 1: \('a', None\) is not a pair"),
     ({"a": True}, r"row 1: \('a', True\) is not a pair"),
     ({"a": "0.5"}, r"row 1: \('a', '0.5'\) is not a pair"),

@@ -247,7 +247,9 @@ class KeyValueEstimator(_AdditiveEstimator):
     ----------
     keys : list or None, default=None
         Labels of the keys; default: the mechanism's (those an ``LDPEncoder`` key-value column
-        declares), else ``0 .. d-1``.
+        declares, carried by its ``LDPReports``), else ``0 .. d-1``. The labels are not part of
+        the specification: reports rebuilt from one (client reports, a DataFrame of reports)
+        need ``keys``.
 
     Attributes
     ----------
