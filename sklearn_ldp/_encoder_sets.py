@@ -1,4 +1,5 @@
-"""LDPEncoder's set-valued columns: each user holds a set of declared items (SVIM).
+"""LDPEncoder's set-valued columns: each user holds a set of declared items (SVIM), or a set
+of key-value pairs (PCKV-GRR).
 
 A column declared as ``categories={"apps": ("sets", items)}`` or
 ``("sets", items, max_set_size)`` holds, per user, a set of items (a ``set``, ``frozenset``,
@@ -7,36 +8,55 @@ length: when it sees at least ``SIZE_ROUND_MIN_USERS`` users, a share ``SIZE_SHA
 report their set's size (the size round of :func:`~sklearn_ldp.mechanisms.set_valued.svim.
 pad_length_round`) and the pad length is the 90th percentile of the estimated sizes; those
 users report nothing else, so :meth:`transform` on the same data privatizes only the others.
-Without data, the pad length is ``max_set_size`` (no set is subsampled). A mixin of the
-encoder: it uses the encoder's parameters and generator.
+Without data, the pad length is ``max_set_size`` (no set is subsampled).
+
+A key-value column, ``categories={"ratings": ("key_value", keys[, max_set_size[,
+value_steps]])}``, holds per user a dict ``{key: value}`` or a list of ``(key, value)`` pairs,
+values in ``[-1, 1]`` on the lattice ``j / value_steps`` (default 1000); it takes the same size
+round (on the number of pairs) and is reported by
+:class:`~sklearn_ldp.mechanisms.set_valued.pckv.PCKVGRR`. A mixin of the encoder: it uses the
+encoder's parameters and generator.
 """
 
 import hashlib
 import itertools
+import numbers
+import re
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from .mechanisms.set_valued.padding import MAX_SET_SIZE, FlatSets, check_sets, check_size_cap
+from .mechanisms.set_valued.pckv import DEFAULT_VALUE_STEPS, PCKV_KIND, PCKVGRR
 from .mechanisms.set_valued.svim import SetItemMechanism, pad_length_round
 
 SETS = "sets"
+KEY_VALUE = "key_value"
+# The mechanisms of the columns this module fits (transform sends their records here).
+SET_MECHANISMS = (SetItemMechanism, PCKVGRR)
 # The size round: the share of the users asked their set's size, and the fewest users for
 # which it runs (below, the pad length is max_set_size).
 SIZE_SHARE = 0.1
 SIZE_ROUND_MIN_USERS = 2000
-SET_STRATEGIES = ("auto", "svim")
+SET_STRATEGIES = {SETS: ("auto", "svim"), KEY_VALUE: ("auto", PCKV_KIND)}
+# The longest declaration of each kind: (kind, items, max_set_size[, value_steps]).
+DECLARATION_LENGTHS = {SETS: 3, KEY_VALUE: 4}
 # What a cell of a set-valued column may be (a str is iterable but is one value, refused).
 SET_TYPES = (set, frozenset, list, tuple, np.ndarray)
+# What a cell of a key-value column may be: a dict, or a list of (key, value) pairs.
+PAIRS_TYPES = (Mapping, list, tuple)
+# The value types accepted without an abstract isinstance (a bool is neither).
+EXACT_REALS = (float, int)
 
 
 def is_set_declaration(value):
     """Whether a ``categories`` entry declares a set-valued column: ``("sets", items[,
-    max_set_size])``."""
+    max_set_size])`` or ``("key_value", keys[, max_set_size[, value_steps]])``."""
     # A tuple of categories that happens to start with "sets" lists strings, not a list.
-    return isinstance(value, tuple) and len(value) in (2, 3) and isinstance(value[0], str) \
-        and value[0] == SETS and not isinstance(value[1], str | bytes)
+    return isinstance(value, tuple) and len(value) >= 2 and isinstance(value[0], str) \
+        and value[0] in DECLARATION_LENGTHS and len(value) <= DECLARATION_LENGTHS[value[0]] \
+        and not isinstance(value[1], str | bytes)
 
 
 class SetEncoderMixin:
@@ -48,37 +68,46 @@ class SetEncoderMixin:
             is_set_declaration(value) for value in self.categories.values())
 
     def _set_declaration(self):
-        """``(column, items, max_set_size)`` of the declaration, or a ValueError."""
+        """``(column, kind, items, max_set_size, value_steps)`` of the declaration, or a
+        ValueError (``value_steps`` is None for a set of items)."""
         if len(self.categories) != 1:
             raise ValueError(f"a set-valued column is reported alone, got the columns "
                              f"{list(self.categories)!r}: use one LDPEncoder per column (each "
                              "with its share of the budget).")
         (column, declaration), = self.categories.items()
-        items = declaration[1]
+        kind, items = declaration[0], declaration[1]
         if isinstance(items, str | bytes) or not hasattr(items, "__len__") or len(items) < 1:
-            raise ValueError(f"categories[{column!r}] = ('sets', items...): items must be a "
-                             f"non-empty list of the possible items, got {str(items)[:60]!r}.")
+            raise ValueError(f"categories[{column!r}] = ({kind!r}, items...): items must be a "
+                             f"non-empty list of the possible {_NOUNS[kind]}s, got "
+                             f"{str(items)[:60]!r}.")
         items = list(items)
         index = pd.Index(items)
         if index.has_duplicates:
             duplicate = index[index.duplicated()][0]
-            raise ValueError(f"categories[{column!r}]: the item {duplicate!r} is listed "
-                             "twice.")
+            raise ValueError(f"categories[{column!r}]: the {_NOUNS[kind]} {duplicate!r} is "
+                             "listed twice.")
         if index.hasnans:
-            raise ValueError(f"categories[{column!r}]: an item is missing (None/NaN).")
-        cap = declaration[2] if len(declaration) == 3 else min(len(items), MAX_SET_SIZE)
-        return column, items, check_size_cap(cap, f"max_set_size of column {column!r}")
+            raise ValueError(f"categories[{column!r}]: an {_NOUNS[kind]} is missing "
+                             "(None/NaN).")
+        cap = declaration[2] if len(declaration) >= 3 else min(len(items), MAX_SET_SIZE)
+        steps = None
+        if kind == KEY_VALUE:
+            steps = declaration[3] if len(declaration) == 4 else DEFAULT_VALUE_STEPS
+        return column, kind, items, check_size_cap(cap, f"max_set_size of column {column!r}"), \
+            steps
 
     def _fit_sets(self, X, epsilon):
         """``fit`` for a set-valued column: the size round (with data), then the
-        :class:`SetItemMechanism`."""
-        column, items, cap = self._set_declaration()
-        if not isinstance(self.strategy, str) or self.strategy not in SET_STRATEGIES:
-            raise ValueError(f"a set-valued column is reported by strategy 'svim' (or 'auto'), "
-                             f"got strategy={self.strategy!r}.")
-        if self.oracle not in ("auto", "grr", "olh"):
-            raise ValueError(f"oracle must be 'auto', 'grr' or 'olh' for a set-valued column, "
-                             f"got {self.oracle!r}.")
+        :class:`SetItemMechanism` (sets) or :class:`PCKVGRR` (key-value pairs)."""
+        column, kind, items, cap, steps = self._set_declaration()
+        strategies = SET_STRATEGIES[kind]
+        if not isinstance(self.strategy, str) or self.strategy not in strategies:
+            raise ValueError(f"a {kind!r} column is reported by strategy {strategies[1]!r} (or "
+                             f"'auto'), got strategy={self.strategy!r}.")
+        oracles = ("auto", "grr", "olh") if kind == SETS else ("auto",)
+        if self.oracle not in oracles:
+            raise ValueError(f"oracle must be one of {oracles} for a {kind!r} column, got "
+                             f"{self.oracle!r}.")
         for name, default in (("bounds", None), ("workload", None), ("handle_unknown", "error"),
                               ("handle_missing", "error")):
             if getattr(self, name) != default:
@@ -86,35 +115,31 @@ class SetEncoderMixin:
                                  f"set-valued column {column!r}; leave {name}={default!r}.")
         rng = np.random.default_rng(self._random_state())
         self._size_round = None
-        pad = cap
+        pad, records = cap, None
         if X is not None:
-            flat = _flat_sets(self._set_cells(X, column, reset=True), items, column, cap)
-            n_users = flat.lengths.size
-            if n_users >= SIZE_ROUND_MIN_USERS:
-                asked = np.sort(rng.choice(n_users, size=round(SIZE_SHARE * n_users),
+            cells = self._set_cells(X, column, reset=True)
+            records = _flat_sets(cells, items, column, cap) if kind == SETS \
+                else _flat_pairs(cells, items, column, cap)
+            lengths = records[0]
+            if lengths.size >= SIZE_ROUND_MIN_USERS:
+                asked = np.sort(rng.choice(lengths.size, size=round(SIZE_SHARE * lengths.size),
                                            replace=False))
-                pad, self.size_reports_ = pad_length_round(flat.lengths[asked], cap, epsilon,
-                                                           rng)
-                self._size_round = (_digest(flat), asked)
+                pad, self.size_reports_ = pad_length_round(lengths[asked], cap, epsilon, rng)
+                self._size_round = (_digest(records), asked)
+        if kind == SETS:
+            mechanism = SetItemMechanism(len(items), pad, epsilon, self.oracle, cap, items)
+            worst, average = mechanism.per_user_variance()
+            answer = f"count of one {column} item"
         else:
-            self.n_features_in_ = 1
-            self.feature_names_in_ = np.asarray([column], dtype=object)
-        mechanism = SetItemMechanism(len(items), pad, epsilon, self.oracle, cap, items)
-        self.mechanism_, self.domain_, self.workload_ = mechanism, None, None
-        self.strategy_, self.pad_length_ = "svim", pad
-        self.bounds_, self.column_budget_ = {}, None
-        self.epsilon_ = float(mechanism.epsilon)
-        self.candidates_ = pd.Series(dtype=float, name="worst_case_per_user_variance")
-        self.selection_ = pd.DataFrame(
-            columns=["worst_case", "average_case", "seconds", "status", "reason"])
-        self.selection_.index.name = "strategy"
-        worst, average = mechanism.per_user_variance()
-        self._expected_error = pd.DataFrame(
-            {"worst_case": [worst], "average_case": [average]},
-            index=pd.Index([f"count of one {column} item"], name="answer"))
-        self.expected_total_error_ = None
-        self.n_iter_, self.history_ = 0, []
-        self._set_generator(rng)
+            mechanism = PCKVGRR(len(items), pad, epsilon, steps, cap, items)
+            if records is not None:  # values off the lattice are refused at fit, not later
+                _check_values(mechanism, records, column)
+            # One user's contribution to a key's frequency: a key every user holds, none.
+            worst, average = (float(mechanism.frequency_variance(1, held)) for held in (1, 0))
+            answer = f"frequency of one {column} key"
+        self.pad_length_ = pad
+        self._one_column_attributes(X, column, mechanism, strategies[1], mechanism.epsilon,
+                                    (worst, average), answer, rng)
         return self
 
     def _set_cells(self, X, column, reset=False):
@@ -139,46 +164,129 @@ class SetEncoderMixin:
         return cells
 
     def _transform_sets(self, X):
-        """The item reports of ``X``'s users (without the size round's, on ``fit``'s data)."""
+        """The reports of ``X``'s users (without the size round's, on ``fit``'s data)."""
         mechanism = self.mechanism_
         column = self.feature_names_in_[0]
-        flat = _flat_sets(self._set_cells(X, column), mechanism.items, column,
-                          mechanism.max_set_size)
-        if self._size_round is not None and _digest(flat) == self._size_round[0]:
-            keep = np.ones(flat.lengths.size, dtype=bool)
+        cells = self._set_cells(X, column)
+        if isinstance(mechanism, PCKVGRR):
+            records = _flat_pairs(cells, mechanism.keys, column, mechanism.max_set_size)
+            _check_values(mechanism, records, column)
+        else:
+            records = _flat_sets(cells, mechanism.items, column, mechanism.max_set_size)
+        if self._size_round is not None and _digest(records) == self._size_round[0]:
+            keep = np.ones(records[0].size, dtype=bool)
             keep[self._size_round[1]] = False  # these users reported their size at fit
-            flat = _select_users(flat, keep)
-        self._charge_collection(flat.lengths.size, "transform")
-        return mechanism.randomize(flat, self._generator())
+            records = _select_users(records, keep)
+        self._charge_collection(records[0].size, "transform")
+        return mechanism.randomize(records, self._generator())
+
+
+# What a declaration's list holds, for the messages.
+_NOUNS = {SETS: "item", KEY_VALUE: "key"}
+
+
+def _flat_pairs(cells, keys, column, cap):
+    """The cells of a key-value column as ``(lengths, key codes, values)``, flat and in the
+    users' order; a cell that is neither a dict nor a list of pairs, a pair that is not
+    ``(key, value)``, a value that is not a real number, an unknown key, a key listed twice or
+    too many pairs is a ValueError naming the row and the value (the values' lattice is the
+    mechanism's check, :func:`_check_values`)."""
+    values = _typed_cells(cells, PAIRS_TYPES, column,
+                          "a dict {key: value} or a list of (key, value) pairs")
+    rows = [cell if isinstance(cell, list | tuple) else list(cell.items()) for cell in values]
+    lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
+    pairs = list(itertools.chain.from_iterable(rows))
+    # The exact types first: the isinstance of an abstract class (numbers.Real) on every
+    # pair would dominate the time.
+    ok = np.fromiter(((type(pair) is tuple and len(pair) == 2 and type(pair[1]) in EXACT_REALS)
+                      or _is_pair(pair) for pair in pairs), dtype=bool, count=len(pairs))
+    if not ok.all():
+        position = int(np.argmin(ok))
+        raise ValueError(f"column {column!r}, row {_row_of(position, lengths)}: "
+                         f"{repr(pairs[position])[:60]} is not a pair (key, value) with a "
+                         "number value.")
+    codes = _item_codes([pair[0] for pair in pairs], keys, lengths, column, "key")
+    flat = _checked_sets(lengths, codes, keys, cap, column, "key")  # cap, repeated keys
+    try:
+        values = np.array([pair[1] for pair in pairs], dtype=float)
+    except OverflowError:  # an int beyond the floats: outside [-1, 1] (the lattice's check)
+        position = next(i for i, pair in enumerate(pairs) if abs(pair[1]) > 1)
+        raise ValueError(f"column {column!r}, row {_row_of(position, lengths)} has the value "
+                         f"{str(pairs[position][1])[:40]} for the key {pairs[position][0]!r}; "
+                         "values must lie in [-1, 1].") from None
+    return flat.lengths, codes, values
+
+
+def _is_pair(pair):
+    """Whether ``pair`` is ``(key, value)`` with a real number value (a bool is not one)."""
+    return isinstance(pair, list | tuple) and len(pair) == 2 \
+        and isinstance(pair[1], numbers.Real) and not isinstance(pair[1], bool)
+
+
+def _check_values(mechanism, records, column):
+    """The mechanism's check of the values (in ``[-1, 1]`` on its lattice), its message naming
+    the row and the key's label."""
+    try:
+        mechanism.check_pairs(records[:2], records[2])
+    except ValueError as exc:
+        message = re.sub(r"for key (\d+)", lambda match: f"for the key "
+                         f"{mechanism.keys[int(match.group(1))]!r}", str(exc))
+        raise ValueError(message.replace("values: user ", f"column {column!r}, row ")) from None
 
 
 def _flat_sets(cells, items, column, cap):
     """The cells of a set-valued column as flat item codes, every value checked: a cell that
     is not a set or list, an unknown item, a set over the cap or an item listed twice is a
     ValueError naming the row and the value."""
+    values = _typed_cells(cells, SET_TYPES, column,
+                          "a set of items (a set, frozenset, list, tuple or 1-D array)")
+    lengths = np.fromiter((len(cell) for cell in values), dtype=np.int64, count=values.size)
+    codes = _item_codes(list(itertools.chain.from_iterable(values)), items, lengths, column,
+                        "item")
+    return _checked_sets(lengths, codes, items, cap, column)
+
+
+def _typed_cells(cells, types, column, what):
+    """The cells as an object array, or a ValueError naming the first row whose cell is not
+    one of ``types``."""
     values = cells.to_numpy(dtype=object)
-    kinds = np.fromiter((isinstance(cell, SET_TYPES) for cell in values), dtype=bool,
-                        count=values.size)
+    exact = tuple(kind for kind in (dict, list, tuple, set, frozenset) if issubclass(kind, types))
+    kinds = np.fromiter((type(cell) in exact or isinstance(cell, types) for cell in values),
+                        dtype=bool, count=values.size)
     if not kinds.all():
         row = int(np.argmin(kinds))
-        raise ValueError(f"column {column!r}, row {row}: {repr(values[row])[:60]} is not a set "
-                         "of items (a set, frozenset, list, tuple or 1-D array).")
-    lengths = np.fromiter((len(cell) for cell in values), dtype=np.int64, count=values.size)
-    flat_items = list(itertools.chain.from_iterable(values))
+        raise ValueError(f"column {column!r}, row {row}: {repr(values[row])[:60]} is not "
+                         f"{what}.")
+    return values
+
+
+def _item_codes(flat_items, items, lengths, column, noun):
+    """The codes of ``flat_items`` among the declared ``items``, or a ValueError naming the
+    row and the first unknown one."""
     codes = pd.Index(items).get_indexer(pd.Index(flat_items, dtype=object)) if flat_items \
         else np.zeros(0, dtype=np.int64)
     if codes.size and codes.min() < 0:
         position = int(np.argmin(codes))
-        row = int(np.searchsorted(np.cumsum(lengths), position, side="right"))
-        raise ValueError(f"column {column!r}, row {row}: the item {flat_items[position]!r} is "
-                         f"not among the declared items ({str(items)[:60]}...).")
+        raise ValueError(f"column {column!r}, row {_row_of(position, lengths)}: the {noun} "
+                         f"{flat_items[position]!r} is not among the declared {noun}s "
+                         f"({str(items)[:60]}...).")
+    return codes.astype(np.int64)
+
+
+def _row_of(position, lengths):
+    """The row holding the ``position``-th flat element."""
+    return int(np.searchsorted(np.cumsum(lengths), position, side="right"))
+
+
+def _checked_sets(lengths, codes, items, cap, column, noun="item"):
+    """:func:`check_sets` of the codes, its message naming rows and the items' (or keys')
+    labels."""
     try:
-        return check_sets((lengths, codes.astype(np.int64)), len(items), cap,
-                          f"column {column!r}")
+        return check_sets((lengths, codes), len(items), cap, f"column {column!r}")
     except ValueError as exc:  # name the item, not its code
         message = str(exc)
         for code in _codes_in(message):
-            message = message.replace(f"the item {code} ", f"the item {items[code]!r} ")
+            message = message.replace(f"the item {code} ", f"the {noun} {items[code]!r} ")
         raise ValueError(message.replace("user ", "row ")) from None
 
 
@@ -189,15 +297,17 @@ def _codes_in(message):
             if words[i] == "the" and words[i + 1] == "item" and words[i + 2].isdigit()]
 
 
-def _select_users(flat, keep):
-    """The sets of the users where ``keep`` is True."""
-    owners = np.repeat(keep, flat.lengths)
-    return FlatSets(flat.lengths[keep], flat.items[owners])
+def _select_users(records, keep):
+    """The records (``FlatSets``, or ``(lengths, keys, values)``) of the users where ``keep``
+    is True."""
+    owners = np.repeat(keep, records[0])
+    selected = (records[0][keep], *(part[owners] for part in records[1:]))
+    return FlatSets(*selected) if isinstance(records, FlatSets) else selected
 
 
-def _digest(flat):
-    """A hash of the encoded sets: whether transform sees fit's data."""
-    digest = hashlib.sha256(flat.lengths.tobytes())
-    digest.update(flat.items.tobytes())
+def _digest(records):
+    """A hash of the encoded records: whether transform sees fit's data."""
+    digest = hashlib.sha256()
+    for part in records:
+        digest.update(np.ascontiguousarray(part).tobytes())
     return digest.hexdigest()
-

@@ -23,7 +23,7 @@ from ._encoder_columns import (
 )
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
 from ._encoder_multi_range import MultiRangeEncoderMixin
-from ._encoder_sets import SetEncoderMixin
+from ._encoder_sets import SET_MECHANISMS, SetEncoderMixin
 from ._encoder_rappor import RapporEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
@@ -56,7 +56,6 @@ from .mechanisms.marginals.base import MarginalMechanism
 from .mechanisms.heavy_hitters.rappor import RapporMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
-from .mechanisms.set_valued.svim import SetItemMechanism
 from .reports import AggregatedReports, LDPReports
 from .selection import (
     DEFAULT_MAX_REPORT_BYTES,
@@ -796,7 +795,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
             # Fitted without data, the record's columns were declared in two dicts (bounds,
             # categories) whose relative order says nothing of the frame's: take them by name.
             X = X[list(self.feature_names_in_)]
-        if isinstance(self.mechanism_, SetItemMechanism):  # rows: the item round's users
+        if isinstance(self.mechanism_, SET_MECHANISMS):  # rows: the item round's users
             reports = LDPReports(self._transform_sets(X), self.mechanism_)
             return reports if output == "default" else reports_frame(reports)
         if isinstance(self.mechanism_, RapporMechanism):
@@ -915,7 +914,7 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
         return AggregatedReports(statistic, self.mechanism_, self.domain_, self.workload_)
 
     def _check_simulation(self):
-        if isinstance(self.mechanism_, HeavyHitterMechanism | SetItemMechanism):
+        if isinstance(self.mechanism_, (HeavyHitterMechanism, *SET_MECHANISMS)):
             raise NotImplementedError(
                 f"heavy hitters ({self.strategy_!r}) have no exact simulation of their "
                 "aggregate: privatize the values with transform.")

@@ -1,6 +1,7 @@
 """PCKV-GRR key-value data: exact law and privacy, unbiasedness, variance, bad input."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from _laws import assert_sampled_law
 from _stats import check_unbiased
@@ -189,3 +190,127 @@ def test_client_refuses_weights_that_are_not_private():
     spec["weights"][0] *= 2
     with pytest.raises(ValueError, match="not 1.0-LDP"):
         Randomizer(spec)
+
+
+# ---------------------------------------------------------------- LDPEncoder's key-value columns
+KEYS = ["a", "b", "c", "d"]
+
+
+def _frame(n_users, rng):
+    """Key-value cells, dicts and lists of pairs: key a held by all (value 0.5), b by half
+    (values -1 and 0.2), c by a quarter (1.0), d by none; 1 to 3 pairs per user."""
+    cells = []
+    for user in range(n_users):
+        pairs = [("a", 0.5)]
+        if user % 2:
+            pairs.append(("b", -1.0 if user % 4 == 1 else 0.2))
+        if user % 4 == 2:
+            pairs.append(("c", 1.0))
+        cells.append(dict(pairs) if user % 3 else pairs)
+    return pd.DataFrame({"ratings": cells, "other": rng.integers(0, 5, n_users)})
+
+
+TRUE_FREQUENCY = np.array([1.0, 0.5, 0.25, 0.0])
+TRUE_SUM = np.array([0.5, 0.25 * (-1.0 + 0.2), 0.25, 0.0])  # (1 / N) sum of each key's values
+
+
+def test_pipeline_on_a_frame_of_dicts_and_pairs():
+    from sklearn.pipeline import Pipeline
+
+    from sklearn_ldp import KeyValueEstimator, LDPEncoder
+
+    df = _frame(40_000, np.random.default_rng(1))
+    encoder = LDPEncoder(categories={"ratings": ("key_value", KEYS, 3, 10)}, epsilon=3.0,
+                         random_state=0)
+    pipe = Pipeline([("ldp", encoder), ("kv", KeyValueEstimator())]).fit(df)
+    estimator = pipe.named_steps["kv"]
+    assert encoder.strategy_ == "pckv_grr" and isinstance(encoder.mechanism_, PCKVGRR)
+    assert list(estimator.frequencies_.index) == KEYS
+    # The size round's 4,000 users report their number of pairs only.
+    assert estimator.n_reports_ == 36_000
+    errors = estimator.std_errors_
+    assert np.all(np.abs(estimator.frequencies_.to_numpy() - TRUE_FREQUENCY)
+                  < 5 * errors["frequency"].to_numpy())
+    held = TRUE_FREQUENCY > 0
+    true_mean = TRUE_SUM[held] / TRUE_FREQUENCY[held]
+    assert np.all(np.abs(estimator.means_.to_numpy()[held] - true_mean)
+                  < 5 * errors["mean"].to_numpy()[held])
+
+
+def test_size_round_chooses_the_pad_length_and_its_users_report_nothing_else():
+    from sklearn_ldp import LDPEncoder
+
+    df = _frame(5000, np.random.default_rng(2))
+    encoder = LDPEncoder(categories={"ratings": ("key_value", KEYS)}, epsilon=4.0,
+                         random_state=3).fit(df)
+    # 1, 2 or 3 pairs (a third, a half, a sixth... of the users): the 90th percentile is 2.
+    assert encoder.pad_length_ == 2 and encoder.mechanism_.pad_length == 2
+    assert encoder.size_reports_.shape == (500,)
+    assert len(encoder.transform(df)) == 4500  # fit's data: without the size round's users
+    assert len(encoder.transform(df.iloc[:100])) == 100  # other data: every user
+    # Without data, the pad length is the cap and no size round runs.
+    empty = LDPEncoder(categories={"ratings": ("key_value", KEYS, 3)}, epsilon=4.0).fit(None)
+    assert empty.pad_length_ == 3 and empty.mechanism_.value_steps == 1000
+
+
+def test_encoder_reports_are_unbiased_within_5_standard_errors():
+    from sklearn_ldp import LDPEncoder
+
+    n_users, replicates = 1000, 200
+    df = _frame(n_users, np.random.default_rng(4))
+    encoder = LDPEncoder(categories={"ratings": ("key_value", KEYS, 3, 10)}, epsilon=2.0,
+                         random_state=5).fit(None)  # pad length 3: nothing is subsampled
+    mechanism = encoder.mechanism_
+    statistics = [mechanism.aggregate(encoder.transform(df).reports) for _ in range(replicates)]
+    frequencies = np.array([mechanism.estimate(s)[0] for s in statistics])
+    value_sums = np.array([mechanism.value_sums(s) for s in statistics])
+    held = TRUE_FREQUENCY * n_users
+    squares = n_users * np.array([0.25, 0.25 * (1.0 + 0.04), 0.25, 0.0])
+    check_unbiased(frequencies, TRUE_FREQUENCY, mechanism.frequency_variance(n_users, held),
+                   z_max=5)
+    check_unbiased(value_sums, TRUE_SUM,
+                   mechanism.value_sum_variance(n_users, held, squares), z_max=5)
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("a", "row 1: 'a' is not a dict {key: value}"),
+    (None, "row 1: None is not a dict"),
+    ({"e": 0.5}, "row 1: the key 'e' is not among the declared keys"),
+    ({"a": 1.5}, "row 1 has the value 1.5 for the key 'a'; values must lie in"),
+    ({"a": -0.25}, "row 1 has the value -0.25 for the key 'a'.*lattice j / 10"),
+    ({"a": float("nan")}, "row 1 has the value nan for the key 'a'"),
+    ({"a": 10**400}, "row 1 has the value 1000.* for the key 'a'; values must lie in"),
+    (frozenset({"a"}), "row 1: frozenset.* is not a dict"),
+    ({"a": None}, r"row 1: \('a', None\) is not a pair"),
+    ({"a": True}, r"row 1: \('a', True\) is not a pair"),
+    ({"a": "0.5"}, r"row 1: \('a', '0.5'\) is not a pair"),
+    ([("a", 0.5, 1)], r"row 1: \('a', 0.5, 1\) is not a pair"),
+    ([("a", 0.5), ("a", 0.1)], "row 1 lists the key 'a' twice"),
+    ({"a": 0.1, "b": 0.1, "c": 0.1}, "row 1 holds 3 items, more than max_set_size=2"),
+])
+def test_bad_cells_are_refused_naming_row_and_value(cell, message):
+    from sklearn_ldp import LDPEncoder
+
+    df = pd.DataFrame({"ratings": [{"a": 0.5}, cell]})
+    encoder = LDPEncoder(categories={"ratings": ("key_value", KEYS, 2, 10)}, epsilon=1.0)
+    with pytest.raises(ValueError, match=message):
+        encoder.fit(df)
+    fitted = LDPEncoder(categories={"ratings": ("key_value", KEYS, 2, 10)},
+                        epsilon=1.0).fit(None)
+    with pytest.raises(ValueError, match=message):
+        fitted.transform(df)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"strategy": "svim"}, "reported by strategy 'pckv_grr'"),
+    ({"oracle": "olh"}, "oracle must be one of"),
+    ({"categories": {"r": ("key_value", KEYS, 2, 0)}}, "value_steps must be an integer"),
+    ({"categories": {"r": ("key_value", ["a", "a"])}}, "the key 'a' is listed twice"),
+    ({"categories": {"r": ("key_value", KEYS, 2, 10, 1)}}, ""),
+])
+def test_bad_declarations_are_refused(params, message):
+    from sklearn_ldp import LDPEncoder
+
+    params = {"categories": {"r": ("key_value", KEYS, 2, 10)}, "epsilon": 1.0, **params}
+    with pytest.raises(ValueError, match=message):
+        LDPEncoder(**params).fit(None)

@@ -246,7 +246,10 @@ class KeyValueEstimator(_AdditiveEstimator):
     Parameters
     ----------
     keys : list or None, default=None
-        Labels of the keys (default ``0 .. d-1``).
+        Labels of the keys; default: the mechanism's (those an ``LDPEncoder`` key-value column
+        declares, carried by its ``LDPReports``), else ``0 .. d-1``. The labels are not part of
+        the specification: reports rebuilt from one (client reports, a DataFrame of reports)
+        need ``keys``.
 
     Attributes
     ----------
@@ -269,6 +272,7 @@ class KeyValueEstimator(_AdditiveEstimator):
 
     See Also
     --------
+    sklearn_ldp.LDPEncoder : Privatizes a key-value column (``("key_value", keys)``).
     SetFrequencyEstimator : Item frequencies of sets without values.
 
     References
@@ -290,18 +294,35 @@ class KeyValueEstimator(_AdditiveEstimator):
     >>> estimator = KeyValueEstimator(keys=["a", "b", "c"]).fit(reports)
     >>> estimator.means_.round(1).tolist()
     [0.5, -0.5, 0.0]
+
+    Through an ``LDPEncoder`` over a column of dicts:
+
+    >>> import pandas as pd
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_ldp import LDPEncoder
+    >>> df = pd.DataFrame({"ratings": [{"a": 0.5}, {"a": 0.5, "b": -1.0}] * 10000})
+    >>> pipe = make_pipeline(
+    ...     LDPEncoder(categories={"ratings": ("key_value", ["a", "b", "c"], 2, 10)},
+    ...                epsilon=4.0, random_state=0),
+    ...     KeyValueEstimator())
+    >>> estimator = pipe.fit(df)[-1]
+    >>> estimator.frequencies_[["a", "b"]].round(1).tolist()  # truly 1 and 0.5
+    [1.0, 0.5]
+    >>> estimator.means_[["a", "b"]].round(1).tolist()  # truly 0.5 and -1
+    [0.5, -1.0]
     """
 
     _mechanism_class = PCKVGRR
     _expects = "the reports of a PCKVGRR mechanism (key-value pairs)"
-    strategy = None  # fit takes reports only (no encoder route for key-value columns yet)
+    strategy = None  # fit takes reports (privatize records with LDPEncoder)
 
     def __init__(self, keys=None):
         self.keys = keys
 
     def _decode(self):
         mechanism, statistic = self.mechanism_, self.statistic_
-        keys = range(mechanism.n_keys) if self.keys is None else list(self.keys)
+        keys = list(self.keys) if self.keys is not None else (
+            mechanism.keys if mechanism.keys is not None else range(mechanism.n_keys))
         if len(keys) != mechanism.n_keys:
             raise ValueError(f"keys must list the mechanism's {mechanism.n_keys} keys, got "
                              f"{len(keys)}.")

@@ -69,6 +69,9 @@ class PCKVGRR(Mechanism):
         ``M``: values are ``j / M``, ``-M <= j <= M``.
     max_set_size : int, optional
         The cap on the pairs per user (default ``min(n_keys, 4096)``).
+    keys : list, optional
+        The keys' labels, for labelled answers (default ``0 .. d-1``); in memory only, not
+        part of the specification.
 
     Attributes
     ----------
@@ -97,8 +100,11 @@ class PCKVGRR(Mechanism):
     kind = PCKV_KIND
 
     def __init__(self, n_keys, pad_length, epsilon, value_steps=DEFAULT_VALUE_STEPS,
-                 max_set_size=None):
+                 max_set_size=None, keys=None):
         self.n_keys = check_positive_int(n_keys, "n_keys")
+        if keys is not None and len(keys) != self.n_keys:
+            raise ValueError(f"keys must list {self.n_keys} labels, got {len(keys)}.")
+        self.keys = None if keys is None else list(keys)
         self.pad_length = check_size_cap(pad_length, "pad_length")
         self.max_set_size = check_size_cap(min(self.n_keys, 4096) if max_set_size is None
                                            else max_set_size)
