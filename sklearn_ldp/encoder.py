@@ -915,14 +915,15 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
 
     def _check_simulation(self):
         if isinstance(self.mechanism_, (HeavyHitterMechanism, *SET_MECHANISMS)):
+            what = "heavy hitters" if isinstance(self.mechanism_, HeavyHitterMechanism) else \
+                "set-valued and key-value columns"
             raise NotImplementedError(
-                f"heavy hitters ({self.strategy_!r}) have no exact simulation of their "
+                f"{what} ({self.strategy_!r}) have no exact simulation of their "
                 "aggregate: privatize the values with transform.")
         if isinstance(self.mechanism_, ColumnsMechanism) or self._fitted_multi_range():
             raise NotImplementedError(
                 "records of several columns (bounds=, 'spl', 'smp', 'rsfd', 'hdg', 'tdg') have no "
-                "exact "
-                "simulation of their aggregate: privatize the records with transform.")
+                "exact simulation of their aggregate: privatize the records with transform.")
 
     def _charge_collection(self, n_users, method):
         """Charge the ledger (if any) for one report of each of ``n_users`` users.
