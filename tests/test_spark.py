@@ -27,6 +27,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from sklearn_ldp.deploy.distributed import (  # noqa: E402
     MAX_COUNTED,
+    _bit_keys,
     _counted_statistic,
     _distinct_bound,
     aggregate_spark,
@@ -65,13 +66,15 @@ KINDS = {
 }
 
 
-# The method "auto" takes for each kind: Spark counts the reports unless they are bit vectors,
-# hash rows or floats.
-ROUTES = {"oracle": "partitions", "range_tree": "partitions", "marginal": "count",
-          "mean": "partitions", "heavy_hitter_sketch": "partitions"}
+# The method "auto" takes for each kind: Spark counts (column, value) pairs of bit vectors and
+# identical index reports; hash rows and floats go through Python.
+ROUTES = {"oracle": "bits", "range_tree": "bits", "marginal": "count", "mean": "partitions",
+          "heavy_hitter_sketch": "partitions"}
 
 
 def _route(mechanism):
+    if _bit_keys(mechanism) is not None:
+        return "bits"
     bound = _distinct_bound(mechanism, mechanism.aggregate(
         mechanism.randomize(np.zeros(0, dtype=np.int64), rng)))
     return "count" if bound is not None and bound <= MAX_COUNTED else "partitions"
@@ -189,6 +192,29 @@ def test_a_bad_report_fails_naming_partition_row_column_and_value(method, spark)
     with pytest.raises(ValueError, match=r"^Spark partition 0, row 2, column 'report': nan is "
                                          r"not an integer"):
         aggregate_spark(nulls, mechanism, method=method)
+
+
+@pytest.mark.parametrize("name", ["oue", "rappor", "hierarchical"])
+def test_bit_vectors_counted_by_column_and_value_equal_one_fit(name, spark):
+    mechanism = baseline_mechanism(name, (36,), 1.0)  # 36 bits: the last byte has padding
+    reports = LDPReports(mechanism.randomize(rng.integers(0, 36, 3000), rng), mechanism)
+    assert _route(mechanism) == "bits"
+    result = aggregate_spark(spark_frame(spark, reports), mechanism)
+    assert result.statistic.tobytes() == reports.aggregate().statistic.tobytes()
+
+
+def test_a_bad_bit_vector_is_located_as_by_the_partitions(spark):
+    mechanism = baseline_mechanism("oue", (36,), 1.0)
+    values = mechanism.randomize(rng.integers(0, 36, 800), rng).astype(np.int64)
+    values[432, 4] = 0x30  # bits 36 and 37: past the 36 cells
+    frame = spark.createDataFrame(pd.DataFrame(
+        values, columns=[f"report_{j}" for j in range(5)])).coalesce(1)
+    messages = []
+    for method in ("auto", "partitions"):
+        with pytest.raises(ValueError, match=r"^Spark partition 0, row 433: ") as error:
+            aggregate_spark(frame, mechanism, method=method)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
 
 
 def test_a_bad_report_in_a_later_partition_is_located(spark):

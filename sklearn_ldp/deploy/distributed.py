@@ -18,9 +18,9 @@ mechanisms' float sums agree up to rounding.) The final statistic is validated l
 whose statistic is computed (once) when an estimator first needs it.
 
 :func:`aggregate_spark` does the same for a Spark DataFrame. Where the statistic is an
-integer function of the counts of distinct reports and those are few (an output index per
-report), Spark counts identical reports on the JVM and only the distinct reports, checked by
-the mechanism, reach Python; otherwise ``mapInPandas`` computes each partition's statistic on
+integer function of counts Spark can take on the JVM (identical reports when they are few;
+(level, column, value) triples of bit vectors), only the counted table, checked by the
+mechanism, reaches Python; otherwise ``mapInPandas`` computes each partition's statistic on
 the executors (the same checks), and ``treeAggregate`` sums them.
 
 Dask (``pip install sklearn_ldp[distributed]``) and PySpark (``pip install sklearn_ldp[spark]``)
@@ -36,6 +36,8 @@ from ..mechanisms import Mechanism
 from ..mechanisms._base.docstrings import shared_sections
 from ..mechanisms._base.rows import empty_reports
 from ..mechanisms._base.statistics import check_statistic, sum_statistics
+from ..mechanisms.oracles.unary import UnaryEncoding
+from ..mechanisms.ranges.tree import HierarchicalHistogram
 from ..reports import AggregatedReports
 from .io.frames import check_column_names, frame_to_reports, report_columns
 
@@ -463,72 +465,152 @@ def _distinct_bound(mechanism, zero):
     return bound
 
 
-def _where_in_spark(reports, row):
-    """``"Spark partition P, row R"`` of the first row of ``reports`` equal to ``row``."""
+def _bit_keys(mechanism):
+    """How many leading report columns are keys of a report of separable bit columns, or None.
+
+    For a unary encoding (0 keys) and a range tree on the ``"oue"`` oracle (1 key: the level),
+    the statistic of a report is a sum over its other columns of a term of (keys, that
+    column's value), and the report is valid exactly when each (keys, column value) is: so the
+    counts of (keys, column, value) determine the statistic and the validity of every row.
+    """
+    if isinstance(mechanism, UnaryEncoding):
+        return 0
+    if isinstance(mechanism, HierarchicalHistogram) and mechanism.oracle == "oue":
+        return 1
+    return None
+
+
+def _refuse_first(reports, lookup, mechanism, error, marker):
+    """Raise the checks' error of the first row of ``reports`` with the values ``lookup``.
+
+    The row is found on the JVM (``monotonically_increasing_id`` holds the partition index in
+    its upper bits and the row within the partition in its lower 33 bits) and checked again
+    alone, so the message names its partition, row, column and value as the ``"partitions"``
+    method does. Without such a row, ``error`` names the DataFrame.
+    """
     from pyspark.sql import functions
 
     condition = None
-    for name, value in row.items():
+    for name, value in lookup.items():
         value = None if pd.isna(value) else value.item() if hasattr(value, "item") else value
         equal = reports[name].eqNullSafe(value)
         condition = equal if condition is None else condition & equal
-    found = (reports.withColumn("__sklearn_ldp_id", functions.monotonically_increasing_id())
-             .filter(condition).agg(functions.min("__sklearn_ldp_id")).first()[0])
-    if found is None:
-        return "the Spark DataFrame"
-    return (f"Spark partition {found >> _ROW_BITS}, row "
-            f"{(found & ((1 << _ROW_BITS) - 1)) + 1}")
+    key = "__sklearn_ldp_row"
+    first = (reports.withColumn(key, functions.monotonically_increasing_id()).filter(condition)
+             .orderBy(key).limit(1).toPandas())
+    if len(first):
+        number = int(first.pop(key).iloc[0])
+        frame_to_reports(_unsigned_bits(first, mechanism), mechanism,
+                         f"Spark partition {number >> _ROW_BITS}",
+                         number & ((1 << _ROW_BITS) - 1))
+    raise ValueError(str(error).replace(marker, "the Spark DataFrame")) from None
 
 
-def _checked_distinct(distinct, reports, mechanism):
-    """The report array of the distinct reports, or the ValueError naming a row of ``reports``.
+def _checked_counted(table, reports, mechanism, lookup):
+    """The report array of the counted table (each row a report or a stand-in for one), or the
+    ValueError of the first refused row of ``reports``.
 
-    The distinct reports are checked with the file readers' checks (the mechanism's own
-    ``report_validity``): a report is valid or not by its values alone, so this is the check of
-    every row. A refused report is then looked up in ``reports`` for its partition and row.
+    A report is valid or not by its values alone, so checking the distinct reports (with the
+    file readers' checks, the mechanism's own ``report_validity``) checks every row; a
+    refused one is looked up in ``reports`` by ``lookup(index of the table's row)``.
     """
     marker = "<counted reports>"
     try:
-        return frame_to_reports(_unsigned_bits(distinct.copy(), mechanism), mechanism, marker)
+        return frame_to_reports(_unsigned_bits(table, mechanism), mechanism, marker)
     except ValueError as error:
-        found = re.match(rf"^{re.escape(marker)}, row (\d+)(.*)$", str(error), flags=re.DOTALL)
+        found = re.match(rf"^{re.escape(marker)}, row (\d+)", str(error))
         if found is None:
             raise ValueError(str(error).replace(marker, "the Spark DataFrame")) from None
-        where = _where_in_spark(reports, distinct.iloc[int(found.group(1)) - 1])
-        raise ValueError(where + found.group(2)) from None
+        _refuse_first(reports, lookup(int(found.group(1)) - 1), mechanism, error, marker)
+
+
+def _count_on_spark(frame, by, limit):
+    """``frame.groupBy(by).count()`` of at most ``limit + 1`` groups, as pandas."""
+    from pyspark.sql import functions
+
+    return (frame.groupBy(*by).agg(functions.count(functions.lit(1)).alias(COUNT_COLUMN))
+            .limit(limit + 1).toPandas())
 
 
 def _counted(reports, mechanism, limit):
-    """The statistic from identical reports counted by Spark (``groupBy``), or None if more
-    than ``limit`` distinct reports are all valid (too many to bring to the driver)."""
-    from pyspark.sql import functions
-
-    distinct = (reports.groupBy(*reports.columns)
-                .agg(functions.count(functions.lit(1)).alias(COUNT_COLUMN))
-                .limit(limit + 1).toPandas())
+    """The statistic from the identical reports Spark counted, or None if more than ``limit``
+    distinct reports are all valid (too many to bring to the driver)."""
+    distinct = _count_on_spark(reports, reports.columns, limit)
     counts = distinct.pop(COUNT_COLUMN).to_numpy(dtype=np.int64)
-    checked = _checked_distinct(distinct, reports, mechanism)
+    checked = _checked_counted(distinct.copy(), reports, mechanism,
+                               lambda row: distinct.iloc[row].to_dict())
     if len(distinct) > limit:
         return None
     return _counted_statistic(mechanism, checked, counts)
 
 
+def _counted_bits(reports, mechanism, n_keys, limit):
+    """The statistic from Spark's counts of (keys, column, value), or None if too many.
+
+    Each counted triple stands for the report with those keys, that value in that column and
+    zeros elsewhere (a valid report: no bit set). With ``S(r)`` the statistic of a report,
+    additive over its columns given the keys, the statistic of ``n_k`` reports of keys ``k``
+    is ``sum_(j, v) count(k, j, v) * S(k; j = v) - (w - 1) * n_k * S(k; zeros)`` over the
+    ``w`` non-key columns. No row goes to Python.
+    """
+    from pyspark.sql import functions
+
+    names = list(reports.columns)
+    keys, columns = names[:n_keys], names[n_keys:]
+    index, value = "__sklearn_ldp_column", "__sklearn_ldp_value"
+    pairs = functions.explode(functions.array(*[
+        functions.struct(functions.lit(j).alias(index), reports[name].cast("long").alias(value))
+        for j, name in enumerate(columns)]))
+    exploded = reports.select(*keys, pairs.alias("pair")).select(*keys, f"pair.{index}",
+                                                                  f"pair.{value}")
+    table = _count_on_spark(exploded, keys + [index, value], limit)
+    if len(table) * len(names) > MAX_COUNTED * 16:  # stand-ins too large for the driver
+        return None
+    at = table[index].to_numpy(dtype=np.int64)
+    stand_ins = pd.DataFrame({name: table[name] for name in keys})
+    for j, name in enumerate(columns):
+        stand_ins[name] = table[value].where(at == j, 0)
+    stand_ins = stand_ins[names]
+
+    def lookup(row):
+        return {**{name: table[name].iloc[row] for name in keys},
+                columns[at[row]]: table[value].iloc[row]}
+
+    checked = _checked_counted(stand_ins, reports, mechanism, lookup)
+    if len(table) > limit:
+        return None
+    counts = table[COUNT_COLUMN].to_numpy(dtype=np.int64)
+    total = _counted_statistic(mechanism, checked, counts)
+    # Every report was counted once per column: remove the zeros' share w - 1 times over.
+    if n_keys:
+        bases, key_of = np.unique(checked[:, :n_keys], axis=0, return_inverse=True)
+    else:  # one key: the empty one
+        bases, key_of = np.zeros((1, 0), dtype=checked.dtype), np.zeros(len(counts), dtype=int)
+    n_reports = np.zeros(len(bases), dtype=np.int64)
+    np.add.at(n_reports, key_of.ravel(), counts)
+    zeros = np.zeros((len(bases), len(names)), dtype=checked.dtype)
+    zeros[:, :n_keys] = bases
+    surplus = _counted_statistic(mechanism, zeros, n_reports // len(columns) * (len(columns) - 1))
+    return total - surplus
 @_aggregate_docstring
 def aggregate_spark(frame, mechanism, domain=None, workload=None, depth=2, method="auto"):
     """Aggregate reports held in a Spark DataFrame; returns AggregatedReports.
 
-    Two methods compute the same statistic. ``"count"``: Spark counts identical reports on the
-    JVM (``groupBy(columns).count()``, no row goes to Python), the distinct reports (at most
-    ``MAX_COUNTED``) come to the driver with their counts, are checked with the mechanism's
-    own ``report_validity`` (which decides by a report's values alone, so this checks every
-    row) and aggregated with the counts (an exact integer computation). ``"partitions"``: each
-    partition's reports are checked and aggregated in Python on the executors
-    (``mapInPandas`` in Arrow batches, with the checks of
+    Two methods compute the same statistic. ``"count"``: Spark counts on the JVM and no row
+    goes to Python: identical reports (``groupBy(columns).count()``) or, for bit vectors
+    (unary encodings, range trees on the ``"oue"`` oracle), the (level, column, value)
+    triples of the exploded columns. The counted table (at most ``MAX_COUNTED`` rows) comes
+    to the driver, is checked with the mechanism's own ``report_validity`` (which decides by
+    a report's values alone, and for bit vectors by each column's value given the level, so
+    this checks every row) and turned into the statistic with the counts, exactly.
+    ``"partitions"``: each partition's reports are checked and aggregated in Python on the
+    executors (``mapInPandas`` in Arrow batches, with the checks of
     :func:`~sklearn_ldp.deploy.io.frame_to_reports`) and the per-partition statistics are
     summed up a tree (``RDD.treeAggregate``) with the overflow-checked sum of
     :meth:`AggregatedReports.merge <sklearn_ldp.reports.AggregatedReports.merge>`. Either way
-    the integer statistics equal the single-machine aggregate bit for bit. Needs a classic
-    Spark session (not Spark Connect).
+    the integer statistics equal the single-machine aggregate bit for bit, and a refused
+    report is named by its partition, row, column and value. Needs a classic Spark session
+    (not Spark Connect).
 
     Parameters
     ----------
@@ -547,12 +629,12 @@ def aggregate_spark(frame, mechanism, domain=None, workload=None, depth=2, metho
     depth : int, default=2
         Depth of the tree of sums of the ``"partitions"`` method (``treeAggregate``).
     method : {"auto", "count", "partitions"}, default="auto"
-        ``"auto"``: ``"count"`` when the statistic is integer and the report columns' types
-        allow at most ``MAX_COUNTED`` distinct reports (an output index of a range tree,
-        k-RR, Hadamard or HRR, a marginal's set and cell), and ``"partitions"`` for the rest
-        or when the data hold more distinct valid reports than that (bit vectors, hash seeds,
-        float reports). ``"count"`` on a float statistic, or on more distinct valid reports,
-        is a ValueError.
+        ``"auto"``: ``"count"`` for bit vectors and when the statistic is integer and the
+        report columns' types allow at most ``MAX_COUNTED`` distinct reports (an output index
+        of k-RR, Hadamard, HRR, Haar or a range tree, a marginal's set and cell), and
+        ``"partitions"`` for the rest (hash seeds, sketch rows, float reports) or when the
+        data hold more distinct valid reports (or triples) than that. ``"count"`` on a
+        float statistic, or on more distinct valid reports, is a ValueError.
 
     <aggregate returns>
 
@@ -595,7 +677,16 @@ def aggregate_spark(frame, mechanism, domain=None, workload=None, depth=2, metho
     if method == "count" and bound is None:
         raise ValueError(f"method='count' counts identical reports, which is exact for integer "
                          f"statistics only; {mechanism!r} sums floats: use method='partitions'.")
-    if method == "count" or (method == "auto" and bound is not None and bound <= MAX_COUNTED):
+    n_keys = _bit_keys(mechanism)
+    if n_keys is not None and method != "partitions":
+        statistic = _counted_bits(reports, mechanism, n_keys, MAX_COUNTED)
+        if statistic is not None:
+            return AggregatedReports(statistic, mechanism, domain, workload)
+        if method == "count":
+            raise ValueError(f"the Spark DataFrame holds more than {MAX_COUNTED:,} distinct "
+                             f"(column, value) pairs of {mechanism!r}: too many to count on "
+                             "the driver; use method='partitions'.")
+    elif method == "count" or (method == "auto" and bound is not None and bound <= MAX_COUNTED):
         statistic = _counted(reports, mechanism, MAX_COUNTED)
         if statistic is not None:
             return AggregatedReports(statistic, mechanism, domain, workload)
