@@ -629,11 +629,12 @@ def aggregate_spark(frame, mechanism, domain=None, workload=None, depth=2, metho
     depth : int, default=2
         Depth of the tree of sums of the ``"partitions"`` method (``treeAggregate``).
     method : {"auto", "count", "partitions"}, default="auto"
-        ``"auto"``: ``"count"`` for bit vectors and when the statistic is integer and the
-        report columns' types allow at most ``MAX_COUNTED`` distinct reports (an output index
-        of k-RR, Hadamard, HRR, Haar or a range tree, a marginal's set and cell), and
-        ``"partitions"`` for the rest (hash seeds, sketch rows, float reports) or when the
-        data hold more distinct valid reports (or triples) than that. ``"count"`` on a
+        ``"auto"``: ``"count"`` when the statistic is integer and the report columns' types
+        allow at most ``MAX_COUNTED`` distinct reports (an output index of k-RR, Hadamard,
+        HRR, Haar or a range tree, a marginal's set and cell), and ``"partitions"`` for the
+        rest (bit vectors, whose exploded columns count slower on the JVM than numpy sums
+        them; hash seeds, sketch rows, float reports) or when the data hold more distinct
+        valid reports than that. ``"count"`` on a
         float statistic, or on more distinct valid reports, is a ValueError.
 
     <aggregate returns>
@@ -678,15 +679,17 @@ def aggregate_spark(frame, mechanism, domain=None, workload=None, depth=2, metho
         raise ValueError(f"method='count' counts identical reports, which is exact for integer "
                          f"statistics only; {mechanism!r} sums floats: use method='partitions'.")
     n_keys = _bit_keys(mechanism)
-    if n_keys is not None and method != "partitions":
+    if n_keys is not None and method == "count":
+        # Not "auto": exploding w columns makes w rows each, which measured slower than
+        # numpy on the executors (benchmarks/results/bench_spark.txt).
         statistic = _counted_bits(reports, mechanism, n_keys, MAX_COUNTED)
         if statistic is not None:
             return AggregatedReports(statistic, mechanism, domain, workload)
-        if method == "count":
-            raise ValueError(f"the Spark DataFrame holds more than {MAX_COUNTED:,} distinct "
-                             f"(column, value) pairs of {mechanism!r}: too many to count on "
-                             "the driver; use method='partitions'.")
-    elif method == "count" or (method == "auto" and bound is not None and bound <= MAX_COUNTED):
+        raise ValueError(f"the Spark DataFrame holds more than {MAX_COUNTED:,} distinct "
+                         f"(column, value) pairs of {mechanism!r}: too many to count on "
+                         "the driver; use method='partitions'.")
+    if n_keys is None and (method == "count" or (method == "auto" and bound is not None
+                                                 and bound <= MAX_COUNTED)):
         statistic = _counted(reports, mechanism, MAX_COUNTED)
         if statistic is not None:
             return AggregatedReports(statistic, mechanism, domain, workload)
