@@ -122,28 +122,52 @@ def run_dask(args):
     cluster.close()
 
 
-def child(args, step):
-    command = [sys.executable, os.path.abspath(__file__), "--one", step, "--n", str(args.n),
-               "--cells", str(args.cells), "--epsilon", str(args.epsilon),
-               "--data-dir", args.data_dir] + (["--progress"] if args.progress else [])
+def child(args, step, script=None, extra=()):
+    """Run ``--one step`` of ``script`` (default: this one) in a fresh process; its JSON line."""
+    command = [sys.executable, os.path.abspath(script or __file__), "--one", step, "--n",
+               str(args.n), "--cells", str(args.cells), "--epsilon", str(args.epsilon),
+               "--data-dir", args.data_dir, *extra]
+    if getattr(args, "progress", False):
+        command.append("--progress")
     output = subprocess.run(command, stdout=subprocess.PIPE, text=True)
     if output.returncode != 0:
         raise SystemExit(f"the {step} step failed (exit code {output.returncode}).")
     return json.loads(output.stdout.strip().splitlines()[-1])
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, default=10**8, help="number of reports")
+def add_data_arguments(parser, n, folder):
+    """The options shared with ``bench_spark.py``: the data set and where it goes."""
+    parser.add_argument("--n", type=int, default=n, help="number of reports")
     parser.add_argument("--cells", type=int, default=1024)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--files", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=os.path.join(os.path.dirname(
-        os.path.abspath(__file__)), "data", "scale"))
+        os.path.abspath(__file__)), "data", folder))
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one step
+
+
+def print_header(args, versions):
+    """The first lines of a result: versions (``{name: version}``), machine, load, data."""
+    import sklearn_ldp
+
+    names = {"sklearn_ldp": sklearn_ldp.__version__, "numpy": np.__version__, **versions,
+             "python": platform.python_version()}
+    print(f"# {', '.join(f'{name} {version}' for name, version in names.items())}, "
+          f"{os.cpu_count()} cores, load average at start "
+          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"# N={args.n:,} k-RR reports, d={args.cells}, eps={args.epsilon}, Zipf(1.1) data, "
+          f"{args.files} Parquet files in {args.data_dir}")
+    if os.path.exists(args.data_dir):
+        raise SystemExit(f"{args.data_dir} exists; remove it or choose another --data-dir.")
+    os.makedirs(args.data_dir)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_data_arguments(parser, 10**8, "scale")
     parser.add_argument("--keep", action="store_true", help="keep the Parquet files")
     parser.add_argument("--progress", action="store_true", help="progress bar on stderr")
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one step
     args = parser.parse_args(argv)
     if args.one == "single":
         return run_single(args)
@@ -152,17 +176,7 @@ def main(argv=None):
     import dask
     import pyarrow
 
-    import sklearn_ldp
-
-    print(f"# sklearn_ldp {sklearn_ldp.__version__}, numpy {np.__version__}, dask "
-          f"{dask.__version__}, pyarrow {pyarrow.__version__}, python "
-          f"{platform.python_version()}, {os.cpu_count()} cores, load average at start "
-          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    print(f"# N={args.n:,} k-RR reports, d={args.cells}, eps={args.epsilon}, Zipf(1.1) data, "
-          f"{args.files} Parquet files in {args.data_dir}")
-    if os.path.exists(args.data_dir):
-        raise SystemExit(f"{args.data_dir} exists; remove it or choose another --data-dir.")
-    os.makedirs(args.data_dir)
+    print_header(args, {"dask": dask.__version__, "pyarrow": pyarrow.__version__})
     try:
         write_seconds, size, reference = write_files(args)
         print(f"# written: {size / 2**20:.0f} MB on disk", flush=True)

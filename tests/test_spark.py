@@ -1,7 +1,9 @@
 """Spark: reports aggregated per partition on a local[2] session equal one in-memory fit."""
 
 import os
+import re
 import sys
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -23,7 +25,13 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 from pyspark.sql import SparkSession  # noqa: E402
 
-from sklearn_ldp.deploy.distributed import _counted_statistic, aggregate_spark  # noqa: E402
+from sklearn_ldp.deploy.distributed import (  # noqa: E402
+    MAX_COUNTED,
+    _bit_keys,
+    _counted_statistic,
+    _distinct_bound,
+    aggregate_spark,
+)
 
 N_USERS = 4000
 rng = np.random.default_rng(31)
@@ -56,6 +64,20 @@ KINDS = {
                                      rng.integers(0, 2**32, N_USERS))}))
         + (lambda: HeavyHitterEstimator(candidates=[7, 8]),),
 }
+
+
+# The method "auto" takes for each kind: Spark counts identical index reports; bit vectors,
+# hash rows and floats go through Python.
+ROUTES = {"oracle": "partitions", "range_tree": "partitions", "marginal": "count",
+          "mean": "partitions", "heavy_hitter_sketch": "partitions"}
+
+
+def _route(mechanism):
+    if _bit_keys(mechanism) is not None:
+        return "partitions"
+    bound = _distinct_bound(mechanism, mechanism.aggregate(
+        mechanism.randomize(np.zeros(0, dtype=np.int64), rng)))
+    return "count" if bound is not None and bound <= MAX_COUNTED else "partitions"
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +115,7 @@ def test_spark_equals_one_in_memory_fit_bit_for_bit(kind, spark):
     encoder, reports, estimator = KINDS[kind]()
     single = reports.aggregate()
     on_spark = aggregate_spark(spark_frame(spark, reports), encoder)
+    assert _route(encoder.mechanism_) == ROUTES[kind]
     assert on_spark.statistic.dtype == single.statistic.dtype
     if single.statistic.dtype.kind == "f":  # a float sum (the mean): equal up to rounding
         np.testing.assert_allclose(on_spark.statistic, single.statistic, rtol=1e-12)
@@ -123,12 +146,16 @@ def test_counted_statistic_equals_the_repeated_reports():
                 == expected.tobytes())
 
 
-@pytest.mark.parametrize("name", ["randomized_response", "hierarchical"])
-def test_counting_identical_reports_on_the_jvm_gives_the_same_statistic(name, spark):
-    mechanism = baseline_mechanism(name, (64,), 1.0)
+
+@pytest.mark.parametrize("name", ["randomized_response", "hadamard", "haar", "hierarchical"])
+def test_counted_on_the_jvm_equals_the_partitions_and_one_fit(name, spark):
+    mechanism = baseline_mechanism(name, (64,), 1.0, oracle="hrr")
     reports = LDPReports(mechanism.randomize(rng.integers(0, 64, 5000), rng), mechanism)
-    result = aggregate_spark(spark_frame(spark, reports), mechanism, count_identical=True)
-    assert result.statistic.tobytes() == reports.aggregate().statistic.tobytes()
+    frame = spark_frame(spark, reports)
+    expected = reports.aggregate().statistic.tobytes()
+    assert _route(mechanism) == "count"
+    for method in ("count", "partitions"):
+        assert aggregate_spark(frame, mechanism, method=method).statistic.tobytes() == expected
 
 
 def test_parquet_files_read_by_spark_equal_the_files(spark, tmp_path):
@@ -144,50 +171,129 @@ def test_parquet_files_read_by_spark_equal_the_files(spark, tmp_path):
 def test_empty_frame_gives_the_empty_statistic(spark):
     mechanism = baseline_mechanism("randomized_response", (5,), 1.0)
     frame = spark.createDataFrame([], "report long")
-    assert aggregate_spark(frame, mechanism).statistic.tolist() == [0] * 6
+    for method in ("count", "partitions"):
+        assert aggregate_spark(frame, mechanism, method=method).statistic.tolist() == [0] * 6
 
 
-def test_a_bad_report_fails_the_job_naming_partition_row_column_and_value(spark):
+@pytest.mark.parametrize("method", ["count", "partitions"])
+def test_a_bad_report_fails_naming_partition_row_column_and_value(method, spark):
     mechanism = baseline_mechanism("randomized_response", (50,), 1.0)
     values = mechanism.randomize(rng.integers(0, 50, 1000), rng).astype(np.int64)
     values[777] = 50  # outside [0, 50): no report of this mechanism
     frame = spark.createDataFrame(pd.DataFrame({"report": values})).coalesce(1)
-    with pytest.raises(ValueError, match=r"Spark partition 0, row 778: .*50"):
-        aggregate_spark(frame, mechanism)
-    with pytest.raises(ValueError, match=r"Spark partition \d \(identical reports counted\), "
-                                         r"row \d+: .*50"):
-        aggregate_spark(frame, mechanism, count_identical=True)
+    with pytest.raises(ValueError, match=r"^Spark partition 0, row 778: .*50"):
+        aggregate_spark(frame, mechanism, method=method)
     values[777] = -1
-    frame = spark.createDataFrame(pd.DataFrame({"report": values})).coalesce(1)
-    with pytest.raises(ValueError, match=r"partition 0, row 778, column 'report': value -1 is "
-                                         r"outside \[0, 255\]"):
+    frame = spark.createDataFrame(pd.DataFrame({"report": values})).repartition(1)
+    with pytest.raises(ValueError, match=r"^Spark partition 0, row 778, column 'report': value "
+                                         r"-1 is outside \[0, 255\]"):
+        aggregate_spark(frame, mechanism, method=method)
+    nulls = spark.createDataFrame([(1,), (None,)], "report long").coalesce(1)
+    with pytest.raises(ValueError, match=r"^Spark partition 0, row 2, column 'report': nan is "
+                                         r"not an integer"):
+        aggregate_spark(nulls, mechanism, method=method)
+
+
+@pytest.mark.parametrize("name", ["oue", "rappor", "hierarchical"])
+def test_bit_vectors_counted_by_column_and_value_equal_one_fit(name, spark):
+    mechanism = baseline_mechanism(name, (36,), 1.0)  # 36 bits: the last byte has padding
+    reports = LDPReports(mechanism.randomize(rng.integers(0, 36, 3000), rng), mechanism)
+    assert _bit_keys(mechanism) is not None
+    result = aggregate_spark(spark_frame(spark, reports), mechanism, method="count")
+    assert result.statistic.tobytes() == reports.aggregate().statistic.tobytes()
+
+
+def test_a_bad_bit_vector_is_located_as_by_the_partitions(spark):
+    mechanism = baseline_mechanism("oue", (36,), 1.0)
+    values = mechanism.randomize(rng.integers(0, 36, 800), rng).astype(np.int64)
+    values[432, 4] = 0x30  # bits 36 and 37: past the 36 cells
+    frame = spark.createDataFrame(pd.DataFrame(
+        values, columns=[f"report_{j}" for j in range(5)])).coalesce(1)
+    messages = []
+    for method in ("count", "partitions"):
+        with pytest.raises(ValueError, match=r"^Spark partition 0, row 433: ") as error:
+            aggregate_spark(frame, mechanism, method=method)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def test_a_bad_report_in_a_later_partition_is_located(spark):
+    mechanism = baseline_mechanism("hierarchical", (64,), 1.0, oracle="hrr")
+    values = mechanism.randomize(rng.integers(0, 64, 900), rng).astype(np.int64)
+    values[650] = 0  # coefficient 0 of the first level is never sent
+    frame = spark.createDataFrame(pd.DataFrame({"report": values})).repartition(1)
+    frame = frame.union(frame).coalesce(2)
+    with pytest.raises(ValueError, match=r"^Spark partition 0, row 651: .*HRR coefficient"):
         aggregate_spark(frame, mechanism)
 
 
-def test_bad_columns_and_types_are_refused(spark):
+def test_bad_columns_types_and_arguments_are_refused(spark):
     mechanism = baseline_mechanism("randomized_response", (5,), 1.0)
     with pytest.raises(ValueError, match=r"the Spark DataFrame: .*missing \['report'\]; "
                                          r"unexpected \['value'\]"):
         aggregate_spark(spark.createDataFrame([(1,)], "value long"), mechanism)
-    with pytest.raises(ValueError, match=r"column 'report': dtype float64, but reports of this "
-                                         r"mechanism are uint8 integers"):
-        aggregate_spark(spark.createDataFrame([(1.0,)], "report double"), mechanism)
-    with pytest.raises(ValueError, match=r"'x' is not an integer"):
-        aggregate_spark(spark.createDataFrame([("x",)], "report string"), mechanism)
+    for kind in ("double", "string", "decimal(20,0)", "boolean"):
+        with pytest.raises(ValueError, match=rf"column 'report': Spark type {re.escape(kind)}, "
+                                             r"but reports of .* are uint8 values \(byte, "
+                                             r"short, int or long\)"):
+            aggregate_spark(spark.createDataFrame([], f"report {kind}"), mechanism)
+    frame = spark.createDataFrame([(1,)], "report long")
     with pytest.raises(ValueError, match="depth must be an integer >= 1, got 0"):
-        aggregate_spark(spark.createDataFrame([(1,)], "report long"), mechanism, depth=0)
-    with pytest.raises(ValueError, match="count_identical must be True or False, got 1"):
-        aggregate_spark(spark.createDataFrame([(1,)], "report long"), mechanism,
-                        count_identical=1)
+        aggregate_spark(frame, mechanism, depth=0)
+    with pytest.raises(ValueError, match=r"method must be one of \('auto', 'count', "
+                                         r"'partitions'\), got 'fast'"):
+        aggregate_spark(frame, mechanism, method="fast")
     with pytest.raises(ValueError, match="LDPEncoder is not fitted"):
-        aggregate_spark(spark.createDataFrame([(1,)], "report long"), LDPEncoder())
+        aggregate_spark(frame, LDPEncoder())
+    piecewise = LDPEncoder(bounds={"x": (0.0, 1.0)}, strategy="piecewise").fit(
+        pd.DataFrame({"x": [0.5]})).mechanism_
+    with pytest.raises(ValueError, match="exact for integer statistics only"):
+        aggregate_spark(spark.createDataFrame([(0.5,)], "report_x double"), piecewise,
+                        method="count")
 
 
-def test_unsigned_64_bit_seeds_from_parquet_are_refused_not_converted(spark, tmp_path):
-    mechanism = baseline_mechanism("olh", (50,), 1.0)  # reports: uint64 seed, bucket
-    reports = LDPReports(mechanism.randomize(rng.integers(0, 50, 200), rng), mechanism)
-    write_reports(reports, tmp_path / "olh.parquet")
-    frame = spark.read.parquet(str(tmp_path / "olh.parquet"))  # uint64: decimal(20,0)
-    with pytest.raises(ValueError, match=r"column 'report_0': dtype object, but reports of "
-                                         r"this mechanism are uint64 integers"):
+def test_too_many_distinct_reports_for_count(spark, monkeypatch):
+    import sklearn_ldp.deploy.distributed as distributed
+
+    monkeypatch.setattr(distributed, "MAX_COUNTED", 10)
+    mechanism = baseline_mechanism("randomized_response", (64,), 1.0)
+    reports = LDPReports(mechanism.randomize(rng.integers(0, 64, 2000), rng), mechanism)
+    frame = spark_frame(spark, reports)
+    with pytest.raises(ValueError, match=r"more than 10 distinct reports .* "
+                                         r"method='partitions'"):
+        aggregate_spark(frame, mechanism, method="count")
+    # "auto" falls back to the partitions.
+    result = aggregate_spark(frame, mechanism)
+    assert result.statistic.tobytes() == reports.aggregate().statistic.tobytes()
+
+
+@pytest.mark.parametrize("name", ["olh", "blh"])
+def test_unsigned_64_bit_seeds_as_long_bits_or_parquet_decimal(name, spark, tmp_path):
+    mechanism = baseline_mechanism(name, (50,), 1.0)  # reports: uint64 seed, bucket
+    array = mechanism.randomize(rng.integers(0, 50, 600), rng)
+    array[0, 0], array[1, 0], array[2, 0] = 2**64 - 1, 2**63, 2**63 - 1  # the extremes
+    reports = LDPReports(array, mechanism)
+    expected = reports.aggregate().statistic.tobytes()
+    assert (array[:, 0] >= 2**63).sum() > 100  # many seeds are negative longs
+    bits = pd.DataFrame({"report_0": array[:, 0].view(np.int64),
+                         "report_1": array[:, 1].astype(np.int64)})
+    assert aggregate_spark(spark.createDataFrame(bits), mechanism).statistic.tobytes() == expected
+    write_reports(reports, tmp_path / "seeds.parquet")
+    frame = spark.read.parquet(str(tmp_path / "seeds.parquet"))
+    assert dict(frame.dtypes)["report_0"] == "decimal(20,0)"  # Parquet uint64
+    assert aggregate_spark(frame, mechanism).statistic.tobytes() == expected
+
+
+def test_unsigned_64_bit_seeds_refuse_other_types_and_values(spark):
+    mechanism = baseline_mechanism("olh", (50,), 1.0)
+    for kind in ("double", "string", "decimal(21,0)", "decimal(20,1)"):
+        with pytest.raises(ValueError, match=rf"column 'report_0': Spark type "
+                                             rf"{re.escape(kind)}, but reports of .* are "
+                                             r"uint64 values .*decimal\(20,0\)"):
+            aggregate_spark(spark.createDataFrame([], f"report_0 {kind}, report_1 long"),
+                            mechanism)
+    frame = spark.createDataFrame([(Decimal(5), 1), (Decimal(-3), 0)],
+                                  "report_0 decimal(20,0), report_1 long").coalesce(1)
+    with pytest.raises(ValueError, match=r"^Spark partition 0, row 2, column 'report_0': nan is "
+                                         r"not an integer"):
         aggregate_spark(frame, mechanism)
