@@ -23,8 +23,8 @@ from ._encoder_columns import (
 )
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
 from ._encoder_multi_range import MultiRangeEncoderMixin
-from ._encoder_sets import SET_MECHANISMS, SetEncoderMixin
 from ._encoder_rappor import RapporEncoderMixin
+from ._encoder_sets import SET_MECHANISMS, SetEncoderMixin
 from ._glue import (
     MAX_ERROR_TABLE_QUERIES,
     READ_FROM_DATA,
@@ -52,8 +52,8 @@ from .deploy.limits import get_limits
 from .domain import Domain, _is_missing, check_cells, check_column_size
 from .mechanisms._base.mechanism import check_type_counts
 from .mechanisms.heavy_hitters.column import HeavyHitterMechanism
-from .mechanisms.marginals.base import MarginalMechanism
 from .mechanisms.heavy_hitters.rappor import RapporMechanism
+from .mechanisms.marginals.base import MarginalMechanism
 from .mechanisms.multi_attribute.columns import ColumnsMechanism
 from .mechanisms.ranges.tree import LEVEL_ORACLES
 from .reports import AggregatedReports, LDPReports

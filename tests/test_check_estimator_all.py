@@ -19,8 +19,8 @@ import test_marginal_estimator
 import test_multi_attribute_estimators
 import test_multi_range
 import test_numeric_estimators
-import test_set_valued_estimator
 import test_rappor_estimator
+import test_set_valued_estimator
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import check_estimator

@@ -13,8 +13,8 @@ from .multi_range import _multi_range
 from .numeric import _mean_kind, _sampled_mean, _square_wave
 from .oracles import ORACLE_KINDS
 from .ranges import _factorization, _haar, _hierarchical
-from .set_valued import _set_items
 from .rappor import _bloom_rappor
+from .set_valued import _set_items
 
 RANDOMIZERS = {
     **ORACLE_KINDS,
