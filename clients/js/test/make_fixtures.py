@@ -91,6 +91,22 @@ from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism  # noqa: E40
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
 
+def edit(spec, field, **changes):
+    """A hostile-spec fixture: ``spec`` with ``changes`` (``a__b`` reaches a nested field,
+    ``"<absent>"`` deletes it), refused by the clients naming ``field``."""
+    edited = json.loads(json.dumps(spec))
+    for key, value in changes.items():
+        target = edited
+        *path, last = key.split("__")
+        for part in path:
+            target = target[part]
+        if value == "<absent>":
+            del target[last]
+        else:
+            target[last] = value
+    return {"field": field, "spec": edited}
+
+
 def _key(output):
     """The JSON text of one report, as the JavaScript client's reportToJSON writes it."""
     value = np.asarray(output).tolist()
@@ -466,19 +482,6 @@ def hostile():
         DuchiMechanism(1.0, (0.0, 1.0)))]
     piecewise, hybrid, square_wave, duchi = numeric
 
-    def edit(spec, field, **changes):
-        edited = json.loads(json.dumps(spec))
-        for key, value in changes.items():
-            target = edited
-            *path, last = key.split("__")
-            for part in path:
-                target = target[part]
-            if value == "<absent>":
-                del target[last]
-            else:
-                target[last] = value
-        return {"field": field, "spec": edited}
-
     e = np.exp(1.0)
     table_spec = json.loads(FactorizationMechanism(
         np.full((3, 3), 1 / (e + 2)) + np.eye(3) * (e - 1) / (e + 2), 1.0).to_json())
@@ -702,19 +705,6 @@ def _set_valued_hostile():
     items = json.loads(SetItemMechanism(6, 3, 1.0, oracle="grr", max_set_size=4).to_json())
     pckv = json.loads(PCKVGRR(4, 2, 1.0, value_steps=4, max_set_size=3).to_json())
     a, d, keep, flip = pckv["weights"]
-
-    def edit(spec, field, **changes):
-        edited = json.loads(json.dumps(spec))
-        for key, value in changes.items():
-            target = edited
-            *path, last = key.split("__")
-            for part in path:
-                target = target[part]
-            if value == "<absent>":
-                del target[last]
-            else:
-                target[last] = value
-        return {"field": field, "spec": edited}
 
     short_oracle = {"mechanism": "randomized_response", "n_inputs": 9, "epsilon": 1.0}
     return [
