@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from _fuzzing import FUZZ, mutate, outcome
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
-from _stats import chi_square_p_value
+from _stats import chi_square_p_value, variance_band
 from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz import json_values
@@ -128,6 +128,63 @@ def test_grid_aligned_ranges_have_the_analytic_variance():
         assert abs(ratio.mean() - 1) < 0.1, ratio
 
 
+BOXES = {(0, 1): ([0.1, 0.3], [0.6, 0.7]), (0, 1, 2): ([0.1, 0.3, 0.2], [0.6, 0.7, 0.9]),
+         (0, 1, 2, 3): ([0.1, 0.3, 0.2, 0.0], [0.6, 0.7, 0.9, 0.55]), (1,): ([0.2], [0.7])}
+
+
+@pytest.mark.parametrize("method, g1, g2", [("hdg", 8, 2), ("tdg", None, 4)])
+def test_bootstrap_std_error_is_the_spread_of_the_answers_over_collections(method, g1, g2):
+    """Uniform data (no bias from the uniformity assumption), 4 columns, 300 collections of
+    2 x 10^4 users: the variance of each box's post-processed answer over the collections
+    is within the chi-square band (level 1e-4: about 0.86 to 1.15 in standard deviation)
+    of the mean squared bootstrap standard error (50 replicates, every other collection),
+    for boxes of 1 to 4 columns."""
+    rng = np.random.default_rng(11)
+    mechanism = GridRangeMechanism(1.0, [(0.0, 1.0)] * 4, method=method, g1=g1, g2=g2)
+    n_collections = 300
+    reports = mechanism.randomize(np.tile(rng.random((20_000, 4)), (n_collections, 1)), rng)
+    answers = {box: [] for box in BOXES}
+    bootstrap = {box: [] for box in BOXES}
+    for r, block in enumerate(np.split(reports, n_collections)):
+        collection = GridAnswers(mechanism, mechanism.aggregate(block))
+        replicates = collection.bootstrap(50, rng) if r % 2 == 0 else None
+        for attributes, (low, high) in BOXES.items():
+            low, high = np.array([low]), np.array([high])
+            answers[attributes].append(collection.answer_batch(attributes, low, high)[0, 0])
+            if replicates is not None:
+                bootstrap[attributes].append(
+                    replicates.answer_batch(attributes, low, high)[:, 0].var(ddof=1))
+    for attributes in BOXES:
+        spread = np.var(answers[attributes], ddof=1)
+        reported = np.mean(bootstrap[attributes])
+        assert variance_band(spread, reported, n_collections, level=1e-4), \
+            (attributes, np.sqrt(spread / reported))
+
+
+def test_bias_bound_holds_on_the_exact_grids_of_diagonal_data():
+    """Without noise (the grids of the records themselves), the answers' only error is the
+    uniformity assumption: within the bias bound for boxes of one and two columns (of HDG's
+    response matrix and TDG's grid), and the bound is 0 on the grid lines."""
+    rng = np.random.default_rng(2)
+    records = _records(50_000, rng, 3)
+    for method, g1 in (("hdg", 16), ("tdg", None)):
+        mechanism = GridRangeMechanism(1.0, [(0.0, 1.0)] * 3, method=method, g1=g1, g2=4)
+        exact = GridAnswers.__new__(GridAnswers)
+        exact._post_process(mechanism, [grid[None] for grid in _true_grids(mechanism, records)],
+                            np.full(mechanism.n_groups, 10**9), 5)
+        for attributes, (low, high) in {(0,): ([0.13], [0.41]), (1,): ([0.0], [0.29]),
+                                        (0, 1): ([0.0, 0.0], [0.3, 0.3]),
+                                        (1, 2): ([0.1, 0.2], [0.45, 0.33])}.items():
+            low, high = np.array([low]), np.array([high])
+            estimate = exact.answer_batch(attributes, low, high)[0, 0]
+            inside = np.all((records[:, attributes] >= low) & (records[:, attributes] <= high),
+                            axis=1).mean()
+            bound = exact.bias_bound(attributes, low, high)[0]
+            assert 0 < bound and abs(estimate - inside) <= bound + 1e-9, (attributes, bound)
+        on_lines = exact.bias_bound((0, 1), np.array([[0.25, 0.0]]), np.array([[0.75, 0.5]]))
+        assert on_lines[0] == 0.0
+
+
 # ---------------------------------------------------------------- privacy, spec, client
 @pytest.mark.parametrize("method", ["hdg", "tdg"])
 def test_exact_law_is_private_and_the_spec_round_trips(method):
@@ -226,7 +283,14 @@ def test_encoder_and_estimator_answer_boxes_of_one_to_three_columns(strategy):
     # cell do not describe. With the exact grids (no noise) HDG's 4 x 4 pairs answer the second
     # box 0.513 for 0.562, 8 x 8 pairs 0.547 (the paper's non-uniformity error).
     assert np.all(errors < 0.06), (table, truth)
-    assert np.isnan(table["std_error"].iloc[3]) and np.all(table["std_error"].iloc[:3] > 0)
+    # Every box has a standard error (the bootstrap), and the errors are within the noise
+    # plus the bound on the uniformity assumption's error (not covering the 3-column box's
+    # maximum-entropy step, which it meets here too).
+    assert np.all(table["std_error"] > 0) and np.all(table["bias_bound"] >= 0)
+    assert np.all(errors <= 4.5 * table["std_error"] + table["bias_bound"]), (table, truth)
+    no_bootstrap = MultiRangeEstimator(n_bootstrap=0).fit(reports).predict_error(boxes)
+    assert np.isnan(no_bootstrap["std_error"].iloc[3])
+    assert np.allclose(no_bootstrap[["estimate", "bias_bound"]], table[["estimate", "bias_bound"]])
     assert np.allclose(est.predict(boxes), table["estimate"])
     # A frame of boxes (None: the column is free) gives the same answers.
     frame_of_boxes = pd.DataFrame(boxes)
@@ -244,12 +308,14 @@ def test_partial_fit_equals_one_fit_and_refuses_another_mechanism():
     bounds = {"age": BOUNDS["age"], "income": BOUNDS["income"]}
     enc = LDPEncoder(bounds=bounds, strategy="hdg", n_users=40_000, random_state=0).fit()
     reports = enc.transform(frame)
-    one = MultiRangeEstimator().fit(reports)
-    two = MultiRangeEstimator().partial_fit(LDPReports(reports.reports[:15_000], reports.mechanism))
+    one = MultiRangeEstimator(random_state=0).fit(reports)
+    two = MultiRangeEstimator(random_state=0).partial_fit(
+        LDPReports(reports.reports[:15_000], reports.mechanism))
     two.partial_fit(LDPReports(reports.reports[15_000:], reports.mechanism))
     box = [{"age": (20, 60), "income": (1e4, 5e4)}]
     assert np.array_equal(one.statistic_, two.statistic_)
     assert np.allclose(one.predict(box), two.predict(box))
+    assert np.allclose(one.predict_error(box), two.predict_error(box))  # the same bootstrap
     other = LDPEncoder(bounds=bounds, strategy="tdg", n_users=40_000, random_state=0).fit()
     with pytest.raises(ValueError, match="different mechanism"):
         two.partial_fit(other.transform(frame))
