@@ -376,14 +376,17 @@ class GridAnswers:
         """A bound on each box's error from assuming values uniform within a cell.
 
         With ``c`` the fraction of a cell's width inside a column's range and ``f`` the
-        cell's fraction of the users, the users of that cell inside the range are between
-        0 and ``f`` where the answer counts ``c f``: at most ``max(c, 1 - c) f`` apart. A
-        box's indicator is a product of its columns' indicators, all in ``[0, 1]``, so its
-        error is at most the sum over its columns and their cells cut by the range (``0 <
-        c < 1``), from the consistent estimate of each column's distribution at the finest
-        resolution. 0 for a box on the grid lines. It bounds the uniformity assumption only,
-        at the estimated fractions: not the noise (``std_error``), and for three or more
-        columns not the maximum-entropy step either.
+        users in that cell, between 0 and ``f`` of them are inside the range where the
+        answer counts ``c f``: at most ``max(c, 1 - c) f`` apart. A box's indicator is the
+        product of its columns' indicators ``1_i``, the answer's that of their coverages
+        ``c_i``, all in ``[0, 1]``; ``prod 1 - prod c = sum_i (prod_{k<i} c_k) (1_i - c_i)
+        (prod_{k>i} 1_k)``, and each term vanishes outside the cells that any other column
+        ``j``'s range touches. So the error is at most, summed over the columns ``i``, the
+        smallest over the other columns ``j`` of ``sum max(c, 1 - c) f`` over the cells of
+        the pair's table that ``i``'s range cuts (``0 < c < 1``) and ``j``'s range touches
+        (one column: over its own cut cells). From the fitted fractions: 0 for a box on the
+        grid lines; it bounds the uniformity assumption only, not the noise (``std_error``),
+        and for three or more columns not the maximum-entropy step either.
 
         <box parameters>
 
@@ -392,11 +395,22 @@ class GridAnswers:
         ndarray of shape (n_queries,)
         """
         low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-        bound = np.zeros(low.shape[0])
+        cut = []
         for i, a in enumerate(attributes):
             weights = self._coverage(a, low[:, i], high[:, i])
-            cut = np.where((weights > 0) & (weights < 1), np.maximum(weights, 1 - weights), 0)
-            bound += cut @ self._marginal(a)
+            cut.append(np.where((weights > 0) & (weights < 1),
+                                np.maximum(weights, 1 - weights), 0.0))
+        if len(attributes) == 1:
+            return cut[0] @ self._marginal(attributes[0])
+        bound = np.zeros(low.shape[0])
+        for i, a in enumerate(attributes):
+            within = []
+            for j, b in enumerate(attributes):
+                if j != i:
+                    touched = self._coverage(b, low[:, j], high[:, j]) > 0
+                    table = self.table(a, b) if a < b else self.table(b, a).T  # rows: a
+                    within.append(np.einsum("qu,uv,qv->q", cut[i], table, touched))
+            bound += np.min(within, axis=0)
         return bound
 
     def _marginal(self, a):
