@@ -47,7 +47,8 @@ class RapporEstimator(BaseEstimator):
     frequencies_ : pandas.Series
         ``frequency`` indexed by candidate.
     covariance_ : ndarray of shape (n_candidates, n_candidates)
-        The estimated covariance of the frequencies (given the cohort assignment).
+        The estimated covariance of the frequencies: the reports' noise given the cohorts
+        plus the random split of the users into cohorts.
     bit_counts_ : ndarray of shape (n_cohorts, n_bits)
         Unbiased estimates of the users of each cohort with each Bloom bit set.
     statistic_ : ndarray
