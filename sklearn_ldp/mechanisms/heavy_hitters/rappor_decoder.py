@@ -60,6 +60,7 @@ import numpy as np
 import scipy.linalg
 from scipy import sparse, special
 
+from .rappor import rappor_docstring
 from .significance import DEFAULT_ALPHA, check_alpha, holm_supported
 
 MAX_RAPPOR_CANDIDATES = 4096
@@ -154,6 +155,7 @@ def _indistinguishable(X, G, candidates):
             f"{np.linalg.matrix_rank(G)}): too many candidates for the bits and cohorts")
 
 
+@rappor_docstring
 def decode_candidates(mechanism, statistic, candidates, alpha=DEFAULT_ALPHA):
     """Frequencies of the candidate strings from a RAPPOR statistic, with significance.
 
@@ -177,10 +179,7 @@ def decode_candidates(mechanism, statistic, candidates, alpha=DEFAULT_ALPHA):
         A duplicate candidate, too many, candidates that cannot be told apart, a malformed
         statistic, or no reports.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
+    <erlingsson14 reference>
 
     Examples
     --------
