@@ -395,6 +395,33 @@ def test_hostile_records_and_parameters():
         GridRangeMechanism(1.0, [(0, 1), (0, 1)]).randomize([[0.5, 1.5]], rng)
 
 
+def test_hostile_bootstrap_parameters_name_the_value():
+    rng = np.random.default_rng(1)
+    fine = GridRangeMechanism(1.0, [(0, 1), (0, 1)], g1=1024, g2=4)
+    reports = LDPReports(fine.randomize(rng.random((3000, 2)), rng), fine)
+    for n_bootstrap, match in [(-1, r"n_bootstrap must be an integer in \[0, 10000\], got -1"),
+                               (1.5, "got 1.5"), (True, "got True"), ("100", "got '100'"),
+                               (10**5, "got 100000"), (1, "at least 2"),
+                               (100, "at most 8 .*or set n_bootstrap=0")]:
+        with pytest.raises(ValueError, match=match):
+            MultiRangeEstimator(n_bootstrap=n_bootstrap).fit(reports)
+    with pytest.raises(ValueError, match="random_state must be"):
+        MultiRangeEstimator(random_state=-3).fit(reports)
+    # Within the limit, or without the bootstrap, the fine grids fit.
+    box = [{"x0": (0.1, 0.6), "x1": (0.2, 0.9)}]
+    assert MultiRangeEstimator(n_bootstrap=8).fit(reports).predict_error(box)["std_error"][0] > 0
+    assert MultiRangeEstimator(n_bootstrap=0).fit(reports).predict_error(box)["std_error"][0] > 0
+    # The bootstrap's work per call is bounded: 47 boxes of 8 columns, 100 replicates, refused
+    # before any work (predict, without standard errors, answers them).
+    wide = GridRangeMechanism(1.0, [(0, 1)] * 8, g1=2, g2=2)
+    estimator = MultiRangeEstimator(random_state=0).fit(
+        LDPReports(wide.randomize(rng.random((20_000, 8)), rng), wide))
+    boxes = [{f"x{j}": (0.0, 0.7) for j in range(8)}] * 47
+    with pytest.raises(ValueError, match="47 boxes of 8 columns .* at most 46 such boxes"):
+        estimator.predict_error(boxes)
+    assert estimator.predict(boxes).shape == (47,)
+
+
 def test_hostile_predicates():
     rng = np.random.default_rng(1)
     frame = _frame(20_000, rng, d=2)

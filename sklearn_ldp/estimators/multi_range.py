@@ -15,7 +15,12 @@ from .._glue import refuse_malformed
 from .._validation import check_nesting, check_positive_int, check_random_state, did_you_mean
 from ..deploy.io import reports_from_frame
 from ..deploy.io.formats import SPEC_KEY
-from ..mechanisms.multi_range.answers import N_ROUNDS, GridAnswers, check_bootstrap_size
+from ..mechanisms.multi_range.answers import (
+    N_ROUNDS,
+    GridAnswers,
+    check_bootstrap_size,
+    check_bootstrap_work,
+)
 from ..mechanisms.multi_range.grids import GridRangeMechanism, multi_range_docstring
 from ..reports import AggregatedReports, LDPReports
 from ._base import add_batch, forget_fitted, with_tags
@@ -216,6 +221,10 @@ class MultiRangeEstimator(BaseEstimator):
         by_attributes = {}
         for i, box in enumerate(boxes):
             by_attributes.setdefault(tuple(sorted(box)), []).append(i)
+        if errors and self._replicates is not None:
+            for attributes, rows in by_attributes.items():  # before any work
+                check_bootstrap_work(len(attributes), len(rows), self.n_bootstrap,
+                                     self.mechanism_.resolution)
         for attributes, rows in by_attributes.items():
             low = np.array([[boxes[i][a][0] for a in attributes] for i in rows])
             high = np.array([[boxes[i][a][1] for a in attributes] for i in rows])

@@ -45,6 +45,13 @@ TABLE_CELLS = 2**22
 # A bootstrap's response matrices: n_bootstrap * resolution^2 floats per pair, fitted
 # together; more is refused (64 MB, about a second per pair and sweep budget).
 BOOTSTRAP_CELLS = 2**23
+# Work of one call answering boxes with a bootstrap's replicates (replicates x boxes x cells):
+# for one or two columns the cells of a grid or a pair's table (resolution or resolution^2,
+# one pass); for more, the
+# cells one sweep of the maximum-entropy fit updates (2^lambda per pair of columns, tens of
+# sweeps). Past these, the call is refused (each is a few seconds of CPU).
+MAX_BOOTSTRAP_PAIR_WORK = 2**31
+MAX_BOOTSTRAP_SWEEP_WORK = 2**25
 # Cached response matrices (floats, over the pairs and a bootstrap's replicates): past this,
 # the cache is emptied and a pair asked for again is fitted again.
 CACHED_CELLS = 2**25
@@ -143,6 +150,36 @@ def check_bootstrap_size(mechanism, n_bootstrap):
             f"{BOOTSTRAP_CELLS // side**2} (the standard error's own relative error is about "
             "1 / sqrt(2 n_bootstrap)), or set n_bootstrap=0 (the analytic standard error of "
             "the grid serving the box, NaN for three or more columns).")
+
+
+def check_bootstrap_work(n_columns, n_queries, n_bootstrap, resolution):
+    """Refuse answering ``n_queries`` boxes of ``n_columns`` columns with ``n_bootstrap``
+    replicates past :data:`MAX_BOOTSTRAP_PAIR_WORK` / :data:`MAX_BOOTSTRAP_SWEEP_WORK`.
+
+    Parameters
+    ----------
+    n_columns, n_queries, n_bootstrap, resolution : int
+
+    Examples
+    --------
+    >>> check_bootstrap_work(3, 1000, 100, 32)
+    >>> check_bootstrap_work(8, 1000, 100, 16)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: 1000 boxes of 8 columns with n_bootstrap=100 replicates: at most 46 ...
+    """
+    if n_columns <= 2:
+        per_box, limit = n_bootstrap * resolution**n_columns, MAX_BOOTSTRAP_PAIR_WORK
+    else:
+        pairs = n_columns * (n_columns - 1) // 2
+        per_box, limit = n_bootstrap * pairs * 2**n_columns, MAX_BOOTSTRAP_SWEEP_WORK
+    if per_box * n_queries > limit:
+        raise ValueError(
+            f"{n_queries} boxes of {n_columns} columns with n_bootstrap={n_bootstrap} "
+            f"replicates: at most {max(limit // max(per_box, 1), 1)} such boxes per call (the "
+            "bootstrap answers every box once per replicate); split the boxes over calls, "
+            "lower n_bootstrap, or set n_bootstrap=0 (no standard error for three or more "
+            "columns).")
 
 
 def _axis_sums(grid, axis):
@@ -409,7 +446,7 @@ class GridAnswers:
                 if j != i:
                     touched = self._coverage(b, low[:, j], high[:, j]) > 0
                     table = self.table(a, b) if a < b else self.table(b, a).T  # rows: a
-                    within.append(np.einsum("qu,uv,qv->q", cut[i], table, touched))
+                    within.append(_bilinear(cut[i], table[None], touched)[0])
             bound += np.min(within, axis=0)
         return bound
 
@@ -454,7 +491,7 @@ class GridAnswers:
         table = self._table(a, b)
         weights_a = self._coverage(a, low_a, high_a, table.shape[1])
         weights_b = self._coverage(b, low_b, high_b, table.shape[1])
-        return np.einsum("qi,bij,qj->bq", weights_a, table, weights_b)
+        return _bilinear(weights_a, table, weights_b)
 
     def _pair_std(self, a, b, low_a, high_a, low_b, high_b):
         g2 = self.mechanism.g2
@@ -478,7 +515,7 @@ class GridAnswers:
             pair = self._table(a, b)
             weights_a = self._coverage(a, low[:, i], high[:, i], pair.shape[1])
             weights_b = self._coverage(b, low[:, j], high[:, j], pair.shape[1])
-            both = np.einsum("qi,bij,qj->bq", weights_a, pair, weights_b).ravel()
+            both = _bilinear(weights_a, pair, weights_b).ravel()
             in_a = (pair.sum(axis=2) @ weights_a.T).ravel()
             in_b = (pair.sum(axis=1) @ weights_b.T).ravel()
             two = np.empty((size, 2, 2))  # [box, a out?, b out?]
@@ -498,6 +535,15 @@ class GridAnswers:
                     < self.tolerance:
                 break
         return table[(slice(None),) + (0,) * lam].reshape(n_batch, n_queries)
+
+
+def _bilinear(weights_a, tables, weights_b):
+    """``weights_a[q] . tables[b] . weights_b[q]`` for every table ``b`` and query ``q``,
+    ``(n_tables, n_queries)``, in chunks of queries of at most :data:`TABLE_CELLS` floats."""
+    n_tables, side = tables.shape[0], tables.shape[1]
+    step = max(1, TABLE_CELLS // (n_tables * side))
+    return np.concatenate([((weights_a[i:i + step] @ tables) * weights_b[i:i + step]).sum(axis=2)
+                           for i in range(0, weights_a.shape[0], step)], axis=1)
 
 
 def _ratio(target, current):
