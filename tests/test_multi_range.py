@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from _fuzzing import FUZZ, mutate, outcome
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
-from _stats import chi_square_p_value, variance_band
+from _stats import check_unbiased, chi_square_p_value, variance_band
 from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz import json_values
@@ -128,6 +128,22 @@ def test_grid_aligned_ranges_have_the_analytic_variance():
         assert abs(ratio.mean() - 1) < 0.1, ratio
 
 
+def test_sampled_grid_frequencies_have_the_exact_covariance():
+    """The bootstrap's draws: mean the given fractions, and the variance of every cell and of
+    ranges of cells (the covariances) that of linear_variance, with the group's sampling."""
+    rng = np.random.default_rng(21)
+    mechanism = GridRangeMechanism(1.0, [(0.0, 1.0)] * 2, method="hdg", g1=16, g2=4)
+    truth = _true_grids(mechanism, _records(10_000, rng))
+    sizes = np.array([3000, 3000, 4000])
+    draws = mechanism.sample_grid_frequencies(truth, sizes, 4000, rng)
+    for k, (true, drawn) in enumerate(zip(truth, draws, strict=True)):
+        queries = np.vstack([np.eye(true.size), np.tri(true.size)[:-1:3]])  # cells, prefixes
+        answers = drawn @ queries.T
+        variance = mechanism.linear_variance(k, queries, true, sizes[k], sizes.sum())
+        check_unbiased(answers, queries @ true, variance)
+        assert variance_band(answers.var(axis=0, ddof=1), variance, len(drawn)), k
+
+
 BOXES = {(0, 1): ([0.1, 0.3], [0.6, 0.7]), (0, 1, 2): ([0.1, 0.3, 0.2], [0.6, 0.7, 0.9]),
          (0, 1, 2, 3): ([0.1, 0.3, 0.2, 0.0], [0.6, 0.7, 0.9, 0.55]), (1,): ([0.2], [0.7])}
 
@@ -169,9 +185,9 @@ def test_bias_bound_holds_on_the_exact_grids_of_diagonal_data():
     records = _records(50_000, rng, 3)
     for method, g1 in (("hdg", 16), ("tdg", None)):
         mechanism = GridRangeMechanism(1.0, [(0.0, 1.0)] * 3, method=method, g1=g1, g2=4)
-        exact = GridAnswers.__new__(GridAnswers)
-        exact._post_process(mechanism, [grid[None] for grid in _true_grids(mechanism, records)],
-                            np.full(mechanism.n_groups, 10**9), 5)
+        exact = GridAnswers.from_frequencies(
+            mechanism, [grid[None] for grid in _true_grids(mechanism, records)],
+            np.full(mechanism.n_groups, 10**9))
         for attributes, (low, high) in {(0,): ([0.13], [0.41]), (1,): ([0.0], [0.29]),
                                         (0, 1): ([0.0, 0.0], [0.3, 0.3]),
                                         (1, 2): ([0.1, 0.2], [0.45, 0.33])}.items():

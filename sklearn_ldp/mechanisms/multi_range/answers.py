@@ -230,6 +230,29 @@ class GridAnswers:
         raw = [f[None] for f in mechanism.grid_frequencies(statistic)]
         self._post_process(mechanism, raw, group_reports, n_rounds)
 
+    @classmethod
+    def from_frequencies(cls, mechanism, frequencies, group_reports, n_rounds=N_ROUNDS):
+        """The consistent grids of a batch of collections given their unbiased fractions.
+
+        Parameters
+        ----------
+        mechanism : GridRangeMechanism
+        frequencies : list of ndarray
+            Per group, ``(n_batch, n_group_cells)``: each collection's unbiased fractions of
+            the group's grid (flat, as :meth:`GridRangeMechanism.grid_frequencies`).
+        group_reports : ndarray of int
+            Users of each group (the same in every collection).
+        n_rounds : int, default=5
+
+        Returns
+        -------
+        GridAnswers
+            :meth:`answer_batch` gives one row per collection.
+        """
+        answers = cls.__new__(cls)
+        answers._post_process(mechanism, frequencies, np.asarray(group_reports), n_rounds)
+        return answers
+
     def _post_process(self, mechanism, raw, group_reports, n_rounds):
         """Steps 1 and 2 on a batch of collections: ``raw[k]`` holds ``B`` draws of grid
         ``k``'s unbiased fractions (flat), one per row."""
@@ -288,9 +311,8 @@ class GridAnswers:
         check_bootstrap_size(self.mechanism, n_bootstrap)
         raw = self.mechanism.sample_grid_frequencies(
             [grid.ravel() for grid in self.grids], self.group_reports, n_bootstrap, rng)
-        replicates = GridAnswers.__new__(GridAnswers)
-        replicates._post_process(self.mechanism, raw, self.group_reports, self.n_rounds)
-        return replicates
+        return GridAnswers.from_frequencies(self.mechanism, raw, self.group_reports,
+                                            self.n_rounds)
 
     # ------------------------------------------------------------------ post-processing
     def _make_consistent(self, grids, attribute):
@@ -430,6 +452,17 @@ class GridAnswers:
         Returns
         -------
         ndarray of shape (n_queries,)
+
+        Examples
+        --------
+        >>> from sklearn_ldp.mechanisms.multi_range.grids import GridRangeMechanism
+        >>> mechanism = GridRangeMechanism(1.0, [(0, 1), (0, 1)], g1=8, g2=2)
+        >>> uniform = [np.full((1, size), 1 / size) for size in mechanism.group_sizes]
+        >>> answers = GridAnswers.from_frequencies(mechanism, uniform, [100, 100, 100])
+        >>> bound = answers.bias_bound((0, 1), [[0.0, 0.0], [0.1, 0.0]], [[0.5, 0.5],
+        ...                                                               [0.5, 0.5]])
+        >>> bound.tolist()  # on the grid lines; cutting one cell of column 0 (0.2 inside)
+        [0.0, 0.05]
         """
         low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
         cut = []

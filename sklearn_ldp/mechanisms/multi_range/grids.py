@@ -617,6 +617,19 @@ class GridRangeMechanism(Mechanism):
         -------
         list of ndarray
             Per group, ``(n_draws, n_group_cells)`` draws.
+
+        Examples
+        --------
+        >>> mechanism = GridRangeMechanism(1.0, [(0, 1), (0, 1)], g1=8, g2=2)
+        >>> uniform = [np.full(size, 1 / size) for size in mechanism.group_sizes]
+        >>> draws = mechanism.sample_grid_frequencies(uniform, [1000, 1000, 1000], 5000,
+        ...                                           np.random.default_rng(0))
+        >>> [d.shape for d in draws], bool(np.allclose(draws[2].sum(axis=1), 1.0))
+        ([(5000, 8), (5000, 8), (5000, 4)], True)
+        >>> weights = np.array([[1.0, 1.0, 0.0, 0.0]])  # the first half of the pair's grid
+        >>> variance = mechanism.linear_variance(2, weights, uniform[2], 1000, 3000)
+        >>> bool(abs((draws[2] @ weights[0]).var() / variance[0] - 1) < 0.1)
+        True
         """
         n_users = int(np.sum(group_reports))
         draws = []
