@@ -304,6 +304,9 @@ def cohort_split_covariance(X, factor, sizes, frequencies, n_bits):
 def candidate_variance(mechanism, candidates, true_counts):
     """The covariance of the decoded frequencies given the users' values per cohort.
 
+    The reports' noise only: :func:`decode_candidates` adds the random split of the users
+    into cohorts (:func:`cohort_split_covariance`) to its plug-in of this.
+
     Parameters
     ----------
     mechanism : RapporMechanism
