@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from _fuzzing import FUZZ, mutate, outcome
 from _sklearn_checks import FITS_A_FEATURE_MATRIX
-from _stats import chi_square_p_value
+from _stats import check_unbiased, chi_square_p_value, variance_band
 from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz import json_values
@@ -128,6 +128,79 @@ def test_grid_aligned_ranges_have_the_analytic_variance():
         assert abs(ratio.mean() - 1) < 0.1, ratio
 
 
+def test_sampled_grid_frequencies_have_the_exact_covariance():
+    """The bootstrap's draws: mean the given fractions, and the variance of every cell and of
+    ranges of cells (the covariances) that of linear_variance, with the group's sampling."""
+    rng = np.random.default_rng(21)
+    mechanism = GridRangeMechanism(1.0, [(0.0, 1.0)] * 2, method="hdg", g1=16, g2=4)
+    truth = _true_grids(mechanism, _records(10_000, rng))
+    sizes = np.array([3000, 3000, 4000])
+    draws = mechanism.sample_grid_frequencies(truth, sizes, 4000, rng)
+    for k, (true, drawn) in enumerate(zip(truth, draws, strict=True)):
+        queries = np.vstack([np.eye(true.size), np.tri(true.size)[:-1:3]])  # cells, prefixes
+        answers = drawn @ queries.T
+        variance = mechanism.linear_variance(k, queries, true, sizes[k], sizes.sum())
+        check_unbiased(answers, queries @ true, variance)
+        assert variance_band(answers.var(axis=0, ddof=1), variance, len(drawn)), k
+
+
+BOXES = {(0, 1): ([0.1, 0.3], [0.6, 0.7]), (0, 1, 2): ([0.1, 0.3, 0.2], [0.6, 0.7, 0.9]),
+         (0, 1, 2, 3): ([0.1, 0.3, 0.2, 0.0], [0.6, 0.7, 0.9, 0.55]), (1,): ([0.2], [0.7])}
+
+
+@pytest.mark.parametrize("method, g1, g2", [("hdg", 8, 2), ("tdg", None, 4)])
+def test_bootstrap_std_error_is_the_spread_of_the_answers_over_collections(method, g1, g2):
+    """Uniform data (no bias from the uniformity assumption), 4 columns, 300 collections of
+    2 x 10^4 users: the variance of each box's post-processed answer over the collections
+    is within the chi-square band (level 1e-4: about 0.86 to 1.15 in standard deviation)
+    of the mean squared bootstrap standard error (50 replicates, every other collection),
+    for boxes of 1 to 4 columns."""
+    rng = np.random.default_rng(11)
+    mechanism = GridRangeMechanism(1.0, [(0.0, 1.0)] * 4, method=method, g1=g1, g2=g2)
+    n_collections = 300
+    reports = mechanism.randomize(np.tile(rng.random((20_000, 4)), (n_collections, 1)), rng)
+    answers = {box: [] for box in BOXES}
+    bootstrap = {box: [] for box in BOXES}
+    for r, block in enumerate(np.split(reports, n_collections)):
+        collection = GridAnswers(mechanism, mechanism.aggregate(block))
+        replicates = collection.bootstrap(50, rng) if r % 2 == 0 else None
+        for attributes, (low, high) in BOXES.items():
+            low, high = np.array([low]), np.array([high])
+            answers[attributes].append(collection.answer_batch(attributes, low, high)[0, 0])
+            if replicates is not None:
+                bootstrap[attributes].append(
+                    replicates.answer_batch(attributes, low, high)[:, 0].var(ddof=1))
+    for attributes in BOXES:
+        spread = np.var(answers[attributes], ddof=1)
+        reported = np.mean(bootstrap[attributes])
+        assert variance_band(spread, reported, n_collections, level=1e-4), \
+            (attributes, np.sqrt(spread / reported))
+
+
+def test_bias_bound_holds_on_the_exact_grids_of_diagonal_data():
+    """Without noise (the grids of the records themselves), the answers' only error is the
+    uniformity assumption: within the bias bound for boxes of one and two columns (of HDG's
+    response matrix and TDG's grid), and the bound is 0 on the grid lines."""
+    rng = np.random.default_rng(2)
+    records = _records(50_000, rng, 3)
+    for method, g1 in (("hdg", 16), ("tdg", None)):
+        mechanism = GridRangeMechanism(1.0, [(0.0, 1.0)] * 3, method=method, g1=g1, g2=4)
+        exact = GridAnswers.from_frequencies(
+            mechanism, [grid[None] for grid in _true_grids(mechanism, records)],
+            np.full(mechanism.n_groups, 10**9))
+        for attributes, (low, high) in {(0,): ([0.13], [0.41]), (1,): ([0.0], [0.29]),
+                                        (0, 1): ([0.0, 0.0], [0.3, 0.3]),
+                                        (1, 2): ([0.1, 0.2], [0.45, 0.33])}.items():
+            low, high = np.array([low]), np.array([high])
+            estimate = exact.answer_batch(attributes, low, high)[0, 0]
+            inside = np.all((records[:, attributes] >= low) & (records[:, attributes] <= high),
+                            axis=1).mean()
+            bound = exact.bias_bound(attributes, low, high)[0]
+            assert 0 < bound and abs(estimate - inside) <= bound + 1e-9, (attributes, bound)
+        on_lines = exact.bias_bound((0, 1), np.array([[0.25, 0.0]]), np.array([[0.75, 0.5]]))
+        assert on_lines[0] == 0.0
+
+
 # ---------------------------------------------------------------- privacy, spec, client
 @pytest.mark.parametrize("method", ["hdg", "tdg"])
 def test_exact_law_is_private_and_the_spec_round_trips(method):
@@ -226,7 +299,14 @@ def test_encoder_and_estimator_answer_boxes_of_one_to_three_columns(strategy):
     # cell do not describe. With the exact grids (no noise) HDG's 4 x 4 pairs answer the second
     # box 0.513 for 0.562, 8 x 8 pairs 0.547 (the paper's non-uniformity error).
     assert np.all(errors < 0.06), (table, truth)
-    assert np.isnan(table["std_error"].iloc[3]) and np.all(table["std_error"].iloc[:3] > 0)
+    # Every box has a standard error (the bootstrap), and the errors are within the noise
+    # plus the bound on the uniformity assumption's error (not covering the 3-column box's
+    # maximum-entropy step, which it meets here too).
+    assert np.all(table["std_error"] > 0) and np.all(table["bias_bound"] >= 0)
+    assert np.all(errors <= 4.5 * table["std_error"] + table["bias_bound"]), (table, truth)
+    no_bootstrap = MultiRangeEstimator(n_bootstrap=0).fit(reports).predict_error(boxes)
+    assert np.isnan(no_bootstrap["std_error"].iloc[3])
+    assert np.allclose(no_bootstrap[["estimate", "bias_bound"]], table[["estimate", "bias_bound"]])
     assert np.allclose(est.predict(boxes), table["estimate"])
     # A frame of boxes (None: the column is free) gives the same answers.
     frame_of_boxes = pd.DataFrame(boxes)
@@ -244,12 +324,14 @@ def test_partial_fit_equals_one_fit_and_refuses_another_mechanism():
     bounds = {"age": BOUNDS["age"], "income": BOUNDS["income"]}
     enc = LDPEncoder(bounds=bounds, strategy="hdg", n_users=40_000, random_state=0).fit()
     reports = enc.transform(frame)
-    one = MultiRangeEstimator().fit(reports)
-    two = MultiRangeEstimator().partial_fit(LDPReports(reports.reports[:15_000], reports.mechanism))
+    one = MultiRangeEstimator(random_state=0).fit(reports)
+    two = MultiRangeEstimator(random_state=0).partial_fit(
+        LDPReports(reports.reports[:15_000], reports.mechanism))
     two.partial_fit(LDPReports(reports.reports[15_000:], reports.mechanism))
     box = [{"age": (20, 60), "income": (1e4, 5e4)}]
     assert np.array_equal(one.statistic_, two.statistic_)
     assert np.allclose(one.predict(box), two.predict(box))
+    assert np.allclose(one.predict_error(box), two.predict_error(box))  # the same bootstrap
     other = LDPEncoder(bounds=bounds, strategy="tdg", n_users=40_000, random_state=0).fit()
     with pytest.raises(ValueError, match="different mechanism"):
         two.partial_fit(other.transform(frame))
@@ -327,6 +409,33 @@ def test_hostile_records_and_parameters():
         GridRangeMechanism(1.0, [(0, 1), (0, 1)], g2=6)
     with pytest.raises(ValueError, match="outside its bounds"):
         GridRangeMechanism(1.0, [(0, 1), (0, 1)]).randomize([[0.5, 1.5]], rng)
+
+
+def test_hostile_bootstrap_parameters_name_the_value():
+    rng = np.random.default_rng(1)
+    fine = GridRangeMechanism(1.0, [(0, 1), (0, 1)], g1=1024, g2=4)
+    reports = LDPReports(fine.randomize(rng.random((3000, 2)), rng), fine)
+    for n_bootstrap, match in [(-1, r"n_bootstrap must be an integer in \[0, 10000\], got -1"),
+                               (1.5, "got 1.5"), (True, "got True"), ("100", "got '100'"),
+                               (10**5, "got 100000"), (1, "at least 2"),
+                               (100, "at most 8 .*or set n_bootstrap=0")]:
+        with pytest.raises(ValueError, match=match):
+            MultiRangeEstimator(n_bootstrap=n_bootstrap).fit(reports)
+    with pytest.raises(ValueError, match="random_state must be"):
+        MultiRangeEstimator(random_state=-3).fit(reports)
+    # Within the limit, or without the bootstrap, the fine grids fit.
+    box = [{"x0": (0.1, 0.6), "x1": (0.2, 0.9)}]
+    assert MultiRangeEstimator(n_bootstrap=8).fit(reports).predict_error(box)["std_error"][0] > 0
+    assert MultiRangeEstimator(n_bootstrap=0).fit(reports).predict_error(box)["std_error"][0] > 0
+    # The bootstrap's work per call is bounded: 47 boxes of 8 columns, 100 replicates, refused
+    # before any work (predict, without standard errors, answers them).
+    wide = GridRangeMechanism(1.0, [(0, 1)] * 8, g1=2, g2=2)
+    estimator = MultiRangeEstimator(random_state=0).fit(
+        LDPReports(wide.randomize(rng.random((20_000, 8)), rng), wide))
+    boxes = [{f"x{j}": (0.0, 0.7) for j in range(8)}] * 47
+    with pytest.raises(ValueError, match="47 boxes of 8 columns .* at most 46 such boxes"):
+        estimator.predict_error(boxes)
+    assert estimator.predict(boxes).shape == (47,)
 
 
 def test_hostile_predicates():

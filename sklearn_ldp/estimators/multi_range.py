@@ -12,10 +12,15 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._glue import refuse_malformed
-from .._validation import check_nesting, check_positive_int, did_you_mean
+from .._validation import check_nesting, check_positive_int, check_random_state, did_you_mean
 from ..deploy.io import reports_from_frame
 from ..deploy.io.formats import SPEC_KEY
-from ..mechanisms.multi_range.answers import N_ROUNDS, GridAnswers
+from ..mechanisms.multi_range.answers import (
+    N_ROUNDS,
+    GridAnswers,
+    check_bootstrap_size,
+    check_bootstrap_work,
+)
 from ..mechanisms.multi_range.grids import GridRangeMechanism, multi_range_docstring
 from ..reports import AggregatedReports, LDPReports
 from ._base import add_batch, forget_fitted, with_tags
@@ -23,6 +28,9 @@ from ._docstrings import estimator_docstring
 
 # Most queries of one predict call (each is a few dense rows of the finest grid).
 MAX_QUERIES = 10**6
+# Bootstrap replicates of the standard errors (each then has a relative error of about
+# 1 / sqrt(2 * 100) = 7%), and the most accepted.
+N_BOOTSTRAP, MAX_BOOTSTRAP = 100, 10**4
 
 
 @multi_range_docstring
@@ -35,11 +43,22 @@ class MultiRangeEstimator(BaseEstimator):
     constrained). The grids are made non-negative and consistent, HDG's pairs fitted to
     their 1-D grids (response matrices), and boxes of more than two columns answered by the
     maximum-entropy combination of their pairs (see ``docs/multi_range.md``).
+    :meth:`predict_error` adds each answer's standard error (a parametric bootstrap of the
+    whole post-processing) and a bound on its error from the uniformity assumption.
 
     Parameters
     ----------
     n_rounds : int, default=5
         Rounds of non-negativity and consistency between the grids.
+    n_bootstrap : int, default=100
+        Replicates of the parametric bootstrap that gives every answer's standard error: the
+        grids' unbiased fractions redrawn at the fitted grids (Gaussian with their exact
+        covariance), post-processed and answered again. 0 skips it: the standard error is
+        then the analytic one of the grid serving a box of one or two columns (its
+        unbiased, not post-processed, answer) and NaN for three or more. At most
+        ``2^23 / resolution^2`` (``resolution`` the finest grid's cells per column).
+    random_state : int, Generator or None, default=None
+        Seeds the bootstrap's draws (the reports' noise is the encoder's).
 
     Attributes
     ----------
@@ -75,13 +94,15 @@ class MultiRangeEstimator(BaseEstimator):
     >>> box = {"x": (0.0, 0.5), "y": (0.0, 0.5)}
     >>> answer = est.predict_error([box])
     >>> list(answer.columns)
-    ['estimate', 'std_error']
+    ['estimate', 'std_error', 'bias_bound']
     >>> bool(abs(answer["estimate"].iloc[0] - 0.25) < 5 * answer["std_error"].iloc[0])
     True
     """
 
-    def __init__(self, n_rounds=N_ROUNDS):
+    def __init__(self, n_rounds=N_ROUNDS, n_bootstrap=N_BOOTSTRAP, random_state=None):
         self.n_rounds = n_rounds
+        self.n_bootstrap = n_bootstrap
+        self.random_state = random_state
 
     @estimator_docstring
     def fit(self, X, y=None):
@@ -95,7 +116,7 @@ class MultiRangeEstimator(BaseEstimator):
         """
         check_nesting(self, locals())
         forget_fitted(self, ("mechanism_", "statistic_", "n_users_", "grids_", "columns_",
-                             "_answers", "_first_batch"))
+                             "_answers", "_replicates", "_first_batch"))
         return self.partial_fit(X)
 
     @estimator_docstring
@@ -115,6 +136,11 @@ class MultiRangeEstimator(BaseEstimator):
         """
         check_nesting(self, locals())
         check_positive_int(self.n_rounds, "n_rounds", minimum=0, maximum=1000)
+        check_positive_int(self.n_bootstrap, "n_bootstrap", minimum=0, maximum=MAX_BOOTSTRAP)
+        if self.n_bootstrap == 1:
+            raise ValueError("n_bootstrap must be 0 (no bootstrap) or at least 2 (a spread "
+                             "needs two replicates), got 1.")
+        rng = np.random.default_rng(check_random_state(self.random_state))
         if isinstance(X, pd.DataFrame) and X.attrs.get(SPEC_KEY) is not None:
             X = reports_from_frame(X)  # LDPEncoder's set_output(transform="pandas") frames
         if not isinstance(X, LDPReports | AggregatedReports):
@@ -125,9 +151,13 @@ class MultiRangeEstimator(BaseEstimator):
         if not isinstance(X.mechanism, GridRangeMechanism):
             raise ValueError(f"{type(self).__name__} decodes TDG / HDG reports "
                              f"(strategy='hdg' or 'tdg'), got reports of {X.mechanism!r}.")
+        check_bootstrap_size(X.mechanism, self.n_bootstrap)
         add_batch(self, X, first_call=not hasattr(self, "statistic_"))
         self.columns_ = list(self.mechanism_.columns)
         self._answers = GridAnswers(self.mechanism_, self.statistic_, n_rounds=self.n_rounds)
+        # Drawn here, so that predict is deterministic; the tables are fitted when asked.
+        self._replicates = (self._answers.bootstrap(self.n_bootstrap, rng)
+                            if self.n_bootstrap else None)
         self.grids_ = self._labelled_grids()
         return self
 
@@ -183,18 +213,30 @@ class MultiRangeEstimator(BaseEstimator):
             checked.append(ranges)
         return checked
 
-    def _answer(self, X):
+    def _answer(self, X, errors=False):
+        """Estimates of the boxes of ``X`` and, with ``errors``, their standard errors and
+        bias bounds."""
         boxes = self._queries(X)
-        estimate = np.empty(len(boxes))
-        std = np.empty(len(boxes))
+        estimate, std, bias = (np.empty(len(boxes)) for _ in range(3))
         by_attributes = {}
         for i, box in enumerate(boxes):
             by_attributes.setdefault(tuple(sorted(box)), []).append(i)
+        if errors and self._replicates is not None:
+            for attributes, rows in by_attributes.items():  # before any work
+                check_bootstrap_work(len(attributes), len(rows), self.n_bootstrap,
+                                     self.mechanism_.resolution)
         for attributes, rows in by_attributes.items():
             low = np.array([[boxes[i][a][0] for a in attributes] for i in rows])
             high = np.array([[boxes[i][a][1] for a in attributes] for i in rows])
+            if not errors:
+                estimate[rows] = self._answers.answer_batch(attributes, low, high)[0]
+                continue
             estimate[rows], std[rows] = self._answers.answer(attributes, low, high)
-        return estimate, std
+            if self._replicates is not None:
+                std[rows] = self._replicates.answer_batch(attributes, low, high).std(
+                    axis=0, ddof=1)
+            bias[rows] = self._answers.bias_bound(attributes, low, high)
+        return estimate, std, bias
 
     def predict(self, X):
         """Estimated fraction of the users inside each box.
@@ -216,12 +258,18 @@ class MultiRangeEstimator(BaseEstimator):
         return self._answer(X)[0]
 
     def predict_error(self, X):
-        """Each box's estimated fraction and its analytic standard error.
+        """Each box's estimated fraction, its standard error and a bound on its bias.
 
-        The standard error is that of the unbiased answer of the grid serving the box (one
-        column: HDG's 1-D grid, TDG's pairs; two: the pair's 2-D grid) at the estimated
-        fractions; NaN for boxes of three or more columns (no closed form for the
-        maximum-entropy step).
+        ``std_error`` is the spread of the answer over ``n_bootstrap`` replicates of the
+        collection drawn at the fitted grids and post-processed like it (every box, of any
+        number of columns); with ``n_bootstrap=0``, the analytic standard error of the
+        unbiased answer of the grid serving the box (one column: HDG's 1-D grid, TDG's
+        pairs; two: the pair's 2-D grid), NaN for three or more columns. It is noise only.
+        ``bias_bound`` bounds the error of assuming values spread uniformly within a cell
+        the box cuts (0 for boxes on the grid lines), from the fitted fractions of those
+        cells (:meth:`GridAnswers.bias_bound
+        <sklearn_ldp.mechanisms.multi_range.answers.GridAnswers.bias_bound>`); for three or
+        more columns it does not cover the maximum-entropy step.
 
         Parameters
         ----------
@@ -231,12 +279,12 @@ class MultiRangeEstimator(BaseEstimator):
         Returns
         -------
         pandas.DataFrame
-            Columns ``estimate`` and ``std_error``, one row per box.
+            Columns ``estimate``, ``std_error`` and ``bias_bound``, one row per box.
         """
         check_nesting(self, locals())
         check_is_fitted(self, "_answers")
-        estimate, std = self._answer(X)
-        return pd.DataFrame({"estimate": estimate, "std_error": std})
+        estimate, std, bias = self._answer(X, errors=True)
+        return pd.DataFrame({"estimate": estimate, "std_error": std, "bias_bound": bias})
 
     def __sklearn_tags__(self):
         return with_tags(super().__sklearn_tags__(), requires_fit=True)

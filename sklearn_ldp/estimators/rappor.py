@@ -12,7 +12,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from .._validation import check_nesting
-from ..mechanisms.heavy_hitters.rappor import RapporMechanism
+from ..mechanisms.heavy_hitters.rappor import RapporMechanism, rappor_docstring
 from ..mechanisms.heavy_hitters.rappor_decoder import check_candidates, decode_candidates
 from ..mechanisms.heavy_hitters.significance import DEFAULT_ALPHA, check_alpha
 from ..reports import AggregatedReports, LDPReports
@@ -22,6 +22,7 @@ RESULT_COLUMNS = ["value", "frequency", "std_error", "count", "count_std_error",
                   "detected"]
 
 
+@rappor_docstring
 class RapporEstimator(BaseEstimator):
     """Frequencies of candidate strings from RAPPOR reports, and which are detected.
 
@@ -47,7 +48,8 @@ class RapporEstimator(BaseEstimator):
     frequencies_ : pandas.Series
         ``frequency`` indexed by candidate.
     covariance_ : ndarray of shape (n_candidates, n_candidates)
-        The estimated covariance of the frequencies (given the cohort assignment).
+        The estimated covariance of the frequencies: the reports' noise given the cohorts
+        plus the random split of the users into cohorts.
     bit_counts_ : ndarray of shape (n_cohorts, n_bits)
         Unbiased estimates of the users of each cohort with each Bloom bit set.
     statistic_ : ndarray
@@ -60,10 +62,7 @@ class RapporEstimator(BaseEstimator):
     sklearn_ldp.LDPEncoder : Privatizes a "strings" column with ``strategy="rappor"``.
     sklearn_ldp.HeavyHitterEstimator : Finds frequent strings without a candidate list.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
+    <erlingsson14 reference>
 
     Examples
     --------

@@ -63,6 +63,7 @@ from .._base.bits import (
     packed_rule,
     unused_bits_clear,
 )
+from .._base.docstrings import shared_sections
 from .._base.exact import ExactLaw, check_law_size, integer_ratio_at_most, uniform_mixture
 from .._base.mechanism import Mechanism, ReportCheck, register
 from .._base.prf import FIELD_LIMIT, prf_bernoulli_lanes, prf_uniform_below, prf_words
@@ -77,6 +78,25 @@ MAX_RAPPOR_HASHES = 16
 MAX_COHORTS = 2**16  # two bytes of a report
 MAX_RAPPOR_STRING_BYTES = 128
 COHORT_BYTES = 2
+
+# Docstring sections of RAPPOR, written once (the mechanism, its decoder and estimator).
+rappor_docstring = shared_sections({
+    "erlingsson14 reference": """\
+References
+----------
+.. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response", ACM CCS 2014.""",
+    "statistic parameter": """\
+Parameters
+----------
+statistic : array-like of int
+    The statistic of :meth:`aggregate` (summed over batches).""",
+    "reports parameter": """\
+Parameters
+----------
+reports : ndarray of uint8, shape (n, report_width)
+    Reports as :meth:`randomize` returns them.""",
+})
 # The PRF counters of the permanent response's coins (its lanes use counters below 2^12).
 COIN_COUNTER = 2**20
 
@@ -110,6 +130,7 @@ def _epsilon_of(numerator, denominator):
 
 
 @register
+@rappor_docstring
 class RapporMechanism(Mechanism):
     """RAPPOR: Bloom filter, cohorts, permanent and instantaneous randomized response.
 
@@ -152,10 +173,7 @@ class RapporMechanism(Mechanism):
     --------
     sklearn_ldp.mechanisms.heavy_hitters.rappor_decoder.decode_candidates : The decoder.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
+    <erlingsson14 reference>
 
     Examples
     --------
@@ -570,14 +588,12 @@ class RapporMechanism(Mechanism):
         return uniform_mixture(laws, np.vstack(outputs))
 
     # ------------------------------------------------------------------ server side
+    @rappor_docstring
     def report_validity(self, reports):
         """Per report: whether it is a row this mechanism produces (cohort below ``m``, no
         bit set past bit ``k - 1``).
 
-        Parameters
-        ----------
-        reports : ndarray of uint8, shape (n, report_width)
-            Reports as :meth:`randomize` returns them.
+        <reports parameter>
 
         Returns
         -------
@@ -615,13 +631,11 @@ class RapporMechanism(Mechanism):
                              f"of shape {reports.shape}.")
         return reports
 
+    @rappor_docstring
     def aggregate(self, reports):
         """The statistic: per cohort ``j``, ``[c_(j, 0) .. c_(j, k-1), N_j]``.
 
-        Parameters
-        ----------
-        reports : ndarray of uint8, shape (n, report_width)
-            Reports as :meth:`randomize` returns them.
+        <reports parameter>
 
         Returns
         -------
@@ -648,13 +662,11 @@ class RapporMechanism(Mechanism):
             statistic[cohort, :k] = column_counts(bits[stop - sizes[cohort]:stop], k)
         return statistic.reshape(-1)
 
+    @rappor_docstring
     def check_statistic(self, statistic):
         """The statistic as a flat int64 array, or a ValueError naming the problem.
 
-        Parameters
-        ----------
-        statistic : array-like of int
-            The statistic of :meth:`aggregate` (summed over batches).
+        <statistic parameter>
 
         Returns
         -------
@@ -669,13 +681,11 @@ class RapporMechanism(Mechanism):
         """
         return self.statistic_table(statistic).reshape(-1)
 
+    @rappor_docstring
     def statistic_table(self, statistic):
         """The checked statistic as an ``(m, k + 1)`` table (see :meth:`check_statistic`).
 
-        Parameters
-        ----------
-        statistic : array-like of int
-            The statistic of :meth:`aggregate` (summed over batches).
+        <statistic parameter>
 
         Returns
         -------
@@ -696,13 +706,11 @@ class RapporMechanism(Mechanism):
                              f"a bit count above its {table[cohort, k]} reports.")
         return table
 
+    @rappor_docstring
     def n_reports(self, statistic):
         """Number of reports summed in ``statistic``.
 
-        Parameters
-        ----------
-        statistic : array-like of int
-            The statistic of :meth:`aggregate` (summed over batches).
+        <statistic parameter>
 
         Returns
         -------
@@ -711,16 +719,14 @@ class RapporMechanism(Mechanism):
         """
         return int(self.statistic_table(statistic)[:, self.n_bits].sum())
 
+    @rappor_docstring
     def estimate(self, statistic):
         """The unbiased Bloom bit counts (:meth:`bit_count_estimates`), flat.
 
         RAPPOR has no listed domain; candidate frequencies come from
         :func:`~.rappor_decoder.decode_candidates`.
 
-        Parameters
-        ----------
-        statistic : array-like of int
-            The statistic of :meth:`aggregate` (summed over batches).
+        <statistic parameter>
 
         Returns
         -------
@@ -729,15 +735,13 @@ class RapporMechanism(Mechanism):
         """
         return self.bit_count_estimates(statistic).reshape(-1)
 
+    @rappor_docstring
     def bit_count_estimates(self, statistic):
         """Unbiased estimates of the users of each cohort whose Bloom bit is set.
 
         ``(c - p* N_j) / (q* - p*)``.
 
-        Parameters
-        ----------
-        statistic : array-like of int
-            The statistic of :meth:`aggregate` (summed over batches).
+        <statistic parameter>
 
         Returns
         -------

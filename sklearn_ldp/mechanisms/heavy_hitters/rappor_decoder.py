@@ -15,10 +15,23 @@ constant, so the weighted least-squares estimate (weights ``N_j`` on ``y = t / N
 unbiased for the frequencies ``beta`` (given the cohort sizes). Its covariance, given which
 users fell in which cohort, is ``G^-1 X^T diag(Var t) X G^-1`` with ``Var t_(j, i)`` from
 :meth:`~.rappor.RapporMechanism.bit_count_variance`; the reported standard errors plug in the
-fitted bit counts ``N_j (X beta)_(j, i)`` (clipped to ``[0, N_j]``). The random split of the
-users into cohorts adds a further term (``beta_s (1 - beta_s) / N_j`` per cohort and bit
-against ``p* (1 - p*) / ((q* - p*)^2 N_j)``, about 1% of the variance at the default
-parameters), which the standard errors leave out.
+fitted bit counts ``N_j (X beta)_(j, i)`` (clipped to ``[0, N_j]``).
+
+The random split of the users into cohorts adds a term (:func:`cohort_split_covariance`):
+given the cohort sizes, the users of each value are spread over the cohorts at random, so
+the users ``n_j`` of cohort ``j`` holding each candidate vary, ``Cov(n_j, n_j') = (delta_jj'
+N_j - N_j N_j' / N) Sigma / (N - 1)`` with ``Sigma = diag(beta) - beta beta^T`` (a random
+permutation of the users: a contingency table with fixed margins). ``E[beta | split] = G^-1
+sum_j M_j n_j`` with ``M_j = X_j^T X_j`` (cohort ``j``'s rows of ``X``) and ``G = sum_j N_j
+M_j``, so the split adds
+
+    Cov(E[beta | split]) = (N G^-1 (sum_j N_j M_j Sigma M_j) G^-1 - Sigma) / (N - 1),
+
+0 with one cohort (every ``M_j`` equal), about ``beta_s (1 - beta_s) / N_j`` per cohort and
+bit against the reports' ``p* (1 - p*) / ((q* - p*)^2 N_j)`` (about 1% of the variance at
+the default parameters, most of it when ``f`` is small). The standard errors are the sum of
+both terms, at the estimated frequencies (clipped to ``[0, 1]``), about the frequencies of
+the users who reported.
 
 Detection. Each candidate is tested for "frequency 0" against "frequency > 0" with ``z =
 beta_s / se_s`` (one-sided normal p-value) and Holm's step-down procedure at family-wise
@@ -47,9 +60,12 @@ import numpy as np
 import scipy.linalg
 from scipy import sparse, special
 
+from .rappor import rappor_docstring
 from .significance import DEFAULT_ALPHA, check_alpha, holm_supported
 
 MAX_RAPPOR_CANDIDATES = 4096
+# Entries of the dense (cohorts x candidates) blocks of the cohort-split covariance.
+SPLIT_CHUNK = 2**22
 
 
 class RapporDecoding(NamedTuple):
@@ -139,6 +155,7 @@ def _indistinguishable(X, G, candidates):
             f"{np.linalg.matrix_rank(G)}): too many candidates for the bits and cohorts")
 
 
+@rappor_docstring
 def decode_candidates(mechanism, statistic, candidates, alpha=DEFAULT_ALPHA):
     """Frequencies of the candidate strings from a RAPPOR statistic, with significance.
 
@@ -162,10 +179,7 @@ def decode_candidates(mechanism, statistic, candidates, alpha=DEFAULT_ALPHA):
         A duplicate candidate, too many, candidates that cannot be told apart, a malformed
         statistic, or no reports.
 
-    References
-    ----------
-    .. [1] U. Erlingsson, V. Pihur and A. Korolova, "RAPPOR: randomized aggregatable
-       privacy-preserving ordinal response", ACM CCS 2014.
+    <erlingsson14 reference>
 
     Examples
     --------
@@ -208,7 +222,8 @@ def decode_candidates(mechanism, statistic, candidates, alpha=DEFAULT_ALPHA):
     frequencies = scipy.linalg.cho_solve(factor, X.T @ t)
     fitted = np.clip(X @ frequencies * weights, 0.0, weights)
     variance = mechanism.bit_count_variance(fitted.reshape(-1, k), sizes).reshape(-1)
-    covariance = frequency_covariance(X, factor, variance)
+    covariance = (frequency_covariance(X, factor, variance)
+                  + cohort_split_covariance(X, factor, sizes, frequencies, k))
     std_errors = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(std_errors > 0, frequencies / std_errors, 0.0)
@@ -224,8 +239,73 @@ def frequency_covariance(X, factor, variance):
     return scipy.linalg.cho_solve(factor, left.T)
 
 
+def cohort_split_covariance(X, factor, sizes, frequencies, n_bits):
+    """The covariance the random split of the users into cohorts adds to the decoded
+    frequencies (module docstring): ``(N G^-1 (sum_j N_j M_j Sigma M_j) G^-1 - Sigma) / (N -
+    1)``, ``Sigma = diag(beta) - beta beta^T`` at ``frequencies`` clipped to ``[0, 1]``.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix of shape (m k, C)
+        :func:`design_matrix`.
+    factor : tuple
+        The Cholesky factor of ``G = X^T diag(N_j) X`` (``scipy.linalg.cho_factor``).
+    sizes : ndarray of shape (m,)
+        Users of each cohort, ``N_j``.
+    frequencies : ndarray of shape (C,)
+        The candidates' frequencies ``beta``.
+    n_bits : int
+        Bloom bits per cohort, ``k``.
+
+    Returns
+    -------
+    ndarray of shape (C, C)
+
+    Examples
+    --------
+    >>> import scipy.linalg
+    >>> from sklearn_ldp.mechanisms.heavy_hitters.rappor import RapporMechanism
+    >>> rappor = RapporMechanism(n_bits=8, n_cohorts=1)
+    >>> X = design_matrix(rappor, ["a", "b"])
+    >>> G = (X.T @ X).toarray() * 1000
+    >>> split = cohort_split_covariance(X, scipy.linalg.cho_factor(G), np.array([1000.0]),
+    ...                                 np.array([0.7, 0.3]), 8)
+    >>> bool(np.abs(split).max() < 1e-12)  # one cohort: no split
+    True
+    """
+    beta = np.clip(np.asarray(frequencies, dtype=float), 0.0, 1.0)
+    sizes = np.asarray(sizes, dtype=float)
+    n = sizes.sum()
+    C = X.shape[1]
+    if n <= 1:
+        return np.zeros((C, C))
+    X = sparse.csr_matrix(X)
+    inner = np.zeros((C, C))
+    # Cohorts in chunks (each a dense cohorts x C block of M_j beta).
+    step = max(1, SPLIT_CHUNK // C)
+    for start in range(0, sizes.size, step):
+        part = sizes[start:start + step]
+        rows = X[start * n_bits:(start + part.size) * n_bits].tocoo()
+        cohort = rows.row // n_bits
+        # Y: cohort j's rows of X in its own block of C columns, so that Y diag(beta) Y^T
+        # holds X_j diag(beta) X_j^T for every cohort and nothing across cohorts.
+        Y = sparse.csr_matrix((rows.data, (rows.row, cohort * C + rows.col)),
+                              shape=(rows.shape[0], part.size * C))
+        X_part = rows.tocsr()
+        blocks = Y @ sparse.diags(np.tile(beta, part.size)) @ Y.T
+        inner += (X_part.T @ sparse.diags(np.repeat(part, n_bits)) @ blocks
+                  @ X_part).toarray()  # sum_j N_j M_j diag(beta) M_j
+        spread = (Y.T @ (X_part @ beta)).reshape(part.size, C)  # row j: M_j beta
+        inner -= spread.T @ (part[:, None] * spread)
+    propagated = scipy.linalg.cho_solve(factor, scipy.linalg.cho_solve(factor, inner).T)
+    return (n * propagated - (np.diag(beta) - np.outer(beta, beta))) / (n - 1)
+
+
 def candidate_variance(mechanism, candidates, true_counts):
     """The covariance of the decoded frequencies given the users' values per cohort.
+
+    The reports' noise only: :func:`decode_candidates` adds the random split of the users
+    into cohorts (:func:`cohort_split_covariance`) to its plug-in of this.
 
     Parameters
     ----------

@@ -74,6 +74,13 @@ Parameters
 ----------
 statistic : array-like
     :meth:`aggregate`'s output, or a sum of several.""",
+    "box parameters": """\
+Parameters
+----------
+attributes : tuple of int
+    The attributes the queries constrain (distinct, ascending).
+low, high : ndarray of shape (n_queries, len(attributes))
+    Each query's closed range per attribute (``low <= high``, within the bounds).""",
 })
 
 
@@ -583,3 +590,61 @@ class GridRangeMechanism(Mechanism):
             return variance
         spread = weights**2 @ frequencies - (weights @ frequencies) ** 2
         return variance + np.maximum(spread, 0.0) / n_group * (n_users - n_group) / (n_users - 1)
+
+    def sample_grid_frequencies(self, frequencies, group_reports, n_draws, rng):
+        """Draws of every grid's unbiased fractions (:meth:`grid_frequencies`) for a
+        collection whose cells hold ``frequencies``, for a parametric bootstrap.
+
+        OLH's support counts have no exact sampler short of one report per user; a group's
+        fractions are an average of ``N_g`` independent reports, so each draw is Gaussian
+        with their exact covariance given ``N_g`` (:meth:`linear_variance`'s: OLH's
+        ``C diag(c_norm + c_own f) C / N_g`` with ``C`` the centering, plus the group's
+        sampling from all users, ``(diag(f) - f f^T) / N_g (N - N_g) / (N - 1)``). Each draw
+        sums to 1, as the estimates do.
+
+        Parameters
+        ----------
+        frequencies : list of ndarray
+            Per group, its cells' fractions (flat; clipped to non-negative and normalised).
+        group_reports : array-like of int
+            Users of each group, ``N_g`` (their sum is ``N``).
+        n_draws : int
+            Draws of every grid.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        list of ndarray
+            Per group, ``(n_draws, n_group_cells)`` draws.
+
+        Examples
+        --------
+        >>> mechanism = GridRangeMechanism(1.0, [(0, 1), (0, 1)], g1=8, g2=2)
+        >>> uniform = [np.full(size, 1 / size) for size in mechanism.group_sizes]
+        >>> draws = mechanism.sample_grid_frequencies(uniform, [1000, 1000, 1000], 5000,
+        ...                                           np.random.default_rng(0))
+        >>> [d.shape for d in draws], bool(np.allclose(draws[2].sum(axis=1), 1.0))
+        ([(5000, 8), (5000, 8), (5000, 4)], True)
+        >>> weights = np.array([[1.0, 1.0, 0.0, 0.0]])  # the first half of the pair's grid
+        >>> variance = mechanism.linear_variance(2, weights, uniform[2], 1000, 3000)
+        >>> bool(abs((draws[2] @ weights[0]).var() / variance[0] - 1) < 0.1)
+        True
+        """
+        n_users = int(np.sum(group_reports))
+        draws = []
+        for k, fractions in enumerate(frequencies):
+            f = np.maximum(np.ravel(np.asarray(fractions, dtype=float)), 0.0)
+            f = f / f.sum()
+            n_group = int(group_reports[k])
+            c_norm, c_own = self.oracle_of(k)._variance_coefficients()
+            noise = rng.standard_normal((n_draws, f.size)) * np.sqrt(
+                np.maximum(c_norm + c_own * f, 0.0) / n_group)
+            noise -= noise.mean(axis=1, keepdims=True)
+            if n_users > max(n_group, 1):
+                # sqrt(f) z - f (sqrt(f) . z) has covariance diag(f) - f f^T.
+                spread = rng.standard_normal((n_draws, f.size)) * np.sqrt(f)
+                spread -= spread.sum(axis=1, keepdims=True) * f
+                noise += spread * math.sqrt((n_users - n_group) / ((n_users - 1) * n_group))
+            draws.append(f + noise)
+        return draws
