@@ -13,9 +13,12 @@ Without data, the pad length is ``max_set_size`` (no set is subsampled).
 A key-value column, ``categories={"ratings": ("key_value", keys[, max_set_size[,
 value_steps]])}``, holds per user a dict ``{key: value}`` or a list of ``(key, value)`` pairs,
 values in ``[-1, 1]`` on the lattice ``j / value_steps`` (default 1000); it takes the same size
-round (on the number of pairs) and is reported by
-:class:`~sklearn_ldp.mechanisms.set_valued.pckv.PCKVGRR`. A mixin of the encoder: it uses the
-encoder's parameters and generator.
+round (on the number of pairs) and is reported by PCKV-GRR
+(:class:`~sklearn_ldp.mechanisms.set_valued.pckv.PCKVGRR`) or PCKV-UE
+(:class:`~sklearn_ldp.mechanisms.set_valued.pckv_ue.PCKVUE`): ``oracle="grr"`` or ``"ue"``
+forces one, ``"auto"`` takes the one whose analytic frequency variance (at a key nobody
+holds, for the declared keys and the chosen pad length) is the smaller. A mixin of the
+encoder: it uses the encoder's parameters and generator.
 """
 
 import hashlib
@@ -29,17 +32,22 @@ import pandas as pd
 
 from .mechanisms.set_valued.padding import MAX_SET_SIZE, FlatSets, check_sets, check_size_cap
 from .mechanisms.set_valued.pckv import DEFAULT_VALUE_STEPS, PCKV_KIND, PCKVGRR
+from .mechanisms.set_valued.pckv_ue import PCKV_UE_KIND, PCKVUE
 from .mechanisms.set_valued.svim import SetItemMechanism, pad_length_round
 
 SETS = "sets"
 KEY_VALUE = "key_value"
 # The mechanisms of the columns this module fits (transform sends their records here).
-SET_MECHANISMS = (SetItemMechanism, PCKVGRR)
+SET_MECHANISMS = (SetItemMechanism, PCKVGRR, PCKVUE)
+# The oracles each kind of column takes (``"auto"``: the smaller analytic variance).
+SET_ORACLES = {SETS: ("auto", "grr", "olh"), KEY_VALUE: ("auto", "grr", "ue")}
 # The size round: the share of the users asked their set's size, and the fewest users for
 # which it runs (below, the pad length is max_set_size).
 SIZE_SHARE = 0.1
 SIZE_ROUND_MIN_USERS = 2000
-SET_STRATEGIES = {SETS: ("auto", "svim"), KEY_VALUE: ("auto", PCKV_KIND)}
+SET_STRATEGIES = {SETS: ("auto", "svim"), KEY_VALUE: ("auto", PCKV_KIND, PCKV_UE_KIND)}
+# The oracle a key-value strategy names.
+KEY_VALUE_ORACLES = {PCKV_KIND: "grr", PCKV_UE_KIND: "ue"}
 # The longest declaration of each kind: (kind, items, max_set_size[, value_steps]).
 DECLARATION_LENGTHS = {SETS: 3, KEY_VALUE: 4}
 # What a cell of a set-valued column may be (a str is iterable but is one value, refused).
@@ -104,8 +112,8 @@ class SetEncoderMixin:
         if not isinstance(self.strategy, str) or self.strategy not in strategies:
             raise ValueError(f"a {kind!r} column is reported by strategy {strategies[1]!r} (or "
                              f"'auto'), got strategy={self.strategy!r}.")
-        oracles = ("auto", "grr", "olh") if kind == SETS else ("auto",)
-        if self.oracle not in oracles:
+        oracles = SET_ORACLES[kind]
+        if not isinstance(self.oracle, str) or self.oracle not in oracles:
             raise ValueError(f"oracle must be one of {oracles} for a {kind!r} column, got "
                              f"{self.oracle!r}.")
         for name, default in (("bounds", None), ("workload", None), ("handle_unknown", "error"),
@@ -131,14 +139,20 @@ class SetEncoderMixin:
             worst, average = mechanism.per_user_variance()
             answer = f"count of one {column} item"
         else:
-            mechanism = PCKVGRR(len(items), pad, epsilon, steps, cap, items)
+            oracle = KEY_VALUE_ORACLES.get(self.strategy, self.oracle)
+            if self.oracle not in ("auto", oracle):
+                raise ValueError(f"strategy={self.strategy!r} reports with oracle={oracle!r}, "
+                                 f"got oracle={self.oracle!r}.")
+            mechanism = _key_value_mechanism(oracle, (len(items), pad, epsilon, steps, cap,
+                                                      items))
             if records is not None:  # values off the lattice are refused at fit, not later
                 _check_values(mechanism, records, column)
             # One user's contribution to a key's frequency: a key every user holds, none.
             worst, average = (float(mechanism.frequency_variance(1, held)) for held in (1, 0))
             answer = f"frequency of one {column} key"
         self.pad_length_ = pad
-        self._one_column_attributes(X, column, mechanism, strategies[1], mechanism.epsilon,
+        strategy = strategies[1] if kind == SETS else mechanism.kind
+        self._one_column_attributes(X, column, mechanism, strategy, mechanism.epsilon,
                                     (worst, average), answer, rng)
         return self
 
@@ -168,7 +182,7 @@ class SetEncoderMixin:
         mechanism = self.mechanism_
         column = self.feature_names_in_[0]
         cells = self._set_cells(X, column)
-        if isinstance(mechanism, PCKVGRR):
+        if isinstance(mechanism, (PCKVGRR, PCKVUE)):
             records = _flat_pairs(cells, mechanism.keys, column, mechanism.max_set_size)
             _check_values(mechanism, records, column)
         else:
@@ -179,6 +193,17 @@ class SetEncoderMixin:
             records = _select_users(records, keep)
         self._charge_collection(records[0].size, "transform")
         return mechanism.randomize(records, self._generator())
+
+
+def _key_value_mechanism(oracle, arguments):
+    """PCKV-GRR (``oracle="grr"``), PCKV-UE (``"ue"``) or, for ``"auto"``, the one whose
+    frequency variance at a key nobody holds is the smaller (GRR on a tie)."""
+    if oracle == "grr":
+        return PCKVGRR(*arguments)
+    if oracle == "ue":
+        return PCKVUE(*arguments)
+    grr, ue = PCKVGRR(*arguments), PCKVUE(*arguments)
+    return ue if ue.frequency_variance(1, 0) < grr.frequency_variance(1, 0) else grr
 
 
 # What a declaration's list holds, for the messages.
