@@ -244,8 +244,9 @@ def test_labelled_spec_decodes_client_reports_with_labels(cls):
 @pytest.mark.parametrize("cls", KINDS)
 @pytest.mark.parametrize("labels, message", [
     (["a", "a", "b"], "'a' of the 'pckv_.*' specification is listed twice"),
-    (["a", 1.5, "b"], "string of at most 256 characters or an integer, got '1.5'"),
-    (["a", True, "b"], "got 'True'"),
+    (["a", 1.5, "b"], "string of at most 256 characters or an integer, got 1.5"),
+    (["a", True, "b"], "got true"),
+    (["a", None, "b"], "got null"),
     (["a", "b"], "must list 3 labels"),
     (["a", "b", "c", "d"], "must list 3 labels"),
     (["a", "b", "x" * 300], "at most 256 characters"),

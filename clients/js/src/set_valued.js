@@ -136,9 +136,55 @@ function integerOf(value) {
   return typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : null;
 }
 
+// The longest key label (characters), as the Python client's.
+const MAX_LABEL_LENGTH = 256;
+
+/** A label's JSON text, at most 60 characters (the Python client's message, character for
+ * character). */
+function jsonText(value) {
+  return (JSON.stringify(value) ?? String(value)).slice(0, 60);
+}
+
+/** codeOf(key): a record key's code, by its label when the specification lists labels
+ * (distinct strings or integers, checked here), else an integer code. */
+function keyCodes(labels, nKeys, kind) {
+  if (labels === null) {
+    return (key) => {
+      if (typeof key !== "number" || !Number.isInteger(key) || key < 0 || key >= nKeys) {
+        throw new ValueError(`the key ${repr(key)} is not a key in [0, ${nKeys}).`);
+      }
+      return key;
+    };
+  }
+  if (!Array.isArray(labels) || labels.length !== nKeys) {
+    throw new ValueError(`keys of the ${repr(kind)} specification must list ${nKeys} labels, ` +
+      `got ${jsonText(labels)}.`);
+  }
+  const index = new Map();
+  labels.forEach((label, code) => {
+    const isString = typeof label === "string" && label.length <= MAX_LABEL_LENGTH;
+    if (!isString && !(typeof label === "number" && Number.isSafeInteger(label))) {
+      throw new ValueError(`a key label of the ${repr(kind)} specification is a string of at ` +
+        `most ${MAX_LABEL_LENGTH} characters or an integer, got ${jsonText(label)}.`);
+    }
+    if (index.has(labelKey(label))) {
+      throw new ValueError(`the key label ${repr(label)} of the ${repr(kind)} specification ` +
+        "is listed twice.");
+    }
+    index.set(labelKey(label), code);
+  });
+  return (key) => {
+    const code = index.get(labelKey(key));
+    if (code === undefined) {
+      throw new ValueError(`the key ${repr(key)} is not among the declared keys.`);
+    }
+    return code;
+  };
+}
+
 function pckvGrr(spec) {
   const kind = "pckv_grr";
-  const params = exactParams(spec, kind, ["pad_length", "value_steps", "max_set_size"]);
+  const params = exactParams(spec, kind, ["pad_length", "value_steps", "max_set_size", "keys"]);
   const epsilon = checkBudget(specField(spec, "epsilon", kind), "epsilon", kind);
   const nKeys = checkInt(specField(spec, "n_inputs", kind), `n_inputs of ${repr(kind)}`);
   const pad = checkInt(params.pad_length, `pad_length of ${repr(kind)}`);
@@ -171,6 +217,8 @@ function pckvGrr(spec) {
       `not ${repr(epsilon)}-LDP (or carry no information): refused.`);
   }
 
+  const codeOf = keyCodes(params.keys, nKeys, kind);
+
   /** The sorted [key, j] pairs of a record (value = j / value_steps), or a refusal. */
   const encode = (value) => {
     const pairs = value instanceof Map ? [...value.entries()] : value;
@@ -184,21 +232,19 @@ function pckvGrr(spec) {
       if (!Array.isArray(pair) || pair.length !== 2) {
         throw new ValueError(`a pair is [key, value], got ${repr(pair)}.`);
       }
-      const [key, number] = pair;
-      if (typeof key !== "number" || !Number.isInteger(key) || key < 0 || key >= nKeys) {
-        throw new ValueError(`the key ${repr(key)} is not a key in [0, ${nKeys}).`);
-      }
-      if (seen.has(key)) throw new ValueError(`the key ${repr(key)} is listed twice.`);
+      const [label, number] = pair;
+      const key = codeOf(label);
+      if (seen.has(key)) throw new ValueError(`the key ${repr(label)} is listed twice.`);
       seen.add(key);
       if (typeof number !== "number" || !Number.isFinite(number) || number < -1 ||
           number > 1) {
-        throw new ValueError(`the value ${repr(number)} of key ${key} is not a number in ` +
-          "[-1, 1].");
+        throw new ValueError(`the value ${repr(number)} of key ${repr(label)} is not a number ` +
+          "in [-1, 1].");
       }
       const scaled = number * steps;
       if (Math.abs(scaled - Math.round(scaled)) > 1e-6) {
-        throw new ValueError(`the value ${repr(number)} of key ${key} is not on the lattice ` +
-          `j / ${steps}.`);
+        throw new ValueError(`the value ${repr(number)} of key ${repr(label)} is not on the ` +
+          `lattice j / ${steps}.`);
       }
       return [key, Math.round(scaled)];
     });

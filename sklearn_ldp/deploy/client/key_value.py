@@ -9,6 +9,7 @@ integers) and the weights' privacy exactly instead of trusting them: for PCKV-GR
 ``b_k / b_f`` and ``2 b_k (2^52 - q_num) / ((b_k + b_f) q_num)``, decided on integers.
 """
 
+import json
 import math
 
 from ._exact import _ONE, _exact_bound, _packed, _ratio_at_most, _ratio_draw, _uniform_words
@@ -58,14 +59,14 @@ def _key_codes(labels, n_keys, kind):
         return code_of
     if not isinstance(labels, list) or len(labels) != n_keys:
         raise ValueError(f"keys of the {kind!r} specification must list {n_keys} labels, got "
-                         f"{str(labels)[:60]!r}.")
+                         f"{_json_text(labels)}.")
     index = {}
     for code, label in enumerate(labels):
         if isinstance(label, bool) or not isinstance(label, (str, int)) \
                 or (isinstance(label, str) and len(label) > MAX_LABEL_LENGTH):
             raise ValueError(f"a key label of the {kind!r} specification is a string of at "
                              f"most {MAX_LABEL_LENGTH} characters or an integer, got "
-                             f"{str(label)[:60]!r}.")
+                             f"{_json_text(label)}.")
         if (type(label), label) in index:
             raise ValueError(f"the key label {label!r} of the {kind!r} specification is "
                              "listed twice.")
@@ -77,6 +78,11 @@ def _key_codes(labels, n_keys, kind):
             raise ValueError(f"the key {str(key)[:60]!r} is not among the declared keys.")
         return code
     return code_of
+
+
+def _json_text(value):
+    """A label's JSON text, at most 60 characters (as the JavaScript client writes it)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=repr)[:60]
 
 
 def _parser(n_keys, cap, steps, code_of):
