@@ -1,12 +1,13 @@
-// Set-valued (set_items, SVIM) and key-value (pckv_grr, PCKV-GRR) records -- the Python
+// Set-valued (set_items, SVIM) and key-value (pckv_grr, pckv_ue: PCKV) records -- the Python
 // client's set_valued.py and key_value.py. A record of s items (pairs) is padded with the
 // dummies d + s .. d + L - 1 to the pad length L, one position in [0, max(s, L)) is drawn
 // exactly uniformly (rejection on random bits), and the element there is reported: through the
 // specification's frequency oracle (set_items), or as a key-value pair perturbed with the
-// specification's integer weights, checked exactly against e^eps (pckv_grr).
+// specification's integer weights, checked exactly against e^eps (pckv_grr: one key and sign;
+// pckv_ue: packed +1 bits then -1 bits of every key).
 
 import { ValueError, repr, shortRepr } from "./errors.js";
-import { exactBound, ratioAtMost, ratioDraw } from "./exact.js";
+import { ONE, exactBound, ratioAtMost, ratioDraw, packed } from "./exact.js";
 import { ORACLE_KINDS } from "./oracles.js";
 import { checkBudget, checkInt, isPlainObject, specField } from "./spec.js";
 
@@ -182,8 +183,9 @@ function keyCodes(labels, nKeys, kind) {
   };
 }
 
-function pckvGrr(spec) {
-  const kind = "pckv_grr";
+/** The checked fields of a key-value specification (pckv_grr: 4 weights, pckv_ue: 3) and
+ * encode(record): its sorted [key code, j] pairs (value = j / value_steps), or a refusal. */
+function keyValueCommon(spec, kind, nWeights) {
   const params = exactParams(spec, kind, ["pad_length", "value_steps", "max_set_size", "keys"]);
   const epsilon = checkBudget(specField(spec, "epsilon", kind), "epsilon", kind);
   const nKeys = checkInt(specField(spec, "n_inputs", kind), `n_inputs of ${repr(kind)}`);
@@ -196,30 +198,16 @@ function pckvGrr(spec) {
   }
   const raw = specField(spec, "weights", kind);
   const weights = Array.isArray(raw) ? raw.map(integerOf) : [];
-  if (weights.length !== 4 || weights.some((w) => w === null || w < 1n || w >= TOTAL)) {
+  if (weights.length !== nWeights || weights.some((w) => w === null || w < 1n || w >= TOTAL)) {
     // Beyond 2^53 a Number is what JSON.parse rounded: only Randomizer.fromJSON reads it.
     const rounded = Array.isArray(raw) && raw.some((w) => typeof w === "number" &&
       Number.isInteger(w) && !Number.isSafeInteger(w));
-    throw new ValueError(`weights of the ${repr(kind)} specification must be 4 positive ` +
-      `integers below 2^62, got ${shortRepr(raw)}` + (rounded ? " (beyond 2^53 they are " +
-      "exact only when the JSON text is read by Randomizer.fromJSON)." : "."));
+    throw new ValueError(`weights of the ${repr(kind)} specification must be ${nWeights} ` +
+      `positive integers below 2^62, got ${shortRepr(raw)}` + (rounded ? " (beyond 2^53 " +
+      "they are exact only when the JSON text is read by Randomizer.fromJSON)." : "."));
   }
-  const [a, d, keep, flip] = weights;
-  const nValues = nKeys + pad;
-  // The three output weights: the pair kept with its sign, kept with the sign flipped, and
-  // any pair of another key; every ratio at most e^eps, decided on integers.
-  const outputs = [2n * a * keep, 2n * a * flip, d * (keep + flip)];
-  const largest = outputs.reduce((x, y) => (x > y ? x : y));
-  const smallest = outputs.reduce((x, y) => (x < y ? x : y));
-  if (a + BigInt(nValues - 1) * d > TOTAL || keep + flip > TOTAL || !(a > d && keep > flip) ||
-      !ratioAtMost(largest, smallest, exactBound(epsilon))) {
-    throw new ValueError(`the weights of the ${repr(kind)} specification ${repr(raw)} are ` +
-      `not ${repr(epsilon)}-LDP (or carry no information): refused.`);
-  }
-
   const codeOf = keyCodes(params.keys, nKeys, kind);
 
-  /** The sorted [key, j] pairs of a record (value = j / value_steps), or a refusal. */
   const encode = (value) => {
     const pairs = value instanceof Map ? [...value.entries()] : value;
     if (!Array.isArray(pairs)) {
@@ -251,11 +239,35 @@ function pckvGrr(spec) {
     return parsed.sort((x, y) => x[0] - y[0]);
   };
 
-  const privatize = (value, rng) => {
+  /** The padded-and-sampled pair of a record: [key code, v* = +1], exactly. */
+  const sampledPair = (value, rng) => {
     const pairs = encode(value);
     const [at, position] = padPosition(rng, pairs.length, pad);
     const [key, j] = at === null ? [nKeys + position, 0] : pairs[at];
-    const positive = rng.below(2 * steps) < steps + j; // P(+1) = (1 + v) / 2 exactly
+    return [key, rng.below(2 * steps) < steps + j]; // P(+1) = (1 + v) / 2 exactly
+  };
+  return { epsilon, nKeys, pad, raw, weights, encode, sampledPair };
+}
+
+function pckvGrr(spec) {
+  const kind = "pckv_grr";
+  const { epsilon, nKeys, pad, raw, weights, encode, sampledPair } =
+    keyValueCommon(spec, kind, 4);
+  const [a, d, keep, flip] = weights;
+  const nValues = nKeys + pad;
+  // The three output weights: the pair kept with its sign, kept with the sign flipped, and
+  // any pair of another key; every ratio at most e^eps, decided on integers.
+  const outputs = [2n * a * keep, 2n * a * flip, d * (keep + flip)];
+  const largest = outputs.reduce((x, y) => (x > y ? x : y));
+  const smallest = outputs.reduce((x, y) => (x < y ? x : y));
+  if (a + BigInt(nValues - 1) * d > TOTAL || keep + flip > TOTAL || !(a > d && keep > flip) ||
+      !ratioAtMost(largest, smallest, exactBound(epsilon))) {
+    throw new ValueError(`the weights of the ${repr(kind)} specification ${repr(raw)} are ` +
+      `not ${repr(epsilon)}-LDP (or carry no information): refused.`);
+  }
+
+  const privatize = (value, rng) => {
+    const [key, positive] = sampledPair(value, rng);
     const [kept, other] = ratioDraw(rng, 1, nValues - 1, a, d);
     if (kept) {
       const [same] = ratioDraw(rng, 1, 1, keep, flip);
@@ -266,5 +278,41 @@ function pckvGrr(spec) {
   return [nKeys, privatize, { takesValues: true, encode }];
 }
 
+function pckvUe(spec) {
+  const kind = "pckv_ue";
+  const { epsilon, nKeys, pad, raw, weights, encode, sampledPair } =
+    keyValueCommon(spec, kind, 3);
+  const [keep, flip, qBig] = weights;
+  const bound = exactBound(epsilon);
+  // b_k / b_f and the held key's entry against a fake one: 2 b_k (2^52 - q) / ((b_k + b_f) q),
+  // each at most e^eps, decided on integers.
+  if (!(keep > flip && 2n * qBig < ONE && keep + flip <= TOTAL) ||
+      !ratioAtMost(keep, flip, bound) ||
+      !ratioAtMost(2n * keep * (ONE - qBig), (keep + flip) * qBig, bound)) {
+    throw new ValueError(`the weights of the ${repr(kind)} specification ${repr(raw)} are ` +
+      `not ${repr(epsilon)}-LDP (or carry no information): refused.`);
+  }
+  const nValues = nKeys + pad;
+  const q = Number(qBig); // < 2^52: an exact Number
+
+  const privatize = (value, rng) => {
+    const [key, positive] = sampledPair(value, rng);
+    const plus = [];
+    const minus = [];
+    // Every other entry: non-zero with q / 2^52, its sign a uniform bit.
+    for (let i = 0; i < nValues; i++) {
+      if (rng.bernoulli52(q) && i !== key) (rng.below(2) ? plus : minus).push(i);
+    }
+    // The held key's entry: non-zero with probability 1/2, its sign v* kept with b.
+    if (rng.below(2)) {
+      const [kept] = ratioDraw(rng, 1, 1, keep, flip);
+      (positive === kept ? plus : minus).push(key);
+    }
+    return [...packed(plus.sort((x, y) => x - y), nValues),
+      ...packed(minus.sort((x, y) => x - y), nValues)];
+  };
+  return [nKeys, privatize, { takesValues: true, encode }];
+}
+
 /** The set-valued and key-value kinds by name. */
-export const SET_VALUED_KINDS = { set_items: setItems, pckv_grr: pckvGrr };
+export const SET_VALUED_KINDS = { set_items: setItems, pckv_grr: pckvGrr, pckv_ue: pckvUe };

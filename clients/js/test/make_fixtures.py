@@ -86,6 +86,7 @@ from sklearn_ldp.mechanisms.oracles.histogram_encoding import (  # noqa: E402
     ThresholdingHistogramEncoding,
 )
 from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR  # noqa: E402
+from sklearn_ldp.mechanisms.set_valued.pckv_ue import PCKVUE  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
@@ -693,6 +694,14 @@ def _set_valued_laws():
              _law("pckv_grr_long", pckv, [[0, 1.0], [1, 0.25], [2, -0.75]]),
              _law("pckv_grr_empty", pckv, []),
              _law("pckv_grr_eps3_steps1", PCKVGRR(3, 1, 3.0, value_steps=1), [[2, -1.0]])]
+    # PCKV-UE: 3^(d + L) packed reports (27 and 81 here); labelled keys travel in the spec.
+    pckv_ue = PCKVUE(2, 2, 1.0, value_steps=4, max_set_size=2)
+    cases += [_law("pckv_ue_short", pckv_ue, [[1, 0.5]]),
+              _law("pckv_ue_empty", pckv_ue, []),
+              _law("pckv_ue_eps3_steps1", PCKVUE(2, 1, 3.0, value_steps=1), [[0, -1.0]])]
+    labelled = PCKVUE(2, 1, 1.0, value_steps=2, keys=["x", 7])
+    case = _law("pckv_ue_labels", labelled, [[1, 0.5]])
+    cases.append({**case, "value": [[7, 0.5]]})  # the label of the key code 1
     for i, seed in enumerate((5, 2**64 - 1)):
         case = _law(f"set_items_olh_labels_seed{i}", olh, [4, 1],
                     seeds=np.array([seed], dtype=np.uint64))
