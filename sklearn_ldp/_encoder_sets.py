@@ -55,7 +55,9 @@ SET_TYPES = (set, frozenset, list, tuple, np.ndarray)
 # What a cell of a key-value column may be: a dict, or a list of (key, value) pairs.
 PAIRS_TYPES = (Mapping, list, tuple)
 # The value types accepted without an abstract isinstance (a bool is neither).
-EXACT_REALS = (float, int)
+EXACT_REALS = (float, int, np.float64, np.int64)
+# The label types looked up by a dict (a bool would equal the label 1).
+LABEL_TYPES = (str, int)
 
 
 def is_set_declaration(value):
@@ -182,16 +184,18 @@ class SetEncoderMixin:
         mechanism = self.mechanism_
         column = self.feature_names_in_[0]
         cells = self._set_cells(X, column)
-        if isinstance(mechanism, (PCKVGRR, PCKVUE)):
-            records = _flat_pairs(cells, mechanism.keys, column, mechanism.max_set_size)
-            _check_values(mechanism, records, column)
-        else:
-            records = _flat_sets(cells, mechanism.items, column, mechanism.max_set_size)
+        key_value = isinstance(mechanism, (PCKVGRR, PCKVUE))
+        records = _flat_pairs(cells, mechanism.keys, column, mechanism.max_set_size) \
+            if key_value else _flat_sets(cells, mechanism.items, column, mechanism.max_set_size)
         if self._size_round is not None and _digest(records) == self._size_round[0]:
             keep = np.ones(records[0].size, dtype=bool)
             keep[self._size_round[1]] = False  # these users reported their size at fit
             records = _select_users(records, keep)
+        # The values are checked before anything is charged, and only once.
+        checked = _check_values(mechanism, records, column) if key_value else None
         self._charge_collection(records[0].size, "transform")
+        if key_value:
+            return mechanism.randomize_checked(*checked, self._generator())
         return mechanism.randomize(records, self._generator())
 
 
@@ -216,30 +220,51 @@ def _flat_pairs(cells, keys, column, cap):
     ``(key, value)``, a value that is not a real number, an unknown key, a key listed twice or
     too many pairs is a ValueError naming the row and the value (the values' lattice is the
     mechanism's check, :func:`_check_values`)."""
-    values = _typed_cells(cells, PAIRS_TYPES, column,
-                          "a dict {key: value} or a list of (key, value) pairs")
-    rows = [cell if isinstance(cell, list | tuple) else list(cell.items()) for cell in values]
-    lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
-    pairs = list(itertools.chain.from_iterable(rows))
-    # The exact types first: the isinstance of an abstract class (numbers.Real) on every
-    # pair would dominate the time.
-    ok = np.fromiter(((type(pair) is tuple and len(pair) == 2 and type(pair[1]) in EXACT_REALS)
-                      or _is_pair(pair) for pair in pairs), dtype=bool, count=len(pairs))
-    if not ok.all():
-        position = int(np.argmin(ok))
-        raise ValueError(f"column {column!r}, row {_row_of(position, lengths)}: "
-                         f"{repr(pairs[position])[:60]} is not a pair (key, value) with a "
-                         "number value.")
-    codes = _item_codes([pair[0] for pair in pairs], keys, lengths, column, "key")
+    cells = _typed_cells(cells, PAIRS_TYPES, column,
+                         "a dict {key: value} or a list of (key, value) pairs")
+    if _only_types(cells, (dict,)):
+        # The common case, each cell read once at C speed: a dict's pairs are pairs.
+        lengths = np.fromiter(map(len, cells), dtype=np.int64, count=len(cells))
+        flat_keys = list(itertools.chain.from_iterable(map(dict.keys, cells)))
+        numbers = list(itertools.chain.from_iterable(map(dict.values, cells)))
+        if not _only_types(numbers, EXACT_REALS):
+            position = next(i for i, number in enumerate(numbers) if not _is_pair((0, number)))
+            _not_a_pair(column, position, lengths, (flat_keys[position], numbers[position]))
+    else:
+        rows = [cell if isinstance(cell, list | tuple) else list(cell.items()) for cell in cells]
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        pairs = list(itertools.chain.from_iterable(rows))
+        # The exact types first: the isinstance of an abstract class (numbers.Real) on every
+        # pair would dominate the time.
+        ok = np.fromiter(((type(pair) is tuple and len(pair) == 2
+                           and type(pair[1]) in EXACT_REALS) or _is_pair(pair)
+                          for pair in pairs), dtype=bool, count=len(pairs))
+        if not ok.all():
+            position = int(np.argmin(ok))
+            _not_a_pair(column, position, lengths, pairs[position])
+        flat_keys, numbers = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+    codes = _item_codes(flat_keys, keys, lengths, column, "key")
     flat = _checked_sets(lengths, codes, keys, cap, column, "key")  # cap, repeated keys
     try:
-        values = np.array([pair[1] for pair in pairs], dtype=float)
+        values = np.array(numbers, dtype=float)
     except OverflowError:  # an int beyond the floats: outside [-1, 1] (the lattice's check)
-        position = next(i for i, pair in enumerate(pairs) if abs(pair[1]) > 1)
+        position = next(i for i, number in enumerate(numbers) if abs(number) > 1)
         raise ValueError(f"column {column!r}, row {_row_of(position, lengths)} has the value "
-                         f"{str(pairs[position][1])[:40]} for the key {pairs[position][0]!r}; "
+                         f"{str(numbers[position])[:40]} for the key {flat_keys[position]!r}; "
                          "values must lie in [-1, 1].") from None
     return flat.lengths, codes, values
+
+
+def _not_a_pair(column, position, lengths, pair):
+    """The ValueError of a pair that is not ``(key, value)`` with a number value."""
+    raise ValueError(f"column {column!r}, row {_row_of(position, lengths)}: "
+                     f"{repr(pair)[:60]} is not a pair (key, value) with a number value.")
+
+
+def _only_types(values, types):
+    """Whether every one of ``values`` has one of exactly ``types`` (one pass in C: the
+    cheap check before any per-value one)."""
+    return set(map(type, values)) <= set(types)
 
 
 def _is_pair(pair):
@@ -249,10 +274,10 @@ def _is_pair(pair):
 
 
 def _check_values(mechanism, records, column):
-    """The mechanism's check of the values (in ``[-1, 1]`` on its lattice), its message naming
-    the row and the key's label."""
+    """The mechanism's check of the values (in ``[-1, 1]`` on its lattice): what
+    :meth:`check_pairs` returns, or its ValueError naming the row and the key's label."""
     try:
-        mechanism.check_pairs(records[:2], records[2])
+        return mechanism.check_pairs(records[:2], records[2])
     except ValueError as exc:
         message = re.sub(r"for key (\d+)", lambda match: f"for the key "
                          f"{mechanism.keys[int(match.group(1))]!r}", str(exc))
@@ -265,19 +290,21 @@ def _flat_sets(cells, items, column, cap):
     ValueError naming the row and the value."""
     values = _typed_cells(cells, SET_TYPES, column,
                           "a set of items (a set, frozenset, list, tuple or 1-D array)")
-    lengths = np.fromiter((len(cell) for cell in values), dtype=np.int64, count=values.size)
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     codes = _item_codes(list(itertools.chain.from_iterable(values)), items, lengths, column,
                         "item")
     return _checked_sets(lengths, codes, items, cap, column)
 
 
 def _typed_cells(cells, types, column, what):
-    """The cells as an object array, or a ValueError naming the first row whose cell is not
-    one of ``types``."""
-    values = cells.to_numpy(dtype=object)
+    """The cells as a list, or a ValueError naming the first row whose cell is not one of
+    ``types``."""
+    values = cells.to_numpy(dtype=object).tolist()
     exact = tuple(kind for kind in (dict, list, tuple, set, frozenset) if issubclass(kind, types))
+    if _only_types(values, exact):
+        return values
     kinds = np.fromiter((type(cell) in exact or isinstance(cell, types) for cell in values),
-                        dtype=bool, count=values.size)
+                        dtype=bool, count=len(values))
     if not kinds.all():
         row = int(np.argmin(kinds))
         raise ValueError(f"column {column!r}, row {row}: {repr(values[row])[:60]} is not "
@@ -288,8 +315,15 @@ def _typed_cells(cells, types, column, what):
 def _item_codes(flat_items, items, lengths, column, noun):
     """The codes of ``flat_items`` among the declared ``items``, or a ValueError naming the
     row and the first unknown one."""
-    codes = pd.Index(items).get_indexer(pd.Index(flat_items, dtype=object)) if flat_items \
-        else np.zeros(0, dtype=np.int64)
+    if not flat_items:
+        codes = np.zeros(0, dtype=np.int64)
+    elif _only_types(items, LABEL_TYPES) and _only_types(flat_items, LABEL_TYPES):
+        # Strings and integers (no bools) look up as they compare: a dict, read in C.
+        index = {item: code for code, item in enumerate(items)}
+        codes = np.fromiter(map(index.get, flat_items, itertools.repeat(-1)), dtype=np.int64,
+                            count=len(flat_items))
+    else:
+        codes = pd.Index(items).get_indexer(pd.Index(flat_items, dtype=object))
     if codes.size and codes.min() < 0:
         position = int(np.argmin(codes))
         raise ValueError(f"column {column!r}, row {_row_of(position, lengths)}: the {noun} "

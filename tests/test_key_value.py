@@ -401,6 +401,9 @@ def test_encoder_reports_are_unbiased_within_5_standard_errors():
     ([("a", 0.5, 1)], r"row 1: \('a', 0.5, 1\) is not a pair"),
     ([("a", 0.5), ("a", 0.1)], "row 1 lists the key 'a' twice"),
     ({"a": 0.1, "b": 0.1, "c": 0.1}, "row 1 holds 3 items, more than max_set_size=2"),
+    ({"b": 0.5, 1: 0.5}, "row 1: the key 1 is not among the declared keys"),
+    ({"b": 0.5, True: 0.5}, "row 1: the key True is not among the declared keys"),
+    ({"b": 0.5, ("a",): 0.5}, r"row 1: the key \('a',\) is not among the declared keys"),
 ])
 def test_bad_cells_are_refused_naming_row_and_value(cell, message):
     from sklearn_ldp import LDPEncoder
@@ -428,3 +431,20 @@ def test_bad_declarations_are_refused(params, message):
     params = {"categories": {"r": ("key_value", KEYS, 2, 10)}, "epsilon": 1.0, **params}
     with pytest.raises(ValueError, match=message):
         LDPEncoder(**params).fit(None)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"a": "x"}, r"row 70000: \('a', 'x'\) is not a pair"),
+    ({"z": 0.5}, "row 70000: the key 'z' is not among the declared keys"),
+    ({"a": 0.55}, "row 70000 has the value 0.55 for the key 'a'.*lattice j / 10"),
+])
+def test_first_bad_row_among_many_dict_cells(bad, message):
+    """The flat fast path over a column of dicts still names the first bad row and value."""
+    from sklearn_ldp import LDPEncoder
+
+    cells = [{"a": 0.5, "b": -0.2}] * 100_000
+    cells[70_000] = bad
+    cells[90_000] = bad
+    encoder = LDPEncoder(categories={"r": ("key_value", KEYS, 2, 10)}, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        encoder.fit(pd.DataFrame({"r": cells}))

@@ -48,7 +48,7 @@ from .._base.exact import ExactLaw, largest_numerator_within, uniform_below
 from .._base.headers import check_spec_header
 from .._base.mechanism import Mechanism, index_report_validity
 from .._base.ratio import ratio_weights, sample_ratio_law
-from .padding import check_sets, check_size_cap, padded_law, support_variance
+from .padding import check_sets_order, check_size_cap, padded_law, support_variance
 
 PCKV_KIND = "pckv_grr"
 # The default value lattice: values j / 1000.
@@ -131,11 +131,10 @@ class KeyValueMechanism(Mechanism):
         if values.shape != keys.shape or values.dtype.kind not in "iuf":
             raise ValueError(f"values must be numbers, one per key ({keys.shape[0]} keys), got "
                              f"shape {values.shape} and dtype {values.dtype}.")
-        flat = check_sets((lengths, keys), self.n_keys, self.max_set_size, "keys")
-        # check_sets sorted each user's keys: the values follow the same order.
+        flat, order = check_sets_order((lengths, keys), self.n_keys, self.max_set_size, "keys")
+        # The keys were sorted within each user: the values follow the same order.
         users = np.repeat(np.arange(flat.lengths.size), flat.lengths)
-        order = np.lexsort((np.asarray(keys, dtype=np.int64), users))
-        values = values.astype(float)[order]
+        values = values.astype(float) if order is None else values.astype(float)[order]
         bad = ~(np.abs(values) <= 1.0)
         scaled = values * self.value_steps
         steps = np.rint(scaled)
@@ -169,7 +168,11 @@ class KeyValueMechanism(Mechanism):
             return self.empty_reports()  # no users (the collectors' template)
         if not isinstance(pairs, tuple) or len(pairs) != 3:
             raise ValueError("pairs must be a tuple (lengths, keys, values) of flat arrays.")
-        flat, steps = self.check_pairs(pairs[:2], pairs[2])
+        return self.randomize_checked(*self.check_pairs(pairs[:2], pairs[2]), rng)
+
+    def randomize_checked(self, flat, steps, rng):
+        """:meth:`randomize` of the pairs :meth:`check_pairs` returned (a caller that checked
+        them already does not pay for the check twice)."""
         lengths, n = flat.lengths, flat.lengths.size
         positions = uniform_below(rng, np.maximum(lengths, self.pad_length), n)
         real = positions < lengths
