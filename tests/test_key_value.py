@@ -36,9 +36,9 @@ def test_exact_law_of_the_worst_inputs_is_private(cls, epsilon):
 @pytest.mark.parametrize("cls", KINDS)
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0, 8.0])
 def test_budget_split_is_the_papers_and_its_realised_epsilon_is_exact(cls, epsilon):
-    """eps_2 = eps and e^eps_1 = (e^eps + 1) / 2 (Theorem 2's composition with the paper's
-    allocation), realised by the integer weights within the declared epsilon, and the
-    exact law's worst ratio is that composition."""
+    """eps_2 = eps and e^eps_1 = (e^eps + 1) / 2 (the paper's composition of the correlated
+    perturbation with its allocation), realised by the integer weights within the declared
+    epsilon, and the exact law's worst ratio is that composition."""
     mechanism = cls(3, 1, epsilon, value_steps=2, max_set_size=1)
     eps_1, eps_2, composed = mechanism.budget_split()
     assert eps_2 <= epsilon and abs(eps_2 - epsilon) < 1e-9

@@ -12,8 +12,9 @@ pair exactly uniformly (:mod:`.padding`, the same core as SVIM), then:
    keys); a kept key keeps its value with weight ``b_k`` and flips it with ``b_f``; a
    replaced key gets a uniform value. The report is ``2 key + [v* = +1]``.
 
-Correlated budget (the paper's Theorem 2). The worst ratio of two inputs' laws is
-``2 a b_k / (d_w (b_k + b_f))`` (a kept pair against a replaced key), i.e.
+Correlated budget (the paper's privacy analysis of the correlated perturbation). The worst
+ratio of two inputs' laws is ``2 a b_k / (d_w (b_k + b_f))`` (a kept pair against a
+replaced key), i.e.
 ``eps = max(eps_2, eps_1 + ln(2 e^eps_2 / (e^eps_2 + 1)))`` with ``e^eps_1 = a / d_w`` and
 ``e^eps_2 = b_k / b_f``: key and value share one ``epsilon`` instead of adding two. The
 weights take ``eps_2 = eps`` and ``e^eps_1 = (e^eps + 1) / 2``, the largest key budget this
@@ -196,7 +197,7 @@ class KeyValueMechanism(Mechanism):
 
     def budget_split(self):
         """``(eps_1, eps_2)``: the realised key and value budgets of the weights, and the
-        composed ``epsilon`` of the paper's Theorem 2,
+        composed ``epsilon`` of the paper's correlated perturbation,
         ``max(eps_2, eps_1 + ln(2 e^eps_2 / (e^eps_2 + 1)))`` (at most :attr:`epsilon`).
 
         Examples

@@ -1,6 +1,6 @@
 """PCKV-UE: key-value data through unary encoding with the correlated key/value perturbation.
 
-The unary-encoding instance of PCKV (Gu et al. 2020, Section 4). Padding, sampling and the
+The unary-encoding instance of PCKV (Gu et al. 2020). Padding, sampling and the
 value's discretization to ``v* = +-1`` are those of :class:`~.pckv.PCKVGRR`; the sampled pair
 ``<k, v*>`` becomes a vector of ``d' = d + L`` entries in ``{-1, 0, +1}`` (``v*`` at ``k``,
 0 elsewhere), and every entry is perturbed independently:
@@ -10,11 +10,11 @@ value's discretization to ``v* = +-1`` are those of :class:`~.pckv.PCKVGRR`; the
 * every other entry: ``+1`` or ``-1`` with probability ``q / 2`` each, 0 with ``1 - q``
   (a fake value for a key reported although not held).
 
-Correlated budget (the paper's Theorem 2, as for PCKV-GRR): the worst ratio is
+Correlated budget (the paper's privacy analysis, as for PCKV-GRR): the worst ratio is
 ``2 b_k (1 - q) / ((b_k + b_f) q)`` (entry ``k`` reported with its kept value against a 0,
 at the other input's key the other way round), that is
 ``eps = max(eps_2, eps_1 + ln(2 e^eps_2 / (e^eps_2 + 1)))`` with ``e^eps_1 = (1 - q) / q``.
-The paper's allocation (Section 5) takes ``eps_2 = eps`` and ``e^eps_1 = (e^eps + 1) / 2``,
+The paper's allocation for PCKV-UE takes ``eps_2 = eps`` and ``e^eps_1 = (e^eps + 1) / 2``,
 i.e. ``q = 2 / (e^eps + 3)``: ``q`` is the dyadic ``q_num / 2^52`` rounded up from it and
 raised until ``2 b_k (2^52 - q_num) <= e^eps (b_k + b_f) q_num`` holds exactly on integers.
 
