@@ -448,3 +448,20 @@ def test_first_bad_row_among_many_dict_cells(bad, message):
     encoder = LDPEncoder(categories={"r": ("key_value", KEYS, 2, 10)}, random_state=0)
     with pytest.raises(ValueError, match=message):
         encoder.fit(pd.DataFrame({"r": cells}))
+
+
+@pytest.mark.parametrize("report, valid", [
+    ([0b001, 0b010], True),     # key 0 is +1, key 1 is -1
+    ([0, 0], True),             # every entry 0
+    ([0b001, 0b001], False),    # key 0 both +1 and -1
+    ([0b1000, 0], False),       # a bit past the 3 keys (d + L = 3)
+    ([0, 0b10000000], False),
+])
+def test_ue_report_validity(report, valid):
+    from sklearn_ldp import reports_from_client
+
+    mechanism = PCKVUE(2, 1, 1.0)
+    assert bool(mechanism.report_validity(np.array([report], dtype=np.uint8)).valid[0]) == valid
+    if not valid:
+        with pytest.raises(ValueError, match="report 0"):
+            reports_from_client([report], mechanism)
