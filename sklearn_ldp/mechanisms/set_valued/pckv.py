@@ -1,5 +1,9 @@
 """PCKV-GRR: key-value data, each key's frequency and the mean of its values (Gu et al. 2020).
 
+:class:`KeyValueMechanism` holds what PCKV-GRR and PCKV-UE (:mod:`.pckv_ue`) share: the
+pairs' checks, padding and sampling, the discretization, the estimators and their variances,
+the specification with the key labels; :class:`PCKVGRR` adds the randomized response.
+
 Each user holds a set of key-value pairs, keys in ``[0, d)``, values in ``[-1, 1]`` on the
 public lattice of step ``1 / M`` (a value is ``j / M`` for an integer ``j``). The user pads its
 keys with the dummy keys ``d + s .. d + L - 1`` (value 0) to the pad length ``L`` and draws one
@@ -20,7 +24,7 @@ replaced key), i.e.
 weights take ``eps_2 = eps`` and ``e^eps_1 = (e^eps + 1) / 2``, the largest key budget this
 composition leaves: ``b_k / b_f <= e^eps`` and ``a`` the largest integer with
 ``2 a b_k <= e^eps d_w (b_k + b_f)``, both decided exactly on integers, so the realised
-``epsilon`` is at most the declared one (:meth:`PCKVGRR.realized_epsilon`).
+``epsilon`` is at most the declared one (:meth:`KeyValueMechanism.budget_split`).
 
 Estimators (``n_1``, ``n_2``: reports ``<k, +1>``, ``<k, -1>``; ``N`` reports; realised
 ``p = a / A``, ``q = d_w / A``, ``A = a + (d' - 1) d_w``, ``b = b_k / (b_k + b_f)``):
