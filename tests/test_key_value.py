@@ -465,3 +465,21 @@ def test_ue_report_validity(report, valid):
     if not valid:
         with pytest.raises(ValueError, match="report 0"):
             reports_from_client([report], mechanism)
+
+
+def test_python_client_refuses_the_js_hostile_key_value_specs():
+    """The hostile pckv_grr / pckv_ue specifications the JavaScript client is tested on are
+    refused by the standard-library client too, naming the same field."""
+    import json
+    from pathlib import Path
+
+    from sklearn_ldp.deploy.client import Randomizer
+
+    path = Path(__file__).parents[1] / "clients" / "js" / "test" / "fixtures" / "hostile.json"
+    cases = [case for case in json.loads(path.read_text())
+             if isinstance(case["spec"], dict)
+             and str(case["spec"].get("mechanism")).startswith("pckv")]
+    assert {case["spec"]["mechanism"] for case in cases} == {"pckv_grr", "pckv_ue"}
+    for case in cases:
+        with pytest.raises(ValueError, match=case["field"]):
+            Randomizer(case["spec"])

@@ -714,6 +714,8 @@ def _set_valued_hostile():
     items = json.loads(SetItemMechanism(6, 3, 1.0, oracle="grr", max_set_size=4).to_json())
     pckv = json.loads(PCKVGRR(4, 2, 1.0, value_steps=4, max_set_size=3).to_json())
     a, d, keep, flip = pckv["weights"]
+    ue = json.loads(PCKVUE(2, 1, 1.0, value_steps=4, keys=["a", "b"]).to_json())
+    ue_keep, ue_flip, q_num = ue["weights"]
 
     short_oracle = {"mechanism": "randomized_response", "n_inputs": 9, "epsilon": 1.0}
     return [
@@ -760,6 +762,13 @@ def _set_valued_hostile():
         edit(pckv, "weights", weights=[a, d, 2 * keep, flip]),
         edit(pckv, "weights", weights=[a, d, flip, keep]),
         edit(pckv, "weights", weights=[d, a, keep, flip]),
+        # PCKV-UE: its three weights (value kept, flipped, the fake entries' numerator).
+        edit(ue, "weights", weights=[ue_keep, ue_flip]),
+        edit(ue, "weights", weights=[ue_keep, ue_flip, 0]),
+        edit(ue, "weights", weights=[ue_keep, ue_flip, q_num // 2]),   # fewer fakes
+        edit(ue, "weights", weights=[ue_keep, ue_flip, 2**52]),        # all fake: no signal
+        edit(ue, "weights", weights=[2 * ue_keep, ue_flip, q_num]),
+        edit(ue, "listed twice", params__keys=["a", "a"]),
     ]
 
 
