@@ -483,3 +483,17 @@ def test_python_client_refuses_the_js_hostile_key_value_specs():
     for case in cases:
         with pytest.raises(ValueError, match=case["field"]):
             Randomizer(case["spec"])
+
+
+@pytest.mark.parametrize("oracle", ["grr", "ue"])
+def test_reports_frame_decodes_with_labelled_keys(oracle):
+    """The DataFrame of set_output(transform="pandas") carries the specification, and with it
+    the key labels: no keys= needed."""
+    from sklearn_ldp import KeyValueEstimator, LDPEncoder
+
+    df = _frame(4_000, np.random.default_rng(3))
+    encoder = LDPEncoder(categories={"ratings": ("key_value", KEYS, 3, 10)}, epsilon=3.0,
+                         oracle=oracle, random_state=0).set_output(transform="pandas")
+    frame = encoder.fit(df).transform(df)
+    estimator = KeyValueEstimator().fit(frame)
+    assert list(estimator.frequencies_.index) == KEYS
