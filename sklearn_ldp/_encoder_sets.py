@@ -77,6 +77,18 @@ def is_set_declaration(value):
 class SetEncoderMixin:
     """Fitting and encoding a set-valued column (see the module docstring)."""
 
+    def fit_transform(self, X, y=None, **fit_params):
+        """``fit(X).transform(X)``; for a set-valued or key-value column, the cells are read
+        once (``X`` cannot change between the two steps of one call), the reports the same
+        as by the two calls."""
+        if X is None or not self._set_mode():
+            return super().fit_transform(X, y, **fit_params)
+        self._records_of = []  # fit leaves (X, records) here for the transform that follows
+        try:
+            return self.fit(X, y, **fit_params).transform(X)
+        finally:
+            del self._records_of
+
     def _set_mode(self):
         """Whether ``categories`` declares a set-valued column."""
         return isinstance(self.categories, Mapping) and any(
@@ -135,6 +147,8 @@ class SetEncoderMixin:
             cells = self._set_cells(X, column, reset=True)
             records = _flat_sets(cells, items, column, cap) if kind == SETS \
                 else _flat_pairs(cells, items, column, cap)
+            if getattr(self, "_records_of", None) is not None:
+                self._records_of.append((X, records))
             lengths = records[0]
             if lengths.size >= SIZE_ROUND_MIN_USERS:
                 asked = np.sort(rng.choice(lengths.size, size=round(SIZE_SHARE * lengths.size),
@@ -190,8 +204,13 @@ class SetEncoderMixin:
         column = self.feature_names_in_[0]
         cells = self._set_cells(X, column)
         key_value = isinstance(mechanism, (PCKVGRR, PCKVUE))
-        records = _flat_pairs(cells, mechanism.keys, column, mechanism.max_set_size) \
-            if key_value else _flat_sets(cells, mechanism.items, column, mechanism.max_set_size)
+        parsed = getattr(self, "_records_of", None)
+        if parsed and parsed[0][0] is X:  # inside fit_transform: fit read these cells
+            records = parsed.pop()[1]
+        elif key_value:
+            records = _flat_pairs(cells, mechanism.keys, column, mechanism.max_set_size)
+        else:
+            records = _flat_sets(cells, mechanism.items, column, mechanism.max_set_size)
         if self._size_round is not None and _digest(records) == self._size_round[0]:
             keep = np.ones(records[0].size, dtype=bool)
             keep[self._size_round[1]] = False  # these users reported their size at fit

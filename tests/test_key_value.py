@@ -497,3 +497,26 @@ def test_reports_frame_decodes_with_labelled_keys(oracle):
     frame = encoder.fit(df).transform(df)
     estimator = KeyValueEstimator().fit(frame)
     assert list(estimator.frequencies_.index) == KEYS
+
+
+@pytest.mark.parametrize("declaration", [("key_value", KEYS, 3, 10), ("sets", KEYS, 3)])
+def test_fit_transform_reads_the_cells_once_and_reports_as_fit_then_transform(
+        declaration, monkeypatch):
+    import sklearn_ldp._encoder_sets as encoder_sets
+    from sklearn_ldp import LDPEncoder
+
+    df = _frame(5_000, np.random.default_rng(4))
+    if declaration[0] == "sets":
+        df["ratings"] = [set(dict(cell)) for cell in df["ratings"]]
+    two_steps = LDPEncoder(categories={"ratings": declaration}, random_state=0)
+    expected = np.asarray(two_steps.fit(df).transform(df).reports)
+    reads = []
+    for name in ("_flat_pairs", "_flat_sets"):
+        original = getattr(encoder_sets, name)
+        monkeypatch.setattr(encoder_sets, name,
+                            lambda *args, f=original: reads.append(1) or f(*args))
+    encoder = LDPEncoder(categories={"ratings": declaration}, random_state=0)
+    np.testing.assert_array_equal(np.asarray(encoder.fit_transform(df).reports), expected)
+    assert len(reads) == 1
+    encoder.transform(df)  # a later transform reads the cells again (they may have changed)
+    assert len(reads) == 2
