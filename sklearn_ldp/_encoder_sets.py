@@ -80,7 +80,32 @@ class SetEncoderMixin:
     def fit_transform(self, X, y=None, **fit_params):
         """``fit(X).transform(X)``; for a set-valued or key-value column, the cells are read
         once (``X`` cannot change between the two steps of one call), the reports the same
-        as by the two calls."""
+        as by the two calls.
+
+        Parameters
+        ----------
+        X : DataFrame, Series, list or None
+            The data (as for :meth:`fit` and :meth:`transform`).
+        y : None
+            Ignored.
+        **fit_params : dict
+            Passed to :meth:`fit`.
+
+        Returns
+        -------
+        LDPReports or DataFrame
+            What :meth:`transform` returns.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from sklearn_ldp import LDPEncoder
+        >>> df = pd.DataFrame({"r": [{"a": 0.5}, {"b": -1.0}] * 50})
+        >>> encoder = LDPEncoder(categories={"r": ("key_value", ["a", "b"], 1, 2)},
+        ...                      random_state=0)
+        >>> len(encoder.fit_transform(df))
+        100
+        """
         if X is None or not self._set_mode():
             return super().fit_transform(X, y, **fit_params)
         self._records_of = []  # fit leaves (X, records) here for the transform that follows
