@@ -19,6 +19,11 @@ Two paths, per N, d and epsilon:
   with a value on the lattice of 1/100 whose mean depends on the key (``--key-value`` runs
   only this path), pad length 8: the error columns are those of the value sums.
 
+* ``--pandas-speed``: CPU seconds of the whole path at 10^5 and 10^6 users, flat arrays (the
+  mechanism on ``(lengths, codes[, values])``) against pandas (``LDPEncoder.fit_transform``,
+  as a Pipeline calls it, and the estimator, on a column of Python sets or of dicts
+  ``{key: value}`` with string labels), for sets (SVIM) and key-value pairs (PCKV-GRR).
+
 Reported: CPU seconds (this process; the machine is shared, so wall time is noisy), the
 oracle (GRR or OLH by size), the RMSE of the item counts over the ``d`` items divided by
 the mean analytic standard error (``count_variance`` at the true counts; 1 when the
@@ -30,6 +35,7 @@ Examples
     PYTHONPATH=. python benchmarks/bench_set_valued.py --quick
     PYTHONPATH=. python benchmarks/bench_set_valued.py            # N up to 10^6
     PYTHONPATH=. python benchmarks/bench_set_valued.py --key-value
+    PYTHONPATH=. python benchmarks/bench_set_valued.py --pandas-speed
 """
 
 import argparse
@@ -44,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from _common import machine_note, print_table  # noqa: E402
 
-from sklearn_ldp import LDPEncoder, SetFrequencyEstimator  # noqa: E402
+from sklearn_ldp import KeyValueEstimator, LDPEncoder, SetFrequencyEstimator  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism  # noqa: E402
 
@@ -109,11 +115,52 @@ def run_pckv(n_users, n_items, epsilon, rng):
             "max|z|": round(float(np.max(np.abs(sums - truth) / std)), 2)}
 
 
+def run_speed(n_users, kind, rng, n_keys=100):
+    """CPU seconds of the flat-array path and of the pandas path (one column of Python sets
+    or dicts with string labels) on the same users."""
+    lengths, codes, _ = flat_data(n_users, n_keys, rng)
+    labels = [f"k{i}" for i in range(n_keys)]
+    values = np.round(rng.uniform(-1, 1, size=codes.size), 2)
+    if kind == "sets":
+        mechanism = SetItemMechanism(n_keys, MAX_SIZE, 2.0, max_set_size=MAX_SIZE)
+        _, arrays = cpu(lambda: mechanism.estimate(mechanism.aggregate(
+            mechanism.randomize((lengths, codes), rng))))
+    else:
+        mechanism = PCKVGRR(n_keys, MAX_SIZE, 2.0, value_steps=100, max_set_size=MAX_SIZE)
+        _, arrays = cpu(lambda: mechanism.estimate(mechanism.aggregate(
+            mechanism.randomize((lengths, codes, values), rng))))
+    # The cells as a user would hold them: Python sets or dicts of string labels.
+    spans = list(zip((np.cumsum(lengths) - lengths).tolist(), lengths.tolist(), strict=True))
+    names, numbers = [labels[c] for c in codes.tolist()], values.tolist()
+    if kind == "sets":
+        cells = [set(names[a:a + m]) for a, m in spans]
+        declaration, estimator = ("sets", labels, MAX_SIZE), SetFrequencyEstimator()
+    else:
+        cells = [dict(zip(names[a:a + m], numbers[a:a + m], strict=True))
+                 for a, m in spans]
+        declaration, estimator = ("key_value", labels, MAX_SIZE, 100), KeyValueEstimator()
+    frame = pd.DataFrame({"c": pd.Series(cells, dtype=object)})
+    encoder = LDPEncoder(categories={"c": declaration}, epsilon=2.0, random_state=0)
+    # fit_transform, as a Pipeline calls it: the cells are read once.
+    _, pandas_seconds = cpu(lambda: estimator.fit(encoder.fit_transform(frame)))
+    return {"kind": kind, "N": n_users, "arrays_cpu_s": round(arrays, 2),
+            "pandas_cpu_s": round(pandas_seconds, 2),
+            "pandas/arrays": round(pandas_seconds / arrays, 1)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N up to 10^5 only")
     parser.add_argument("--key-value", action="store_true", help="the PCKV path only")
+    parser.add_argument("--pandas-speed", action="store_true",
+                        help="CPU time of flat arrays against pandas, 10^5 and 10^6 users")
     args = parser.parse_args()
+    if args.pandas_speed:
+        print(machine_note())
+        rows = [run_speed(n, kind, np.random.default_rng(2026))
+                for kind in ("sets", "key_value") for n in (10**5, 10**6)]
+        print_table(list(rows[0]), [list(row.values()) for row in rows])
+        return
     sizes = [10**4, 10**5] if args.quick else [10**4, 10**5, 10**6]
     rng = np.random.default_rng(2026)
     print(machine_note())

@@ -71,6 +71,7 @@ from sklearn_ldp.mechanisms.oracles.histogram_encoding import (
     ThresholdingHistogramEncoding,
 )
 from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+from sklearn_ldp.mechanisms.set_valued.pckv_ue import PCKVUE
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism
 
 
@@ -328,6 +329,11 @@ CASES = {
     "pckv_grr": Case(lambda eps: KeyValuePairs(PCKVGRR(4, 2, eps, value_steps=2,
                                                        max_set_size=2)),
                      [[[0, 1.0], [1, -1.0]], [[0, -1.0], [1, 1.0]], [], [[2, 0.5]]]),
+    # Key-value data (PCKV-UE): 2 keys padded to 1 (27 outputs), values on the lattice of
+    # 1/2; the same key with opposite values, disjoint keys, the empty set.
+    "pckv_ue": Case(lambda eps: KeyValuePairs(PCKVUE(2, 1, eps, value_steps=2,
+                                                     max_set_size=1)),
+                    [[[0, 1.0]], [[0, -1.0]], [], [[1, 0.5]]]),
 }
 
 

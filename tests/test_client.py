@@ -204,9 +204,9 @@ def test_every_registered_ldp_kind_has_a_client():
     _import_all_mechanisms()
     # Beyond the registered Mechanism kinds: the math-layer kinds (numeric, multi-attribute,
     # heavy hitters, longitudinal), LDPEncoder's "columns" records, set-valued columns
-    # ("set_items") and key-value pairs ("pckv_grr"); nothing else.
+    # ("set_items") and key-value pairs ("pckv_grr", "pckv_ue"); nothing else.
     assert set(client_module.RANDOMIZERS) == set(_REGISTRY) | set(MATH_LAYER_KINDS) | {
-        COLUMNS_KIND, "set_items", "pckv_grr"}
+        COLUMNS_KIND, "set_items", "pckv_grr", "pckv_ue"}
 
 
 # ---------------------------------------------------------------- same arithmetic

@@ -276,6 +276,7 @@ console.log(lines.join("\\n"));
 
 def _set_valued_cases():
     from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+    from sklearn_ldp.mechanisms.set_valued.pckv_ue import PCKVUE
     from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism
 
     return {
@@ -285,11 +286,14 @@ def _set_valued_cases():
             [["t0", "t39"], [], ["t7"]]),
         "pckv_grr": (PCKVGRR(5, 2, 2.0, value_steps=100),
                      [[[0, 0.5], [4, -1.0]], [], [[1, 0.25], [2, 1.0], [3, -0.01]]]),
+        "pckv_ue_labels": (PCKVUE(11, 2, 2.0, value_steps=100, keys=[f"k{i}" for i in range(11)]),
+                           [[["k0", 0.5], ["k10", -1.0]], [], [["k3", 0.25]]]),
     }
 
 
 @requires_node
-@pytest.mark.parametrize("case", ["set_items_grr", "set_items_olh_labels", "pckv_grr"])
+@pytest.mark.parametrize("case", ["set_items_grr", "set_items_olh_labels", "pckv_grr",
+                                  "pckv_ue_labels"])
 def test_server_accepts_the_set_valued_reports(case):
     from sklearn_ldp.deploy.client import Randomizer as PythonRandomizer
     from sklearn_ldp.deploy.collect import reports_from_client

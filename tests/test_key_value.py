@@ -1,4 +1,5 @@
-"""PCKV-GRR key-value data: exact law and privacy, unbiasedness, variance, bad input."""
+"""PCKV-GRR and PCKV-UE key-value data: exact law and privacy, the budget split,
+unbiasedness, variance, bad input."""
 
 import numpy as np
 import pandas as pd
@@ -8,6 +9,9 @@ from _stats import check_unbiased
 
 from sklearn_ldp.mechanisms import audit_privacy
 from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR
+from sklearn_ldp.mechanisms.set_valued.pckv_ue import PCKVUE
+
+KINDS = [PCKVGRR, PCKVUE]
 
 # The worst pairs of inputs: the same key with opposite extreme values, disjoint keys, a
 # full set against the empty set.
@@ -15,21 +19,38 @@ WORST = [[(0, 1.0), (1, -1.0)], [(0, -1.0), (1, 1.0)], [], [(2, 1.0), (3, -1.0)]
          [(3, 0.5)]]
 
 
+@pytest.mark.parametrize("cls", KINDS)
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 4.0, 8.0])
-def test_exact_law_of_the_worst_inputs_is_private(epsilon):
-    mechanism = PCKVGRR(4, 2, epsilon, value_steps=2, max_set_size=2)
+def test_exact_law_of_the_worst_inputs_is_private(cls, epsilon):
+    mechanism = cls(4, 2, epsilon, value_steps=2, max_set_size=2)
     audit = audit_privacy(mechanism, WORST)
     assert audit.private, audit
     assert audit.realised <= epsilon * (1 + 1e-12)
     # The correlated budget is used, not wasted: one pair per user and no padding (the
     # sampling of one pair among several only lowers the realised epsilon), extreme values.
-    single = PCKVGRR(4, 1, epsilon, value_steps=2, max_set_size=1)
+    single = cls(4, 1, epsilon, value_steps=2, max_set_size=1)
     tight = audit_privacy(single, [[(0, 1.0)], [(1, -1.0)], [(0, -1.0)]])
     assert tight.private and tight.realised > 0.99 * epsilon, tight
 
 
-def test_sampled_reports_follow_the_exact_law():
-    mechanism = PCKVGRR(3, 2, 1.0, value_steps=4, max_set_size=2)
+@pytest.mark.parametrize("cls", KINDS)
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0, 8.0])
+def test_budget_split_is_the_papers_and_its_realised_epsilon_is_exact(cls, epsilon):
+    """eps_2 = eps and e^eps_1 = (e^eps + 1) / 2 (the paper's composition of the correlated
+    perturbation with its allocation), realised by the integer weights within the declared
+    epsilon, and the exact law's worst ratio is that composition."""
+    mechanism = cls(3, 1, epsilon, value_steps=2, max_set_size=1)
+    eps_1, eps_2, composed = mechanism.budget_split()
+    assert eps_2 <= epsilon and abs(eps_2 - epsilon) < 1e-9
+    assert abs(np.exp(eps_1) - (np.exp(epsilon) + 1) / 2) < 1e-9 * np.exp(epsilon)
+    audit = audit_privacy(mechanism, [[(0, 1.0)], [(1, -1.0)], [(0, -1.0)], []])
+    assert audit.private and audit.realised <= epsilon
+    assert abs(audit.realised - composed) < 1e-9, (audit.realised, composed)
+
+
+@pytest.mark.parametrize("cls", KINDS)
+def test_sampled_reports_follow_the_exact_law(cls):
+    mechanism = cls(3, 2, 1.0, value_steps=4, max_set_size=2)
     rng = np.random.default_rng(8)
     n = 40_000
     for pairs in ([(0, 0.25), (2, -1.0)], [(1, 0.75)], []):
@@ -51,11 +72,12 @@ def _data(rng, n_users, n_keys, pad):
     return (lengths, keys), values
 
 
-def test_unbiased_and_mse_within_5_percent_of_the_analytic_variance():
+@pytest.mark.parametrize("cls", KINDS)
+def test_unbiased_and_mse_within_5_percent_of_the_analytic_variance(cls):
     rng = np.random.default_rng(20)
     n_keys, pad, n_users, replicates = 16, 3, 2000, 400
     keys, values = _data(rng, n_users, n_keys, pad)
-    mechanism = PCKVGRR(n_keys, pad, 2.0, value_steps=100, max_set_size=pad)
+    mechanism = cls(n_keys, pad, 2.0, value_steps=100, max_set_size=pad)
     held = np.bincount(keys[1], minlength=n_keys)
     sums = np.bincount(keys[1], weights=values, minlength=n_keys) / n_users
     squares = np.bincount(keys[1], weights=values ** 2, minlength=n_keys)
@@ -137,23 +159,40 @@ def test_estimator_fits_batches_like_one_fit_and_labels_keys():
         KeyValueEstimator(keys=["a"]).fit(reports)
 
 
-def test_specification_round_trip_and_edited_weights():
-    mechanism = PCKVGRR(5, 2, 1.5, value_steps=10)
+@pytest.mark.parametrize("cls", KINDS)
+def test_specification_round_trip_and_edited_weights(cls):
+    mechanism = cls(5, 2, 1.5, value_steps=10, keys=["a", "b", 3, "d", "e"])
     spec = mechanism.to_dict()
-    assert PCKVGRR.from_dict(spec) == mechanism
+    assert cls.from_dict(spec) == mechanism
+    assert cls.from_dict(spec).keys == ["a", "b", 3, "d", "e"]
     spec["weights"][0] += 1
     with pytest.raises(ValueError, match="edited weights"):
-        PCKVGRR.from_dict(spec)
+        cls.from_dict(spec)
+
+
+@pytest.mark.parametrize("keys, message", [
+    (["a", "a", "b"], "'a' is listed twice"),
+    (["a", 1.5, "b"], "got '1.5'"),
+    (["a", None, "b"], "got 'None'"),
+    (["a", True, "b"], "got 'True'"),
+    (["a", "b", "c", "d"], "must list 3 labels, got 4"),
+    (["a", "b", "x" * 300], "at most 256 characters"),
+    ("abc", "a list of 3 labels"),
+])
+def test_hostile_key_labels_are_refused(keys, message):
+    with pytest.raises(ValueError, match=message):
+        PCKVUE(3, 1, 1.0, keys=keys)
 
 
 # ---------------------------------------------------------------- the standard-library client
-def test_client_reports_decode_like_the_servers():
+@pytest.mark.parametrize("cls", KINDS)
+def test_client_reports_decode_like_the_servers(cls):
     import json
 
     from sklearn_ldp import KeyValueEstimator, reports_from_client
     from sklearn_ldp.deploy.client import Randomizer
 
-    mechanism = PCKVGRR(4, 2, 3.0, value_steps=10, max_set_size=2)
+    mechanism = cls(4, 2, 3.0, value_steps=10, max_set_size=2)
     with pytest.warns(UserWarning, match="seed"):
         client = Randomizer.from_json(json.dumps(mechanism.to_dict()), seed=2)
     records = [{0: 0.5, 2: -1.0}, {1: 0.3}, [[3, 1.0], [0, 0.5]]] * 3000
@@ -183,11 +222,54 @@ def test_client_refuses_bad_records(record, message):
         client.privatize(record)
 
 
+@pytest.mark.parametrize("cls", KINDS)
+def test_labelled_spec_decodes_client_reports_with_labels(cls):
+    """The key labels travel in the specification: the client takes labelled records and
+    the reports rebuilt from the JSON decode with labelled keys, no keys= needed."""
+    import json
+
+    from sklearn_ldp import KeyValueEstimator, reports_from_client
+    from sklearn_ldp.deploy.client import Randomizer
+
+    text = json.dumps(cls(3, 1, 4.0, value_steps=10, keys=["x", "y", 7]).to_dict())
+    client = Randomizer.from_json(text)
+    sent = [client.privatize({"x": 0.5}) for _ in range(3000)]
+    estimator = KeyValueEstimator().fit(reports_from_client(sent, text))
+    assert estimator.frequencies_.index.tolist() == ["x", "y", 7]
+    assert abs(estimator.frequencies_["x"] - 1) < 0.2
+    with pytest.raises(ValueError, match="'z' is not among the declared keys"):
+        client.privatize({"z": 0.5})
+
+
+@pytest.mark.parametrize("cls", KINDS)
+@pytest.mark.parametrize("labels, message", [
+    (["a", "a", "b"], "'a' of the 'pckv_.*' specification is listed twice"),
+    (["a", 1.5, "b"], "string of at most 256 characters or an integer, got 1.5"),
+    (["a", True, "b"], "got true"),
+    (["a", None, "b"], "got null"),
+    (["a", "b"], "must list 3 labels"),
+    (["a", "b", "c", "d"], "must list 3 labels"),
+    (["a", "b", "x" * 300], "at most 256 characters"),
+    ("abc", "must list 3 labels"),
+])
+def test_client_refuses_hostile_key_labels(cls, labels, message):
+    from sklearn_ldp.deploy.client import Randomizer
+
+    spec = cls(3, 1, 1.0).to_dict()
+    spec["params"]["keys"] = labels
+    with pytest.raises(ValueError, match=message):
+        Randomizer(spec)
+
+
 def test_client_refuses_weights_that_are_not_private():
     from sklearn_ldp.deploy.client import Randomizer
 
     spec = PCKVGRR(4, 2, 1.0).to_dict()
     spec["weights"][0] *= 2
+    with pytest.raises(ValueError, match="not 1.0-LDP"):
+        Randomizer(spec)
+    spec = PCKVUE(4, 2, 1.0).to_dict()
+    spec["weights"][2] //= 2  # fewer fake entries: the key's entry says too much
     with pytest.raises(ValueError, match="not 1.0-LDP"):
         Randomizer(spec)
 
@@ -235,6 +317,38 @@ def test_pipeline_on_a_frame_of_dicts_and_pairs():
     true_mean = TRUE_SUM[held] / TRUE_FREQUENCY[held]
     assert np.all(np.abs(estimator.means_.to_numpy()[held] - true_mean)
                   < 5 * errors["mean"].to_numpy()[held])
+
+
+@pytest.mark.parametrize("params, kind", [
+    ({"oracle": "ue"}, "pckv_ue"), ({"oracle": "grr"}, "pckv_grr"),
+    ({"strategy": "pckv_ue"}, "pckv_ue"), ({}, "pckv_grr"),
+])
+def test_encoder_oracle_choice_and_decoding(params, kind):
+    """oracle= (or the strategy's kind) forces PCKV-GRR or PCKV-UE; "auto" takes the smaller
+    analytic frequency variance (GRR for 4 keys at epsilon 3); KeyValueEstimator decodes
+    both."""
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_ldp import KeyValueEstimator, LDPEncoder
+
+    df = _frame(8_000, np.random.default_rng(2))
+    encoder = LDPEncoder(categories={"ratings": ("key_value", KEYS, 3, 10)}, epsilon=3.0,
+                         random_state=0, **params)
+    estimator = make_pipeline(encoder, KeyValueEstimator()).fit(df)[-1]
+    assert encoder.mechanism_.kind == kind and encoder.strategy_ == kind
+    errors = estimator.std_errors_["frequency"].to_numpy()
+    assert np.all(np.abs(estimator.frequencies_.to_numpy() - TRUE_FREQUENCY) < 5 * errors)
+
+
+def test_encoder_auto_takes_ue_for_many_keys():
+    from sklearn_ldp import LDPEncoder
+
+    keys = [f"k{i}" for i in range(64)]
+    encoder = LDPEncoder(categories={"r": ("key_value", keys, 2)}, epsilon=1.0).fit()
+    assert encoder.mechanism_.kind == "pckv_ue"
+    with pytest.raises(ValueError, match="reports with oracle='grr', got oracle='ue'"):
+        LDPEncoder(categories={"r": ("key_value", keys, 2)}, strategy="pckv_grr",
+                   oracle="ue").fit()
 
 
 def test_size_round_chooses_the_pad_length_and_its_users_report_nothing_else():
@@ -287,6 +401,9 @@ def test_encoder_reports_are_unbiased_within_5_standard_errors():
     ([("a", 0.5, 1)], r"row 1: \('a', 0.5, 1\) is not a pair"),
     ([("a", 0.5), ("a", 0.1)], "row 1 lists the key 'a' twice"),
     ({"a": 0.1, "b": 0.1, "c": 0.1}, "row 1 holds 3 items, more than max_set_size=2"),
+    ({"b": 0.5, 1: 0.5}, "row 1: the key 1 is not among the declared keys"),
+    ({"b": 0.5, True: 0.5}, "row 1: the key True is not among the declared keys"),
+    ({"b": 0.5, ("a",): 0.5}, r"row 1: the key \('a',\) is not among the declared keys"),
 ])
 def test_bad_cells_are_refused_naming_row_and_value(cell, message):
     from sklearn_ldp import LDPEncoder
@@ -314,3 +431,92 @@ def test_bad_declarations_are_refused(params, message):
     params = {"categories": {"r": ("key_value", KEYS, 2, 10)}, "epsilon": 1.0, **params}
     with pytest.raises(ValueError, match=message):
         LDPEncoder(**params).fit(None)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"a": "x"}, r"row 70000: \('a', 'x'\) is not a pair"),
+    ({"z": 0.5}, "row 70000: the key 'z' is not among the declared keys"),
+    ({"a": 0.55}, "row 70000 has the value 0.55 for the key 'a'.*lattice j / 10"),
+])
+def test_first_bad_row_among_many_dict_cells(bad, message):
+    """The flat fast path over a column of dicts still names the first bad row and value."""
+    from sklearn_ldp import LDPEncoder
+
+    cells = [{"a": 0.5, "b": -0.2}] * 100_000
+    cells[70_000] = bad
+    cells[90_000] = bad
+    encoder = LDPEncoder(categories={"r": ("key_value", KEYS, 2, 10)}, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        encoder.fit(pd.DataFrame({"r": cells}))
+
+
+@pytest.mark.parametrize("report, valid", [
+    ([0b001, 0b010], True),     # key 0 is +1, key 1 is -1
+    ([0, 0], True),             # every entry 0
+    ([0b001, 0b001], False),    # key 0 both +1 and -1
+    ([0b1000, 0], False),       # a bit past the 3 keys (d + L = 3)
+    ([0, 0b10000000], False),
+])
+def test_ue_report_validity(report, valid):
+    from sklearn_ldp import reports_from_client
+
+    mechanism = PCKVUE(2, 1, 1.0)
+    assert bool(mechanism.report_validity(np.array([report], dtype=np.uint8)).valid[0]) == valid
+    if not valid:
+        with pytest.raises(ValueError, match="report 0"):
+            reports_from_client([report], mechanism)
+
+
+def test_python_client_refuses_the_js_hostile_key_value_specs():
+    """The hostile pckv_grr / pckv_ue specifications the JavaScript client is tested on are
+    refused by the standard-library client too, naming the same field."""
+    import json
+    from pathlib import Path
+
+    from sklearn_ldp.deploy.client import Randomizer
+
+    path = Path(__file__).parents[1] / "clients" / "js" / "test" / "fixtures" / "hostile.json"
+    cases = [case for case in json.loads(path.read_text())
+             if isinstance(case["spec"], dict)
+             and str(case["spec"].get("mechanism")).startswith("pckv")]
+    assert {case["spec"]["mechanism"] for case in cases} == {"pckv_grr", "pckv_ue"}
+    for case in cases:
+        with pytest.raises(ValueError, match=case["field"]):
+            Randomizer(case["spec"])
+
+
+@pytest.mark.parametrize("oracle", ["grr", "ue"])
+def test_reports_frame_decodes_with_labelled_keys(oracle):
+    """The DataFrame of set_output(transform="pandas") carries the specification, and with it
+    the key labels: no keys= needed."""
+    from sklearn_ldp import KeyValueEstimator, LDPEncoder
+
+    df = _frame(4_000, np.random.default_rng(3))
+    encoder = LDPEncoder(categories={"ratings": ("key_value", KEYS, 3, 10)}, epsilon=3.0,
+                         oracle=oracle, random_state=0).set_output(transform="pandas")
+    frame = encoder.fit(df).transform(df)
+    estimator = KeyValueEstimator().fit(frame)
+    assert list(estimator.frequencies_.index) == KEYS
+
+
+@pytest.mark.parametrize("declaration", [("key_value", KEYS, 3, 10), ("sets", KEYS, 3)])
+def test_fit_transform_reads_the_cells_once_and_reports_as_fit_then_transform(
+        declaration, monkeypatch):
+    import sklearn_ldp._encoder_sets as encoder_sets
+    from sklearn_ldp import LDPEncoder
+
+    df = _frame(5_000, np.random.default_rng(4))
+    if declaration[0] == "sets":
+        df["ratings"] = [set(dict(cell)) for cell in df["ratings"]]
+    two_steps = LDPEncoder(categories={"ratings": declaration}, random_state=0)
+    expected = np.asarray(two_steps.fit(df).transform(df).reports)
+    reads = []
+    for name in ("_flat_pairs", "_flat_sets"):
+        original = getattr(encoder_sets, name)
+        monkeypatch.setattr(encoder_sets, name,
+                            lambda *args, f=original: reads.append(1) or f(*args))
+    encoder = LDPEncoder(categories={"ratings": declaration}, random_state=0)
+    np.testing.assert_array_equal(np.asarray(encoder.fit_transform(df).reports), expected)
+    assert len(reads) == 1
+    encoder.transform(df)  # a later transform reads the cells again (they may have changed)
+    assert len(reads) == 2

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nesting
-from ..mechanisms.set_valued.pckv import PCKVGRR
+from ..mechanisms.set_valued.pckv import KeyValueMechanism
 from ..mechanisms.set_valued.svim import SetItemMechanism
 from ..reports import AggregatedReports
 from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
@@ -237,23 +237,23 @@ class SetFrequencyEstimator(_AdditiveEstimator):
 
 
 class KeyValueEstimator(_AdditiveEstimator):
-    """Each key's frequency and the mean of its values, from PCKV-GRR reports.
+    """Each key's frequency and the mean of its values, from PCKV-GRR or PCKV-UE reports.
 
     Every user holds key-value pairs (values in ``[-1, 1]``) and sends one report of
-    :class:`~sklearn_ldp.mechanisms.set_valued.pckv.PCKVGRR`: one padded-and-sampled pair,
+    :class:`~sklearn_ldp.mechanisms.set_valued.pckv.PCKVGRR` or
+    :class:`~sklearn_ldp.mechanisms.set_valued.pckv_ue.PCKVUE`: one padded-and-sampled pair,
     its value discretized to a sign, key and sign perturbed together under one epsilon.
 
     Parameters
     ----------
     keys : list or None, default=None
         Labels of the keys; default: the mechanism's (those an ``LDPEncoder`` key-value column
-        declares, carried by its ``LDPReports``), else ``0 .. d-1``. The labels are not part of
-        the specification: reports rebuilt from one (client reports, a DataFrame of reports)
-        need ``keys``.
+        declares, carried by its specification, so reports rebuilt from it are labelled
+        too), else ``0 .. d-1``.
 
     Attributes
     ----------
-    mechanism_ : PCKVGRR
+    mechanism_ : PCKVGRR or PCKVUE
         The mechanism of the reports.
     statistic_ : ndarray of int64
         The additive statistic of every report fitted.
@@ -312,8 +312,8 @@ class KeyValueEstimator(_AdditiveEstimator):
     [0.5, -1.0]
     """
 
-    _mechanism_class = PCKVGRR
-    _expects = "the reports of a PCKVGRR mechanism (key-value pairs)"
+    _mechanism_class = KeyValueMechanism
+    _expects = "the reports of a PCKV-GRR or PCKV-UE mechanism (key-value pairs)"
     strategy = None  # fit takes reports (privatize records with LDPEncoder)
 
     def __init__(self, keys=None):

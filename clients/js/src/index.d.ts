@@ -66,10 +66,11 @@ export type Report = number | Array<number | bigint>;
 export type Value = number | bigint | string | Array<number | bigint | string | boolean> |
   Record<string, unknown> | SetValuedRecord;
 
-/** A set_items record (item codes, or the spec's item labels) or a pckv_grr record (key ->
- * value in [-1, 1] on the spec's lattice j / value_steps). */
+/** A set_items record (item codes, or the spec's item labels) or a pckv_grr / pckv_ue record
+ * (key code, or the spec's key label, -> value in [-1, 1] on the spec's lattice
+ * j / value_steps). */
 export type SetValuedRecord = Set<Category | null> | Array<Category | null> |
-  Map<number, number> | Array<[number, number]>;
+  Map<number | string, number> | Array<[number | string, number]>;
 
 export interface RandomizerOptions {
   /** The public categories of the server's domain: privatize then takes records. */
@@ -134,12 +135,12 @@ export class Randomizer {
   readonly columns: string[] | null;
   /** The flat cell index of a record (needs categories), as the server's Domain.encode;
    * for multi_attribute the category codes of its attributes; for set_items the sorted item
-   * codes, for pckv_grr the sorted [key, j] pairs (value = j / value_steps). */
+   * codes, for pckv_grr / pckv_ue the sorted [key code, j] pairs (value = j / value_steps). */
   encode(record: DomainRecord | SetValuedRecord): number | number[] | Array<[number, number]>;
   /** One privatized report of a cell index in [0, nInputs) (or a record, with categories;
    * for the numeric kinds a number within the spec's bounds, for sampled_mean one number an
    * attribute, for prefix_heavy_hitters an integer or a string; for set_items a set of items,
-   * for pckv_grr [key, value] pairs). */
+   * for pckv_grr / pckv_ue [key, value] pairs). */
   privatize(value: Value): Report;
 }
 

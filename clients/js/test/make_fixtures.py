@@ -86,6 +86,7 @@ from sklearn_ldp.mechanisms.oracles.histogram_encoding import (  # noqa: E402
     ThresholdingHistogramEncoding,
 )
 from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR  # noqa: E402
+from sklearn_ldp.mechanisms.set_valued.pckv_ue import PCKVUE  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
@@ -693,6 +694,14 @@ def _set_valued_laws():
              _law("pckv_grr_long", pckv, [[0, 1.0], [1, 0.25], [2, -0.75]]),
              _law("pckv_grr_empty", pckv, []),
              _law("pckv_grr_eps3_steps1", PCKVGRR(3, 1, 3.0, value_steps=1), [[2, -1.0]])]
+    # PCKV-UE: 3^(d + L) packed reports (27 and 81 here); labelled keys travel in the spec.
+    pckv_ue = PCKVUE(2, 2, 1.0, value_steps=4, max_set_size=2)
+    cases += [_law("pckv_ue_short", pckv_ue, [[1, 0.5]]),
+              _law("pckv_ue_empty", pckv_ue, []),
+              _law("pckv_ue_eps3_steps1", PCKVUE(2, 1, 3.0, value_steps=1), [[0, -1.0]])]
+    labelled = PCKVUE(2, 1, 1.0, value_steps=2, keys=["x", 7])
+    case = _law("pckv_ue_labels", labelled, [[1, 0.5]])
+    cases.append({**case, "value": [[7, 0.5]]})  # the label of the key code 1
     for i, seed in enumerate((5, 2**64 - 1)):
         case = _law(f"set_items_olh_labels_seed{i}", olh, [4, 1],
                     seeds=np.array([seed], dtype=np.uint64))
@@ -705,6 +714,8 @@ def _set_valued_hostile():
     items = json.loads(SetItemMechanism(6, 3, 1.0, oracle="grr", max_set_size=4).to_json())
     pckv = json.loads(PCKVGRR(4, 2, 1.0, value_steps=4, max_set_size=3).to_json())
     a, d, keep, flip = pckv["weights"]
+    ue = json.loads(PCKVUE(2, 1, 1.0, value_steps=4, keys=["a", "b"]).to_json())
+    ue_keep, ue_flip, q_num = ue["weights"]
 
     short_oracle = {"mechanism": "randomized_response", "n_inputs": 9, "epsilon": 1.0}
     return [
@@ -728,6 +739,12 @@ def _set_valued_hostile():
         edit(items, "items", params__items="abcdef"),
         edit(pckv, "params", params__extra=1),
         edit(pckv, "params", params=[1]),
+        edit(pckv, "listed twice", params__keys=["a", "a", "b", "c"]),
+        edit(pckv, "key label", params__keys=["a", 1.5, "b", "c"]),
+        edit(pckv, "key label", params__keys=["a", None, "b", "c"]),
+        edit(pckv, "key label", params__keys=["a", "b", "c", "x" * 300]),
+        edit(pckv, "4 labels", params__keys=["a", "b", "c", "d", "e"]),
+        edit(pckv, "4 labels", params__keys="abcd"),
         edit(pckv, "epsilon", epsilon=0.0),
         edit(pckv, "epsilon", epsilon="1.0"),
         edit(pckv, "n_inputs", n_inputs=2.5),
@@ -745,6 +762,13 @@ def _set_valued_hostile():
         edit(pckv, "weights", weights=[a, d, 2 * keep, flip]),
         edit(pckv, "weights", weights=[a, d, flip, keep]),
         edit(pckv, "weights", weights=[d, a, keep, flip]),
+        # PCKV-UE: its three weights (value kept, flipped, the fake entries' numerator).
+        edit(ue, "weights", weights=[ue_keep, ue_flip]),
+        edit(ue, "weights", weights=[ue_keep, ue_flip, 0]),
+        edit(ue, "weights", weights=[ue_keep, ue_flip, q_num // 2]),   # fewer fakes
+        edit(ue, "weights", weights=[ue_keep, ue_flip, 2**52]),        # all fake: no signal
+        edit(ue, "weights", weights=[2 * ue_keep, ue_flip, q_num]),
+        edit(ue, "listed twice", params__keys=["a", "a"]),
     ]
 
 

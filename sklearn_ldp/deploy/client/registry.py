@@ -5,7 +5,7 @@ from .bassily import _gaussian, _gaussian_pure
 from .columns import _columns
 from .heavy_hitters import _prefix_heavy_hitters, _sketch
 from .histogram_encoding import _she, _the
-from .key_value import _pckv_grr
+from .key_value import _pckv_grr, _pckv_ue
 from .longitudinal import _dbitflip_pm, _longitudinal, _one_bit_mean_pm
 from .marginals import _inp_em, _inp_ht, _inp_ps, _inp_rr, _marg_ht, _marg_ps, _marg_rr
 from .multi_attribute import _multi_attribute
@@ -52,5 +52,6 @@ RANDOMIZERS = {
     # Set-valued data (SVIM): a set of items per user; key-value pairs (PCKV-GRR).
     "set_items": _set_items,
     "pckv_grr": _pckv_grr,
+    "pckv_ue": _pckv_ue,
     "bloom_rappor": _bloom_rappor,
 }

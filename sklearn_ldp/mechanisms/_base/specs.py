@@ -13,6 +13,7 @@ import json
 from ..heavy_hitters.column import HEAVY_HITTERS_KIND, HeavyHitterMechanism
 from ..multi_attribute.columns import COLUMNS_KIND, ColumnsMechanism
 from ..set_valued.pckv import PCKV_KIND, PCKVGRR
+from ..set_valued.pckv_ue import PCKV_UE_KIND, PCKVUE
 from ..set_valued.svim import SET_ITEMS_KIND, SetItemMechanism
 from .mechanism import mechanism_from_dict
 
@@ -53,6 +54,8 @@ def load_mechanism(spec):
         return SetItemMechanism.from_dict(spec)
     if isinstance(spec, dict) and spec.get("mechanism") == PCKV_KIND:
         return PCKVGRR.from_dict(spec)
+    if isinstance(spec, dict) and spec.get("mechanism") == PCKV_UE_KIND:
+        return PCKVUE.from_dict(spec)
     return mechanism_from_dict(spec)
 
 
