@@ -1,0 +1,386 @@
+"""Frequent itemsets of set-valued data (SVSM), after SVIM's candidate narrowing.
+
+Wang, Li and Jha (S&P 2018) find the itemsets (pairs, triples ... of items held together)
+that most users hold, in rounds over disjoint groups of users; each user reports once, with
+the whole budget, in the one round of its group, so the protocol is ``epsilon``-LDP.
+
+1. **Candidates** (SVIM): each user pads its set to length 1 and reports one item
+   (:class:`~.svim.SetItemMechanism` with ``pad_length=1``); the ``2k`` items of largest
+   estimate are the candidates.
+2. **Item sizes**: each user reports how many candidates its set holds; the pad length of the
+   next round is the 90th percentile of the estimated sizes (:func:`~.svim.pad_length_round`).
+3. **Items**: each user reports its set intersected with the candidates (padded and sampled,
+   over the ``2k`` candidates): the counts of the candidates, whose ``k`` largest are the
+   frequent items.
+4. **Itemset sizes**: from the frequent items, the candidate itemsets of
+   :func:`candidate_itemsets` (the paper's rule: each frequent item ``x`` gets the guess
+   ``0.9 f(x) / max f``, an itemset the product of its items' guesses, and the ``2k`` itemsets
+   of size ``>= 2`` with the largest products are kept); each user reports how many of them
+   its set contains, and the itemsets' pad length is their 90th percentile.
+5. **Itemsets**: each user pads the list of candidate itemsets its set contains and reports
+   one of them, drawn exactly uniformly, through randomized response or optimized local
+   hashing over the candidate-itemset indices and the dummies: exactly
+   :class:`~.svim.SetItemMechanism` over that index domain (the "set" of a user is the set of
+   candidate indices it contains), so its exact law and privacy audit are those of
+   ``set_items``. The server's estimate of each itemset's count is unbiased when no user
+   contains more candidate itemsets than the pad length, with the analytic variance of
+   :meth:`~.svim.SetItemMechanism.count_variance`.
+
+The shares of the users (:data:`SVSM_SHARES`): half the users run SVIM (steps 1-3, split 50%,
+10%, 40% of that half, as the paper splits SVIM), a tenth report their itemset size and the
+remaining 40% their itemset (the paper's 10% / 40% of SVSM).
+
+References
+----------
+.. [1] T. Wang, N. Li and S. Jha, "Locally differentially private frequent itemset mining",
+   IEEE S&P 2018 (SVIM, SVSM).
+"""
+
+import heapq
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from ..._validation import check_epsilon, check_positive_int
+from .padding import FlatSets, check_sets, check_size_cap, support_estimate
+from .svim import SetItemMechanism, pad_length_round
+
+# The rounds, in order, and the share of all users in each (see the module docstring).
+SVSM_SHARES = {"candidates": 0.25, "item_sizes": 0.05, "items": 0.20,
+               "itemset_sizes": 0.10, "itemsets": 0.40}
+# The paper's scale of the item guesses: 0.9 f / max f, so that a longer itemset's guess is
+# smaller than each of its subsets'.
+GUESS_SCALE = 0.9
+# The frequent items of one user are a bit mask in an int64.
+MAX_TOP_K = 62
+DEFAULT_TOP_K = 10
+# Users per block when testing which candidate itemsets a set contains (a block x 2k bools).
+CONTAINMENT_BLOCK = 1 << 16
+
+
+def check_top_k(value, name="top_k"):
+    """An integer in ``[1, MAX_TOP_K]``, or a ValueError naming ``name`` and the value."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+            or not 1 <= value <= MAX_TOP_K:
+        raise ValueError(f"{name} must be an integer in [1, {MAX_TOP_K}], got {value!r}.")
+    return int(value)
+
+
+def split_users(n_users, rng, shares=SVSM_SHARES):
+    """The users of each round: a uniformly random split of ``0 .. n_users - 1`` into groups of
+    sizes ``round(share * n_users)`` (the last takes the rest), each sorted.
+
+    Examples
+    --------
+    >>> groups = split_users(20, np.random.default_rng(0))
+    >>> {name: len(users) for name, users in groups.items()}
+    {'candidates': 5, 'item_sizes': 1, 'items': 4, 'itemset_sizes': 2, 'itemsets': 8}
+    """
+    order = np.asarray(rng.permutation(n_users), dtype=np.int64)
+    cuts = np.round(np.cumsum(list(shares.values()))[:-1] * n_users).astype(np.int64)
+    return {name: np.sort(part) for name, part in zip(shares, np.split(order, cuts),
+                                                      strict=True)}
+
+
+def select_users(flat, users):
+    """The sets of ``users`` (sorted indices) as :class:`FlatSets`."""
+    keep = np.zeros(flat.lengths.size, dtype=bool)
+    keep[users] = True
+    return FlatSets(flat.lengths[users], flat.items[np.repeat(keep, flat.lengths)])
+
+
+def restrict_sets(flat, kept_items, n_items):
+    """Each user's set intersected with ``kept_items``, each item recoded to its position in
+    ``kept_items``.
+
+    Examples
+    --------
+    >>> flat = FlatSets(np.array([2, 1, 0]), np.array([0, 3, 2]))
+    >>> restricted = restrict_sets(flat, np.array([3, 0]), 4)
+    >>> restricted.lengths.tolist(), restricted.items.tolist()
+    ([2, 0, 0], [1, 0])
+    """
+    position = np.full(n_items, -1, dtype=np.int64)
+    position[np.asarray(kept_items, dtype=np.int64)] = np.arange(len(kept_items))
+    mapped = position[flat.items]
+    owners = np.repeat(np.arange(flat.lengths.size), flat.lengths)
+    inside = mapped >= 0
+    return FlatSets(np.bincount(owners[inside], minlength=flat.lengths.size).astype(np.int64),
+                    mapped[inside])
+
+
+def top_indices(estimates, n):
+    """The indices of the ``n`` largest estimates, largest first (ties: the smaller index)."""
+    return np.argsort(-np.asarray(estimates, dtype=float), kind="stable")[:n].astype(np.int64)
+
+
+def candidate_itemsets(frequencies, n_candidates, max_size):
+    """The paper's candidate itemsets: the ``n_candidates`` itemsets of ``2 .. max_size``
+    frequent items whose product of guesses ``0.9 f(x) / max f`` is the largest.
+
+    Parameters
+    ----------
+    frequencies : array-like of float
+        The estimated frequency of each frequent item (negative estimates count as 0).
+    n_candidates : int
+        How many itemsets to keep (``2k`` in the paper); fewer when fewer exist.
+    max_size : int
+        The largest itemset (the cap on a set's size: a longer itemset is in no set).
+
+    Returns
+    -------
+    list of tuple of int
+        Itemsets as increasing positions in ``frequencies``, the largest guess first (ties:
+        the lexicographically smaller itemset of the ranks first).
+
+    Notes
+    -----
+    Every guess is below 1, so removing an itemset's last item (in the order of decreasing
+    guesses) gives a larger product: a best-first walk from the pairs, extending each popped
+    itemset by the items after its last, pops the itemsets in decreasing order of products
+    without listing the ``2^k`` subsets.
+
+    Examples
+    --------
+    >>> candidate_itemsets([0.5, 0.4, 0.1], 4, 3)
+    [(0, 1), (0, 2), (1, 2), (0, 1, 2)]
+    """
+    frequencies = np.clip(np.asarray(frequencies, dtype=float), 0.0, None)
+    k = frequencies.size
+    largest = frequencies.max() if k else 0.0
+    guesses = GUESS_SCALE * frequencies / largest if largest > 0 else np.zeros(k)
+    order = top_indices(guesses, k)  # ranks: rank r is the item order[r]
+    ranked = guesses[order]
+    heap = [(-ranked[a] * ranked[b], (a, b)) for a in range(k) for b in range(a + 1, k)]
+    heapq.heapify(heap)
+    chosen = []
+    while heap and len(chosen) < n_candidates:
+        negative, ranks = heapq.heappop(heap)
+        chosen.append(tuple(sorted(int(order[r]) for r in ranks)))
+        if len(ranks) < max_size:
+            for nxt in range(ranks[-1] + 1, k):
+                heapq.heappush(heap, (negative * ranked[nxt], ranks + (nxt,)))
+    return chosen
+
+
+def contained_itemsets(flat, itemsets):
+    """For each user, the indices of the itemsets its set contains.
+
+    Parameters
+    ----------
+    flat : FlatSets
+        Sets over positions ``0 .. 61`` (the frequent items, :func:`restrict_sets`).
+    itemsets : list of tuple of int
+        Itemsets over the same positions.
+
+    Returns
+    -------
+    FlatSets
+        Per user, the increasing indices of the contained itemsets.
+
+    Examples
+    --------
+    >>> flat = FlatSets(np.array([3, 1]), np.array([0, 1, 2, 1]))
+    >>> found = contained_itemsets(flat, [(0, 1), (1, 2), (0, 3)])
+    >>> found.lengths.tolist(), found.items.tolist()
+    ([2, 0], [0, 1])
+    """
+    n_users = flat.lengths.size
+    masks = np.zeros(n_users, dtype=np.int64)
+    # A set lists each item once, so the sum of its bits is their OR.
+    np.add.at(masks, np.repeat(np.arange(n_users), flat.lengths),
+              np.left_shift(np.int64(1), flat.items))
+    wanted = np.array([sum(1 << item for item in itemset) for itemset in itemsets],
+                      dtype=np.int64)
+    lengths, items = [], []
+    for start in range(0, n_users, CONTAINMENT_BLOCK):
+        block = masks[start:start + CONTAINMENT_BLOCK, None]
+        hits = (block & wanted) == wanted
+        lengths.append(hits.sum(axis=1))
+        items.append(np.nonzero(hits)[1])  # row-major: user after user, increasing
+    if not lengths:
+        return FlatSets(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    return FlatSets(np.concatenate(lengths).astype(np.int64),
+                    np.concatenate(items).astype(np.int64))
+
+
+class ItemsetPlan(NamedTuple):
+    """What the server learns before the itemset round (steps 1-4 of the module docstring).
+
+    ``item_candidates``: the ``2k`` candidate item codes; ``item_pad_length``; ``item_counts``:
+    the estimated users (of the item round) holding each candidate, and ``item_std_errors``;
+    ``n_item_reports``; ``frequent_items``: the ``k`` codes of largest count;
+    ``itemsets``: the candidate itemsets as tuples of item codes; ``mechanism``: the
+    :class:`~.svim.SetItemMechanism` of the itemset round; ``groups``: the users of each
+    round."""
+
+    item_candidates: np.ndarray
+    item_pad_length: int
+    item_counts: np.ndarray
+    item_std_errors: np.ndarray
+    n_item_reports: int
+    frequent_items: np.ndarray
+    itemsets: list
+    mechanism: SetItemMechanism
+    groups: dict
+
+
+class FrequentItemsets:
+    """SVSM: the frequent itemsets of set-valued data, in rounds over disjoint users.
+
+    Parameters
+    ----------
+    n_items : int
+        The number of declared items ``d`` (items are codes ``0 .. d - 1``).
+    max_set_size : int
+        The cap on a set's size (a longer set is refused).
+    epsilon : float
+        Each user's budget: every user reports once, in its group's round.
+    top_k : int, default=10
+        ``k``: the frequent items and the itemsets sought; ``2k`` candidates of each.
+    oracle : {"auto", "grr", "olh"}, default="auto"
+        The frequency oracle of the padded rounds.
+    items : list, optional
+        The items' labels; the itemset round's mechanism labels each itemset by the tuple of
+        its items' labels.
+
+    See Also
+    --------
+    sklearn_ldp.ItemsetEstimator : Decodes the itemset round's reports.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private frequent itemset
+       mining", IEEE S&P 2018 (SVIM, SVSM).
+
+    Examples
+    --------
+    >>> sets = [[0, 1, 2]] * 20_000 + [[0, 1]] * 10_000 + [[3, 4]] * 10_000
+    >>> lengths = np.array([len(s) for s in sets])
+    >>> protocol = FrequentItemsets(6, 3, epsilon=4.0, top_k=3)
+    >>> plan, reports = protocol.run((lengths, np.concatenate(sets)), np.random.default_rng(0))
+    >>> sorted(plan.frequent_items.tolist()), sorted(plan.itemsets)
+    ([0, 1, 2], [(0, 1), (0, 1, 2), (0, 2), (1, 2)])
+    >>> frequencies, _ = itemset_frequencies(plan.mechanism, plan.mechanism.aggregate(reports))
+    >>> dict(zip(plan.itemsets, frequencies.round(2).tolist()))  # truly 0.75, 0.5, 0.5, 0.5
+    {(0, 1): 0.73, (0, 2): 0.5, (1, 2): 0.49, (0, 1, 2): 0.52}
+    """
+
+    def __init__(self, n_items, max_set_size, epsilon, top_k=DEFAULT_TOP_K, oracle="auto",
+                 items=None):
+        self.n_items = check_positive_int(n_items, "n_items")
+        if self.n_items < 2:
+            raise ValueError(f"itemsets need at least 2 items, got n_items={n_items!r}.")
+        self.max_set_size = check_size_cap(max_set_size)
+        if self.max_set_size < 2:
+            raise ValueError(f"itemsets hold at least 2 items: max_set_size must be at least "
+                             f"2, got {max_set_size!r}.")
+        self.epsilon = check_epsilon(epsilon)
+        self.top_k = check_top_k(top_k)
+        self.oracle = oracle
+        self.items = None if items is None else list(items)
+        if self.items is not None and len(self.items) != self.n_items:
+            raise ValueError(f"items must list {self.n_items} labels, got {len(self.items)}.")
+
+    def _rounds_oracle(self, n_values, pad):
+        return SetItemMechanism(n_values, pad, self.epsilon, self.oracle,
+                                min(self.max_set_size, n_values))
+
+    def plan(self, sets, rng):
+        """The server's steps 1-4 on the users of their groups (see the module docstring).
+
+        Parameters
+        ----------
+        sets : FlatSets, tuple (lengths, items) or 2-D array of int
+            Every user's set.
+        rng : numpy.random.Generator
+            The split and the reports.
+
+        Returns
+        -------
+        ItemsetPlan
+        """
+        flat = check_sets(sets, self.n_items, self.max_set_size)
+        groups = split_users(flat.lengths.size, rng)
+        # 1. Candidates: one item per user (pad length 1), the 2k largest counts.
+        n_candidates = min(2 * self.top_k, self.n_items)
+        first = SetItemMechanism(self.n_items, 1, self.epsilon, self.oracle, self.max_set_size)
+        counts = first.estimate(first.aggregate(
+            first.randomize(select_users(flat, groups["candidates"]), rng)))
+        candidates = top_indices(counts, n_candidates)
+        # 2. Sizes of the intersections with the candidates: the pad length.
+        cap = min(self.max_set_size, n_candidates)
+        sized = restrict_sets(select_users(flat, groups["item_sizes"]), candidates,
+                              self.n_items)
+        pad = pad_length_round(sized.lengths, cap, self.epsilon, rng)[0] \
+            if sized.lengths.size else cap
+        # 3. Items: the candidates' counts from the intersections, the k largest.
+        second = self._rounds_oracle(n_candidates, pad)
+        statistic = second.aggregate(second.randomize(
+            restrict_sets(select_users(flat, groups["items"]), candidates, self.n_items), rng))
+        item_counts = second.estimate(statistic)
+        n_reports = second.n_reports(statistic)
+        best = top_indices(item_counts, min(self.top_k, n_candidates))
+        frequent = candidates[best]
+        # 4. Candidate itemsets and their sizes.
+        shares = item_counts[best] / max(n_reports, 1)
+        positions = candidate_itemsets(shares, 2 * self.top_k, self.max_set_size)
+        if not positions:
+            raise ValueError(f"no itemset of 2 items can be formed from top_k={self.top_k} "
+                             "frequent item: raise top_k to at least 2.")
+        itemsets = [tuple(sorted(int(frequent[p]) for p in itemset)) for itemset in positions]
+        held = contained_itemsets(restrict_sets(select_users(flat, groups["itemset_sizes"]),
+                                                frequent, self.n_items), positions)
+        cap = len(itemsets)
+        itemset_pad = pad_length_round(held.lengths, cap, self.epsilon, rng)[0] \
+            if held.lengths.size else cap
+        labels = [tuple(self.items[code] if self.items is not None else code
+                        for code in itemset) for itemset in itemsets]
+        mechanism = SetItemMechanism(cap, itemset_pad, self.epsilon, self.oracle, cap, labels)
+        return ItemsetPlan(candidates, pad, item_counts, second.std_errors(statistic),
+                           n_reports, frequent, itemsets, mechanism, groups)
+
+    def itemset_records(self, plan, sets):
+        """The "sets" the itemset round reports: per user, the indices of ``plan``'s candidate
+        itemsets its set contains (checked sets of this protocol's items)."""
+        flat = check_sets(sets, self.n_items, self.max_set_size)
+        position = {code: p for p, code in enumerate(plan.frequent_items.tolist())}
+        local = [tuple(position[code] for code in itemset) for itemset in plan.itemsets]
+        return contained_itemsets(restrict_sets(flat, plan.frequent_items, self.n_items),
+                                  local)
+
+    def run(self, sets, rng):
+        """The whole protocol: :meth:`plan`, then the itemset round's reports of its users.
+
+        Returns
+        -------
+        plan : ItemsetPlan
+        reports : ndarray
+            The reports of ``plan.mechanism`` (one per user of the itemset group).
+        """
+        flat = check_sets(sets, self.n_items, self.max_set_size)
+        plan = self.plan(flat, rng)
+        records = self.itemset_records(plan, select_users(flat, plan.groups["itemsets"]))
+        return plan, plan.mechanism.randomize(records, rng)
+
+
+def itemset_frequencies(mechanism, statistic):
+    """The estimated frequency of each candidate itemset and its standard error.
+
+    Parameters
+    ----------
+    mechanism : SetItemMechanism
+        The itemset round's mechanism.
+    statistic : array-like of int
+        Its aggregate of the itemset reports.
+
+    Returns
+    -------
+    frequencies, std_errors : ndarray
+        The count over ``N`` (unbiased when no user contains more candidates than the pad
+        length), and the analytic standard error at the estimate.
+    """
+    _, n_users = support_estimate(mechanism.oracle, statistic)
+    n = max(n_users, 1)
+    return mechanism.estimate(statistic) / n, mechanism.std_errors(statistic) / n
