@@ -384,3 +384,184 @@ def itemset_frequencies(mechanism, statistic):
     _, n_users = support_estimate(mechanism.oracle, statistic)
     n = max(n_users, 1)
     return mechanism.estimate(statistic) / n, mechanism.std_errors(statistic) / n
+
+
+# ---------------------------------------------------------------------- deployment (phase 2)
+ITEMSETS_KIND = "itemsets"
+ITEMSETS_SPEC_VERSION = 1
+
+
+def itemset_spec(item_frequencies, items, max_set_size, epsilon, top_k=DEFAULT_TOP_K,
+                 pad_length=None, oracle="auto"):
+    """The specification of the itemset round, built from a phase-1 estimate of the items.
+
+    The ``top_k`` items of largest estimated frequency are the frequent items and the
+    candidate itemsets are :func:`candidate_itemsets` of their frequencies (``2 top_k`` of
+    them, each of at most ``max_set_size`` items), listed by their items' labels. Clients
+    (``Randomizer.from_json`` of :mod:`sklearn_ldp.deploy.client`, or the JavaScript client)
+    take it, compute which candidates their set contains and report one of them through
+    the ``"set_items"`` specification it carries.
+
+    Parameters
+    ----------
+    item_frequencies : pandas.Series or dict
+        The estimated frequency of items (labels -> float), e.g.
+        ``SetFrequencyEstimator().frequencies_`` or ``LDPEncoder.item_frequencies_
+        ["frequency"]``; every label must be among ``items``.
+    items : list
+        Every declared item's label (JSON values): a client refuses a set holding another.
+    max_set_size : int
+        The cap on a set's size.
+    epsilon : float
+        The budget of an itemset report.
+    top_k : int, default=10
+        The number of frequent items; ``2 top_k`` candidate itemsets.
+    pad_length : int, optional
+        The pad length (a size round's 90th percentile, :func:`~.svim.pad_length_round`);
+        default: the number of candidates (no user's list is subsampled).
+    oracle : {"auto", "grr", "olh"}, default="auto"
+        The frequency oracle over the candidates and the dummies.
+
+    Returns
+    -------
+    dict
+        ``{"version", "mechanism": "itemsets", "epsilon", "n_inputs", "params": {"items",
+        "max_set_size", "candidates"}, "set_items"}``: JSON-serializable.
+
+    Raises
+    ------
+    ValueError
+        A label of ``item_frequencies`` outside ``items``, a frequency that is not a finite
+        number, ``top_k`` outside ``[1, 62]``, fewer than 2 items.
+
+    Examples
+    --------
+    >>> spec = itemset_spec({"mail": 0.6, "maps": 0.5, "chat": 0.2},
+    ...                     ["mail", "maps", "chat", "news"], 3, epsilon=2.0, top_k=3)
+    >>> spec["params"]["candidates"]
+    [['mail', 'maps'], ['mail', 'chat'], ['maps', 'chat'], ['mail', 'maps', 'chat']]
+    >>> itemset_round_mechanism(spec).items[0]
+    ('mail', 'maps')
+    """
+    items = list(items)
+    top_k = check_top_k(top_k)
+    labels = list(item_frequencies.keys())
+    values = np.array([item_frequencies[label] for label in labels], dtype=float)
+    if not np.all(np.isfinite(values)):
+        bad = labels[int(np.argmin(np.isfinite(values)))]
+        raise ValueError(f"item_frequencies: the frequency of {bad!r} is "
+                         f"{item_frequencies[bad]!r}, not a finite number.")
+    codes = _codes_of(labels, items, "item_frequencies")
+    best = top_indices(values, min(top_k, len(labels)))
+    positions = candidate_itemsets(values[best], 2 * top_k, check_size_cap(max_set_size))
+    candidates = [[items[codes[best[p]]] for p in itemset] for itemset in positions]
+    n_candidates = len(candidates)
+    if n_candidates == 0:
+        raise ValueError("no itemset of 2 items can be formed: item_frequencies must list at "
+                         "least 2 items and top_k be at least 2.")
+    pad = n_candidates if pad_length is None else pad_length
+    inner = SetItemMechanism(n_candidates, pad, epsilon, oracle, n_candidates)
+    return {"version": ITEMSETS_SPEC_VERSION, "mechanism": ITEMSETS_KIND,
+            "epsilon": inner.epsilon, "n_inputs": n_candidates,
+            "params": {"items": items, "max_set_size": int(max_set_size),
+                       "candidates": candidates},
+            "set_items": inner.to_dict()}
+
+
+def _codes_of(labels, items, name):
+    """The positions of ``labels`` among ``items`` (labels compared with their types, as
+    JSON keeps them), or a ValueError naming the first unknown label."""
+    index = {(type(label), label): code for code, label in enumerate(items)}
+    codes = []
+    for label in labels:
+        code = index.get((type(label), label))
+        if code is None:
+            raise ValueError(f"{name}: the item {label!r} is not among the declared items "
+                             f"({str(items)[:60]}).")
+        codes.append(code)
+    return codes
+
+
+def check_itemset_spec(spec):
+    """The checked parts of an itemset specification, or a ValueError naming the fault.
+
+    Parameters
+    ----------
+    spec : dict
+        :func:`itemset_spec`'s output, possibly from another party.
+
+    Returns
+    -------
+    items : list
+        The declared items.
+    max_set_size : int
+    candidates : list of tuple of int
+        Each candidate itemset as increasing item codes.
+    mechanism : SetItemMechanism
+        The ``"set_items"`` mechanism over the candidate indices.
+
+    Raises
+    ------
+    ValueError
+        A wrong kind or version, an item listed twice, a candidate with an unknown item, an
+        item listed twice in it, fewer than 2 items or more than ``max_set_size``, a
+        candidate listed twice, or a ``"set_items"`` part that is not over the candidates.
+
+    Examples
+    --------
+    >>> spec = itemset_spec({"a": 0.5, "b": 0.4}, ["a", "b", "c"], 2, 1.0, top_k=2)
+    >>> spec["params"]["candidates"].append(["b", "a"])
+    >>> check_itemset_spec(spec)
+    Traceback (most recent call last):
+    ...
+    ValueError: itemset spec: the candidate ['b', 'a'] is listed twice.
+    """
+    if not isinstance(spec, dict) or spec.get("mechanism") != ITEMSETS_KIND \
+            or spec.get("version") != ITEMSETS_SPEC_VERSION:
+        raise ValueError(f"not an {ITEMSETS_KIND!r} specification of version "
+                         f"{ITEMSETS_SPEC_VERSION}: {str(spec)[:80]!r}.")
+    params = spec.get("params")
+    if not isinstance(params, dict) or set(params) != {"items", "max_set_size", "candidates"}:
+        raise ValueError(f"malformed params of the {ITEMSETS_KIND!r} specification: "
+                         f"{str(params)[:80]!r}.")
+    items, cap, listed = params["items"], params["max_set_size"], params["candidates"]
+    if not isinstance(items, list) or len(items) < 2:
+        raise ValueError(f"itemset spec: items must list at least 2 labels, got "
+                         f"{str(items)[:60]!r}.")
+    if len({(type(label), label) for label in items}) != len(items):
+        raise ValueError("itemset spec: an item is listed twice in items.")
+    cap = check_size_cap(cap)
+    if not isinstance(listed, list) or not listed:
+        raise ValueError(f"itemset spec: candidates must be a non-empty list, got "
+                         f"{str(listed)[:60]!r}.")
+    candidates, seen = [], set()
+    for itemset in listed:
+        if not isinstance(itemset, list) or not 2 <= len(itemset) <= cap:
+            raise ValueError(f"itemset spec: the candidate {str(itemset)[:60]} must list 2 to "
+                             f"max_set_size={cap} items.")
+        codes = tuple(sorted(_codes_of(itemset, items, "itemset spec")))
+        if len(set(codes)) != len(codes):
+            raise ValueError(f"itemset spec: the candidate {itemset!r} lists an item twice.")
+        if codes in seen:
+            raise ValueError(f"itemset spec: the candidate {itemset!r} is listed twice.")
+        seen.add(codes)
+        candidates.append(codes)
+    mechanism = SetItemMechanism.from_dict(spec.get("set_items"))
+    if mechanism.n_inputs != len(candidates) or mechanism.items is not None \
+            or mechanism.max_set_size != len(candidates) or spec.get("n_inputs") != len(
+                candidates) or spec.get("epsilon") != mechanism.epsilon:
+        raise ValueError(f"itemset spec: the 'set_items' part must be over the "
+                         f"{len(candidates)} candidates (n_inputs and max_set_size), without "
+                         "labels, at the spec's epsilon.")
+    return items, cap, candidates, mechanism
+
+
+def itemset_round_mechanism(spec):
+    """The itemset round's mechanism of a (checked) specification, each candidate labelled by
+    the tuple of its items: what :class:`~sklearn_ldp.ItemsetEstimator` decodes (the
+    reports of clients are ``reports_from_client(sent, mechanism)``)."""
+    mechanism = check_itemset_spec(spec)[3]
+    # The labels as the spec lists them, in its order (the clients' candidate indices).
+    labels = [tuple(itemset) for itemset in spec["params"]["candidates"]]
+    return SetItemMechanism(mechanism.n_inputs, mechanism.pad_length, mechanism.epsilon,
+                            mechanism.oracle_name, mechanism.max_set_size, labels)
