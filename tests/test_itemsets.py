@@ -2,14 +2,24 @@
 itemset estimates against their analytic variance, and the LDPEncoder / ItemsetEstimator door."""
 
 import itertools
+import json
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from _laws import assert_sampled_law
 from _stats import check_unbiased_and_variance
 from sklearn.pipeline import make_pipeline
 
-from sklearn_ldp import ItemsetEstimator, LDPEncoder, LDPReports, SetFrequencyEstimator
+from sklearn_ldp import (
+    ItemsetEstimator,
+    LDPEncoder,
+    LDPReports,
+    SetFrequencyEstimator,
+    reports_from_client,
+)
+from sklearn_ldp.deploy.client import Randomizer
 from sklearn_ldp.mechanisms.set_valued.padding import FlatSets
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism
 from sklearn_ldp.mechanisms.set_valued.svsm import (
@@ -17,8 +27,11 @@ from sklearn_ldp.mechanisms.set_valued.svsm import (
     SVSM_SHARES,
     FrequentItemsets,
     candidate_itemsets,
+    check_itemset_spec,
     contained_itemsets,
     itemset_frequencies,
+    itemset_round_mechanism,
+    itemset_spec,
     restrict_sets,
     split_users,
 )
@@ -262,3 +275,100 @@ def test_reports_carry_the_itemset_labels():
     assert isinstance(reports, LDPReports)
     assert all(isinstance(label, tuple) and len(label) >= 2
                for label in reports.mechanism.items)
+
+
+# ---------------------------------------------------------------- deployment (phase 2)
+PHASE1 = {"mail": 0.6, "maps": 0.5, "chat": 0.3, "news": 0.1}
+
+
+def phase2_spec(**kwargs):
+    return json.loads(json.dumps(itemset_spec(PHASE1, APPS, 3, 2.0, top_k=3, **kwargs)))
+
+
+def test_spec_lists_the_papers_candidates_by_label():
+    spec = phase2_spec(pad_length=2)
+    assert spec["params"]["candidates"] == [["mail", "maps"], ["mail", "chat"],
+                                            ["maps", "chat"], ["mail", "maps", "chat"]]
+    mechanism = itemset_round_mechanism(spec)
+    assert mechanism.pad_length == 2 and mechanism.items[-1] == ("mail", "maps", "chat")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s["params"]["candidates"].append(["maps", "mail"]),
+     "the candidate ['maps', 'mail'] is listed twice"),
+    (lambda s: s["params"]["candidates"][0].__setitem__(0, "tetris"), "'tetris'"),
+    (lambda s: s["params"]["candidates"][0].extend(["news", "games"]),
+     "must list 2 to max_set_size=3 items"),
+    (lambda s: s["params"]["candidates"][0].pop(), "must list 2 to max_set_size=3 items"),
+    (lambda s: s["params"]["candidates"][0].__setitem__(1, "mail"), "lists an item twice"),
+    (lambda s: s["params"]["items"].append("mail"), "'mail' is listed twice in items"),
+    (lambda s: s["params"]["candidates"].pop(), "over its 3 candidates"),
+    (lambda s: s.__setitem__("epsilon", 9.0), "at its epsilon"),
+])
+def test_hostile_specs_are_refused_by_server_and_client(edit, message):
+    spec = phase2_spec()
+    edit(spec)
+    for load in (check_itemset_spec, Randomizer):
+        with pytest.raises(ValueError) as error:
+            load(spec)
+        assert message in str(error.value), (load, str(error.value))
+
+
+def test_spec_builder_refuses_bad_estimates():
+    with pytest.raises(ValueError, match="the item 'tetris' is not among the declared items"):
+        itemset_spec({"mail": 0.5, "tetris": 0.4}, APPS, 3, 1.0)
+    with pytest.raises(ValueError, match="the frequency of 'maps' is nan"):
+        itemset_spec({"mail": 0.5, "maps": float("nan")}, APPS, 3, 1.0)
+    with pytest.raises(ValueError, match="top_k must be an integer in \\[1, 62\\], got 0"):
+        itemset_spec(PHASE1, APPS, 3, 1.0, top_k=0)
+    with pytest.raises(ValueError, match="no itemset of 2 items"):
+        itemset_spec({"mail": 0.5}, APPS, 3, 1.0)
+
+
+@pytest.mark.parametrize("value, message", [
+    (["mail", "tetris"], "the item 'tetris' is not among the declared items"),
+    (["mail", "mail"], "the item 'mail' is listed twice"),
+    (["mail", "maps", "chat", "news"], "holds 4 items, more than max_set_size=3"),
+    ("mail", "is a set or list of items"),
+])
+def test_client_refuses_bad_sets(value, message):
+    with pytest.raises(ValueError) as error:
+        Randomizer(phase2_spec()).privatize(value)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize("oracle", ["grr", "olh"])
+def test_client_reports_follow_the_servers_exact_law(oracle):
+    spec = phase2_spec(pad_length=2, oracle=oracle)
+    mechanism = itemset_round_mechanism(spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded on purpose
+        client = Randomizer(spec, seed=4)
+        # {mail, maps, chat} contains all 4 candidates; {chat, news} none.
+        for value, contained in ((["mail", "maps", "chat"], [0, 1, 2, 3]),
+                                 (["chat", "news"], [])):
+            sent = [client.privatize(value) for _ in range(20_000)]
+            reports = reports_from_client(sent, mechanism).reports
+            if oracle == "grr":
+                assert_sampled_law(mechanism.exact_law(contained), reports)
+            else:  # olh: the sampled candidate is the one the bucket counts; compare counts
+                counts = mechanism.oracle.aggregate(reports)[:-1]
+                expected = mechanism.oracle.aggregate(mechanism.randomize(
+                    np.array([contained + [-1] * (4 - len(contained))] * 20_000),
+                    np.random.default_rng(0)))[:-1]
+                assert np.all(np.abs(counts - expected) < 6 * np.sqrt(expected + 1)), (
+                    counts, expected)
+
+
+def test_deployed_phase2_is_decoded_by_the_estimator():
+    spec = phase2_spec()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = Randomizer(spec, seed=1)
+        sent = [client.privatize(["mail", "maps"]) for _ in range(4000)] + [
+            client.privatize(["chat"]) for _ in range(4000)]
+    estimator = ItemsetEstimator(top_k=1).fit(
+        reports_from_client(sent, itemset_round_mechanism(spec)))
+    top = estimator.top_itemsets_.iloc[0]
+    assert top["itemset"] == ("mail", "maps")
+    assert abs(top["frequency"] - 0.5) < 5 * top["std_error"]

@@ -21,8 +21,8 @@ def _index_of(items, where):
     index = {}
     for code, label in enumerate(items):
         if (type(label), label) in index:
-            raise ValueError(f"the {KIND!r} specification lists the item {label!r} twice "
-                             f"in {where}.")
+            raise ValueError(f"the {KIND!r} specification: the item {label!r} is listed "
+                             f"twice in {where}.")
         index[(type(label), label)] = code
     return index
 
@@ -72,7 +72,8 @@ def _itemsets(spec):
             or inner["params"].get("items") is not None \
             or inner["params"].get("max_set_size") != len(candidates):
         raise ValueError(f"the 'set_items' part of the {KIND!r} specification must be over "
-                         f"its {len(candidates)} candidates, without labels, at its epsilon.")
+                         f"its {len(candidates)} candidates (n_inputs and max_set_size), "
+                         "without labels, at its epsilon.")
     report = _set_items(inner).privatize
 
     def privatize(value, rng, memo=None):

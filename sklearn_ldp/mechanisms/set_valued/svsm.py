@@ -471,7 +471,11 @@ def itemset_spec(item_frequencies, items, max_set_size, epsilon, top_k=DEFAULT_T
 def _codes_of(labels, items, name):
     """The positions of ``labels`` among ``items`` (labels compared with their types, as
     JSON keeps them), or a ValueError naming the first unknown label."""
-    index = {(type(label), label): code for code, label in enumerate(items)}
+    index = {}
+    for code, item in enumerate(items):
+        if (type(item), item) in index:
+            raise ValueError(f"{name}: the item {item!r} is listed twice in items.")
+        index[(type(item), item)] = code
     codes = []
     for label in labels:
         code = index.get((type(label), label))
@@ -528,8 +532,7 @@ def check_itemset_spec(spec):
     if not isinstance(items, list) or len(items) < 2:
         raise ValueError(f"itemset spec: items must list at least 2 labels, got "
                          f"{str(items)[:60]!r}.")
-    if len({(type(label), label) for label in items}) != len(items):
-        raise ValueError("itemset spec: an item is listed twice in items.")
+    _codes_of([], items, "itemset spec")  # an item listed twice is refused
     cap = check_size_cap(cap)
     if not isinstance(listed, list) or not listed:
         raise ValueError(f"itemset spec: candidates must be a non-empty list, got "
@@ -550,9 +553,9 @@ def check_itemset_spec(spec):
     if mechanism.n_inputs != len(candidates) or mechanism.items is not None \
             or mechanism.max_set_size != len(candidates) or spec.get("n_inputs") != len(
                 candidates) or spec.get("epsilon") != mechanism.epsilon:
-        raise ValueError(f"itemset spec: the 'set_items' part must be over the "
-                         f"{len(candidates)} candidates (n_inputs and max_set_size), without "
-                         "labels, at the spec's epsilon.")
+        raise ValueError(f"itemset spec: the 'set_items' part of the {ITEMSETS_KIND!r} "
+                         f"specification must be over its {len(candidates)} candidates "
+                         "(n_inputs and max_set_size), without labels, at its epsilon.")
     return items, cap, candidates, mechanism
 
 
