@@ -20,6 +20,9 @@ def _index_of(items, where):
     """Label -> code, labels compared with their types (1 and True and 1.0 differ)."""
     index = {}
     for code, label in enumerate(items):
+        if label is not None and not isinstance(label, (str, int, float)):
+            raise ValueError(f"items of the {KIND!r} specification must be strings, numbers, "
+                             f"booleans or null, got {label!r}.")
         if (type(label), label) in index:
             raise ValueError(f"the {KIND!r} specification: the item {label!r} is listed "
                              f"twice in {where}.")
@@ -28,9 +31,6 @@ def _index_of(items, where):
 
 
 def _itemsets(spec):
-    if spec.get("version") != 1:
-        raise ValueError(f"unsupported version {spec.get('version')!r} of the {KIND!r} "
-                         "specification (this client reads version 1).")
     params = _spec_field(spec, "params", KIND)
     if not isinstance(params, dict) or set(params) != {"items", "max_set_size", "candidates"}:
         raise ValueError(f"malformed params of the {KIND!r} specification: "
@@ -51,7 +51,7 @@ def _itemsets(spec):
                              f"specification must list 2 to max_set_size={cap} items.")
         codes = []
         for label in itemset:
-            code = index.get((type(label), label))
+            code = None if isinstance(label, (list, dict)) else index.get((type(label), label))
             if code is None:
                 raise ValueError(f"the candidate {itemset!r} holds the item {label!r}, not "
                                  "among the declared items.")
@@ -81,7 +81,8 @@ def _itemsets(spec):
             raise ValueError(f"a set-valued record is a set or list of items, got {value!r}.")
         held = set()
         for label in value:
-            code = index.get((type(label), label))
+            code = None if isinstance(label, (list, dict, set)) else index.get(
+                (type(label), label))
             if code is None:
                 raise ValueError(f"the item {label!r} is not among the declared items.")
             if code in held:

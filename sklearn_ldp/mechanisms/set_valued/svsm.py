@@ -473,12 +473,15 @@ def _codes_of(labels, items, name):
     JSON keeps them), or a ValueError naming the first unknown label."""
     index = {}
     for code, item in enumerate(items):
+        if item is not None and not isinstance(item, str | numbers.Number):
+            raise ValueError(f"{name}: the item {str(item)[:40]} is not a JSON label (a "
+                             "string, number, boolean or null).")
         if (type(item), item) in index:
             raise ValueError(f"{name}: the item {item!r} is listed twice in items.")
         index[(type(item), item)] = code
     codes = []
     for label in labels:
-        code = index.get((type(label), label))
+        code = index.get((type(label), label)) if not isinstance(label, list | dict) else None
         if code is None:
             raise ValueError(f"{name}: the item {label!r} is not among the declared items "
                              f"({str(items)[:60]}).")
