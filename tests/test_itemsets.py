@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _laws import assert_sampled_law
+from _sklearn_checks import FITS_A_FEATURE_MATRIX
 from _stats import check_unbiased_and_variance
 from sklearn.pipeline import make_pipeline
 
@@ -35,6 +36,11 @@ from sklearn_ldp.mechanisms.set_valued.svsm import (
     restrict_sets,
     split_users,
 )
+
+# check_estimator from the default constructor: fit takes the itemset round's reports.
+EXPECTED_FAILED_DEFAULT = dict.fromkeys(
+    FITS_A_FEATURE_MATRIX, "fit takes LDP reports (the itemset round of an LDPEncoder over an "
+    "'itemsets' column), not a raw feature matrix")
 
 APPS = ["mail", "maps", "chat", "news", "games", "music", "photos", "video"]
 
