@@ -106,8 +106,6 @@ class ItemsetEncoderMixin:
         self._one_column_attributes(X, column, mechanism, "svsm", mechanism.epsilon,
                                     mechanism.per_user_variance(),
                                     f"count of one {column} itemset", rng)
-        # The users of the first rounds reported at fit: one charge for them.
-        self._charge_collection(int(records.lengths.size - plan.groups["itemsets"].size), "fit")
         return self
 
     def _transform_itemsets(self, X):
@@ -120,6 +118,8 @@ class ItemsetEncoderMixin:
             keep = np.zeros(records.lengths.size, dtype=bool)
             keep[self._itemset_data[1]] = True  # the others reported in fit's rounds
             records = _select_users(records, keep)
+        # One charge per collection: every user reports once, in one round (as for "sets",
+        # fit's rounds and this one are one epsilon-LDP collection of disjoint users).
         self._charge_collection(records.lengths.size, "transform")
         return self.mechanism_.randomize(protocol.itemset_records(plan, records),
                                          self._generator())

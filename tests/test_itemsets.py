@@ -378,3 +378,26 @@ def test_deployed_phase2_is_decoded_by_the_estimator():
     top = estimator.top_itemsets_.iloc[0]
     assert top["itemset"] == ("mail", "maps")
     assert abs(top["frequency"] - 0.5) < 5 * top["std_error"]
+
+
+def test_the_encoders_round_is_reproduced_by_the_spec_builder():
+    # Deploying the encoder's phase 2 to new devices: itemset_spec on its item estimate gives
+    # the same candidates, in the same order, and the same pad length.
+    encoder = LDPEncoder(categories={"apps": ("itemsets", APPS, 3, 4)}, epsilon=2.0,
+                         random_state=3).fit(planted_frame(20_000))
+    spec = itemset_spec(encoder.item_frequencies_["frequency"], APPS, 3, 2.0, top_k=4,
+                        pad_length=encoder.pad_length_)
+    mechanism = itemset_round_mechanism(json.loads(json.dumps(spec)))
+    assert mechanism.items == encoder.candidate_itemsets_
+    assert mechanism.to_dict()["oracle"] == encoder.mechanism_.to_dict()["oracle"]
+
+
+def test_one_ledger_charge_per_collection(tmp_path):
+    from sklearn_ldp import PrivacyLedger
+
+    path = str(tmp_path / "ledger.json")
+    PrivacyLedger.create(path, total_epsilon=1.0)
+    encoder = LDPEncoder(categories={"apps": ("itemsets", APPS, 3)}, epsilon=1.0,
+                         random_state=0, ledger=path)
+    encoder.fit_transform(planted_frame(2000))  # every user once, in one of the rounds
+    assert PrivacyLedger.open(path).spent().epsilon == pytest.approx(1.0)
