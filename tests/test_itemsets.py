@@ -401,3 +401,16 @@ def test_one_ledger_charge_per_collection(tmp_path):
                          random_state=0, ledger=path)
     encoder.fit_transform(planted_frame(2000))  # every user once, in one of the rounds
     assert PrivacyLedger.open(path).spent().epsilon == pytest.approx(1.0)
+
+
+def test_predict_answers_candidate_itemsets_in_any_order():
+    reports = LDPEncoder(categories={"apps": ("itemsets", APPS, 3, 3)}, epsilon=2.0,
+                         random_state=1).fit_transform(planted_frame(20_000))
+    estimator = ItemsetEstimator().fit(reports)
+    first = estimator.itemsets_["itemset"].iloc[0]
+    answer = estimator.predict([tuple(reversed(first)), set(first)])
+    assert list(answer["itemset"]) == [first, first]
+    assert answer["frequency"].iloc[0] == estimator.itemsets_["frequency"].iloc[0]
+    for bad in [("mail", "tetris"), "mail", ("mail",)]:
+        with pytest.raises(ValueError, match="is not among the candidate itemsets"):
+            estimator.predict([bad])

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 import pandas as pd
+from sklearn.utils.validation import check_is_fitted
 
 from ..mechanisms.set_valued.svim import SetItemMechanism
 from ..mechanisms.set_valued.svsm import itemset_frequencies
@@ -105,3 +106,34 @@ class ItemsetEstimator(_AdditiveEstimator):
                                        "frequency": frequencies, "std_error": std_errors})
         order = np.argsort(-frequencies, kind="stable")[:self.top_k]
         self.top_itemsets_ = self.itemsets_.iloc[order].reset_index(drop=True)
+
+    def predict(self, itemsets):
+        """The estimated frequency of each of ``itemsets`` (candidate itemsets only).
+
+        Parameters
+        ----------
+        itemsets : list of tuple
+            Itemsets as tuples (or lists, sets) of item labels, in any order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``itemset`` (as :attr:`itemsets_` lists it), ``frequency`` and ``std_error``, one
+            row per requested itemset.
+
+        Raises
+        ------
+        ValueError
+            For an itemset that is not a candidate (its frequency was not collected).
+        """
+        check_is_fitted(self, "mechanism_")
+        rows = {frozenset(map(repr, itemset)): i
+                for i, itemset in enumerate(self.itemsets_["itemset"])}
+        chosen = []
+        for itemset in itemsets:
+            key = frozenset(map(repr, itemset)) if not isinstance(itemset, str) else None
+            if key not in rows:
+                raise ValueError(f"the itemset {itemset!r} is not among the candidate itemsets "
+                                 f"({str(list(self.itemsets_['itemset']))[:80]}...).")
+            chosen.append(rows[key])
+        return self.itemsets_.iloc[chosen].reset_index(drop=True)
