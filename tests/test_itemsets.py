@@ -414,3 +414,25 @@ def test_predict_answers_candidate_itemsets_in_any_order():
     for bad in [("mail", "tetris"), "mail", ("mail",)]:
         with pytest.raises(ValueError, match="is not among the candidate itemsets"):
             estimator.predict([bad])
+
+
+def test_the_whole_protocol_is_unbiased_with_calibrated_std_errors():
+    # Twenty runs of the whole protocol (random split, every round) on data where no user
+    # contains more candidates than the pad length: the z-scores of the planted itemsets'
+    # estimates have mean 0 and variance 1.
+    df = planted_frame(20_000)
+    truth = {("mail", "maps"): 0.5, ("mail", "chat"): 0.3, ("maps", "chat"): 0.3,
+             ("mail", "maps", "chat"): 0.3}
+    held = {itemset: sum(set(itemset) <= cell for cell in df["apps"]) / len(df)
+            for itemset in truth}
+    scores = []
+    for seed in range(20):
+        pipe = make_pipeline(LDPEncoder(categories={"apps": ("itemsets", APPS, 3, 4)},
+                                        epsilon=2.0, random_state=seed), ItemsetEstimator())
+        estimator = pipe.fit(df)[-1]
+        assert pipe[0].pad_length_ >= 4  # {mail, maps, chat} contains the 4 itemsets above
+        table = estimator.predict(list(truth))
+        scores.append((table["frequency"] - [held[s] for s in truth]) / table["std_error"])
+    scores = np.array(scores)
+    assert np.all(np.abs(scores.mean(axis=0)) < 4.5 / np.sqrt(len(scores))), scores.mean(axis=0)
+    assert 0.5 < scores.var(ddof=1) < 1.6, scores.var(ddof=1)
