@@ -1,12 +1,15 @@
 """Benchmark of frequent itemsets (SVSM): recall of the true top-k itemsets and CPU time.
 
-Data (planted, fixed by the seed): ``d = 200`` items. Each user takes one of the planted
-patterns below over the items ``0 .. 9`` (or none, the remaining share) and 0 to 3 further
-items drawn uniformly from the background items ``10 .. 199`` (at most 8 items in all). A
-background item is held by about 1% of the users, so every itemset holding one is rarer
-than 1% and the true top-k itemsets are itemsets of the planted items, counted exactly from
-the users' masks (the script checks that the k-th true frequency exceeds the most frequent
-background item's).
+Data (planted, fixed by the seed): ``d = 200`` items. With ``--data patterns`` (default)
+each user takes one of the planted patterns below over the items ``0 .. 9`` (or none, the
+remaining share): items bought together, whatever their own popularity. With ``--data
+independent`` each user holds item ``i`` of ``0 .. 9`` with probability ``INDEPENDENT[i]``,
+independently (itemset frequencies are products of item frequencies, the model of the
+candidate rule). Then 0 to 3 further items drawn uniformly from the background items
+``10 .. 199``. A background item is held by about 1% of the users, so every itemset holding
+one is rarer than 1% and the true top-k itemsets are itemsets of the planted items, counted
+exactly from the users' masks (the script checks that the k-th true frequency exceeds the
+most frequent background item's).
 
 Two paths, per N and epsilon (k = 10, so 20 candidate items and 20 candidate itemsets):
 
@@ -26,6 +29,7 @@ Examples
 --------
     PYTHONPATH=. python benchmarks/bench_itemsets.py --quick
     PYTHONPATH=. python benchmarks/bench_itemsets.py            # N = 10^6, eps 1, 2, 4
+    PYTHONPATH=. python benchmarks/bench_itemsets.py --data independent
 """
 
 import argparse
@@ -47,23 +51,35 @@ from sklearn_ldp.mechanisms.set_valued.svsm import (  # noqa: E402
     itemset_frequencies,
 )
 
-N_ITEMS, N_PLANTED, MAX_SIZE, TOP_K = 200, 10, 8, 10
+N_ITEMS, N_PLANTED, TOP_K = 200, 10, 10
+# The cap on a set: 3 planted items + 3 background ("patterns"), 10 + 3 ("independent").
+MAX_SIZE = {"patterns": 8, "independent": 13}
 # (itemset of planted items, share of users).
 PATTERNS = [((0, 1, 2), 0.16), ((0, 1), 0.10), ((3, 4), 0.12), ((5, 6, 7), 0.09),
             ((2, 8), 0.08), ((4, 9), 0.07), ((0, 3), 0.06), ((1, 5, 8), 0.05),
             ((6, 9), 0.04)]
 
 
-def planted_data(n_users, rng):
+# The "independent" data: item i of 0 .. 9 held with probability INDEPENDENT[i], each
+# independently of the others (itemset frequencies are products: the candidate rule's model).
+INDEPENDENT = np.array([0.6, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15])
+
+
+def planted_data(n_users, rng, data="patterns"):
     """``(lengths, items)`` of the users (each user's items distinct)."""
-    shares = [share for _, share in PATTERNS]
-    kinds = rng.choice(len(PATTERNS) + 1, size=n_users, p=shares + [1 - sum(shares)])
-    pattern_lengths = np.array([len(p) for p, _ in PATTERNS] + [0])
-    pattern_items = np.concatenate([p for p, _ in PATTERNS]).astype(np.int64)
-    starts = np.concatenate(([0], np.cumsum(pattern_lengths)[:-1]))
-    lengths = pattern_lengths[kinds]
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    planted = pattern_items[np.repeat(starts[kinds], lengths) + offsets]
+    if data == "independent":
+        held = rng.random((n_users, N_PLANTED)) < INDEPENDENT
+        lengths = held.sum(axis=1)
+        planted = np.nonzero(held)[1]
+    else:
+        shares = [share for _, share in PATTERNS]
+        kinds = rng.choice(len(PATTERNS) + 1, size=n_users, p=shares + [1 - sum(shares)])
+        pattern_lengths = np.array([len(p) for p, _ in PATTERNS] + [0])
+        pattern_items = np.concatenate([p for p, _ in PATTERNS]).astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(pattern_lengths)[:-1]))
+        lengths = pattern_lengths[kinds]
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        planted = pattern_items[np.repeat(starts[kinds], lengths) + offsets]
     # Background: 0-3 distinct items of 10 .. 199 (a draw without replacement per user).
     extra = rng.integers(0, 4, size=n_users)
     background = N_PLANTED + np.argsort(rng.random((n_users, N_ITEMS - N_PLANTED)),
@@ -102,8 +118,8 @@ def recall(estimated, truth):
     return len(set(true_top) & set(estimated[:TOP_K])) / TOP_K
 
 
-def run_arrays(lengths, items, epsilon, seed):
-    protocol = FrequentItemsets(N_ITEMS, MAX_SIZE, epsilon, TOP_K)
+def run_arrays(lengths, items, epsilon, seed, cap):
+    protocol = FrequentItemsets(N_ITEMS, cap, epsilon, TOP_K)
     start = time.process_time()
     plan, reports = protocol.run((lengths, items), np.random.default_rng(seed))
     frequencies, errors = itemset_frequencies(plan.mechanism,
@@ -113,11 +129,11 @@ def run_arrays(lengths, items, epsilon, seed):
     return seconds, [plan.itemsets[i] for i in order], plan.itemsets, frequencies, errors
 
 
-def run_pandas(lengths, items, epsilon, seed):
+def run_pandas(lengths, items, epsilon, seed, cap):
     cells = np.split(items, np.cumsum(lengths)[:-1])
     df = pd.DataFrame({"apps": [set(cell.tolist()) for cell in cells]})
     pipe = make_pipeline(
-        LDPEncoder(categories={"apps": ("itemsets", list(range(N_ITEMS)), MAX_SIZE, TOP_K)},
+        LDPEncoder(categories={"apps": ("itemsets", list(range(N_ITEMS)), cap, TOP_K)},
                    epsilon=epsilon, random_state=seed),
         ItemsetEstimator(top_k=TOP_K))
     start = time.process_time()
@@ -132,12 +148,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N = 10^5 only")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", choices=["patterns", "independent"], default="patterns",
+                        help="planted patterns (default) or independent items")
     args = parser.parse_args()
     sizes = [100_000] if args.quick else [1_000_000]
     print(machine_note())
     rows = []
     for n_users in sizes:
-        lengths, items = planted_data(n_users, np.random.default_rng(args.seed))
+        lengths, items = planted_data(n_users, np.random.default_rng(args.seed), args.data)
         truth, background = true_itemset_frequencies(lengths, items)
         kth = sorted(truth.values(), reverse=True)[TOP_K - 1]
         print(f"N = {n_users}: k-th true itemset frequency {kth:.4f}, most frequent "
@@ -145,7 +163,7 @@ def main():
         for epsilon in (1.0, 2.0, 4.0):
             for path, run in (("arrays", run_arrays), ("pandas", run_pandas)):
                 seconds, ranked, candidates, frequencies, errors = run(
-                    lengths, items, epsilon, args.seed)
+                    lengths, items, epsilon, args.seed, MAX_SIZE[args.data])
                 if path == "pandas":  # labels are the item codes themselves
                     candidates = [tuple(c) for c in candidates]
                     ranked = [tuple(c) for c in ranked]
