@@ -21,7 +21,12 @@ import pandas as pd
 
 from ._encoder_sets import _digest, _flat_sets, _select_users
 from .mechanisms.set_valued.padding import MAX_SET_SIZE, check_size_cap
-from .mechanisms.set_valued.svsm import DEFAULT_TOP_K, FrequentItemsets, check_top_k
+from .mechanisms.set_valued.svsm import (
+    DEFAULT_TOP_K,
+    FrequentItemsets,
+    check_top_k,
+    itemset_round_spec,
+)
 
 ITEMSETS = "itemsets"
 ITEMSET_STRATEGIES = ("auto", "svsm")
@@ -123,3 +128,10 @@ class ItemsetEncoderMixin:
         self._charge_collection(records.lengths.size, "transform")
         return self.mechanism_.randomize(protocol.itemset_records(plan, records),
                                          self._generator())
+
+    def _itemset_client_spec(self):
+        """The itemset round's specification for devices (``client_spec``): the candidates
+        by their items' labels, the ``"itemsets"`` kind of the clients."""
+        protocol = self._itemset_protocol
+        return itemset_round_spec(protocol.items, protocol.max_set_size,
+                                  self.mechanism_.items, self.mechanism_)

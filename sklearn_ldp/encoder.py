@@ -1010,6 +1010,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
                 UserWarning,
                 stacklevel=2,
             )
+        if self._fitted_itemsets():  # the "itemsets" kind of the clients (_encoder_itemsets)
+            return json.dumps(self._itemset_client_spec())
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             # The protocol's own specification (the clients know no column or encoding
             # wrapper): strings are UTF-8, zero-padded to bit_length / 8 bytes.

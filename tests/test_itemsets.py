@@ -436,3 +436,24 @@ def test_the_whole_protocol_is_unbiased_with_calibrated_std_errors():
     scores = np.array(scores)
     assert np.all(np.abs(scores.mean(axis=0)) < 4.5 / np.sqrt(len(scores))), scores.mean(axis=0)
     assert 0.5 < scores.var(ddof=1) < 1.6, scores.var(ddof=1)
+
+
+def test_client_spec_is_the_itemsets_kind_and_clients_report_like_transform():
+    df = planted_frame(20_000)
+    encoder = LDPEncoder(categories={"apps": ("itemsets", APPS, 3, 3)}, epsilon=2.0,
+                         random_state=2).fit(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # seeded for this simulation
+        text = encoder.client_spec()
+        client = Randomizer.from_json(text, seed=0)
+        sent = [client.privatize(sorted(map(str, cell))) for cell in df["apps"][:5000]]
+    spec = json.loads(text)
+    assert spec["mechanism"] == "itemsets"
+    mechanism = itemset_round_mechanism(spec)
+    assert mechanism.items == encoder.candidate_itemsets_
+    assert mechanism.pad_length == encoder.pad_length_
+    client_side = ItemsetEstimator().fit(reports_from_client(sent, mechanism))
+    server_side = ItemsetEstimator().fit(encoder.transform(df[:5000]))
+    difference = client_side.itemsets_["frequency"] - server_side.itemsets_["frequency"]
+    spread = np.hypot(client_side.itemsets_["std_error"], server_side.itemsets_["std_error"])
+    assert np.all(np.abs(difference) < 5 * spread)

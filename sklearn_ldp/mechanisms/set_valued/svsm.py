@@ -460,12 +460,23 @@ def itemset_spec(item_frequencies, items, max_set_size, epsilon, top_k=DEFAULT_T
         raise ValueError("no itemset of 2 items can be formed: item_frequencies must list at "
                          "least 2 items and top_k be at least 2.")
     pad = n_candidates if pad_length is None else pad_length
-    inner = SetItemMechanism(n_candidates, pad, epsilon, oracle, n_candidates)
-    return {"version": ITEMSETS_SPEC_VERSION, "mechanism": ITEMSETS_KIND,
-            "epsilon": inner.epsilon, "n_inputs": n_candidates,
-            "params": {"items": items, "max_set_size": int(max_set_size),
-                       "candidates": candidates},
+    return itemset_round_spec(items, max_set_size, candidates, SetItemMechanism(
+        n_candidates, pad, epsilon, oracle, n_candidates))
+
+
+def itemset_round_spec(items, max_set_size, candidates, mechanism):
+    """The specification of an itemset round: ``candidates`` (lists of item labels) reported
+    through ``mechanism`` (a :class:`~.svim.SetItemMechanism` over their indices), checked
+    by :func:`check_itemset_spec` before it is returned (a ValueError names a fault)."""
+    inner = SetItemMechanism(mechanism.n_inputs, mechanism.pad_length, mechanism.epsilon,
+                             mechanism.oracle_name, mechanism.max_set_size)  # without labels
+    spec = {"version": ITEMSETS_SPEC_VERSION, "mechanism": ITEMSETS_KIND,
+            "epsilon": inner.epsilon, "n_inputs": inner.n_inputs,
+            "params": {"items": list(items), "max_set_size": int(max_set_size),
+                       "candidates": [list(itemset) for itemset in candidates]},
             "set_items": inner.to_dict()}
+    check_itemset_spec(spec)
+    return spec
 
 
 def _codes_of(labels, items, name):
