@@ -267,6 +267,8 @@ def test_protocol_refuses_bad_parameters():
         (dict(n_items=4, max_set_size=2, epsilon=1.0, top_k=0), "top_k must be"),
         (dict(n_items=4, max_set_size=2, epsilon=0.0), "epsilon"),
         (dict(n_items=4, max_set_size=2, epsilon=1.0, items=["a"]), "items must list 4"),
+        (dict(n_items=4, max_set_size=2, epsilon=1.0, oracle="oue"), "got 'oue'"),
+        (dict(n_items=4, max_set_size=1, epsilon=1.0), "max_set_size must be at least 2"),
     ]:
         with pytest.raises(ValueError, match=message):
             FrequentItemsets(**kwargs)

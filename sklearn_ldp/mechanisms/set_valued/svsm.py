@@ -278,6 +278,8 @@ class FrequentItemsets:
                              f"2, got {max_set_size!r}.")
         self.epsilon = check_epsilon(epsilon)
         self.top_k = check_top_k(top_k)
+        if oracle not in ("auto", "grr", "olh"):
+            raise ValueError(f"oracle must be 'auto', 'grr' or 'olh', got {oracle!r}.")
         self.oracle = oracle
         self.items = None if items is None else list(items)
         if self.items is not None and len(self.items) != self.n_items:
