@@ -1,6 +1,7 @@
 """LDPEncoder's itemset columns: the frequent itemsets of set-valued data (SVSM).
 
-A column declared as ``categories={"apps": ("itemsets", items, max_set_size[, top_k])}`` holds,
+A column declared as ``categories={"apps": ("itemsets", items, max_set_size[, top_k[,
+n_candidates]])}`` holds,
 per user, a set of declared items, as a ``("sets", ...)`` column does. ``fit`` needs the data:
 it splits the users at random (``random_state``) into the rounds of
 :class:`~sklearn_ldp.mechanisms.set_valued.svsm.FrequentItemsets` and runs the rounds that
@@ -10,8 +11,11 @@ server would. ``mechanism_`` is then the itemset round's mechanism (``set_items`
 candidate-itemset indices, each labelled by the tuple of its items), and :meth:`transform` of
 the same data privatizes the users of the itemset group; on other data, every row reports
 its itemsets through that round (new users of a deployed phase 2). ``top_k`` (default 10) is
-the ``k`` of the protocol: ``2k`` candidate items, ``k`` frequent items, ``2k`` candidate
-itemsets. A mixin of the encoder: it uses the encoder's parameters and generator.
+the ``k`` of the protocol: ``2k`` candidate items, ``k`` frequent items, and ``n_candidates``
+(default ``2k``) candidate itemsets. ``mechanism_`` carries the itemset size round's
+estimate, from which ``ItemsetEstimator`` applies the long-set correction; the item round's
+correction is in ``item_frequencies_``. A mixin of the encoder: it uses the encoder's
+parameters and generator.
 """
 
 from collections.abc import Mapping
@@ -24,6 +28,7 @@ from .mechanisms.set_valued.padding import MAX_SET_SIZE, check_size_cap
 from .mechanisms.set_valued.svsm import (
     DEFAULT_TOP_K,
     FrequentItemsets,
+    check_n_candidates,
     check_top_k,
     itemset_round_spec,
 )
@@ -34,8 +39,8 @@ ITEMSET_STRATEGIES = ("auto", "svsm")
 
 def is_itemset_declaration(value):
     """Whether a ``categories`` entry declares an itemset column: ``("itemsets", items[,
-    max_set_size[, top_k]])``."""
-    return isinstance(value, tuple) and 2 <= len(value) <= 4 and value[0] == ITEMSETS \
+    max_set_size[, top_k[, n_candidates]]])``."""
+    return isinstance(value, tuple) and 2 <= len(value) <= 5 and value[0] == ITEMSETS \
         and not isinstance(value[1], str | bytes)
 
 
@@ -53,7 +58,8 @@ class ItemsetEncoderMixin:
         return plan is not None and plan.mechanism is getattr(self, "mechanism_", None)
 
     def _itemset_declaration(self):
-        """``(column, items, max_set_size, top_k)`` of the declaration, or a ValueError."""
+        """``(column, items, max_set_size, top_k, n_candidates)`` of the declaration, or a
+        ValueError."""
         if len(self.categories) != 1:
             raise ValueError(f"an itemset column is reported alone, got the columns "
                              f"{list(self.categories)!r}: use one LDPEncoder per column.")
@@ -70,13 +76,16 @@ class ItemsetEncoderMixin:
         if index.hasnans:
             raise ValueError(f"categories[{column!r}]: an item is missing (None/NaN).")
         cap = declaration[2] if len(declaration) >= 3 else min(len(items), MAX_SET_SIZE)
-        top_k = declaration[3] if len(declaration) == 4 else DEFAULT_TOP_K
+        top_k = check_top_k(declaration[3] if len(declaration) >= 4 else DEFAULT_TOP_K,
+                            f"top_k of column {column!r}")
+        n_candidates = check_n_candidates(declaration[4] if len(declaration) == 5 else None,
+                                          top_k, f"n_candidates of column {column!r}")
         return (column, items, check_size_cap(cap, f"max_set_size of column {column!r}"),
-                check_top_k(top_k, f"top_k of column {column!r}"))
+                top_k, n_candidates)
 
     def _fit_itemsets(self, X, epsilon):
         """``fit`` for an itemset column: the rounds before the itemset round, on ``X``."""
-        column, items, cap, top_k = self._itemset_declaration()
+        column, items, cap, top_k, n_candidates = self._itemset_declaration()
         if not isinstance(self.strategy, str) or self.strategy not in ITEMSET_STRATEGIES:
             raise ValueError(f"an 'itemsets' column is reported by strategy 'svsm' (or "
                              f"'auto'), got strategy={self.strategy!r}.")
@@ -92,7 +101,8 @@ class ItemsetEncoderMixin:
             raise ValueError(f"an 'itemsets' column ({column!r}) is fitted on the users' sets: "
                              "the first rounds choose the candidate itemsets the last one "
                              "reports (call fit(X) or fit_transform(X)).")
-        protocol = FrequentItemsets(len(items), cap, epsilon, top_k, self.oracle, items)
+        protocol = FrequentItemsets(len(items), cap, epsilon, top_k, self.oracle, items,
+                                    n_candidates)
         records = _flat_sets(self._set_cells(X, column, reset=True), items, column, cap)
         rng = np.random.default_rng(self._random_state())
         plan = protocol.plan(records, rng)

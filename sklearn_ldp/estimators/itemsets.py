@@ -15,7 +15,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..mechanisms.set_valued.svim import SetItemMechanism
-from ..mechanisms.set_valued.svsm import itemset_frequencies
+from ..mechanisms.set_valued.svsm import applied_size_factor, itemset_frequencies
 from .set_valued import _AdditiveEstimator
 
 
@@ -32,6 +32,14 @@ class ItemsetEstimator(_AdditiveEstimator):
     ----------
     top_k : int, default=10
         The number of itemsets in :attr:`top_itemsets_`.
+    size_correction : bool, default=True
+        Multiply each frequency and standard error by the long-set correction ``u_L =
+        sum_l g_l l / sum_l g_l min(l, L)`` of the size round that chose the pad length ``L``
+        (``g_l``: its estimated number of users containing ``l`` candidates), which the
+        mechanism carries (an ``LDPEncoder``'s, or ``itemset_round_mechanism(spec,
+        size_counts)`` of a deployment); a mechanism without it is decoded uncorrected.
+        The corrected estimate is unbiased when the chance of containing an itemset is
+        proportional to the number ``l`` of candidates a user contains.
 
     Attributes
     ----------
@@ -41,10 +49,14 @@ class ItemsetEstimator(_AdditiveEstimator):
         The additive statistic of every report fitted.
     n_reports_ : int
         The number of itemset reports ``N``.
+    size_factor_ : float
+        The long-set correction applied (1 when ``size_correction=False`` or the mechanism
+        carries no size estimate).
     itemsets_ : pandas.DataFrame
         One row per candidate itemset: ``itemset`` (a tuple of item labels), ``frequency``
-        (the share of users containing it: unbiased when no user contains more candidate
-        itemsets than the pad length) and ``std_error`` (the analytic one, at the estimate).
+        (the share of users containing it, times ``size_factor_``: uncorrected, unbiased when
+        no user contains more candidate itemsets than the pad length) and ``std_error`` (the
+        analytic one, at the estimate, times ``size_factor_``).
     top_itemsets_ : pandas.DataFrame
         The ``top_k`` rows of :attr:`itemsets_` of largest frequency, largest first.
     n_invalid_reports_ : int
@@ -85,13 +97,17 @@ class ItemsetEstimator(_AdditiveEstimator):
                 "('itemsets', items, max_set_size)})")
     strategy = None  # fit takes reports (the rounds run in LDPEncoder)
 
-    def __init__(self, top_k=10):
+    def __init__(self, top_k=10, size_correction=True):
         self.top_k = top_k
+        self.size_correction = size_correction
 
     def _check_params(self):
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, numbers.Integral) \
                 or self.top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {self.top_k!r}.")
+        if not isinstance(self.size_correction, bool):
+            raise ValueError(f"size_correction must be True or False, got "
+                             f"{self.size_correction!r}.")
 
     def _decode(self):
         mechanism, statistic = self.mechanism_, self.statistic_
@@ -101,7 +117,9 @@ class ItemsetEstimator(_AdditiveEstimator):
             raise ValueError(f"ItemsetEstimator decodes {self._expects}; the mechanism's items "
                              f"{str(labels)[:60]} are not itemsets of 2 or more items.")
         self.n_reports_ = mechanism.n_reports(statistic)
-        frequencies, std_errors = itemset_frequencies(mechanism, statistic)
+        frequencies, std_errors = itemset_frequencies(mechanism, statistic,
+                                                      self.size_correction)
+        self.size_factor_ = applied_size_factor(mechanism, self.size_correction)
         self.itemsets_ = pd.DataFrame({"itemset": [tuple(label) for label in labels],
                                        "frequency": frequencies, "std_error": std_errors})
         order = np.argsort(-frequencies, kind="stable")[:self.top_k]

@@ -26,6 +26,16 @@ the whole budget, in the one round of its group, so the protocol is ``epsilon``-
    contains more candidate itemsets than the pad length, with the analytic variance of
    :meth:`~.svim.SetItemMechanism.count_variance`.
 
+**The long-set correction** (SVIM's "update" step, which SVSM uses too): a user holding
+``l > L`` elements reports each w.p. ``1 / l`` instead of ``1 / L``, so the estimates of
+steps 3 and 5 are too small. Each is multiplied by :func:`size_correction_factor` ``u_L =
+sum_l g_l l / sum_l g_l min(l, L)`` of the size round that chose ``L`` (``g_l``: its
+estimated number of users with ``l`` elements). The corrected estimate is unbiased when
+the chance that a user's set holds a given element is proportional to its size ``l`` (each
+of its ``l`` elements is drawn from one distribution, whatever ``l``); otherwise it is an
+approximation. Standard errors are multiplied by the same factor; the factor's own noise
+(from the size round, on other users) is left out, a second-order term.
+
 The shares of the users (:data:`SVSM_SHARES`): half the users run SVIM (steps 1-3, split 50%,
 10%, 40% of that half, as the paper splits SVIM), a tenth report their itemset size and the
 remaining 40% their itemset (the paper's 10% / 40% of SVSM).
@@ -44,7 +54,7 @@ import numpy as np
 
 from ..._validation import check_epsilon, check_positive_int
 from .padding import FlatSets, check_sets, check_size_cap, support_estimate
-from .svim import SetItemMechanism, pad_length_round
+from .svim import SetItemMechanism, pad_length_round, size_oracle
 
 # The rounds, in order, and the share of all users in each (see the module docstring).
 SVSM_SHARES = {"candidates": 0.25, "item_sizes": 0.05, "items": 0.20,
@@ -57,6 +67,14 @@ MAX_TOP_K = 62
 DEFAULT_TOP_K = 10
 # Users per block when testing which candidate itemsets a set contains (a block x 2k bools).
 CONTAINMENT_BLOCK = 1 << 16
+
+
+def check_n_candidates(value, top_k, name="n_candidates"):
+    """The number of candidate itemsets: ``2 top_k`` (the paper's) for None, else an integer
+    in ``[1, MAX_SET_SIZE]`` (a ValueError naming ``name`` and the value)."""
+    if value is None:
+        return 2 * top_k
+    return check_size_cap(value, name)
 
 
 def check_top_k(value, name="top_k"):
@@ -113,6 +131,101 @@ def restrict_sets(flat, kept_items, n_items):
 def top_indices(estimates, n):
     """The indices of the ``n`` largest estimates, largest first (ties: the smaller index)."""
     return np.argsort(-np.asarray(estimates, dtype=float), kind="stable")[:n].astype(np.int64)
+
+
+def size_round(sizes, max_set_size, epsilon, rng):
+    """A size round (:func:`~.svim.pad_length_round`): the pad length and the estimated number
+    of users of each size ``0 .. max_set_size`` (unbiased, some may be negative).
+
+    Examples
+    --------
+    >>> sizes = np.repeat([1, 2, 6], [5000, 4500, 500])
+    >>> pad, counts = size_round(sizes, 6, 4.0, np.random.default_rng(0))
+    >>> pad, (counts.round(-2) + 0.0).tolist()  # truly 0, 5000, 4500, 0, 0, 0, 500
+    (2, [0.0, 5000.0, 4500.0, 0.0, 0.0, 0.0, 500.0])
+    """
+    if not np.asarray(sizes).size:
+        return max_set_size, np.zeros(max_set_size + 1)
+    pad, reports = pad_length_round(sizes, max_set_size, epsilon, rng)
+    oracle = size_oracle(max_set_size, epsilon)
+    return pad, support_estimate(oracle, oracle.aggregate(reports))[0]
+
+
+def size_correction_factor(size_counts, pad_length):
+    """SVIM's long-set correction ``u_L = sum_l g_l l / sum_l g_l min(l, L)``.
+
+    A user whose list holds ``l > L`` elements reports each with probability ``1 / l``
+    instead of ``1 / L``: ``L`` times the count of an element sums ``min(l, L) / l`` over its
+    holders. When the chance of holding an element is proportional to ``l``, the estimate's
+    mean is ``u_L`` times too small and multiplying by ``u_L`` makes it unbiased.
+
+    Parameters
+    ----------
+    size_counts : array-like of float
+        Entry ``l``: the (estimated) number of users whose list holds ``l`` elements. Negative
+        estimates count as 0 (renormalising them into a distribution would change nothing:
+        the factor is a ratio).
+    pad_length : int
+        ``L``.
+
+    Returns
+    -------
+    float
+        ``u_L >= 1``; 1 when no positive count is above ``L`` or none is positive.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li and S. Jha, "Locally differentially private frequent itemset
+       mining", IEEE S&P 2018 (SVIM's update step).
+
+    Examples
+    --------
+    >>> size_correction_factor([0, 50, 30, 15, 5], 2)  # (50 + 60 + 45 + 20) / (50 + 60 + 40)
+    1.1666666666666667
+    """
+    counts = np.clip(np.asarray(size_counts, dtype=float), 0.0, None)
+    sizes = np.arange(counts.size)
+    kept = float(counts @ np.minimum(sizes, pad_length))
+    return float(counts @ sizes) / kept if kept > 0 else 1.0
+
+
+class ItemsetRoundMechanism(SetItemMechanism):
+    """The itemset round's mechanism on the server: ``set_items`` over the candidate-itemset
+    indices, and the estimate of the size round that chose its pad length.
+
+    Reports, exact law, specification and equality are those of
+    :class:`~.svim.SetItemMechanism` (clients never see ``size_counts``); ``size_factor`` is
+    :func:`size_correction_factor` of ``size_counts`` at ``pad_length`` (1 without them),
+    which :func:`itemset_frequencies` applies.
+
+    Parameters
+    ----------
+    n_items, pad_length, epsilon, oracle, max_set_size, items
+        As :class:`~.svim.SetItemMechanism` (``items``: the itemsets' labels).
+    size_counts : array-like of float, optional
+        Entry ``l`` (``0 .. max_set_size``): the estimated number of users containing ``l``
+        candidate itemsets.
+
+    Examples
+    --------
+    >>> mechanism = ItemsetRoundMechanism(4, 2, 1.0, size_counts=[0, 50, 30, 15, 5])
+    >>> round(mechanism.size_factor, 4)
+    1.1667
+    """
+
+    def __init__(self, n_items, pad_length, epsilon, oracle="auto", max_set_size=None,
+                 items=None, size_counts=None):
+        super().__init__(n_items, pad_length, epsilon, oracle, max_set_size, items)
+        self.size_counts, self.size_factor = None, 1.0
+        if size_counts is not None:
+            counts = np.asarray(size_counts, dtype=float) \
+                if isinstance(size_counts, list | tuple | np.ndarray) else np.zeros(0)
+            if counts.shape != (self.max_set_size + 1,) or not np.all(np.isfinite(counts)):
+                raise ValueError(f"size_counts must list {self.max_set_size + 1} finite "
+                                 f"numbers (users of each size 0 .. {self.max_set_size}), got "
+                                 f"{str(size_counts)[:60]}.")
+            self.size_counts = counts
+            self.size_factor = size_correction_factor(counts, self.pad_length)
 
 
 def candidate_itemsets(frequencies, n_candidates, max_size):
@@ -209,16 +322,18 @@ class ItemsetPlan(NamedTuple):
     """What the server learns before the itemset round (steps 1-4 of the module docstring).
 
     ``item_candidates``: the ``2k`` candidate item codes; ``item_pad_length``; ``item_counts``:
-    the estimated users (of the item round) holding each candidate, and ``item_std_errors``;
-    ``n_item_reports``; ``frequent_items``: the ``k`` codes of largest count;
+    the estimated users (of the item round) holding each candidate, and ``item_std_errors``
+    (both times ``item_size_factor``, the long-set correction of the item round, 1 without
+    it); ``n_item_reports``; ``frequent_items``: the ``k`` codes of largest count;
     ``itemsets``: the candidate itemsets as tuples of item codes; ``mechanism``: the
-    :class:`~.svim.SetItemMechanism` of the itemset round; ``groups``: the users of each
-    round."""
+    :class:`ItemsetRoundMechanism` of the itemset round (with its size round's estimate);
+    ``groups``: the users of each round."""
 
     item_candidates: np.ndarray
     item_pad_length: int
     item_counts: np.ndarray
     item_std_errors: np.ndarray
+    item_size_factor: float
     n_item_reports: int
     frequent_items: np.ndarray
     itemsets: list
@@ -238,12 +353,22 @@ class FrequentItemsets:
     epsilon : float
         Each user's budget: every user reports once, in its group's round.
     top_k : int, default=10
-        ``k``: the frequent items and the itemsets sought; ``2k`` candidates of each.
+        ``k``: the frequent items and the itemsets sought; ``2k`` candidate items.
     oracle : {"auto", "grr", "olh"}, default="auto"
         The frequency oracle of the padded rounds.
     items : list, optional
         The items' labels; the itemset round's mechanism labels each itemset by the tuple of
         its items' labels.
+    n_candidates : int, optional
+        The number of candidate itemsets (the paper's ``2k`` by default). More candidates
+        raise the ceiling on recall (an itemset the rule ranks lower can be found) but make
+        the itemset round's domain larger and users contain more of them, so each itemset's
+        estimate is noisier (a longer pad length, or more subsampled users).
+    size_correction : bool, default=True
+        Multiply the item round's counts and standard errors by the long-set correction
+        :func:`size_correction_factor` of its size round (the itemset round's factor is
+        carried by ``plan.mechanism`` and applied by :func:`itemset_frequencies`). The
+        ranking of the items, hence the candidates, is the same either way.
 
     See Also
     --------
@@ -268,7 +393,7 @@ class FrequentItemsets:
     """
 
     def __init__(self, n_items, max_set_size, epsilon, top_k=DEFAULT_TOP_K, oracle="auto",
-                 items=None):
+                 items=None, n_candidates=None, size_correction=True):
         self.n_items = check_positive_int(n_items, "n_items")
         if self.n_items < 2:
             raise ValueError(f"itemsets need at least 2 items, got n_items={n_items!r}.")
@@ -284,6 +409,10 @@ class FrequentItemsets:
         self.items = None if items is None else list(items)
         if self.items is not None and len(self.items) != self.n_items:
             raise ValueError(f"items must list {self.n_items} labels, got {len(self.items)}.")
+        self.n_candidates = check_n_candidates(n_candidates, self.top_k)
+        if not isinstance(size_correction, bool):
+            raise ValueError(f"size_correction must be True or False, got {size_correction!r}.")
+        self.size_correction = size_correction
 
     def _rounds_oracle(self, n_values, pad):
         return SetItemMechanism(n_values, pad, self.epsilon, self.oracle,
@@ -306,28 +435,29 @@ class FrequentItemsets:
         flat = check_sets(sets, self.n_items, self.max_set_size)
         groups = split_users(flat.lengths.size, rng)
         # 1. Candidates: one item per user (pad length 1), the 2k largest counts.
-        n_candidates = min(2 * self.top_k, self.n_items)
+        n_item_candidates = min(2 * self.top_k, self.n_items)
         first = SetItemMechanism(self.n_items, 1, self.epsilon, self.oracle, self.max_set_size)
         counts = first.estimate(first.aggregate(
             first.randomize(select_users(flat, groups["candidates"]), rng)))
-        candidates = top_indices(counts, n_candidates)
+        candidates = top_indices(counts, n_item_candidates)
         # 2. Sizes of the intersections with the candidates: the pad length.
-        cap = min(self.max_set_size, n_candidates)
+        cap = min(self.max_set_size, n_item_candidates)
         sized = restrict_sets(select_users(flat, groups["item_sizes"]), candidates,
                               self.n_items)
-        pad = pad_length_round(sized.lengths, cap, self.epsilon, rng)[0] \
-            if sized.lengths.size else cap
+        pad, sizes = size_round(sized.lengths, cap, self.epsilon, rng)
+        item_factor = size_correction_factor(sizes, pad) if self.size_correction else 1.0
         # 3. Items: the candidates' counts from the intersections, the k largest.
-        second = self._rounds_oracle(n_candidates, pad)
+        second = self._rounds_oracle(n_item_candidates, pad)
         statistic = second.aggregate(second.randomize(
             restrict_sets(select_users(flat, groups["items"]), candidates, self.n_items), rng))
+        # The uncorrected counts choose (a common factor could only flip float near-ties).
         item_counts = second.estimate(statistic)
         n_reports = second.n_reports(statistic)
-        best = top_indices(item_counts, min(self.top_k, n_candidates))
+        best = top_indices(item_counts, min(self.top_k, n_item_candidates))
         frequent = candidates[best]
         # 4. Candidate itemsets and their sizes.
         shares = item_counts[best] / max(n_reports, 1)
-        positions = candidate_itemsets(shares, 2 * self.top_k, self.max_set_size)
+        positions = candidate_itemsets(shares, self.n_candidates, self.max_set_size)
         if not positions:
             raise ValueError(f"no itemset of 2 items can be formed from top_k={self.top_k} "
                              "frequent item: raise top_k to at least 2.")
@@ -335,12 +465,13 @@ class FrequentItemsets:
         held = contained_itemsets(restrict_sets(select_users(flat, groups["itemset_sizes"]),
                                                 frequent, self.n_items), positions)
         cap = len(itemsets)
-        itemset_pad = pad_length_round(held.lengths, cap, self.epsilon, rng)[0] \
-            if held.lengths.size else cap
+        itemset_pad, itemset_sizes = size_round(held.lengths, cap, self.epsilon, rng)
         labels = [tuple(self.items[code] if self.items is not None else code
                         for code in itemset) for itemset in itemsets]
-        mechanism = SetItemMechanism(cap, itemset_pad, self.epsilon, self.oracle, cap, labels)
-        return ItemsetPlan(candidates, pad, item_counts, second.std_errors(statistic),
+        mechanism = ItemsetRoundMechanism(cap, itemset_pad, self.epsilon, self.oracle, cap,
+                                          labels, itemset_sizes)
+        return ItemsetPlan(candidates, pad, item_factor * item_counts,
+                           item_factor * second.std_errors(statistic), item_factor,
                            n_reports, frequent, itemsets, mechanism, groups)
 
     def itemset_records(self, plan, sets):
@@ -367,25 +498,48 @@ class FrequentItemsets:
         return plan, plan.mechanism.randomize(records, rng)
 
 
-def itemset_frequencies(mechanism, statistic):
+def applied_size_factor(mechanism, size_correction=True):
+    """The long-set correction :func:`itemset_frequencies` applies: ``mechanism.size_factor``
+    (1 for a mechanism without one), or 1 when ``size_correction`` is False."""
+    return float(getattr(mechanism, "size_factor", 1.0)) if size_correction else 1.0
+
+
+def itemset_frequencies(mechanism, statistic, size_correction=True):
     """The estimated frequency of each candidate itemset and its standard error.
 
     Parameters
     ----------
     mechanism : SetItemMechanism
-        The itemset round's mechanism.
+        The itemset round's mechanism; an :class:`ItemsetRoundMechanism` carries its size
+        round's long-set correction ``size_factor``.
     statistic : array-like of int
         Its aggregate of the itemset reports.
+    size_correction : bool, default=True
+        Multiply both outputs by ``mechanism.size_factor`` (1 for a mechanism without it).
 
     Returns
     -------
     frequencies, std_errors : ndarray
-        The count over ``N`` (unbiased when no user contains more candidates than the pad
-        length), and the analytic standard error at the estimate.
+        The count over ``N`` (without the correction: unbiased when no user contains more
+        candidates than the pad length; with it: see :func:`size_correction_factor`), and
+        the analytic standard error at the uncorrected estimate, times the same factor
+        (the factor's own noise is left out, a second-order term).
+
+    Examples
+    --------
+    >>> mechanism = ItemsetRoundMechanism(4, 2, 1.0, size_counts=[0, 50, 30, 15, 5])
+    >>> statistic = mechanism.aggregate(mechanism.randomize(
+    ...     (np.full(100, 2), np.tile([0, 1], 100)), np.random.default_rng(0)))
+    >>> plain, _ = itemset_frequencies(mechanism, statistic, size_correction=False)
+    >>> corrected, _ = itemset_frequencies(mechanism, statistic)
+    >>> bool(np.allclose(corrected, plain * mechanism.size_factor))
+    True
     """
     _, n_users = support_estimate(mechanism.oracle, statistic)
     n = max(n_users, 1)
-    return mechanism.estimate(statistic) / n, mechanism.std_errors(statistic) / n
+    factor = applied_size_factor(mechanism, size_correction)
+    return (factor * mechanism.estimate(statistic) / n,
+            factor * mechanism.std_errors(statistic) / n)
 
 
 # ---------------------------------------------------------------------- deployment (phase 2)
@@ -394,12 +548,12 @@ ITEMSETS_SPEC_VERSION = 1
 
 
 def itemset_spec(item_frequencies, items, max_set_size, epsilon, top_k=DEFAULT_TOP_K,
-                 pad_length=None, oracle="auto"):
+                 pad_length=None, oracle="auto", n_candidates=None):
     """The specification of the itemset round, built from a phase-1 estimate of the items.
 
     The ``top_k`` items of largest estimated frequency are the frequent items and the
-    candidate itemsets are :func:`candidate_itemsets` of their frequencies (``2 top_k`` of
-    them, each of at most ``max_set_size`` items), listed by their items' labels. Clients
+    candidate itemsets are :func:`candidate_itemsets` of their frequencies (``n_candidates``
+    of them, each of at most ``max_set_size`` items), listed by their items' labels. Clients
     (``Randomizer.from_json`` of :mod:`sklearn_ldp.deploy.client`, or the JavaScript client)
     take it, compute which candidates their set contains and report one of them through
     the ``"set_items"`` specification it carries.
@@ -423,6 +577,9 @@ def itemset_spec(item_frequencies, items, max_set_size, epsilon, top_k=DEFAULT_T
         default: the number of candidates (no user's list is subsampled).
     oracle : {"auto", "grr", "olh"}, default="auto"
         The frequency oracle over the candidates and the dummies.
+    n_candidates : int, optional
+        The number of candidate itemsets (default ``2 top_k``, the paper's; see
+        :class:`FrequentItemsets` for the trade-off).
 
     Returns
     -------
@@ -455,7 +612,8 @@ def itemset_spec(item_frequencies, items, max_set_size, epsilon, top_k=DEFAULT_T
                          f"{item_frequencies[bad]!r}, not a finite number.")
     codes = _codes_of(labels, items, "item_frequencies")
     best = top_indices(values, min(top_k, len(labels)))
-    positions = candidate_itemsets(values[best], 2 * top_k, check_size_cap(max_set_size))
+    positions = candidate_itemsets(values[best], check_n_candidates(n_candidates, top_k),
+                                   check_size_cap(max_set_size))
     candidates = [[items[codes[best[p]]] for p in itemset] for itemset in positions]
     n_candidates = len(candidates)
     if n_candidates == 0:
@@ -575,12 +733,18 @@ def check_itemset_spec(spec):
     return items, cap, candidates, mechanism
 
 
-def itemset_round_mechanism(spec):
+def itemset_round_mechanism(spec, size_counts=None):
     """The itemset round's mechanism of a (checked) specification, each candidate labelled by
     the tuple of its items: what :class:`~sklearn_ldp.ItemsetEstimator` decodes (the
-    reports of clients are ``reports_from_client(sent, mechanism)``)."""
+    reports of clients are ``reports_from_client(sent, mechanism)``).
+
+    ``size_counts``: the server's estimate of the size round that chose the pad length
+    (:func:`size_round`'s second output: users containing ``0 .. n_candidates`` candidates),
+    for the long-set correction of :func:`itemset_frequencies`; without it, no correction.
+    """
     mechanism = check_itemset_spec(spec)[3]
     # The labels as the spec lists them, in its order (the clients' candidate indices).
     labels = [tuple(itemset) for itemset in spec["params"]["candidates"]]
-    return SetItemMechanism(mechanism.n_inputs, mechanism.pad_length, mechanism.epsilon,
-                            mechanism.oracle_name, mechanism.max_set_size, labels)
+    return ItemsetRoundMechanism(mechanism.n_inputs, mechanism.pad_length, mechanism.epsilon,
+                                 mechanism.oracle_name, mechanism.max_set_size, labels,
+                                 size_counts)
