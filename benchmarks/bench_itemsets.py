@@ -11,7 +11,8 @@ one is rarer than 1% and the true top-k itemsets are itemsets of the planted ite
 exactly from the users' masks (the script checks that the k-th true frequency exceeds the
 most frequent background item's).
 
-Two paths, per N and epsilon (k = 10, so 20 candidate items and 20 candidate itemsets):
+Two paths, per N and epsilon (k = 10, so 20 candidate items; 20 candidate itemsets, the
+paper's 2k, and with ``--budgets`` more, on the arrays path):
 
 * ``arrays``: :class:`~sklearn_ldp.mechanisms.set_valued.svsm.FrequentItemsets` on flat
   ``(lengths, items)`` arrays: the user split, the candidate round, the two size rounds, the
@@ -22,14 +23,18 @@ Two paths, per N and epsilon (k = 10, so 20 candidate items and 20 candidate ite
 
 Reported: CPU seconds of this process (the machine is shared, so wall time is noisy), the
 recall (true top-k itemsets found in the estimated top-k, over k), the recall of the best
-ranking of the same candidates (their true top-k: what the candidate rule allows), and the
-RMSE of the candidate itemsets' frequencies over their mean analytic standard error.
+ranking of the same candidates (their true top-k: what the candidate rule allows), the
+itemset pad length L and the long-set correction u_L, the RMSE of the candidate itemsets'
+frequencies over their mean analytic standard error, and the mean and standard deviation
+of their z-scores (estimate - truth) / std_error, with the long-set correction (default)
+and without it (``raw``).
 
 Examples
 --------
     PYTHONPATH=. python benchmarks/bench_itemsets.py --quick
     PYTHONPATH=. python benchmarks/bench_itemsets.py            # N = 10^6, eps 1, 2, 4
     PYTHONPATH=. python benchmarks/bench_itemsets.py --data independent
+    PYTHONPATH=. python benchmarks/bench_itemsets.py --budgets 20,40,80   # candidate budget
 """
 
 import argparse
@@ -118,30 +123,39 @@ def recall(estimated, truth):
     return len(set(true_top) & set(estimated[:TOP_K])) / TOP_K
 
 
-def run_arrays(lengths, items, epsilon, seed, cap):
-    protocol = FrequentItemsets(N_ITEMS, cap, epsilon, TOP_K)
+def run_arrays(lengths, items, epsilon, seed, cap, budget):
+    protocol = FrequentItemsets(N_ITEMS, cap, epsilon, TOP_K, n_candidates=budget)
     start = time.process_time()
     plan, reports = protocol.run((lengths, items), np.random.default_rng(seed))
     frequencies, errors = itemset_frequencies(plan.mechanism,
                                               plan.mechanism.aggregate(reports))
     seconds = time.process_time() - start
     order = np.argsort(-frequencies, kind="stable")
-    return seconds, [plan.itemsets[i] for i in order], plan.itemsets, frequencies, errors
+    return (seconds, [plan.itemsets[i] for i in order], plan.itemsets, frequencies, errors,
+            plan.mechanism)
 
 
-def run_pandas(lengths, items, epsilon, seed, cap):
+def run_pandas(lengths, items, epsilon, seed, cap, budget):
     cells = np.split(items, np.cumsum(lengths)[:-1])
     df = pd.DataFrame({"apps": [set(cell.tolist()) for cell in cells]})
     pipe = make_pipeline(
-        LDPEncoder(categories={"apps": ("itemsets", list(range(N_ITEMS)), cap, TOP_K)},
-                   epsilon=epsilon, random_state=seed),
+        LDPEncoder(categories={"apps": ("itemsets", list(range(N_ITEMS)), cap, TOP_K,
+                                        budget)}, epsilon=epsilon, random_state=seed),
         ItemsetEstimator(top_k=TOP_K))
     start = time.process_time()
     estimator = pipe.fit(df)[-1]
     seconds = time.process_time() - start
     table = estimator.itemsets_
     return (seconds, list(estimator.top_itemsets_["itemset"]), list(table["itemset"]),
-            table["frequency"].to_numpy(), table["std_error"].to_numpy())
+            table["frequency"].to_numpy(), table["std_error"].to_numpy(),
+            estimator.mechanism_)
+
+
+def z_summary(frequencies, errors, true):
+    """``(rmse / mean std_error, mean z, sd z)`` of the candidates' estimates."""
+    z = (frequencies - true) / errors
+    rmse = np.sqrt(np.mean((frequencies - true) ** 2)) / np.mean(errors)
+    return f"{rmse:.2f}", f"{z.mean():+.2f}", f"{z.std(ddof=1):.2f}"
 
 
 def main():
@@ -150,7 +164,11 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", choices=["patterns", "independent"], default="patterns",
                         help="planted patterns (default) or independent items")
+    parser.add_argument("--budgets", default=str(2 * TOP_K),
+                        help="comma-separated numbers of candidate itemsets (default: the "
+                        "paper's 2k); the pandas path runs the first only")
     args = parser.parse_args()
+    budgets = [int(b) for b in args.budgets.split(",")]
     sizes = [100_000] if args.quick else [1_000_000]
     print(machine_note())
     rows = []
@@ -160,22 +178,27 @@ def main():
         kth = sorted(truth.values(), reverse=True)[TOP_K - 1]
         print(f"N = {n_users}: k-th true itemset frequency {kth:.4f}, most frequent "
               f"background item {background:.4f} (any itemset holding one is rarer)")
+        runs = [(budget, "arrays", run_arrays) for budget in budgets] \
+            + [(budgets[0], "pandas", run_pandas)]
         for epsilon in (1.0, 2.0, 4.0):
-            for path, run in (("arrays", run_arrays), ("pandas", run_pandas)):
-                seconds, ranked, candidates, frequencies, errors = run(
-                    lengths, items, epsilon, args.seed, MAX_SIZE[args.data])
+            for budget, path, run in runs:
+                seconds, ranked, candidates, frequencies, errors, mechanism = run(
+                    lengths, items, epsilon, args.seed, MAX_SIZE[args.data], budget)
                 if path == "pandas":  # labels are the item codes themselves
                     candidates = [tuple(c) for c in candidates]
                     ranked = [tuple(c) for c in ranked]
                 true = np.array([truth.get(tuple(c), 0.0) for c in candidates])
-                rmse = np.sqrt(np.mean((frequencies - true) ** 2)) / np.mean(errors)
+                factor = mechanism.size_factor
                 # The best a ranking of these candidates could do (their true top-k).
                 best = [c for _, c in sorted(zip(-true, candidates, strict=True))]
                 rows.append((n_users, epsilon, path, f"{seconds:.2f}",
                              f"{recall(ranked, truth):.2f}", f"{recall(best, truth):.2f}",
-                             len(candidates), f"{rmse:.2f}"))
+                             len(candidates), mechanism.pad_length, f"{factor:.3f}",
+                             *z_summary(frequencies, errors, true),
+                             *z_summary(frequencies / factor, errors / factor, true)))
     print_table(["N", "epsilon", "path", "cpu_s", "recall@10", "candidates_recall@10",
-                 "candidates", "rmse/se"], rows)
+                 "candidates", "L", "u_L", "rmse/se", "z_mean", "z_sd", "raw_rmse/se",
+                 "raw_z_mean", "raw_z_sd"], rows)
 
 
 if __name__ == "__main__":
