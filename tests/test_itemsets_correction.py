@@ -62,13 +62,18 @@ def test_size_correction_factor_is_the_papers_ratio():
     assert size_correction_factor([10, 0, 0], 1) == 1.0  # only empty sets
 
 
-def test_size_round_estimates_the_sizes_without_bias():
-    sizes = np.repeat([0, 1, 3, 5], [2000, 5000, 2000, 1000])
-    estimates = np.array([size_round(sizes, 5, 1.0, np.random.default_rng(seed))[1]
-                          for seed in range(30)])
-    truth = np.bincount(sizes, minlength=6)
-    spread = estimates.std(axis=0, ddof=1)
-    assert np.all(np.abs(estimates.mean(axis=0) - truth) < 4.5 * spread / np.sqrt(30))
+def test_size_round_keeps_the_sizes_held_and_cuts_the_noise_of_the_others():
+    # Sizes held by many users are estimated without bias; a size no user has is 0 unless
+    # its noise exceeds 4 standard errors (about 3 in 100,000).
+    sizes = np.repeat([0, 1, 3, 5], [10_000, 25_000, 10_000, 5_000])
+    estimates = np.array([size_round(sizes, 8, 2.0, np.random.default_rng(seed))[1]
+                          for seed in range(20)])
+    truth = np.bincount(sizes, minlength=9)
+    held = truth > 0
+    spread = estimates[:, held].std(axis=0, ddof=1)
+    assert np.all(np.abs(estimates[:, held].mean(axis=0) - truth[held])
+                  < 4.5 * spread / np.sqrt(20))
+    assert np.all(estimates[:, ~held] == 0.0)
     assert size_round(np.zeros(0, dtype=np.int64), 5, 1.0, np.random.default_rng(0))[0] == 5
 
 
@@ -90,7 +95,7 @@ def test_corrected_itemset_estimates_have_calibrated_z_scores_on_independent_ite
     # candidate itemsets than the pad length: with the correction the z-scores of the
     # candidates (four seeds) have mean within 0.2 of 0 and sd in [0.8, 1.25]; without it
     # the estimates are too small (this test fails for the uncorrected estimate).
-    lengths, items = independent_sets(100_000, np.random.default_rng(0))
+    lengths, items = independent_sets(200_000, np.random.default_rng(0))
     corrected, raw = [], []
     for seed in range(4):
         protocol = FrequentItemsets(N_ITEMS, 12, 4.0, top_k=10, oracle=oracle)
@@ -108,8 +113,8 @@ def test_corrected_itemset_estimates_have_calibrated_z_scores_on_independent_ite
 
 
 def test_item_round_counts_carry_their_size_factor():
-    lengths, items = independent_sets(40_000, np.random.default_rng(1))
-    plans = {correct: FrequentItemsets(N_ITEMS, 12, 2.0, size_correction=correct).plan(
+    lengths, items = independent_sets(100_000, np.random.default_rng(1))
+    plans = {correct: FrequentItemsets(N_ITEMS, 12, 4.0, size_correction=correct).plan(
         (lengths, items), np.random.default_rng(5)) for correct in (True, False)}
     on, off = plans[True], plans[False]
     assert off.item_size_factor == 1.0 and on.item_size_factor > 1.0

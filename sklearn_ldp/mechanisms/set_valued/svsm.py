@@ -53,7 +53,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..._validation import check_epsilon, check_positive_int
-from .padding import FlatSets, check_sets, check_size_cap, support_estimate
+from .padding import FlatSets, check_sets, check_size_cap, support_estimate, support_variance
 from .svim import SetItemMechanism, pad_length_round, size_oracle
 
 # The rounds, in order, and the share of all users in each (see the module docstring).
@@ -67,6 +67,10 @@ MAX_TOP_K = 62
 DEFAULT_TOP_K = 10
 # Users per block when testing which candidate itemsets a set contains (a block x 2k bools).
 CONTAINMENT_BLOCK = 1 << 16
+# A size round's estimate of a size is kept only above this many standard errors of a size
+# no user has (the noise floor): otherwise noise on the many empty large sizes, weighted by
+# their size, inflates the long-set correction (see size_round).
+SIZE_CUT = 4.0
 
 
 def check_n_candidates(value, top_k, name="n_candidates"):
@@ -135,20 +139,27 @@ def top_indices(estimates, n):
 
 def size_round(sizes, max_set_size, epsilon, rng):
     """A size round (:func:`~.svim.pad_length_round`): the pad length and the estimated number
-    of users of each size ``0 .. max_set_size`` (unbiased, some may be negative).
+    of users of each size ``0 .. max_set_size``, for :func:`size_correction_factor`.
+
+    An estimate not above ``SIZE_CUT = 4`` standard errors of a size no user has is set to 0
+    (hard thresholding): the factor weights each size's estimate by the size, so the noise
+    of the many large sizes no user has would inflate it. A true but small share of long
+    sets may be cut too, which leaves the estimates under-corrected (nearer the plain ones).
 
     Examples
     --------
     >>> sizes = np.repeat([1, 2, 6], [5000, 4500, 500])
     >>> pad, counts = size_round(sizes, 6, 4.0, np.random.default_rng(0))
-    >>> pad, (counts.round(-2) + 0.0).tolist()  # truly 0, 5000, 4500, 0, 0, 0, 500
+    >>> pad, counts.round(-2).tolist()  # truly 0, 5000, 4500, 0, 0, 0, 500
     (2, [0.0, 5000.0, 4500.0, 0.0, 0.0, 0.0, 500.0])
     """
     if not np.asarray(sizes).size:
         return max_set_size, np.zeros(max_set_size + 1)
     pad, reports = pad_length_round(sizes, max_set_size, epsilon, rng)
     oracle = size_oracle(max_set_size, epsilon)
-    return pad, support_estimate(oracle, oracle.aggregate(reports))[0]
+    counts, n_users = support_estimate(oracle, oracle.aggregate(reports))
+    floor = np.sqrt(support_variance(oracle, n_users, 0.0, 1))
+    return pad, np.where(counts > SIZE_CUT * floor, counts, 0.0)
 
 
 def size_correction_factor(size_counts, pad_length):
@@ -162,9 +173,10 @@ def size_correction_factor(size_counts, pad_length):
     Parameters
     ----------
     size_counts : array-like of float
-        Entry ``l``: the (estimated) number of users whose list holds ``l`` elements. Negative
-        estimates count as 0 (renormalising them into a distribution would change nothing:
-        the factor is a ratio).
+        Entry ``l``: the (estimated) number of users whose list holds ``l`` elements
+        (:func:`size_round`'s, where insignificant sizes are already 0). Negative estimates
+        count as 0 (renormalising them into a distribution would change nothing: the
+        factor is a ratio).
     pad_length : int
         ``L``.
 
