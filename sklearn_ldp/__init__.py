@@ -78,6 +78,8 @@ _OBJECTS = {
     # RAPPOR on strings (Bloom filters, cohorts): the estimator and the explicit parameters.
     "RapporEstimator": ".estimators.rappor",
     "RapporMechanism": ".mechanisms.heavy_hitters.rappor",
+    # Frequent itemsets of set-valued data (SVSM)
+    "ItemsetEstimator": ".estimators.itemsets",
 }
 
 __all__ = sorted([*_MODULES, *_OBJECTS])

@@ -22,6 +22,7 @@ from ._encoder_columns import (
     as_frame,
 )
 from ._encoder_heavy_hitters import HeavyHitterEncoderMixin
+from ._encoder_itemsets import ItemsetEncoderMixin
 from ._encoder_multi_range import MultiRangeEncoderMixin
 from ._encoder_rappor import RapporEncoderMixin
 from ._encoder_sets import SET_MECHANISMS, SetEncoderMixin
@@ -93,7 +94,7 @@ DOMAIN_ADVICE = (
 
 class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoderMixin,
                  SetEncoderMixin, RapporEncoderMixin, FreshEntropyMixin, TransformerMixin,
-                 BaseEstimator):
+                 BaseEstimator, ItemsetEncoderMixin):
     """Privatize categorical records with an epsilon-LDP strategy (the client side).
 
     ``fit`` is data-independent: it reads the public domain and the workload and builds (or
@@ -493,6 +494,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
         for attribute in ("n_clipped_", "column_budget_", "bounds_", "epsilon_"):
             if hasattr(self, attribute):
                 delattr(self, attribute)
+        if self._itemsets_mode():  # frequent itemsets, SVSM (_encoder_itemsets)
+            return self._fit_itemsets(X, epsilon)
         if self._set_mode():  # a set-valued column (_encoder_sets)
             return self._fit_sets(X, epsilon)
         if self._rappor_mode():  # RAPPOR on a "strings" column (_encoder_rappor)
@@ -795,6 +798,9 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
             # Fitted without data, the record's columns were declared in two dicts (bounds,
             # categories) whose relative order says nothing of the frame's: take them by name.
             X = X[list(self.feature_names_in_)]
+        if self._fitted_itemsets():  # rows: the itemset round's users (_encoder_itemsets)
+            reports = LDPReports(self._transform_itemsets(X), self.mechanism_)
+            return reports if output == "default" else reports_frame(reports)
         if isinstance(self.mechanism_, SET_MECHANISMS):  # rows: the item round's users
             reports = LDPReports(self._transform_sets(X), self.mechanism_)
             return reports if output == "default" else reports_frame(reports)
@@ -1004,6 +1010,8 @@ class LDPEncoder(ColumnsEncoderMixin, HeavyHitterEncoderMixin, MultiRangeEncoder
                 UserWarning,
                 stacklevel=2,
             )
+        if self._fitted_itemsets():  # the "itemsets" kind of the clients (_encoder_itemsets)
+            return json.dumps(self._itemset_client_spec())
         if isinstance(self.mechanism_, HeavyHitterMechanism):
             # The protocol's own specification (the clients know no column or encoding
             # wrapper): strings are UTF-8, zero-padded to bit_length / 8 bytes.

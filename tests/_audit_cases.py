@@ -205,6 +205,9 @@ def mixed_record(epsilon):
 
 CELLS = [0, 7, 1, 6]  # the smallest and largest category first
 SET_VALUES = [[0, 1, 2], [5, 6, 7], [-1, -1, -1], [3, 4, 7]]  # sets padded with -1
+# Contained candidate itemsets (SVSM's itemset round), padded with -1 to 12.
+ITEMSET_VALUES = [[0, 1, 2, 3] + [-1] * 8, [8, 9, 10, 11] + [-1] * 8, [-1] * 12,
+                  list(range(12))]
 NUMBERS = [5.0, 5.0000001, 0.0, 10.0]
 BOUNDS = (0.0, 10.0)
 SKETCH_VALUES = [0, 2**64 - 1, 1, 2**64 - 2]
@@ -324,6 +327,14 @@ CASES = {
     "set_items_olh": Case(lambda eps: SetItemMechanism(8, 3, eps, oracle="olh",
                                                        max_set_size=3),
                           SET_VALUES, enumerable_reports=False),
+    # Frequent itemsets (SVSM): the itemset round is set_items over the indices of 2k = 12
+    # candidate itemsets, padded to 4; a user contains 0 .. 12 of them. Disjoint lists of 4,
+    # none against all 12.
+    "set_items_itemsets": Case(lambda eps: SetItemMechanism(12, 4, eps, oracle="grr",
+                                                            max_set_size=12), ITEMSET_VALUES),
+    "set_items_itemsets_olh": Case(lambda eps: SetItemMechanism(12, 4, eps, oracle="olh",
+                                                                max_set_size=12),
+                                   ITEMSET_VALUES, enumerable_reports=False),
     # Key-value data (PCKV-GRR): pairs of 4 keys, values on the lattice of 1/2; the same key
     # with opposite values, disjoint keys, the empty set.
     "pckv_grr": Case(lambda eps: KeyValuePairs(PCKVGRR(4, 2, eps, value_steps=2,

@@ -206,7 +206,7 @@ def test_every_registered_ldp_kind_has_a_client():
     # heavy hitters, longitudinal), LDPEncoder's "columns" records, set-valued columns
     # ("set_items") and key-value pairs ("pckv_grr", "pckv_ue"); nothing else.
     assert set(client_module.RANDOMIZERS) == set(_REGISTRY) | set(MATH_LAYER_KINDS) | {
-        COLUMNS_KIND, "set_items", "pckv_grr", "pckv_ue"}
+        COLUMNS_KIND, "set_items", "pckv_grr", "pckv_ue", "itemsets"}
 
 
 # ---------------------------------------------------------------- same arithmetic

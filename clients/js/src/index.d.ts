@@ -135,12 +135,13 @@ export class Randomizer {
   readonly columns: string[] | null;
   /** The flat cell index of a record (needs categories), as the server's Domain.encode;
    * for multi_attribute the category codes of its attributes; for set_items the sorted item
-   * codes, for pckv_grr / pckv_ue the sorted [key code, j] pairs (value = j / value_steps). */
+   * codes, for pckv_grr / pckv_ue the sorted [key code, j] pairs (value = j / value_steps); for
+   * itemsets the indices of the candidate itemsets the set contains. */
   encode(record: DomainRecord | SetValuedRecord): number | number[] | Array<[number, number]>;
   /** One privatized report of a cell index in [0, nInputs) (or a record, with categories;
    * for the numeric kinds a number within the spec's bounds, for sampled_mean one number an
-   * attribute, for prefix_heavy_hitters an integer or a string; for set_items a set of items,
-   * for pckv_grr / pckv_ue [key, value] pairs). */
+   * attribute, for prefix_heavy_hitters an integer or a string; for set_items and itemsets a
+   * set of items, for pckv_grr / pckv_ue [key, value] pairs). */
   privatize(value: Value): Report;
 }
 

@@ -6,6 +6,7 @@ import { ORACLE_KINDS } from "./oracles.js";
 import { COLUMNS_KINDS } from "./columns.js";
 import { HEAVY_HITTER_KINDS } from "./heavy_hitters.js";
 import { HISTOGRAM_ENCODING_KINDS } from "./histogram_encoding.js";
+import { ITEMSET_KINDS } from "./itemsets.js";
 import { parseJSON } from "./json.js";
 import { LONGITUDINAL_KINDS } from "./longitudinal.js";
 import { MARGINAL_KINDS } from "./marginals.js";
@@ -27,7 +28,7 @@ const PYTHON_CLIENT_KINDS = ["gaussian", "gaussian_pure"];
 export const RANDOMIZERS = { ...ORACLE_KINDS, ...RANGE_KINDS, ...MARGINAL_KINDS,
   ...NUMERIC_KINDS, ...HEAVY_HITTER_KINDS, ...MULTI_ATTRIBUTE_KINDS, ...COLUMNS_KINDS,
   ...LONGITUDINAL_KINDS, ...MULTI_RANGE_KINDS, ...HISTOGRAM_ENCODING_KINDS, ...RAPPOR_KINDS,
-  ...SET_VALUED_KINDS };
+  ...SET_VALUED_KINDS, ...ITEMSET_KINDS };
 
 /**
  * The randomizer of one LDP mechanism, rebuilt from its JSON specification.

@@ -88,6 +88,10 @@ from sklearn_ldp.mechanisms.oracles.histogram_encoding import (  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.pckv import PCKVGRR  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.pckv_ue import PCKVUE  # noqa: E402
 from sklearn_ldp.mechanisms.set_valued.svim import SetItemMechanism  # noqa: E402
+from sklearn_ldp.mechanisms.set_valued.svsm import (  # noqa: E402
+    itemset_round_mechanism,
+    itemset_spec,
+)
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
@@ -286,6 +290,7 @@ def laws():
                       "weights": [str(int(w)) for w in law.weights],
                       "total": str(int(law.total))})
     cases += _set_valued_laws()
+    cases += _itemset_laws()
     return cases
 
 
@@ -617,6 +622,7 @@ def hostile():
     ]
     cases += _memo_hostile()
     cases += _set_valued_hostile()
+    cases += _itemset_hostile()
     for case in cases:
         try:
             Randomizer(case["spec"])
@@ -769,6 +775,51 @@ def _set_valued_hostile():
         edit(ue, "weights", weights=[ue_keep, ue_flip, 2**52]),        # all fake: no signal
         edit(ue, "weights", weights=[2 * ue_keep, ue_flip, q_num]),
         edit(ue, "listed twice", params__keys=["a", "a"]),
+    ]
+
+
+ITEMSET_PHASE1 = {"mail": 0.6, "maps": 0.5, "chat": 0.3, "news": 0.1}
+ITEMSET_ITEMS = ["mail", "maps", "chat", "news", "games"]
+
+
+def _itemset_laws():
+    """Itemset records (SVSM's itemset round): a set containing every candidate, one
+    containing none, one containing one; local hashing given the report's seed. The law is
+    set_items' over the contained candidates."""
+    cases = []
+    for oracle, sets in (("grr", (["mail", "maps", "chat"], ["news"], ["chat", "maps"])),
+                         ("olh", (["mail", "maps", "chat"],))):
+        spec = itemset_spec(ITEMSET_PHASE1, ITEMSET_ITEMS, 3, 1.0, top_k=3, pad_length=2,
+                            oracle=oracle)
+        mechanism = itemset_round_mechanism(spec)
+        candidates = [set(itemset) for itemset in spec["params"]["candidates"]]
+        for i, value in enumerate(sets):
+            contained = [j for j, itemset in enumerate(candidates) if itemset <= set(value)]
+            extra = {"seeds": np.array([2**64 - 3], dtype=np.uint64)} if oracle == "olh" else {}
+            case = _law(f"itemsets_{oracle}_{i}", mechanism, contained, **extra)
+            cases.append({**case, "spec": json.dumps(spec), "value": value})
+    return cases
+
+
+def _itemset_hostile():
+    """Edited itemset specifications: candidates listed twice, unknown items, over the cap,
+    of one item, items listed twice, a set_items part not over the candidates."""
+    spec = itemset_spec(ITEMSET_PHASE1, ITEMSET_ITEMS, 3, 1.0, top_k=3)
+    pairs = spec["params"]["candidates"]
+    return [
+        edit(spec, "is listed twice", params__candidates=pairs + [["maps", "mail"]]),
+        edit(spec, "'tetris'", params__candidates=[["mail", "tetris"]] + pairs[1:]),
+        edit(spec, "max_set_size=3", params__candidates=[["mail", "maps", "chat", "news"]]
+             + pairs[1:]),
+        edit(spec, "max_set_size=3", params__candidates=[["mail"]] + pairs[1:]),
+        edit(spec, "lists an item twice", params__candidates=[["mail", "mail"]] + pairs[1:]),
+        edit(spec, "listed twice in items", params__items=ITEMSET_ITEMS + ["mail"]),
+        edit(spec, "items", params__items=["mail"]),
+        edit(spec, "candidates", params__candidates=[]),
+        edit(spec, "'set_items'", params__candidates=pairs[:-1]),
+        edit(spec, "'set_items'", set_items__epsilon=2.0),
+        edit(spec, "max_set_size", params__max_set_size=4097),
+        edit(spec, "params", params__extra=1),
     ]
 
 

@@ -5,6 +5,7 @@ from .bassily import _gaussian, _gaussian_pure
 from .columns import _columns
 from .heavy_hitters import _prefix_heavy_hitters, _sketch
 from .histogram_encoding import _she, _the
+from .itemsets import _itemsets
 from .key_value import _pckv_grr, _pckv_ue
 from .longitudinal import _dbitflip_pm, _longitudinal, _one_bit_mean_pm
 from .marginals import _inp_em, _inp_ht, _inp_ps, _inp_rr, _marg_ht, _marg_ps, _marg_rr
@@ -54,4 +55,6 @@ RANDOMIZERS = {
     "pckv_grr": _pckv_grr,
     "pckv_ue": _pckv_ue,
     "bloom_rappor": _bloom_rappor,
+    # Frequent itemsets (SVSM's itemset round): the contained candidates, through set_items.
+    "itemsets": _itemsets,
 }

@@ -7,8 +7,9 @@ scales the oracle's count of each item by ``L``. :func:`pad_length_round` is the
 that chooses ``L``: a share of the users report their set's size through a frequency oracle
 over ``0 .. max_set_size``, and ``L`` is the 90th percentile of the estimated sizes (the
 paper's rule). SVIM's first step, which narrows the items to ``2k`` candidates before the
-size round, is not run: the item domain is declared and the frequency of every item is
-estimated (the candidate step pays off for top-``k`` mining over a very large domain).
+size round, is not run here: the item domain is declared and the frequency of every item is
+estimated (the candidate step, for top-``k`` mining, runs in
+:class:`~.svsm.FrequentItemsets`).
 
 References
 ----------
