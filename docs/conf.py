@@ -122,6 +122,11 @@ sphinx_gallery_conf = {
                          + r")\.py$)[^" + re.escape(os.sep) + r"]+\.py$"),
     # A failing example must fail the build, not leave a page with a traceback.
     "abort_on_example_error": True,
+    # The examples run in two processes (joblib), one per core of a CI machine, each whole
+    # and independent of the others (joblib gives each process one BLAS thread, as the limit
+    # above does); one that starts processes of its own (Dask) opts out with the comment
+    # "# sphinx_gallery_parallel = False" and runs alone.
+    "parallel": 2,
     "within_subsection_order": "FileNameSortKey",
     # The example pages and the API pages link to each other ("Examples using ...").
     "doc_module": ("sklearn_ldp",),

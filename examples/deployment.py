@@ -11,6 +11,9 @@ fitted estimator are saved for the next run.
 Run:  python examples/deployment.py      (a few seconds; ~15 s more with Dask installed)
 """
 
+# The documentation build runs this example alone: it starts Dask processes of its own.
+# sphinx_gallery_parallel = False
+
 import os
 import pickle
 import tempfile

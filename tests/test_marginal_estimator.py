@@ -240,7 +240,9 @@ def test_expected_error_predicts_the_realized_total_variation():
     np.testing.assert_allclose(est.predict_tv(len(df)), enc.predict_marginal_tv(len(df)))
 
 
-@pytest.mark.parametrize("strategy, n_repeats", [("inp_ht", 200), ("inp_ps", 200),
+# 100 repeats each: the power check below holds with room (the held-out variance is about 18
+# standard errors of the mean difference, for each strategy), and the bias band stays 4 of them.
+@pytest.mark.parametrize("strategy, n_repeats", [("inp_ht", 100), ("inp_ps", 100),
                                                  ("marg_ps", 100)])
 def test_score_is_an_unbiased_estimate_of_minus_the_mse(strategy, n_repeats):
     rng = np.random.default_rng(9)
