@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_nesting
-from ..mechanisms.set_valued.pckv import KeyValueMechanism
+from ..mechanisms.set_valued.pckv import KeyValueMechanism, key_value_docstring
 from ..mechanisms.set_valued.svim import SetItemMechanism
 from ..reports import AggregatedReports
 from ._base import check_batch, forget_fitted, record_invalid, reports_or_privatized, start_batches
@@ -236,6 +236,7 @@ class SetFrequencyEstimator(_AdditiveEstimator):
                              "std_error": self.std_errors_.loc[items]})
 
 
+@key_value_docstring
 class KeyValueEstimator(_AdditiveEstimator):
     """Each key's frequency and the mean of its values, from PCKV-GRR or PCKV-UE reports.
 
@@ -275,11 +276,7 @@ class KeyValueEstimator(_AdditiveEstimator):
     sklearn_ldp.LDPEncoder : Privatizes a key-value column (``("key_value", keys)``).
     SetFrequencyEstimator : Item frequencies of sets without values.
 
-    References
-    ----------
-    .. [1] X. Gu, M. Li, Y. Cheng, L. Xiong and Y. Cao, "PCKV: Locally differentially
-       private correlated key-value data collection with optimized utility", USENIX
-       Security 2020.
+    <gu20 reference>
 
     Examples
     --------

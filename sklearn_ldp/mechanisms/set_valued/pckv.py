@@ -49,6 +49,7 @@ import numbers
 import numpy as np
 
 from ..._validation import check_epsilon, check_positive_int
+from .._base.docstrings import shared_sections
 from .._base.exact import ExactLaw, largest_numerator_within, uniform_below
 from .._base.headers import check_spec_header
 from .._base.mechanism import Mechanism, index_report_validity
@@ -94,6 +95,31 @@ def check_key_labels(keys, n_keys):
         seen.add((type(key), key))
         labels.append(key)
     return labels
+
+
+# Docstring sections of the key-value family, written once (PCKV-GRR, PCKV-UE, the estimator).
+key_value_docstring = shared_sections({
+    "gu20 reference": """\
+References
+----------
+.. [1] X. Gu, M. Li, Y. Cheng, L. Xiong and Y. Cao, "PCKV: Locally differentially
+   private correlated key-value data collection with optimized utility", USENIX
+   Security 2020.""",
+    "key-value parameters": """\
+n_keys : int
+    The number of declared keys ``d``.
+pad_length : int
+    The public pad length ``L`` (keys per user before sampling).
+epsilon : float
+    The budget of the whole report (key and value together).
+value_steps : int, default=1000
+    ``M``: values are ``j / M``, ``-M <= j <= M``.
+max_set_size : int, optional
+    The cap on the pairs per user (default ``min(n_keys, 4096)``).
+keys : list of str or int, optional
+    The keys' labels (default ``0 .. d-1``), carried by the specification: reports rebuilt
+    from it decode with labelled keys.""",
+})
 
 
 class KeyValueMechanism(Mechanism):
@@ -302,24 +328,13 @@ class KeyValueMechanism(Mechanism):
         return mechanism
 
 
+@key_value_docstring
 class PCKVGRR(KeyValueMechanism):
     """PCKV-GRR over ``n_keys`` keys with values on the lattice ``j / value_steps``.
 
     Parameters
     ----------
-    n_keys : int
-        The number of declared keys ``d``.
-    pad_length : int
-        The public pad length ``L`` (keys per user before sampling).
-    epsilon : float
-        The budget of the whole report (key and value together).
-    value_steps : int, default=1000
-        ``M``: values are ``j / M``, ``-M <= j <= M``.
-    max_set_size : int, optional
-        The cap on the pairs per user (default ``min(n_keys, 4096)``).
-    keys : list of str or int, optional
-        The keys' labels (default ``0 .. d-1``), carried by the specification: reports rebuilt
-        from it decode with labelled keys.
+    <key-value parameters>
 
     Attributes
     ----------
@@ -328,11 +343,7 @@ class PCKVGRR(KeyValueMechanism):
     p, q, b : float
         The realised probabilities (module docstring).
 
-    References
-    ----------
-    .. [1] X. Gu, M. Li, Y. Cheng, L. Xiong and Y. Cao, "PCKV: Locally differentially
-       private correlated key-value data collection with optimized utility", USENIX
-       Security 2020.
+    <gu20 reference>
 
     Examples
     --------

@@ -59,7 +59,7 @@ from .._base.exact import (
 )
 from .._base.mechanism import ReportCheck
 from .._base.ratio import ratio_weights, sample_ratio_law
-from .pckv import KeyValueMechanism
+from .pckv import KeyValueMechanism, key_value_docstring
 
 PCKV_UE_KIND = "pckv_ue"
 _ONE = 2**PRECISION
@@ -84,23 +84,13 @@ def ue_fake_numerator(epsilon, keep, flip):
     return numerator
 
 
+@key_value_docstring
 class PCKVUE(KeyValueMechanism):
     """PCKV-UE over ``n_keys`` keys with values on the lattice ``j / value_steps``.
 
     Parameters
     ----------
-    n_keys : int
-        The number of declared keys ``d``.
-    pad_length : int
-        The public pad length ``L`` (keys per user before sampling).
-    epsilon : float
-        The budget of the whole report (key and value together).
-    value_steps : int, default=1000
-        ``M``: values are ``j / M``, ``-M <= j <= M``.
-    max_set_size : int, optional
-        The cap on the pairs per user (default ``min(n_keys, 4096)``).
-    keys : list of str or int, optional
-        The keys' labels (default ``0 .. d-1``), carried by the specification.
+    <key-value parameters>
 
     Attributes
     ----------
@@ -109,11 +99,7 @@ class PCKVUE(KeyValueMechanism):
     p, q, b : float
         ``1/2``, the realised ``q`` and ``b_k / (b_k + b_f)`` (module docstring).
 
-    References
-    ----------
-    .. [1] X. Gu, M. Li, Y. Cheng, L. Xiong and Y. Cao, "PCKV: Locally differentially
-       private correlated key-value data collection with optimized utility", USENIX
-       Security 2020.
+    <gu20 reference>
 
     Examples
     --------
