@@ -8,6 +8,7 @@ missing DSN fails (CI installs and starts PostgreSQL, see ``.ci/run``).
 import json
 import logging
 import os
+from urllib.parse import quote
 
 import numpy as np
 import pytest
@@ -56,9 +57,24 @@ def make_store(kind, tmp_path):
     import psycopg
 
     dsn = postgres_dsn()
+    # One schema per test process: the suite runs files on two workers at once, and one
+    # worker's fresh store must not drop the tables that the other is writing to.
+    schema = f"test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
     with psycopg.connect(dsn, autocommit=True) as connection:
-        connection.execute("DROP TABLE IF EXISTS ldp_batches, ldp_collections")
-    return PostgresStore(dsn)
+        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        connection.execute(f"DROP TABLE IF EXISTS {schema}.ldp_batches, "
+                           f"{schema}.ldp_collections")
+    return PostgresStore(with_search_path(dsn, schema))
+
+
+def with_search_path(dsn, schema):
+    """``dsn`` whose sessions use ``schema``; a URI stays a URI (``serve --store`` takes one)."""
+    options = f"-c search_path={schema}"
+    if dsn.startswith(("postgresql://", "postgres://")):
+        return f"{dsn}{'&' if '?' in dsn else '?'}options={quote(options)}"
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(dsn, options=options)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -933,7 +933,11 @@ class PrefixHeavyHitters(SpecEquality):
             if threshold is not None:
                 keep &= counts >= threshold * group.shape[0]
             if possible_prefix is not None:
-                keep &= possible_prefix(candidates, length)
+                # Only the candidates that passed the cut are checked: the check steps
+                # through every byte of every candidate, and most candidates fail the cut.
+                passed = np.flatnonzero(keep)
+                if passed.size:
+                    keep[passed] = possible_prefix(candidates[passed], length)
             order = np.flatnonzero(keep)
             order = order[np.argsort(-counts[order], kind="stable")]
             if index == self.n_rounds - 2:
